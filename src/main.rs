@@ -1,0 +1,5 @@
+//! The `memoir` command line.
+
+fn main() {
+    println!("memoir {}", env!("CARGO_PKG_VERSION"));
+}

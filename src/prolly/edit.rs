@@ -1,0 +1,426 @@
+//! Building trees and applying sorted batches of edits.
+//!
+//! An edit batch is applied level by level. At each level, chunking restarts at the start of
+//! the first node whose region an edit touches (an old boundary, still valid because nothing
+//! before it changed), runs over the merged old items and edits, and stops as soon as a new
+//! boundary falls on an old one with no edit pending in between: from there on the old nodes
+//! are reused as they are. The nodes replaced and the nodes made become the edits of the level
+//! above. Only the touched paths are rewritten.
+
+use std::sync::Arc;
+
+use super::chunker::Chunker;
+use super::cursor::LevelCursor;
+use super::node::{Item, Node};
+use super::{check_key, NodeStore, ProllyError, ProllyResult};
+use crate::object::{Object, ObjectId};
+
+/// One change to a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// Set `key` to the value id.
+    Put(Vec<u8>, ObjectId),
+    /// Remove `key` (no effect when absent).
+    Delete(Vec<u8>),
+}
+
+impl Edit {
+    /// The key this edit touches.
+    pub fn key(&self) -> &[u8] {
+        match self {
+            Edit::Put(k, _) | Edit::Delete(k) => k,
+        }
+    }
+}
+
+/// What applying a batch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApplyStats {
+    /// Nodes encoded (new or identical to old ones).
+    pub nodes_made: usize,
+    /// Node objects newly written to the store.
+    pub nodes_written: usize,
+    /// Bytes of the nodes newly written.
+    pub bytes_written: usize,
+}
+
+/// An edit of one level: replace or remove the item with this key.
+enum LevelEdit {
+    Put(Item),
+    Delete(Box<[u8]>),
+}
+
+impl LevelEdit {
+    fn key(&self) -> &[u8] {
+        match self {
+            LevelEdit::Put(it) => &it.key,
+            LevelEdit::Delete(k) => k,
+        }
+    }
+}
+
+/// Collects the nodes a batch makes; writes them together at the end.
+struct Writer<'a> {
+    ns: &'a NodeStore,
+    pending: Vec<(ObjectId, Vec<u8>)>,
+    made: usize,
+}
+
+impl<'a> Writer<'a> {
+    fn new(ns: &'a NodeStore) -> Self {
+        Writer {
+            ns,
+            pending: Vec::new(),
+            made: 0,
+        }
+    }
+
+    /// Encodes a node of `items` at `level`; returns the item that points at it.
+    fn emit(&mut self, level: u8, items: Vec<Item>) -> Item {
+        let node = Node { level, items };
+        let (id, bytes) = node.to_bytes_and_id();
+        let parent = Item {
+            key: node.items[0].key.clone(),
+            last: node.last_key().unwrap_or_default().into(),
+            id,
+            count: node.count(),
+        };
+        self.ns.remember(id, Arc::new(node));
+        self.pending.push((id, bytes));
+        self.made += 1;
+        parent
+    }
+
+    fn write(&mut self, stats: &mut ApplyStats) -> ProllyResult<()> {
+        let outcomes = self.ns.objects().write_encoded(&self.pending)?;
+        for ((_, bytes), o) in self.pending.iter().zip(outcomes) {
+            if o != crate::store::PutOutcome::Existing {
+                stats.nodes_written += 1;
+                stats.bytes_written += bytes.len();
+            }
+        }
+        stats.nodes_made += self.made;
+        self.pending.clear();
+        self.made = 0;
+        Ok(())
+    }
+}
+
+/// Builds levels upward from a stream of items of `base` level.
+struct Builder {
+    base: u8,
+    chunkers: Vec<Chunker>,
+    /// The last node emitted on each level, held back until the level is known to have
+    /// another node (a level with one node is the top, and gets no parent).
+    held: Vec<Option<Item>>,
+    nodes: Vec<usize>,
+}
+
+impl Builder {
+    fn new(base: u8) -> Self {
+        Builder {
+            base,
+            chunkers: Vec::new(),
+            held: Vec::new(),
+            nodes: Vec::new(),
+        }
+    }
+
+    fn ensure(&mut self, l: usize) {
+        while self.chunkers.len() <= l {
+            self.chunkers
+                .push(Chunker::new(self.base + self.chunkers.len() as u8));
+            self.held.push(None);
+            self.nodes.push(0);
+        }
+    }
+
+    fn push(&mut self, w: &mut Writer<'_>, l: usize, item: Item) {
+        self.ensure(l);
+        if let Some(items) = self.chunkers[l].push(item) {
+            self.emitted(w, l, items);
+        }
+    }
+
+    fn emitted(&mut self, w: &mut Writer<'_>, l: usize, items: Vec<Item>) {
+        let parent = w.emit(self.base + l as u8, items);
+        self.nodes[l] += 1;
+        if let Some(prev) = self.held[l].replace(parent) {
+            self.push(w, l + 1, prev);
+        }
+    }
+
+    /// Flushes every level; returns the item of the single top node, or None if no item was
+    /// ever pushed.
+    fn finish(mut self, w: &mut Writer<'_>) -> Option<Item> {
+        let mut l = 0;
+        loop {
+            if l >= self.chunkers.len() {
+                return None;
+            }
+            if !self.chunkers[l].is_empty() {
+                let items = self.chunkers[l].take();
+                self.emitted(w, l, items);
+            }
+            if self.nodes[l] == 1 {
+                return self.held[l].take();
+            }
+            if let Some(last) = self.held[l].take() {
+                self.push(w, l + 1, last);
+            }
+            l += 1;
+        }
+    }
+}
+
+impl NodeStore {
+    /// Builds a tree from entries in strictly ascending key order; writes it; returns its
+    /// root id.
+    pub fn build_sorted(
+        &self,
+        entries: impl IntoIterator<Item = (Vec<u8>, ObjectId)>,
+    ) -> ProllyResult<ObjectId> {
+        let mut w = Writer::new(self);
+        let mut b = Builder::new(0);
+        let mut prev: Option<Box<[u8]>> = None;
+        for (k, v) in entries {
+            check_key(&k)?;
+            if prev.as_deref().is_some_and(|p| p >= &k[..]) {
+                return Err(ProllyError::Unsorted);
+            }
+            let it = Item::leaf(&k, v);
+            prev = Some(it.key.clone());
+            b.push(&mut w, 0, it);
+            if w.pending.len() >= 4096 {
+                w.write(&mut ApplyStats::default())?;
+            }
+        }
+        let top = b.finish(&mut w);
+        w.write(&mut ApplyStats::default())?;
+        match top {
+            Some(it) => Ok(it.id),
+            None => self.empty(),
+        }
+    }
+
+    /// Applies a batch of edits to the tree `root`; writes the new nodes (one store batch);
+    /// returns the new root id. Later edits of the same key win. Only the paths the edits
+    /// touch are rewritten.
+    pub fn apply(&self, root: &ObjectId, edits: Vec<Edit>) -> ProllyResult<ObjectId> {
+        self.apply_with_stats(root, edits).map(|(r, _)| r)
+    }
+
+    /// [`NodeStore::apply`], also reporting what was written.
+    pub fn apply_with_stats(
+        &self,
+        root: &ObjectId,
+        mut edits: Vec<Edit>,
+    ) -> ProllyResult<(ObjectId, ApplyStats)> {
+        for e in &edits {
+            check_key(e.key())?;
+        }
+        // Stable sort, then keep the last edit of each key.
+        edits.sort_by(|a, b| a.key().cmp(b.key()));
+        let mut level_edits: Vec<LevelEdit> = Vec::with_capacity(edits.len());
+        for e in edits {
+            let le = match e {
+                Edit::Put(k, v) => LevelEdit::Put(Item::leaf(&k, v)),
+                Edit::Delete(k) => LevelEdit::Delete(k.into()),
+            };
+            match level_edits.last_mut() {
+                Some(last) if last.key() == le.key() => *last = le,
+                _ => level_edits.push(le),
+            }
+        }
+        let mut stats = ApplyStats::default();
+        let old_root = self.load(root)?;
+        let mut w = Writer::new(self);
+        if old_root.items.is_empty() {
+            let mut b = Builder::new(0);
+            for e in level_edits {
+                if let LevelEdit::Put(it) = e {
+                    b.push(&mut w, 0, it);
+                }
+            }
+            let new_root = match b.finish(&mut w) {
+                Some(it) => it.id,
+                None => *root,
+            };
+            w.write(&mut stats)?;
+            return Ok((new_root, stats));
+        }
+        let mut level = 0u8;
+        loop {
+            if level_edits.is_empty() {
+                w.write(&mut stats)?;
+                return Ok((*root, stats));
+            }
+            let above = self.edit_level(&old_root, root, level, &level_edits, &mut w)?;
+            if level < old_root.level {
+                level_edits = above;
+                level += 1;
+                continue;
+            }
+            // The root's level: the new top items are the root's item edited by `above`.
+            let root_item = Item {
+                key: old_root.items[0].key.clone(),
+                last: old_root.last_key().unwrap_or_default().into(),
+                id: *root,
+                count: old_root.count(),
+            };
+            let tops = merge(vec![root_item], &above);
+            let new_root = match tops.len() {
+                0 => {
+                    w.write(&mut stats)?;
+                    return Ok((self.empty()?, stats));
+                }
+                1 => tops[0].id,
+                _ => {
+                    let mut b = Builder::new(level + 1);
+                    for it in tops {
+                        b.push(&mut w, 0, it);
+                    }
+                    b.finish(&mut w).map(|it| it.id).unwrap_or(*root)
+                }
+            };
+            let new_root = self.collapse(new_root, &mut w)?;
+            w.write(&mut stats)?;
+            return Ok((new_root, stats));
+        }
+    }
+
+    /// Drops internal roots with a single child (and their pending writes).
+    fn collapse(&self, mut root: ObjectId, w: &mut Writer<'_>) -> ProllyResult<ObjectId> {
+        loop {
+            let n = self.load(&root)?;
+            if n.level == 0 || n.items.len() != 1 {
+                return Ok(root);
+            }
+            w.pending.retain(|(id, _)| *id != root);
+            root = n.items[0].id;
+        }
+    }
+
+    /// Re-chunks the regions of `level` that `edits` touch; returns the edits of the level
+    /// above (replaced nodes deleted, new nodes put, unchanged pairs dropped).
+    fn edit_level(
+        &self,
+        root: &Arc<Node>,
+        root_id: &ObjectId,
+        level: u8,
+        edits: &[LevelEdit],
+        w: &mut Writer<'_>,
+    ) -> ProllyResult<Vec<LevelEdit>> {
+        let mut removed: Vec<(Box<[u8]>, ObjectId)> = Vec::new();
+        let mut made: Vec<Item> = Vec::new();
+        let mut i = 0;
+        while i < edits.len() {
+            let mut cur = LevelCursor::seek(self, root, root_id, level, edits[i].key())?;
+            let mut ch = Chunker::new(level);
+            loop {
+                let node = cur.node().clone();
+                let bound: Option<Box<[u8]>> = cur.next_first().map(Into::into);
+                removed.push((node.items[0].key.clone(), *cur.id()));
+                let in_region = |k: &[u8]| bound.as_deref().is_none_or(|b| k < b);
+                let mut j = 0;
+                loop {
+                    let edit = edits.get(i).filter(|e| in_region(e.key()));
+                    let item = node.items.get(j);
+                    let out = match (item, edit) {
+                        (None, None) => break,
+                        (Some(it), None) => {
+                            j += 1;
+                            Some(it.clone())
+                        }
+                        (Some(it), Some(e)) if it.key[..] < *e.key() => {
+                            j += 1;
+                            Some(it.clone())
+                        }
+                        (it, Some(e)) => {
+                            if it.is_some_and(|it| it.key[..] == *e.key()) {
+                                j += 1;
+                            }
+                            i += 1;
+                            match e {
+                                LevelEdit::Put(new) => Some(new.clone()),
+                                LevelEdit::Delete(_) => None,
+                            }
+                        }
+                    };
+                    if let Some(out) = out {
+                        if let Some(items) = ch.push(out) {
+                            made.push(w.emit(level, items));
+                        }
+                    }
+                }
+                if bound.is_none() {
+                    if !ch.is_empty() {
+                        made.push(w.emit(level, ch.take()));
+                    }
+                    break;
+                }
+                if ch.is_empty() {
+                    break; // a new boundary meets an old one: the rest is unchanged
+                }
+                cur.advance(self)?;
+            }
+        }
+        // Pair up replaced and made nodes; identical ones cancel out.
+        let mut out = Vec::with_capacity(removed.len() + made.len());
+        let (mut a, mut b) = (removed.into_iter().peekable(), made.into_iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (None, None) => break,
+                (Some((k, id)), Some(it)) if *k == it.key => {
+                    if *id != it.id {
+                        out.push(LevelEdit::Put(it.clone()));
+                    }
+                    a.next();
+                    b.next();
+                }
+                (Some((k, _)), Some(it)) if *k < it.key => {
+                    out.push(LevelEdit::Delete(a.next().expect("peeked").0));
+                }
+                (Some(_), None) => out.push(LevelEdit::Delete(a.next().expect("peeked").0)),
+                (_, Some(_)) => out.push(LevelEdit::Put(b.next().expect("peeked"))),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Applies level edits to a sorted item list.
+fn merge(items: Vec<Item>, edits: &[LevelEdit]) -> Vec<Item> {
+    let mut out = Vec::with_capacity(items.len() + edits.len());
+    let mut edits = edits.iter().peekable();
+    for it in items {
+        while let Some(e) = edits.peek() {
+            if e.key() > &it.key[..] {
+                break;
+            }
+            if e.key() < &it.key[..] {
+                if let LevelEdit::Put(n) = e {
+                    out.push(n.clone());
+                }
+                edits.next();
+                continue;
+            }
+            break;
+        }
+        match edits.peek() {
+            Some(e) if e.key() == &it.key[..] => {
+                if let LevelEdit::Put(n) = e {
+                    out.push(n.clone());
+                }
+                edits.next();
+            }
+            _ => out.push(it),
+        }
+    }
+    for e in edits {
+        if let LevelEdit::Put(n) = e {
+            out.push(n.clone());
+        }
+    }
+    out
+}

@@ -1,0 +1,142 @@
+//! The prolly tree: a content-defined, counted B-tree of `key -> value id`.
+//!
+//! Node boundaries come from the keys themselves ([`chunker`]), so a tree's shape, and its
+//! root id, depend only on its set of entries, never on the order of edits. Internal items
+//! carry each child's first and last key and its key count, which makes counts, range counts
+//! and prefix histograms cost O(groups x height) node reads instead of O(keys). Nodes are
+//! immutable objects; an edit writes new nodes along the touched paths only.
+//!
+//! A tree is named by its root node id. The empty tree is an empty leaf.
+
+pub mod chunker;
+mod cursor;
+mod diff;
+mod edit;
+pub mod node;
+mod read;
+mod verify;
+
+pub use diff::Change;
+pub use edit::{ApplyStats, Edit};
+pub use node::{Item, Node, MAX_KEY_BYTES};
+pub use read::{prefix_range, KeyRange};
+pub use verify::{TreeReport, Violation};
+
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+
+use crate::object::{Object, ObjectError, ObjectId, Objects};
+use crate::store::ObjectStore;
+
+/// Errors of the tree layer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProllyError {
+    /// Reading or writing an object failed (missing, corrupt, store error).
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    /// A key given to the tree is empty or longer than [`MAX_KEY_BYTES`].
+    #[error("tree keys must be 1..={MAX_KEY_BYTES} bytes, got {0}")]
+    BadKey(usize),
+    /// Input that must be strictly ascending was not.
+    #[error("input keys are not strictly ascending")]
+    Unsorted,
+}
+
+/// Result alias of the tree layer.
+pub type ProllyResult<T> = Result<T, ProllyError>;
+
+pub(crate) fn corrupt(id: &ObjectId, reason: impl Into<String>) -> ProllyError {
+    ProllyError::Object(ObjectError::Corrupt {
+        id: *id,
+        reason: reason.into(),
+    })
+}
+
+/// Default number of decoded nodes kept in memory.
+pub const DEFAULT_CACHE_NODES: usize = 4096;
+
+/// Tree operations over an object store, with a cache of decoded nodes.
+///
+/// Nodes are immutable and named by their hash, so the cache never needs invalidation.
+pub struct NodeStore {
+    objects: Objects,
+    cache: Mutex<LruCache<ObjectId, Arc<Node>>>,
+}
+
+impl NodeStore {
+    /// Tree access over `store`, caching up to `cache_nodes` decoded nodes.
+    pub fn new(store: Arc<dyn ObjectStore>, cache_nodes: usize) -> Self {
+        let cap = NonZeroUsize::new(cache_nodes.max(16)).unwrap_or(NonZeroUsize::MIN);
+        NodeStore {
+            objects: Objects::new(store),
+            cache: Mutex::new(LruCache::new(cap)),
+        }
+    }
+
+    /// The verified object access underneath.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    /// Loads a node: from the cache, or read, hash-verified and decoded.
+    pub fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
+        if let Some(n) = self.cache_lock().get(id) {
+            return Ok(n.clone());
+        }
+        let node = Arc::new(self.objects.read::<Node>(id)?);
+        self.cache_lock().put(*id, node.clone());
+        Ok(node)
+    }
+
+    /// Loads a node that must be at `level` (a child of a node at `level + 1`).
+    pub(crate) fn load_at(&self, id: &ObjectId, level: u8) -> ProllyResult<Arc<Node>> {
+        let n = self.load(id)?;
+        if n.level != level {
+            return Err(corrupt(
+                id,
+                format!("node is at level {}, its parent expects {}", n.level, level),
+            ));
+        }
+        if n.items.is_empty() {
+            return Err(corrupt(id, "empty node below the root"));
+        }
+        Ok(n)
+    }
+
+    pub(crate) fn remember(&self, id: ObjectId, node: Arc<Node>) {
+        self.cache_lock().put(id, node);
+    }
+
+    fn cache_lock(&self) -> std::sync::MutexGuard<'_, LruCache<ObjectId, Arc<Node>>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The id of the empty tree, writing its (single, empty) node if needed.
+    pub fn empty(&self) -> ProllyResult<ObjectId> {
+        let node = Node {
+            level: 0,
+            items: Vec::new(),
+        };
+        let id = self.objects.write(&node)?;
+        Ok(id)
+    }
+
+    /// The id the empty tree has (without writing it).
+    pub fn empty_id() -> ObjectId {
+        Node {
+            level: 0,
+            items: Vec::new(),
+        }
+        .to_bytes_and_id()
+        .0
+    }
+}
+
+pub(crate) fn check_key(key: &[u8]) -> ProllyResult<()> {
+    if key.is_empty() || key.len() > MAX_KEY_BYTES {
+        return Err(ProllyError::BadKey(key.len()));
+    }
+    Ok(())
+}

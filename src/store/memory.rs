@@ -1,0 +1,221 @@
+//! In-memory backend: ordered maps behind read-write locks. For tests and benches; nothing
+//! survives the process.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
+
+/// A backend that keeps objects and refs in memory.
+///
+/// Behaves exactly like the on-disk backend (same ordering, same dedup and repair rules, same
+/// compare-and-swap semantics), so upper layers can be tested without touching the disk.
+#[derive(Debug, Default)]
+pub struct MemoryBackend {
+    objects: RwLock<BTreeMap<RawId, Vec<u8>>>,
+    refs: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+/// Lock helpers that survive poisoning: the maps are always left consistent (every mutation
+/// is a single map operation), so a panic elsewhere while a guard was held is harmless here.
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Store `bytes` under `id` in `map`, with the dedup-or-repair rule of [`ObjectStore::put`].
+fn put_into(map: &mut BTreeMap<RawId, Vec<u8>>, id: &RawId, bytes: &[u8]) -> PutOutcome {
+    match map.get_mut(id) {
+        Some(stored) if stored.as_slice() == bytes => PutOutcome::Existing,
+        Some(stored) => {
+            stored.clear();
+            stored.extend_from_slice(bytes);
+            PutOutcome::Repaired
+        }
+        None => {
+            map.insert(*id, bytes.to_vec());
+            PutOutcome::Written
+        }
+    }
+}
+
+impl MemoryBackend {
+    /// An empty in-memory backend.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Test and fault-injection use: replace the stored bytes of `id` without verification
+    /// (inserting them if `id` is absent), to simulate a damaged copy.
+    pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
+        write(&self.objects).insert(*id, bytes.to_vec());
+    }
+}
+
+impl ObjectStore for MemoryBackend {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        Ok(read(&self.objects).get(id).cloned())
+    }
+
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        Ok(put_into(&mut write(&self.objects), id, bytes))
+    }
+
+    /// All objects are stored under one write lock, so readers see all or none of them.
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        let mut map = write(&self.objects);
+        Ok(objects
+            .iter()
+            .map(|(id, bytes)| put_into(&mut map, id, bytes))
+            .collect())
+    }
+
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        Ok(read(&self.objects).contains_key(id))
+    }
+
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        if prefix.len() > 32 {
+            return Ok(Vec::new());
+        }
+        // The smallest id with this prefix is the prefix padded with zero bytes.
+        let mut start = [0u8; 32];
+        start[..prefix.len()].copy_from_slice(prefix);
+        Ok(read(&self.objects)
+            .range(start..)
+            .map(|(id, _)| *id)
+            .take_while(|id| id.starts_with(prefix))
+            .collect())
+    }
+
+    /// Visits a snapshot of the ids taken up front, so `f` may call back into this backend
+    /// (even to write) without deadlocking.
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        let ids: Vec<RawId> = read(&self.objects).keys().copied().collect();
+        for id in ids {
+            if !f(id) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        Ok(write(&self.objects).remove(id).is_some())
+    }
+
+    /// Nothing to do: memory is never durable.
+    fn flush(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}
+
+impl RefStore for MemoryBackend {
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(read(&self.refs).get(name).cloned())
+    }
+
+    fn cas_ref(
+        &self,
+        name: &str,
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        let mut refs = write(&self.refs);
+        let current = refs.get(name);
+        if current.map(Vec::as_slice) != expected {
+            return Ok(Err(current.cloned()));
+        }
+        match new {
+            Some(value) => {
+                refs.insert(name.to_owned(), value.to_vec());
+            }
+            None => {
+                refs.remove(name);
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        Ok(read(&self.refs)
+            .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
+            .take_while(|(name, _)| name.starts_with(prefix))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect())
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn size_on_disk(&self) -> StoreResult<u64> {
+        Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(b: u8) -> RawId {
+        let mut id = [0u8; 32];
+        id[0] = b;
+        id
+    }
+
+    #[test]
+    fn put_dedups_and_repairs() {
+        let m = MemoryBackend::new();
+        assert_eq!(m.put(&id(1), b"a").unwrap(), PutOutcome::Written);
+        assert_eq!(m.put(&id(1), b"a").unwrap(), PutOutcome::Existing);
+        m.overwrite_raw(&id(1), b"damaged");
+        assert_eq!(m.get(&id(1)).unwrap().as_deref(), Some(&b"damaged"[..]));
+        assert_eq!(m.put(&id(1), b"a").unwrap(), PutOutcome::Repaired);
+        assert_eq!(m.get(&id(1)).unwrap().as_deref(), Some(&b"a"[..]));
+    }
+
+    #[test]
+    fn put_many_sees_its_own_earlier_entries() {
+        let m = MemoryBackend::new();
+        let out = m
+            .put_many(&[
+                (id(1), b"a".to_vec()),
+                (id(1), b"a".to_vec()),
+                (id(1), b"b".to_vec()),
+            ])
+            .unwrap();
+        assert_eq!(
+            out,
+            vec![
+                PutOutcome::Written,
+                PutOutcome::Existing,
+                PutOutcome::Repaired
+            ]
+        );
+    }
+
+    #[test]
+    fn prefix_edge_cases() {
+        let m = MemoryBackend::new();
+        m.put(&[0xff; 32], b"x").unwrap();
+        m.put(&id(0), b"y").unwrap();
+        assert_eq!(m.ids_with_prefix(&[]).unwrap(), vec![id(0), [0xff; 32]]);
+        assert_eq!(m.ids_with_prefix(&[0xff; 32]).unwrap(), vec![[0xff; 32]]);
+        assert!(m.ids_with_prefix(&[0xff; 33]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn for_each_id_allows_reentrant_writes() {
+        let m = MemoryBackend::new();
+        m.put(&id(1), b"a").unwrap();
+        m.for_each_id(&mut |i| {
+            m.delete(&i).unwrap();
+            true
+        })
+        .unwrap();
+        assert!(!m.contains(&id(1)).unwrap());
+    }
+}

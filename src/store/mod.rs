@@ -1,0 +1,138 @@
+//! Store layer: raw object bytes by 32-byte id, and named refs, behind traits.
+//!
+//! Two backends implement the traits: [`SledBackend`] (on disk, the default) and
+//! [`MemoryBackend`] (tests, benches). A store directory ([`Store`]) adds the metadata file
+//! and the LOCK file on top of a backend. Nothing here knows how objects are encoded or
+//! hashed; the object layer does.
+
+mod dir;
+mod memory;
+mod sled_backend;
+
+pub use dir::{BackendKind, OpenOptions, Store, FORMAT_FILE, FORMAT_VERSION, LOCK_FILE};
+pub use memory::MemoryBackend;
+pub use sled_backend::SledBackend;
+
+use std::path::PathBuf;
+
+/// A raw object id as the store sees it: 32 bytes, opaque here.
+pub type RawId = [u8; 32];
+
+/// Errors of the store layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// An operating-system I/O failure on a file of the store.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The storage engine reported an error (message kept, engine type hidden).
+    #[error("storage engine error: {0}")]
+    Backend(String),
+    /// Another process holds the store's lock and did not release it in time.
+    #[error("store {path} is busy: another process holds its lock (waited {waited_ms} ms)")]
+    Busy {
+        /// The store directory.
+        path: PathBuf,
+        /// How long this opener waited.
+        waited_ms: u64,
+    },
+    /// The path is not a memoir store (no or unreadable metadata file).
+    #[error("{path} is not a memoir store: {reason}")]
+    NotAStore {
+        /// The path that was opened.
+        path: PathBuf,
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// The store was written by a format version this build does not read.
+    #[error("store {path} has format version {found}; this memoir reads version {supported}")]
+    UnsupportedVersion {
+        /// The store directory.
+        path: PathBuf,
+        /// Version found in the metadata file.
+        found: u32,
+        /// Version this build reads.
+        supported: u32,
+    },
+    /// `create` was asked to make a store in a non-empty directory that is not a store.
+    #[error("{path} is not empty and is not a memoir store; refusing to create a store there")]
+    NotEmpty {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// `create` was asked to make a store where one already exists.
+    #[error("{path} is already a memoir store")]
+    AlreadyExists {
+        /// The directory.
+        path: PathBuf,
+    },
+}
+
+/// Result alias of the store layer.
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What a `put` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PutOutcome {
+    /// The object was not stored before and now is.
+    Written,
+    /// The object was already stored with exactly these bytes (deduplicated).
+    Existing,
+    /// The object was stored with different bytes (a damaged copy, since ids are hashes of
+    /// the bytes) and has been overwritten with the given, correct bytes.
+    Repaired,
+}
+
+/// Content-addressed object bytes by id.
+///
+/// Callers guarantee that `bytes` hash to `id`; the store only stores. A `put` of an id that
+/// is already present compares the stored bytes with the given ones, so a damaged copy is
+/// noticed (and replaced) instead of being trusted forever.
+pub trait ObjectStore: Send + Sync {
+    /// The bytes stored under `id`, if any.
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
+    /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
+    /// Store several objects together (one engine batch where the backend has them).
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        objects.iter().map(|(id, b)| self.put(id, b)).collect()
+    }
+    /// Whether `id` is stored.
+    fn contains(&self, id: &RawId) -> StoreResult<bool>;
+    /// Every stored id whose bytes start with `prefix`, in ascending byte order.
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>>;
+    /// Visit every stored id in ascending order; stop early when `f` returns `false`.
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()>;
+    /// Remove `id`; returns whether it was present. Used by garbage collection only.
+    fn delete(&self, id: &RawId) -> StoreResult<bool>;
+    /// Make every completed write durable before returning.
+    fn flush(&self) -> StoreResult<()>;
+}
+
+/// Named references (branches, HEAD) with compare-and-swap updates.
+pub trait RefStore: Send + Sync {
+    /// The value of ref `name`, if set.
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>>;
+    /// Set ref `name` to `new` (or delete it with `None`) only if its current value is
+    /// `expected` (`None` = absent). On mismatch nothing changes and `Err(current)` is
+    /// returned inside the `Ok`.
+    fn cas_ref(
+        &self,
+        name: &str,
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>>;
+    /// All refs whose name starts with `prefix`, sorted by name.
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>>;
+}
+
+/// A backend holds both objects and refs.
+pub trait Backend: ObjectStore + RefStore {
+    /// Bytes the backend occupies on disk (0 for memory).
+    fn size_on_disk(&self) -> StoreResult<u64>;
+}

@@ -1,0 +1,201 @@
+//! On-disk backend on sled: objects and refs in two trees of one database.
+//!
+//! No sled type appears in a public signature, so the engine can be replaced without
+//! touching the layers above. Every sled error becomes [`StoreError::Backend`].
+
+use std::fmt;
+use std::path::Path;
+
+use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
+
+/// Name of the sled tree holding object bytes by 32-byte id.
+const OBJECTS_TREE: &str = "objects";
+/// Name of the sled tree holding refs by name (UTF-8 bytes).
+const REFS_TREE: &str = "refs";
+
+/// The sled backend: objects and refs in one sled database.
+///
+/// Writes become durable only on [`ObjectStore::flush`] (sled's periodic background flush
+/// is turned off), so the durability order of the layers above is exactly the order of
+/// their `flush` calls. Obtained through [`Store`](super::Store).
+pub struct SledBackend {
+    db: sled::Db,
+    objects: sled::Tree,
+    refs: sled::Tree,
+}
+
+impl fmt::Debug for SledBackend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SledBackend").finish_non_exhaustive()
+    }
+}
+
+/// Map a sled error to the store's engine-agnostic error, keeping its message.
+fn engine(e: sled::Error) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+/// Turn a key of the objects tree back into an id; any other length is corruption.
+fn raw_id(key: &[u8]) -> StoreResult<RawId> {
+    RawId::try_from(key).map_err(|_| {
+        StoreError::Backend(format!(
+            "objects tree holds a key of {} bytes, expected 32",
+            key.len()
+        ))
+    })
+}
+
+impl SledBackend {
+    /// Open (creating if missing) the sled database in directory `path`, with a page cache
+    /// of `cache_bytes`.
+    pub(crate) fn open(path: &Path, cache_bytes: u64) -> StoreResult<Self> {
+        let db = sled::Config::new()
+            .path(path)
+            .cache_capacity(cache_bytes)
+            // LowSpace (sled's default): objects are written once and never rewritten, and
+            // every command ends with an explicit flush, so write throughput is bounded by
+            // fsync, not by the log layout. HighThroughput would trade disk space (sled
+            // keeps more fragmented segments) for throughput we cannot use; a memory store
+            // lives for years on a user's disk, so we keep it compact.
+            .mode(sled::Mode::LowSpace)
+            // No background flusher: durability comes only from explicit `flush` calls, so
+            // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
+            .flush_every_ms(None)
+            .open()
+            .map_err(engine)?;
+        let objects = db.open_tree(OBJECTS_TREE).map_err(engine)?;
+        let refs = db.open_tree(REFS_TREE).map_err(engine)?;
+        Ok(Self { db, objects, refs })
+    }
+
+    /// Test and fault-injection use: replace the stored bytes of `id` without verification
+    /// (inserting them if `id` is absent), to simulate a damaged copy.
+    pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
+        self.objects.insert(id, bytes).map_err(engine)?;
+        Ok(())
+    }
+}
+
+impl ObjectStore for SledBackend {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self.objects.get(id).map_err(engine)?.map(|v| v.to_vec()))
+    }
+
+    /// A compare-and-swap from "absent" stores a new object in one engine operation; only a
+    /// dedup hit costs a comparison, and only a damaged copy costs a second write.
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        match self
+            .objects
+            .compare_and_swap(id, None::<&[u8]>, Some(bytes))
+            .map_err(engine)?
+        {
+            Ok(()) => Ok(PutOutcome::Written),
+            Err(cas) if cas.current.as_deref() == Some(bytes) => Ok(PutOutcome::Existing),
+            Err(_) => {
+                self.objects.insert(id, bytes).map_err(engine)?;
+                Ok(PutOutcome::Repaired)
+            }
+        }
+    }
+
+    /// One sled batch for every object that is new or needs repair; objects already stored
+    /// with the same bytes are not rewritten. Outcomes are as if each object had been `put`
+    /// in order (a repeated id sees the earlier entry of the same call).
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        let mut batch = sled::Batch::default();
+        // Ids already decided in this call, with the bytes the batch will leave there.
+        let mut pending: std::collections::BTreeMap<&RawId, &[u8]> = Default::default();
+        let mut outcomes = Vec::with_capacity(objects.len());
+        let mut writes = 0usize;
+        for (id, bytes) in objects {
+            let outcome = match pending.get(id) {
+                Some(&b) if b == bytes.as_slice() => PutOutcome::Existing,
+                Some(_) => PutOutcome::Repaired,
+                None => match self.objects.get(id).map_err(engine)? {
+                    Some(stored) if stored.as_ref() == bytes.as_slice() => PutOutcome::Existing,
+                    Some(_) => PutOutcome::Repaired,
+                    None => PutOutcome::Written,
+                },
+            };
+            if outcome != PutOutcome::Existing {
+                batch.insert(&id[..], bytes.as_slice());
+                writes += 1;
+            }
+            pending.insert(id, bytes.as_slice());
+            outcomes.push(outcome);
+        }
+        if writes > 0 {
+            self.objects.apply_batch(batch).map_err(engine)?;
+        }
+        Ok(outcomes)
+    }
+
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        self.objects.contains_key(id).map_err(engine)
+    }
+
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        self.objects
+            .scan_prefix(prefix)
+            .keys()
+            .map(|k| raw_id(&k.map_err(engine)?))
+            .collect()
+    }
+
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        for key in self.objects.iter().keys() {
+            if !f(raw_id(&key.map_err(engine)?)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        Ok(self.objects.remove(id).map_err(engine)?.is_some())
+    }
+
+    /// Write out every dirty buffer of both trees and fsync.
+    fn flush(&self) -> StoreResult<()> {
+        self.db.flush().map_err(engine)?;
+        Ok(())
+    }
+}
+
+impl RefStore for SledBackend {
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self.refs.get(name).map_err(engine)?.map(|v| v.to_vec()))
+    }
+
+    fn cas_ref(
+        &self,
+        name: &str,
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        Ok(self
+            .refs
+            .compare_and_swap(name, expected, new)
+            .map_err(engine)?
+            .map_err(|cas| cas.current.map(|v| v.to_vec())))
+    }
+
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        self.refs
+            .scan_prefix(prefix)
+            .map(|entry| {
+                let (name, value) = entry.map_err(engine)?;
+                let name = String::from_utf8(name.to_vec()).map_err(|_| {
+                    StoreError::Backend("refs tree holds a name that is not UTF-8".into())
+                })?;
+                Ok((name, value.to_vec()))
+            })
+            .collect()
+    }
+}
+
+impl Backend for SledBackend {
+    fn size_on_disk(&self) -> StoreResult<u64> {
+        self.db.size_on_disk().map_err(engine)
+    }
+}

@@ -1,0 +1,349 @@
+//! The prolly tree against a `BTreeMap` model: gets, scans, counts, histograms, diffs,
+//! structural invariants and history independence.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use memoir::key::{group_prefix, Key};
+use memoir::object::{Kind, ObjectId};
+use memoir::prolly::{prefix_range, Change, Edit, KeyRange, NodeStore};
+use memoir::store::{MemoryBackend, ObjectStore};
+use proptest::prelude::*;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+type Model = BTreeMap<Vec<u8>, ObjectId>;
+
+fn store() -> NodeStore {
+    NodeStore::new(
+        Arc::new(MemoryBackend::new()) as Arc<dyn ObjectStore>,
+        1 << 16,
+    )
+}
+
+fn vid(n: u64) -> ObjectId {
+    ObjectId::of(Kind::Blob, &n.to_le_bytes())
+}
+
+const NAMESPACES: [&str; 3] = ["default", "codebase:onboard", "zeta"];
+const WORDS: [&str; 8] = ["a", "b", "pref", "coding", "testing", "x1", "user", "q"];
+
+/// A random taxonomy key: 1-8 segments from a small vocabulary (so groups collide), now and
+/// then a long segment (so items are large and trees get deep with fewer keys).
+fn rand_key(rng: &mut StdRng) -> Vec<u8> {
+    let ns = NAMESPACES[rng.gen_range(0..NAMESPACES.len())];
+    let depth = rng.gen_range(1..=8usize);
+    let mut segs: Vec<String> = (0..depth)
+        .map(|_| {
+            if rng.gen_ratio(1, 10) {
+                format!("long{}", "s".repeat(rng.gen_range(20..60)))
+            } else {
+                let w = WORDS[rng.gen_range(0..WORDS.len())];
+                if rng.gen_bool(0.5) {
+                    w.to_string()
+                } else {
+                    format!("{w}{}", rng.gen_range(0..50))
+                }
+            }
+        })
+        .collect();
+    while segs.join(".").len() > memoir::key::MAX_PATH_BYTES {
+        segs.pop();
+    }
+    Key::new(ns, &segs.join(".")).expect("valid key").encode()
+}
+
+fn model_hist(model: &Model, range: &KeyRange, depth: usize) -> Vec<(Vec<u8>, u64)> {
+    let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
+    for k in model.keys().filter(|k| range.contains(k)) {
+        let g = group_prefix(k, depth).to_vec();
+        match out.last_mut() {
+            Some((l, n)) if *l == g => *n += 1,
+            _ => out.push((g, 1)),
+        }
+    }
+    out
+}
+
+fn model_diff(a: &Model, b: &Model) -> Vec<Change> {
+    let mut keys: Vec<&Vec<u8>> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let (o, n) = (a.get(k).copied(), b.get(k).copied());
+            (o != n).then(|| Change {
+                key: k.clone(),
+                old: o,
+                new: n,
+            })
+        })
+        .collect()
+}
+
+fn random_range(rng: &mut StdRng, model: &Model) -> KeyRange {
+    let pick = |rng: &mut StdRng| -> Vec<u8> {
+        if !model.is_empty() && rng.gen_bool(0.7) {
+            let i = rng.gen_range(0..model.len());
+            model.keys().nth(i).cloned().expect("index in range")
+        } else {
+            rand_key(rng)
+        }
+    };
+    match rng.gen_range(0..4) {
+        0 => KeyRange::all(),
+        1 => prefix_range(group_prefix(&pick(rng), rng.gen_range(0..4))),
+        _ => {
+            let (a, b) = (pick(rng), pick(rng));
+            KeyRange::new(a.clone().min(b.clone()), a.max(b))
+        }
+    }
+}
+
+/// Everything the tree answers must equal the model.
+fn check_against(ns: &NodeStore, root: &ObjectId, model: &Model, rng: &mut StdRng) {
+    let rep = ns.verify(root);
+    assert!(
+        rep.violations.is_empty(),
+        "violations: {:?}",
+        rep.violations
+    );
+    assert_eq!(rep.keys, model.len() as u64);
+    assert_eq!(ns.count(root).unwrap(), model.len() as u64);
+    let all: Vec<(Vec<u8>, ObjectId)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    assert_eq!(ns.collect(root, &KeyRange::all()).unwrap(), all);
+    for (k, v) in model.iter().take(200) {
+        assert_eq!(ns.get(root, k).unwrap(), Some(*v));
+    }
+    for _ in 0..50 {
+        let k = rand_key(rng);
+        assert_eq!(ns.get(root, &k).unwrap(), model.get(&k).copied());
+    }
+    for _ in 0..8 {
+        let r = random_range(rng, model);
+        let want: Vec<(Vec<u8>, ObjectId)> = model
+            .iter()
+            .filter(|(k, _)| r.contains(k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        assert_eq!(ns.collect(root, &r).unwrap(), want, "scan {r:?}");
+        assert_eq!(ns.count_range(root, &r).unwrap(), want.len() as u64);
+        for depth in 1..=4 {
+            let got = ns.histogram(root, &r, &|k| group_prefix(k, depth)).unwrap();
+            assert_eq!(got, model_hist(model, &r, depth), "histogram depth {depth}");
+        }
+    }
+    // History independence: a from-scratch build of the same entries has the same root.
+    let fresh = store();
+    assert_eq!(
+        fresh.build_sorted(all).unwrap(),
+        *root,
+        "history independence"
+    );
+}
+
+fn random_batch(rng: &mut StdRng, model: &Model, n: usize, next_val: &mut u64) -> Vec<Edit> {
+    (0..n)
+        .map(|_| {
+            let existing = !model.is_empty() && rng.gen_bool(0.5);
+            let key = if existing {
+                let i = rng.gen_range(0..model.len());
+                model.keys().nth(i).cloned().expect("index in range")
+            } else {
+                rand_key(rng)
+            };
+            if rng.gen_ratio(1, 3) {
+                Edit::Delete(key)
+            } else {
+                *next_val += 1;
+                Edit::Put(key, vid(*next_val))
+            }
+        })
+        .collect()
+}
+
+fn apply_model(model: &mut Model, edits: &[Edit]) {
+    for e in edits {
+        match e {
+            Edit::Put(k, v) => {
+                model.insert(k.clone(), *v);
+            }
+            Edit::Delete(k) => {
+                model.remove(k);
+            }
+        }
+    }
+}
+
+fn run_sequence(seed: u64, steps: usize, max_batch: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let ns = store();
+    let mut root = ns.empty().unwrap();
+    let mut model = Model::new();
+    let mut next = 0;
+    for _ in 0..steps {
+        let n = rng.gen_range(1..=max_batch);
+        let batch = random_batch(&mut rng, &model, n, &mut next);
+        let before = model.clone();
+        apply_model(&mut model, &batch);
+        let new_root = ns.apply(&root, batch).unwrap();
+        assert_eq!(
+            ns.diff_all(&root, &new_root).unwrap(),
+            model_diff(&before, &model)
+        );
+        root = new_root;
+        check_against(&ns, &root, &model, &mut rng);
+    }
+    // Delete everything: back to the empty tree.
+    let all: Vec<Edit> = model.keys().map(|k| Edit::Delete(k.clone())).collect();
+    let empty = ns.apply(&root, all).unwrap();
+    assert_eq!(empty, NodeStore::empty_id());
+    assert_eq!(ns.count(&empty).unwrap(), 0);
+    assert_eq!(ns.diff_all(&root, &empty).unwrap().len(), model.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, .. ProptestConfig::default() })]
+
+    /// Random batches of puts and deletes, small and large, checked after every batch.
+    #[test]
+    fn tree_equals_model(seed in any::<u64>(), max_batch in prop_oneof![Just(1usize), Just(8), Just(400), Just(3000)]) {
+        run_sequence(seed, 6, max_batch);
+    }
+}
+
+#[test]
+fn single_entry_and_empty_trees() {
+    let ns = store();
+    let empty = ns.empty().unwrap();
+    assert_eq!(empty, NodeStore::empty_id());
+    assert_eq!(ns.count(&empty).unwrap(), 0);
+    assert_eq!(ns.get(&empty, b"k\0x").unwrap(), None);
+    assert!(ns.collect(&empty, &KeyRange::all()).unwrap().is_empty());
+    assert!(ns
+        .histogram(&empty, &KeyRange::all(), &|k| group_prefix(k, 1))
+        .unwrap()
+        .is_empty());
+    let one = ns
+        .apply(&empty, vec![Edit::Put(b"ns\0a".to_vec(), vid(1))])
+        .unwrap();
+    assert_eq!(ns.get(&one, b"ns\0a").unwrap(), Some(vid(1)));
+    assert_eq!(ns.count(&one).unwrap(), 1);
+    assert_eq!(
+        ns.build_sorted(vec![(b"ns\0a".to_vec(), vid(1))]).unwrap(),
+        one
+    );
+    // Deleting a missing key changes nothing; re-putting the same value changes nothing.
+    assert_eq!(
+        ns.apply(&one, vec![Edit::Delete(b"ns\0b".to_vec())])
+            .unwrap(),
+        one
+    );
+    assert_eq!(
+        ns.apply(&one, vec![Edit::Put(b"ns\0a".to_vec(), vid(1))])
+            .unwrap(),
+        one
+    );
+    assert_eq!(
+        ns.apply(&one, vec![Edit::Delete(b"ns\0a".to_vec())])
+            .unwrap(),
+        empty
+    );
+    // Later edits of one key win within a batch.
+    let r = ns
+        .apply(
+            &empty,
+            vec![
+                Edit::Put(b"k".to_vec(), vid(1)),
+                Edit::Delete(b"k".to_vec()),
+                Edit::Put(b"k".to_vec(), vid(2)),
+            ],
+        )
+        .unwrap();
+    assert_eq!(ns.get(&r, b"k").unwrap(), Some(vid(2)));
+    assert!(ns
+        .apply(&empty, vec![Edit::Put(Vec::new(), vid(1))])
+        .is_err());
+    assert!(ns
+        .apply(&empty, vec![Edit::Put(vec![b'x'; 513], vid(1))])
+        .is_err());
+    assert!(ns
+        .build_sorted(vec![(b"b".to_vec(), vid(1)), (b"a".to_vec(), vid(2))])
+        .is_err());
+}
+
+/// A deep tree (4+ levels) built in different orders and by different insert/delete paths
+/// has one root; edits rewrite only touched paths.
+#[test]
+fn history_independence_on_a_deep_tree() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut model = Model::new();
+    let mut n = 0u64;
+    while model.len() < 60_000 {
+        n += 1;
+        model.insert(rand_key(&mut rng), vid(n));
+    }
+    let entries: Vec<(Vec<u8>, ObjectId)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let ns = store();
+    let built = ns.build_sorted(entries.clone()).unwrap();
+    let rep = ns.verify(&built);
+    assert!(rep.violations.is_empty(), "{:?}", rep.violations);
+    assert!(
+        rep.nodes_per_level.len() >= 3,
+        "levels: {:?}",
+        rep.nodes_per_level
+    );
+
+    // Shuffled single batches, and the same content reached via extra keys later deleted.
+    let mut shuffled: Vec<Edit> = entries
+        .iter()
+        .map(|(k, v)| Edit::Put(k.clone(), *v))
+        .collect();
+    shuffled.shuffle(&mut rng);
+    let ns2 = store();
+    let mut root = ns2.empty().unwrap();
+    for chunk in shuffled.chunks(7_919) {
+        let mut batch = chunk.to_vec();
+        for _ in 0..50 {
+            batch.push(Edit::Put(rand_key(&mut rng), vid(u64::MAX - n)));
+            n += 1;
+        }
+        root = ns2.apply(&root, batch).unwrap();
+    }
+    let extra: Vec<Edit> = ns2
+        .collect(&root, &KeyRange::all())
+        .unwrap()
+        .into_iter()
+        .filter(|(k, v)| model.get(k) != Some(v))
+        .map(|(k, _)| match model.get(&k) {
+            Some(v) => Edit::Put(k, *v),
+            None => Edit::Delete(k),
+        })
+        .collect();
+    assert!(!extra.is_empty());
+    root = ns2.apply(&root, extra).unwrap();
+    assert_eq!(root, built);
+
+    // One edit touches one node per level: O(height) nodes made.
+    let (k, _) = &entries[entries.len() / 2];
+    let (r2, stats) = ns
+        .apply_with_stats(&built, vec![Edit::Put(k.clone(), vid(0))])
+        .unwrap();
+    let height = rep.nodes_per_level.len();
+    assert!(
+        stats.nodes_made <= 2 * height + 2,
+        "made {} nodes for height {height}",
+        stats.nodes_made
+    );
+    assert_eq!(ns.diff_all(&built, &r2).unwrap().len(), 1);
+    let rep2 = ns.verify(&r2);
+    assert!(rep2.violations.is_empty());
+}
+
+#[test]
+fn larger_sequences_with_deep_trees() {
+    for seed in 0..3 {
+        run_sequence(1000 + seed, 4, 20_000);
+    }
+}

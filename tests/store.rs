@@ -1,0 +1,763 @@
+//! Integration tests of the store layer: the backend contract (run on every backend), the
+//! store directory (create/open/refusals/reopen) and the LOCK, across threads and processes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use memoir::store::{
+    Backend, BackendKind, MemoryBackend, ObjectStore, OpenOptions, PutOutcome, RawId, RefStore,
+    Store, StoreError, FORMAT_FILE, FORMAT_VERSION, LOCK_FILE,
+};
+use proptest::prelude::*;
+
+/// Environment variable that turns `lock_holder_child` into a lock holder for that path.
+const HOLD_ENV: &str = "MEMOIR_TEST_HOLD_LOCK";
+
+fn id(prefix: &[u8], last: u8) -> RawId {
+    let mut id = [0u8; 32];
+    id[..prefix.len()].copy_from_slice(prefix);
+    id[31] = last;
+    id
+}
+
+fn opts(timeout_ms: u64) -> OpenOptions {
+    OpenOptions {
+        lock_timeout: Duration::from_millis(timeout_ms),
+        ..OpenOptions::default()
+    }
+}
+
+fn new_sled_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::create(&dir.path().join("s"), &OpenOptions::default()).unwrap();
+    (dir, store)
+}
+
+// ---------------------------------------------------------------------------------------
+// The contract every backend satisfies.
+// ---------------------------------------------------------------------------------------
+
+fn contract(b: &dyn Backend) {
+    objects_contract(b);
+    refs_contract(b);
+    concurrent_cas_contract(b);
+    b.flush().unwrap();
+    b.size_on_disk().unwrap();
+}
+
+fn objects_contract(b: &dyn Backend) {
+    let a = id(b"a", 1);
+    assert_eq!(b.get(&a).unwrap(), None);
+    assert!(!b.contains(&a).unwrap());
+
+    // put / get / contains, dedup, repair.
+    assert_eq!(b.put(&a, b"one").unwrap(), PutOutcome::Written);
+    assert!(b.contains(&a).unwrap());
+    assert_eq!(b.get(&a).unwrap().as_deref(), Some(&b"one"[..]));
+    assert_eq!(b.put(&a, b"one").unwrap(), PutOutcome::Existing);
+    assert_eq!(b.put(&a, b"damaged").unwrap(), PutOutcome::Repaired);
+    assert_eq!(b.get(&a).unwrap().as_deref(), Some(&b"damaged"[..]));
+    assert_eq!(b.put(&a, b"one").unwrap(), PutOutcome::Repaired);
+    assert_eq!(b.get(&a).unwrap().as_deref(), Some(&b"one"[..]));
+    // Empty bytes are a value like any other.
+    let e = id(b"e", 0);
+    assert_eq!(b.put(&e, b"").unwrap(), PutOutcome::Written);
+    assert_eq!(b.get(&e).unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(b.put(&e, b"").unwrap(), PutOutcome::Existing);
+
+    // put_many: new, existing, repaired, and a repeated id seeing its earlier entry.
+    let ab2 = id(b"ab", 2);
+    let ab3 = id(b"ab", 3);
+    let out = b
+        .put_many(&[
+            (ab2, b"two".to_vec()),
+            (a, b"one".to_vec()),
+            (e, b"not empty".to_vec()),
+            (ab3, b"three".to_vec()),
+            (ab3, b"three".to_vec()),
+            (ab2, b"TWO".to_vec()),
+        ])
+        .unwrap();
+    assert_eq!(
+        out,
+        vec![
+            PutOutcome::Written,
+            PutOutcome::Existing,
+            PutOutcome::Repaired,
+            PutOutcome::Written,
+            PutOutcome::Existing,
+            PutOutcome::Repaired,
+        ]
+    );
+    assert_eq!(b.get(&ab2).unwrap().as_deref(), Some(&b"TWO"[..]));
+    assert_eq!(b.get(&ab3).unwrap().as_deref(), Some(&b"three"[..]));
+    assert_eq!(b.get(&e).unwrap().as_deref(), Some(&b"not empty"[..]));
+    assert_eq!(b.put_many(&[]).unwrap(), vec![]);
+
+    // More ids around the prefixes, including the extremes.
+    let extra = [
+        id(b"", 0),
+        id(b"b", 9),
+        id(b"aa", 7),
+        id(b"abc", 4),
+        [0xff; 32],
+    ];
+    for x in &extra {
+        assert_eq!(b.put(x, x).unwrap(), PutOutcome::Written);
+    }
+    let mut all: Vec<RawId> = vec![a, e, ab2, ab3];
+    all.extend(extra);
+    all.sort();
+
+    // ids_with_prefix: sorted, exactly the matching ids.
+    for prefix in [
+        &b""[..],
+        b"a",
+        b"ab",
+        b"abc",
+        b"abd",
+        b"b",
+        b"z",
+        &[0xff][..],
+        &ab3[..],
+        &[0u8; 32][..],
+    ] {
+        let want: Vec<RawId> = all
+            .iter()
+            .copied()
+            .filter(|i| i.starts_with(prefix))
+            .collect();
+        assert_eq!(
+            b.ids_with_prefix(prefix).unwrap(),
+            want,
+            "prefix {prefix:?}"
+        );
+    }
+    assert!(b.ids_with_prefix(&[0u8; 33]).unwrap().is_empty());
+
+    // for_each_id: everything in order, and an early stop.
+    let mut seen = Vec::new();
+    b.for_each_id(&mut |i| {
+        seen.push(i);
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, all);
+    let mut seen = Vec::new();
+    b.for_each_id(&mut |i| {
+        seen.push(i);
+        seen.len() < 2
+    })
+    .unwrap();
+    assert_eq!(seen, all[..2].to_vec());
+
+    // delete.
+    assert!(b.delete(&ab2).unwrap());
+    assert!(!b.delete(&ab2).unwrap());
+    assert_eq!(b.get(&ab2).unwrap(), None);
+    assert!(!b.contains(&ab2).unwrap());
+    assert_eq!(b.ids_with_prefix(b"ab").unwrap(), vec![ab3, id(b"abc", 4)]);
+    assert_eq!(b.put(&ab2, b"back").unwrap(), PutOutcome::Written);
+}
+
+fn refs_contract(b: &dyn Backend) {
+    let main = "refs/heads/main";
+    assert_eq!(b.get_ref(main).unwrap(), None);
+    // Expecting a value on an absent ref fails, reporting absence.
+    assert_eq!(b.cas_ref(main, Some(b"x"), Some(b"y")).unwrap(), Err(None));
+    assert_eq!(b.get_ref(main).unwrap(), None);
+    // Create with expected None.
+    assert_eq!(b.cas_ref(main, None, Some(b"c1")).unwrap(), Ok(()));
+    assert_eq!(b.get_ref(main).unwrap().as_deref(), Some(&b"c1"[..]));
+    // Creating again, or a wrong expectation, fails with the current value, changing nothing.
+    assert_eq!(
+        b.cas_ref(main, None, Some(b"c2")).unwrap(),
+        Err(Some(b"c1".to_vec()))
+    );
+    assert_eq!(
+        b.cas_ref(main, Some(b"c0"), Some(b"c2")).unwrap(),
+        Err(Some(b"c1".to_vec()))
+    );
+    assert_eq!(
+        b.cas_ref(main, Some(b"c0"), None).unwrap(),
+        Err(Some(b"c1".to_vec()))
+    );
+    assert_eq!(b.get_ref(main).unwrap().as_deref(), Some(&b"c1"[..]));
+    // Update, then delete with new = None.
+    assert_eq!(b.cas_ref(main, Some(b"c1"), Some(b"c2")).unwrap(), Ok(()));
+    assert_eq!(b.get_ref(main).unwrap().as_deref(), Some(&b"c2"[..]));
+    assert_eq!(b.cas_ref(main, Some(b"c2"), None).unwrap(), Ok(()));
+    assert_eq!(b.get_ref(main).unwrap(), None);
+    // Deleting an absent ref with expected None is a successful no-op.
+    assert_eq!(b.cas_ref(main, None, None).unwrap(), Ok(()));
+
+    // list_refs: prefix filter and sorting by name.
+    let names = [
+        "refs/heads/main",
+        "HEAD",
+        "refs/heads/dev",
+        "refs/heads/a/b",
+        "refs/heads/é",
+        "refs/heads/Z",
+        "refs/tags/v1",
+        "refs/heads",
+        "refs/headsx",
+    ];
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(b.cas_ref(n, None, Some(&[i as u8])).unwrap(), Ok(()));
+    }
+    let expect = |prefix: &str| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.starts_with(prefix))
+            .map(|(i, n)| (n.to_string(), vec![i as u8]))
+            .collect();
+        v.sort();
+        v
+    };
+    for prefix in [
+        "",
+        "refs/",
+        "refs/heads/",
+        "refs/heads",
+        "refs/tags/",
+        "H",
+        "nope",
+    ] {
+        assert_eq!(b.list_refs(prefix).unwrap(), expect(prefix), "{prefix:?}");
+    }
+    assert_eq!(b.list_refs("refs/heads/").unwrap().len(), 5);
+    // Clean up so the concurrency part starts from a known state.
+    for (i, n) in names.iter().enumerate() {
+        assert_eq!(b.cas_ref(n, Some(&[i as u8]), None).unwrap(), Ok(()));
+    }
+    assert!(b.list_refs("").unwrap().is_empty());
+}
+
+/// Compare-and-swap is atomic: concurrent increments through CAS loops never lose one.
+fn concurrent_cas_contract(b: &dyn Backend) {
+    const THREADS: u64 = 8;
+    const ROUNDS: u64 = 50;
+    let name = "counter";
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..ROUNDS {
+                    let mut current = b.get_ref(name).unwrap();
+                    loop {
+                        let n = current
+                            .as_deref()
+                            .map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap()));
+                        match b
+                            .cas_ref(name, current.as_deref(), Some(&(n + 1).to_be_bytes()))
+                            .unwrap()
+                        {
+                            Ok(()) => break,
+                            Err(now) => current = now,
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let v = b.get_ref(name).unwrap().unwrap();
+    assert_eq!(u64::from_be_bytes(v.try_into().unwrap()), THREADS * ROUNDS);
+    assert_eq!(
+        b.cas_ref(name, Some(&(THREADS * ROUNDS).to_be_bytes()), None)
+            .unwrap(),
+        Ok(())
+    );
+}
+
+#[test]
+fn contract_memory_backend() {
+    contract(&MemoryBackend::new());
+}
+
+#[test]
+fn contract_memory_store() {
+    let s = Store::memory();
+    assert_eq!(s.kind(), BackendKind::Memory);
+    contract(&s);
+}
+
+#[test]
+fn contract_sled_store() {
+    let (_dir, s) = new_sled_store();
+    assert_eq!(s.kind(), BackendKind::Sled);
+    contract(&s);
+    assert!(s.size_on_disk().unwrap() > 0);
+}
+
+#[test]
+fn contract_sled_backend_via_accessor() {
+    let (_dir, s) = new_sled_store();
+    contract(s.backend());
+}
+
+#[test]
+fn store_hands_out_as_trait_objects() {
+    let (_dir, s) = new_sled_store();
+    let objects: Arc<dyn ObjectStore> = Arc::new(s.clone());
+    let refs: Arc<dyn RefStore> = Arc::new(s.clone());
+    let shared = Arc::new(s);
+    let backend: Arc<dyn Backend> = shared.clone();
+    objects.put(&[1; 32], b"x").unwrap();
+    refs.cas_ref("HEAD", None, Some(b"h")).unwrap().unwrap();
+    assert_eq!(backend.get(&[1; 32]).unwrap().as_deref(), Some(&b"x"[..]));
+    assert_eq!(shared.get_ref("HEAD").unwrap().as_deref(), Some(&b"h"[..]));
+}
+
+#[test]
+fn overwrite_raw_injects_damage_that_put_repairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let i = [3; 32];
+    for s in [Store::memory(), Store::create(&path, &opts(0)).unwrap()] {
+        assert_eq!(s.put(&i, b"good").unwrap(), PutOutcome::Written);
+        s.overwrite_raw(&i, b"bad").unwrap();
+        assert_eq!(s.get(&i).unwrap().as_deref(), Some(&b"bad"[..]));
+        assert_eq!(s.put(&i, b"good").unwrap(), PutOutcome::Repaired);
+        assert_eq!(s.get(&i).unwrap().as_deref(), Some(&b"good"[..]));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Model test: the sled store behaves exactly like the memory backend.
+// ---------------------------------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Op {
+    Put(u8, Vec<u8>),
+    PutMany(Vec<(u8, Vec<u8>)>),
+    Delete(u8),
+    Cas(u8, Option<u8>, Option<u8>),
+    Prefix(Vec<u8>),
+}
+
+fn small_id(i: u8) -> RawId {
+    // Few distinct ids sharing prefixes, so dedup, repair and prefix scans all happen.
+    id(&[i % 4, i % 3], i)
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let bytes = prop::collection::vec(0u8..3, 0..3);
+    prop_oneof![
+        (0u8..12, bytes.clone()).prop_map(|(i, b)| Op::Put(i, b)),
+        prop::collection::vec((0u8..12, bytes), 0..5).prop_map(Op::PutMany),
+        (0u8..12).prop_map(Op::Delete),
+        (0u8..3, prop::option::of(0u8..3), prop::option::of(0u8..3))
+            .prop_map(|(n, e, v)| Op::Cas(n, e, v)),
+        prop::collection::vec(0u8..4, 0..3).prop_map(Op::Prefix),
+    ]
+}
+
+fn apply(b: &dyn Backend, op: &Op) -> String {
+    match op {
+        Op::Put(i, v) => format!("{:?}", b.put(&small_id(*i), v).unwrap()),
+        Op::PutMany(items) => {
+            let items: Vec<(RawId, Vec<u8>)> = items
+                .iter()
+                .map(|(i, v)| (small_id(*i), v.clone()))
+                .collect();
+            format!("{:?}", b.put_many(&items).unwrap())
+        }
+        Op::Delete(i) => format!("{:?}", b.delete(&small_id(*i)).unwrap()),
+        Op::Cas(n, e, v) => {
+            let e = e.map(|x| vec![x]);
+            let v = v.map(|x| vec![x]);
+            format!(
+                "{:?}",
+                b.cas_ref(&format!("r{n}"), e.as_deref(), v.as_deref())
+                    .unwrap()
+            )
+        }
+        Op::Prefix(p) => format!("{:?}", b.ids_with_prefix(p).unwrap()),
+    }
+}
+
+/// Every object (id, bytes) and every ref (name, value), in order.
+type Dump = (Vec<(RawId, Option<Vec<u8>>)>, Vec<(String, Vec<u8>)>);
+
+fn dump(b: &dyn Backend) -> Dump {
+    let mut ids = Vec::new();
+    b.for_each_id(&mut |i| {
+        ids.push(i);
+        true
+    })
+    .unwrap();
+    let objects = ids.into_iter().map(|i| (i, b.get(&i).unwrap())).collect();
+    (objects, b.list_refs("").unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn sled_matches_memory(ops in prop::collection::vec(op(), 0..40)) {
+        let model = MemoryBackend::new();
+        let (_dir, sled) = new_sled_store();
+        for op in &ops {
+            prop_assert_eq!(apply(&model, op), apply(&sled, op), "op {:?}", op);
+        }
+        prop_assert_eq!(dump(&model), dump(&sled));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The store directory.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn create_lays_out_the_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/new/store");
+    let s = Store::create(&path, &OpenOptions::default()).unwrap();
+    assert_eq!(s.path(), Some(path.as_path()));
+    assert_eq!(s.kind(), BackendKind::Sled);
+    assert_eq!(
+        fs::read_to_string(path.join(FORMAT_FILE)).unwrap(),
+        format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
+    );
+    assert_eq!(fs::read(path.join(LOCK_FILE)).unwrap(), b"");
+    assert!(path.join("db").is_dir());
+    let mut names: Vec<String> = fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["FORMAT", "LOCK", "db"]);
+
+    // An existing empty directory is fine too.
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    Store::create(&empty, &OpenOptions::default()).unwrap();
+}
+
+#[test]
+fn sled_reopen_reads_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let objects: BTreeMap<RawId, Vec<u8>> = (0..300u32)
+        .map(|n| {
+            let mut i = [0u8; 32];
+            i[..4].copy_from_slice(&n.wrapping_mul(2_654_435_761).to_be_bytes());
+            (i, n.to_le_bytes().repeat((n % 17) as usize))
+        })
+        .collect();
+    let refs: Vec<(String, Vec<u8>)> = vec![
+        ("HEAD".into(), b"refs/heads/main".to_vec()),
+        ("refs/heads/dev".into(), vec![2; 32]),
+        ("refs/heads/main".into(), vec![1; 32]),
+    ];
+    {
+        let s = Store::create(&path, &OpenOptions::default()).unwrap();
+        let batch: Vec<(RawId, Vec<u8>)> = objects
+            .iter()
+            .take(100)
+            .map(|(i, b)| (*i, b.clone()))
+            .collect();
+        s.put_many(&batch).unwrap();
+        for (i, b) in objects.iter().skip(100) {
+            assert_eq!(s.put(i, b).unwrap(), PutOutcome::Written);
+        }
+        for (n, v) in &refs {
+            s.cas_ref(n, None, Some(v)).unwrap().unwrap();
+        }
+        s.flush().unwrap();
+    }
+    let s = Store::open(&path, &opts(0)).unwrap();
+    assert_eq!(s.kind(), BackendKind::Sled);
+    assert_eq!(s.path(), Some(path.as_path()));
+    let (stored, stored_refs) = dump(&s);
+    let want: Vec<(RawId, Option<Vec<u8>>)> =
+        objects.iter().map(|(i, b)| (*i, Some(b.clone()))).collect();
+    assert_eq!(stored, want);
+    assert_eq!(stored_refs, refs);
+    for (i, b) in &objects {
+        assert_eq!(s.put(i, b).unwrap(), PutOutcome::Existing);
+    }
+}
+
+#[test]
+fn create_refuses_non_empty_directory_and_touches_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes");
+    fs::create_dir_all(path.join("sub")).unwrap();
+    fs::write(path.join("todo.txt"), b"keep me").unwrap();
+    fs::write(path.join("sub/deep.txt"), b"me too").unwrap();
+    let err = Store::create(&path, &OpenOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotEmpty { path: p } if p == &path),
+        "{err:?}"
+    );
+    let mut names: Vec<String> = fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["sub", "todo.txt"]);
+    assert_eq!(fs::read(path.join("todo.txt")).unwrap(), b"keep me");
+    assert_eq!(fs::read(path.join("sub/deep.txt")).unwrap(), b"me too");
+
+    // A lone LOCK file (someone else's half-made store) is not ours to take over either.
+    let half = dir.path().join("half");
+    fs::create_dir(&half).unwrap();
+    fs::write(half.join(LOCK_FILE), b"").unwrap();
+    assert!(matches!(
+        Store::create(&half, &OpenOptions::default()),
+        Err(StoreError::NotEmpty { .. })
+    ));
+
+    // A plain file is not a place for a store.
+    let file = dir.path().join("file");
+    fs::write(&file, b"x").unwrap();
+    assert!(matches!(
+        Store::create(&file, &OpenOptions::default()),
+        Err(StoreError::Io { .. })
+    ));
+    assert_eq!(fs::read(&file).unwrap(), b"x");
+}
+
+#[test]
+fn create_on_existing_store_is_already_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let s = Store::create(&path, &OpenOptions::default()).unwrap();
+    s.cas_ref("HEAD", None, Some(b"h")).unwrap().unwrap();
+    s.flush().unwrap();
+    // While open, and after closing.
+    assert!(matches!(
+        Store::create(&path, &OpenOptions::default()),
+        Err(StoreError::AlreadyExists { .. })
+    ));
+    drop(s);
+    let err = Store::create(&path, &OpenOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::AlreadyExists { path: p } if p == &path),
+        "{err:?}"
+    );
+    let s = Store::open(&path, &opts(0)).unwrap();
+    assert_eq!(s.get_ref("HEAD").unwrap().as_deref(), Some(&b"h"[..]));
+}
+
+fn not_a_store_reason(path: &Path) -> String {
+    match Store::open(path, &opts(0)) {
+        Err(StoreError::NotAStore { path: p, reason }) => {
+            assert_eq!(p, path);
+            reason
+        }
+        other => panic!("expected NotAStore for {path:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn open_refuses_what_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let missing = dir.path().join("missing");
+    assert!(not_a_store_reason(&missing).contains("does not exist"));
+    assert!(!missing.exists());
+
+    let file = dir.path().join("file");
+    fs::write(&file, b"x").unwrap();
+    assert!(not_a_store_reason(&file).contains("not a directory"));
+
+    let plain = dir.path().join("plain");
+    fs::create_dir(&plain).unwrap();
+    fs::write(plain.join("a.txt"), b"a").unwrap();
+    assert!(not_a_store_reason(&plain).contains("no FORMAT file"));
+    // Opening did not leave a LOCK (or anything else) behind.
+    assert_eq!(fs::read_dir(&plain).unwrap().count(), 1);
+
+    let with_format = |name: &str, text: &[u8]| {
+        let p = dir.path().join(name);
+        fs::create_dir(&p).unwrap();
+        fs::create_dir(p.join("db")).unwrap();
+        fs::write(p.join(FORMAT_FILE), text).unwrap();
+        p
+    };
+    let garbage = with_format("garbage", b"\x00\xffnot a format file");
+    assert!(not_a_store_reason(&garbage).contains("garbled"));
+    let wrong_magic = with_format("magic", b"memoir-stor\nformat-version: 1\nbackend: sled\n");
+    assert!(not_a_store_reason(&wrong_magic).contains("garbled"));
+    let unknown = with_format(
+        "unknown",
+        b"memoir-store\nformat-version: 1\nbackend: rocksdb\n",
+    );
+    assert!(not_a_store_reason(&unknown).contains("unknown backend"));
+    let huge = with_format("huge", &vec![b'x'; 100_000]);
+    assert!(not_a_store_reason(&huge).contains("garbled"));
+
+    let v2 = with_format("v2", b"memoir-store\nformat-version: 2\nbackend: sled\n");
+    match Store::open(&v2, &opts(0)) {
+        Err(StoreError::UnsupportedVersion {
+            path,
+            found,
+            supported,
+        }) => {
+            assert_eq!((path, found, supported), (v2.clone(), 2, FORMAT_VERSION));
+        }
+        other => panic!("expected UnsupportedVersion, got {other:?}"),
+    }
+
+    // A FORMAT directory is unreadable as a file.
+    let format_dir = dir.path().join("format_dir");
+    fs::create_dir_all(format_dir.join(FORMAT_FILE)).unwrap();
+    assert!(not_a_store_reason(&format_dir).contains("FORMAT"));
+
+    // Valid FORMAT, but the database directory is gone: refuse rather than open empty.
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    drop(s);
+    fs::remove_dir_all(path.join("db")).unwrap();
+    assert!(not_a_store_reason(&path).contains("db/"));
+}
+
+#[test]
+fn forward_compatible_format_lines_are_ignored() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    drop(s);
+    fs::write(
+        path.join(FORMAT_FILE),
+        "memoir-store\nformat-version: 1\nbackend: sled\ncreated-by: memoir 0.9\n",
+    )
+    .unwrap();
+    Store::open(&path, &opts(0)).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// The lock.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn second_open_in_process_is_busy_until_last_clone_drops() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+
+    // The store returned by `create` holds the lock.
+    match Store::open(&path, &opts(0)) {
+        Err(StoreError::Busy { path: p, .. }) => assert_eq!(p, path),
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    let start = Instant::now();
+    match Store::open(&path, &opts(100)) {
+        Err(StoreError::Busy { waited_ms, .. }) => assert!(waited_ms >= 100, "{waited_ms}"),
+        other => panic!("expected Busy, got {other:?}"),
+    }
+    assert!(start.elapsed() >= Duration::from_millis(100));
+
+    // A clone keeps the lock; the last drop releases it.
+    let clone = s.clone();
+    drop(s);
+    assert!(matches!(
+        Store::open(&path, &opts(0)),
+        Err(StoreError::Busy { .. })
+    ));
+    drop(clone);
+    let reopened = Store::open(&path, &opts(0)).unwrap();
+    assert!(matches!(
+        Store::open(&path, &opts(0)),
+        Err(StoreError::Busy { .. })
+    ));
+    drop(reopened);
+}
+
+#[test]
+fn waiting_opener_gets_the_lock_when_released() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    let waiter = std::thread::spawn(move || Store::open(&path, &opts(5_000)).map(|_| ()));
+    std::thread::sleep(Duration::from_millis(100));
+    drop(s);
+    waiter.join().unwrap().unwrap();
+}
+
+/// Not a test by itself: the lock holder that `busy_across_processes` starts in a child
+/// process. Without the environment variable it does nothing.
+#[test]
+#[ignore = "helper process for busy_across_processes"]
+fn lock_holder_child() {
+    let Some(path) = std::env::var_os(HOLD_ENV) else {
+        return;
+    };
+    let store = Store::open(Path::new(&path), &opts(5_000)).unwrap();
+    store.put(&[7; 32], b"from the child").unwrap();
+    store.flush().unwrap();
+    // Hold until stdin closes or 3 s pass.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        let _ = tx.send(());
+    });
+    println!("\nlocked");
+    let _ = rx.recv_timeout(Duration::from_secs(3));
+    drop(store);
+}
+
+#[test]
+fn busy_across_processes() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    drop(s);
+
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "lock_holder_child", "--ignored", "--nocapture"])
+        .env(HOLD_ENV, &path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.trim() == "locked" => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("lock holder never reported `locked`: {e}");
+            }
+        }
+    }
+
+    let start = Instant::now();
+    let result = Store::open(&path, &opts(200));
+    let took = start.elapsed();
+    let busy = matches!(&result, Err(StoreError::Busy { path: p, waited_ms }) if p == &path && *waited_ms >= 200);
+    drop(result);
+    if !busy || took < Duration::from_millis(200) || took >= Duration::from_secs(2) {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("expected Busy after 200..2000 ms, busy={busy}, took {took:?}");
+    }
+
+    // A killed holder never blocks anyone: the OS drops its lock with the process.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let s = Store::open(&path, &opts(2_000)).unwrap();
+    // What the holder flushed before dying is there.
+    assert_eq!(
+        s.get(&[7; 32]).unwrap().as_deref(),
+        Some(&b"from the child"[..])
+    );
+}
