@@ -1,0 +1,181 @@
+//! The test vectors of `store-format.md`, checked byte for byte, and interoperability of the
+//! canonical CBOR profile with a general CBOR implementation (ciborium).
+
+use std::sync::Arc;
+
+use memoir::key::Key;
+use memoir::object::{Blob, Kind, Object, ObjectId};
+use memoir::prolly::chunker::boundary_hash;
+use memoir::prolly::{Item, Node, NodeStore};
+use memoir::store::{MemoryBackend, ObjectStore};
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn blob_id(text: &str) -> ObjectId {
+    Blob(text.as_bytes().to_vec()).to_bytes_and_id().0
+}
+
+/// The key of vector tree entry `i` (format appendix, "1,000-key tree").
+fn vector_key(i: u32) -> Key {
+    let ns = if i.is_multiple_of(5) {
+        "codebase:onboard"
+    } else {
+        "default"
+    };
+    Key::new(ns, &format!("topic{}.sub{}.item{i:04}", i % 10, i % 7)).unwrap()
+}
+
+fn vector_leaf() -> Node {
+    Node {
+        level: 0,
+        items: vec![
+            Item::leaf(
+                &Key::new("default", "a.b").unwrap().encode(),
+                blob_id("one"),
+            ),
+            Item::leaf(
+                &Key::new("default", "a.c").unwrap().encode(),
+                blob_id("two"),
+            ),
+        ],
+    }
+}
+
+fn vector_internal() -> Node {
+    let leaf = vector_leaf();
+    let (leaf_id, _) = leaf.to_bytes_and_id();
+    Node {
+        level: 1,
+        items: vec![
+            Item {
+                key: leaf.items[0].key.clone(),
+                last: leaf.items[1].key.clone(),
+                id: leaf_id,
+                count: 2,
+            },
+            Item {
+                key: Key::new("default", "z").unwrap().encode().into(),
+                last: Key::new("default", "z.z").unwrap().encode().into(),
+                id: leaf_id,
+                count: 300,
+            },
+        ],
+    }
+}
+
+#[test]
+fn key_encoding_vectors() {
+    let cases = [
+        (
+            "default",
+            "preferences.coding.testing",
+            "64656661756c7400707265666572656e63657301636f64696e670174657374696e67",
+        ),
+        (
+            "codebase:onboard",
+            "a",
+            "636f6465626173653a6f6e626f6172640061",
+        ),
+    ];
+    for (ns, path, want) in cases {
+        assert_eq!(
+            hex(&Key::new(ns, path).unwrap().encode()),
+            want,
+            "{ns}:{path}"
+        );
+    }
+}
+
+#[test]
+fn object_vectors() {
+    let (id, bytes) = Blob(b"hello".to_vec()).to_bytes_and_id();
+    assert_eq!(hex(&bytes), "82024568656c6c6f");
+    assert_eq!(id.to_hex(), BLOB_HELLO_ID);
+
+    let (id, bytes) = Node {
+        level: 0,
+        items: vec![],
+    }
+    .to_bytes_and_id();
+    assert_eq!(hex(&bytes), "830100".to_string() + "80");
+    assert_eq!(id.to_hex(), EMPTY_TREE_ID);
+    assert_eq!(NodeStore::empty_id(), id);
+
+    let (id, bytes) = vector_leaf().to_bytes_and_id();
+    assert_eq!(hex(&bytes), LEAF_BYTES);
+    assert_eq!(id.to_hex(), LEAF_ID);
+
+    let (id, bytes) = vector_internal().to_bytes_and_id();
+    assert_eq!(hex(&bytes), INTERNAL_BYTES);
+    assert_eq!(id.to_hex(), INTERNAL_ID);
+}
+
+#[test]
+fn boundary_hash_vectors() {
+    let k = Key::new("default", "preferences.coding.testing")
+        .unwrap()
+        .encode();
+    assert_eq!(
+        [
+            boundary_hash(&k, 0),
+            boundary_hash(&k, 1),
+            boundary_hash(&k, 2)
+        ],
+        BOUNDARY_HASHES
+    );
+}
+
+#[test]
+fn thousand_key_tree_root() {
+    let ns = NodeStore::new(Arc::new(MemoryBackend::new()) as Arc<dyn ObjectStore>, 1024);
+    let mut entries: Vec<(Vec<u8>, ObjectId)> = (0..1000u32)
+        .map(|i| (vector_key(i).encode(), blob_id(&format!("memory {i}"))))
+        .collect();
+    entries.sort();
+    let root = ns.build_sorted(entries).unwrap();
+    let rep = ns.verify(&root);
+    assert!(rep.violations.is_empty());
+    assert_eq!(rep.nodes_per_level, THOUSAND_NODES_PER_LEVEL.to_vec());
+    assert_eq!(root.to_hex(), THOUSAND_ROOT_ID);
+}
+
+/// Our canonical bytes are ordinary CBOR: ciborium reads them, and writes the same value back
+/// to the same bytes.
+#[test]
+fn ciborium_reads_and_reproduces_our_bytes() {
+    for bytes in [
+        Blob(b"hello".to_vec()).encode(),
+        vector_leaf().encode(),
+        vector_internal().encode(),
+        Node {
+            level: 0,
+            items: vec![],
+        }
+        .encode(),
+    ] {
+        let v: ciborium::Value = ciborium::from_reader(&bytes[..]).unwrap();
+        let mut again = Vec::new();
+        ciborium::into_writer(&v, &mut again).unwrap();
+        assert_eq!(hex(&again), hex(&bytes));
+        assert_eq!(
+            memoir::object::peek_kind(&bytes).ok(),
+            Some(if bytes[1] == 1 {
+                Kind::Node
+            } else {
+                Kind::Blob
+            })
+        );
+    }
+}
+
+const BLOB_HELLO_ID: &str = "2704a477b685fd64d875e4ac4dbc1acb9db5f4b54ae09dca449069bea94b8632";
+const EMPTY_TREE_ID: &str = "96a29adf78b232752b5f2e2fc3f8efe270ecb1f9e4e1e5ab5aa0162f3f7f9fac";
+const LEAF_BYTES: &str = "83010082824b64656661756c7400610162582001447dace7f352825bfa87f5906ab519c0119e24d0e6d0af66b4f1e1a5d9c5c7824b64656661756c740061016358203a341f382e9be7a78f017a2cce327d8cb49b180bc1c8318d58ada7d02d5ac082";
+const LEAF_ID: &str = "71c9b062ad0f7623cb521bf69fd9c7e5da51b3a572901efec53ee89a70a53c80";
+const INTERNAL_BYTES: &str = "83010182844b64656661756c74006101624b64656661756c7400610163582071c9b062ad0f7623cb521bf69fd9c7e5da51b3a572901efec53ee89a70a53c8002844964656661756c74007a4b64656661756c74007a017a582071c9b062ad0f7623cb521bf69fd9c7e5da51b3a572901efec53ee89a70a53c8019012c";
+const INTERNAL_ID: &str = "5843a21e7fc384b7ca380ac92496ceb5100273371df2846d085d290cdb8b7017";
+const BOUNDARY_HASHES: [u32; 3] = [16668207, 663478011, 3749629131];
+const THOUSAND_NODES_PER_LEVEL: [u64; 2] = [20, 1];
+const THOUSAND_ROOT_ID: &str = "7894dde9fe77b9c081f56a1e204134eebe8964fbeb0ac0841353d6fa47f936e6";
