@@ -8,4 +8,5 @@
 pub mod key;
 pub mod object;
 pub mod prolly;
+pub mod repo;
 pub mod store;

@@ -36,6 +36,20 @@ fn samples() -> Vec<Vec<u8>> {
         sample_node(1, 4).encode(),
         sample_node(0, 0).encode(),
         Blob(b"some value".to_vec()).encode(),
+        memoir::repo::Commit {
+            root: NodeStore::empty_id(),
+            parents: vec![NodeStore::empty_id(); 2],
+            author: "a".into(),
+            timestamp: -5,
+            message: "m".into(),
+            metadata: [
+                ("k".to_string(), "v".to_string()),
+                ("kk".to_string(), "w".to_string()),
+            ]
+            .into_iter()
+            .collect(),
+        }
+        .encode(),
     ]
 }
 
@@ -48,6 +62,9 @@ fn decode_all(bytes: &[u8]) {
         assert_eq!(b.encode(), bytes, "blob decoded from non-canonical bytes");
     }
     let _ = memoir::object::peek_kind(bytes);
+    if let Ok(c) = memoir::repo::Commit::decode(bytes) {
+        assert_eq!(c.encode(), bytes, "commit decoded from non-canonical bytes");
+    }
     if let Ok(k) = Key::decode(bytes) {
         assert_eq!(k.encode(), bytes);
     }
@@ -62,7 +79,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_objects_never_panic(which in 0usize..4, edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..6)) {
+    fn mutated_objects_never_panic(which in 0usize..5, edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..6)) {
         let mut b = samples()[which].clone();
         for (pos, val, op) in edits {
             if b.is_empty() { break; }

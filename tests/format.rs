@@ -179,3 +179,35 @@ const INTERNAL_ID: &str = "5843a21e7fc384b7ca380ac92496ceb5100273371df2846d085d2
 const BOUNDARY_HASHES: [u32; 3] = [16668207, 663478011, 3749629131];
 const THOUSAND_NODES_PER_LEVEL: [u64; 2] = [20, 1];
 const THOUSAND_ROOT_ID: &str = "7894dde9fe77b9c081f56a1e204134eebe8964fbeb0ac0841353d6fa47f936e6";
+
+fn vector_commit() -> memoir::repo::Commit {
+    memoir::repo::Commit {
+        root: NodeStore::empty_id(),
+        parents: vec![blob_id("parent")],
+        author: "Ada <ada@example.org>".into(),
+        timestamp: 1_767_225_600,
+        message: "Store a.b in default".into(),
+        metadata: [("actor", "agent-1"), ("source", "cli")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+#[test]
+fn commit_vector() {
+    let (id, bytes) = vector_commit().to_bytes_and_id();
+    assert_eq!(hex(&bytes), COMMIT_BYTES);
+    assert_eq!(id.to_hex(), COMMIT_ID);
+    assert_eq!(
+        memoir::repo::Commit::decode(&bytes).unwrap(),
+        vector_commit()
+    );
+    let v: ciborium::Value = ciborium::from_reader(&bytes[..]).unwrap();
+    let mut again = Vec::new();
+    ciborium::into_writer(&v, &mut again).unwrap();
+    assert_eq!(again, bytes);
+}
+
+const COMMIT_BYTES: &str = "8703582096a29adf78b232752b5f2e2fc3f8efe270ecb1f9e4e1e5ab5aa0162f3f7f9fac815820999f3814a40fb3616d7ca1c23877871d19ce13467e60947b7a1bdec3bf26bd4075416461203c616461406578616d706c652e6f72673e1a6955b9007453746f726520612e6220696e2064656661756c74a2656163746f72676167656e742d3166736f7572636563636c69";
+const COMMIT_ID: &str = "3b2cb5b7dfae19b8826c1919fd3ef2150b69dc604ae6b7bb650e78a081d0b858";

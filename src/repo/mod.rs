@@ -1,0 +1,321 @@
+//! The repository layer: commits and refs over the tree and object layers.
+//!
+//! Refs live in the store's ref table: `HEAD` holds `ref: refs/heads/<branch>` (attached) or
+//! a raw 32-byte commit id (detached); `refs/heads/<branch>` holds a raw 32-byte commit id.
+//! Every ref move is a compare-and-swap, made only after the objects it names are flushed.
+
+mod commit;
+pub mod revision;
+
+pub use commit::{Commit, MAX_PARENTS};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::object::{Object, ObjectError, ObjectId, Objects};
+use crate::prolly::{Edit, NodeStore, ProllyError, DEFAULT_CACHE_NODES};
+use crate::store::{ObjectStore, RefStore, Store, StoreError};
+
+/// The ref that names the current branch.
+pub const HEAD: &str = "HEAD";
+/// Prefix of branch refs.
+pub const BRANCH_PREFIX: &str = "refs/heads/";
+/// The branch a new repository starts on.
+pub const DEFAULT_BRANCH: &str = "main";
+const SYMBOLIC: &str = "ref: ";
+
+/// Errors of the repository layer.
+#[derive(Debug, thiserror::Error)]
+pub enum RepoError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// An object is missing or corrupt.
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    /// A tree operation failed.
+    #[error(transparent)]
+    Tree(#[from] ProllyError),
+    /// The store has no `HEAD`: it was never initialised.
+    #[error("the store has no history yet (no HEAD)")]
+    NotInitialized,
+    /// `init` on a store that already has a `HEAD`.
+    #[error("the store already has a history")]
+    AlreadyInitialized,
+    /// No branch of that name.
+    #[error("branch '{0}' not found")]
+    BranchNotFound(String),
+    /// A branch of that name already exists.
+    #[error("branch '{0}' already exists")]
+    BranchExists(String),
+    /// A branch name that is not allowed.
+    #[error(transparent)]
+    BadName(#[from] revision::RevParseError),
+    /// A ref changed between reading and updating it (another writer won the race).
+    #[error("ref {0} was moved by another writer; nothing was changed")]
+    RefMoved(String),
+    /// A ref holds a value that is not a commit id or symbolic ref.
+    #[error("ref {name} holds an unreadable value")]
+    BadRef {
+        /// The ref.
+        name: String,
+    },
+}
+
+/// Result alias of the repository layer.
+pub type RepoResult<T> = Result<T, RepoError>;
+
+/// Who makes a commit, when, and with what provenance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature {
+    /// Author text.
+    pub author: String,
+    /// Unix seconds (UTC); the caller supplies the clock.
+    pub timestamp: i64,
+    /// Optional provenance (`actor`, `source`, ...).
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Signature {
+    /// A signature without metadata.
+    pub fn new(author: &str, timestamp: i64) -> Self {
+        Signature {
+            author: author.to_string(),
+            timestamp,
+            metadata: BTreeMap::new(),
+        }
+    }
+}
+
+/// What `HEAD` points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Head {
+    /// A branch, by name.
+    Branch(String),
+    /// A commit, detached from any branch.
+    Detached(ObjectId),
+}
+
+/// A store with history: commits, branches and `HEAD`.
+pub struct Repo {
+    store: Store,
+    objects: Objects,
+    tree: NodeStore,
+}
+
+fn branch_ref(name: &str) -> String {
+    format!("{BRANCH_PREFIX}{name}")
+}
+
+fn id_from_ref(name: &str, bytes: &[u8]) -> RepoResult<ObjectId> {
+    <[u8; 32]>::try_from(bytes)
+        .map(ObjectId::from_bytes)
+        .map_err(|_| RepoError::BadRef {
+            name: name.to_string(),
+        })
+}
+
+impl Repo {
+    /// Wraps an opened store that already has a history.
+    pub fn open(store: Store) -> RepoResult<Repo> {
+        let repo = Repo::wrap(store);
+        if repo.store.get_ref(HEAD)?.is_none() {
+            return Err(RepoError::NotInitialized);
+        }
+        Ok(repo)
+    }
+
+    /// Starts the history of a fresh store: an empty tree, a first commit on `main`, and
+    /// `HEAD` attached to `main`.
+    pub fn init(store: Store, sig: &Signature, message: &str) -> RepoResult<Repo> {
+        let repo = Repo::wrap(store);
+        if repo.store.get_ref(HEAD)?.is_some() {
+            return Err(RepoError::AlreadyInitialized);
+        }
+        let root = repo.tree.empty()?;
+        let id = repo.write_commit(root, vec![], sig, message)?;
+        repo.cas(&branch_ref(DEFAULT_BRANCH), None, Some(id.as_bytes()))?;
+        let head = format!("{SYMBOLIC}{}{DEFAULT_BRANCH}", BRANCH_PREFIX);
+        repo.cas(HEAD, None, Some(head.as_bytes()))?;
+        repo.store.flush()?;
+        Ok(repo)
+    }
+
+    fn wrap(store: Store) -> Repo {
+        let shared: Arc<dyn ObjectStore> = Arc::new(store.clone());
+        Repo {
+            objects: Objects::new(shared.clone()),
+            tree: NodeStore::new(shared, DEFAULT_CACHE_NODES),
+            store,
+        }
+    }
+
+    /// The store underneath.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Tree operations (reads at any root).
+    pub fn tree(&self) -> &NodeStore {
+        &self.tree
+    }
+
+    /// Verified object access.
+    pub fn objects(&self) -> &Objects {
+        &self.objects
+    }
+
+    fn cas(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> RepoResult<()> {
+        self.store
+            .cas_ref(name, old, new)?
+            .map_err(|_| RepoError::RefMoved(name.to_string()))
+    }
+
+    /// What `HEAD` points at.
+    pub fn head(&self) -> RepoResult<Head> {
+        let raw = self.store.get_ref(HEAD)?.ok_or(RepoError::NotInitialized)?;
+        if let Some(rest) = raw.strip_prefix(SYMBOLIC.as_bytes()) {
+            let target = std::str::from_utf8(rest).map_err(|_| RepoError::BadRef {
+                name: HEAD.to_string(),
+            })?;
+            let name = target
+                .strip_prefix(BRANCH_PREFIX)
+                .ok_or_else(|| RepoError::BadRef {
+                    name: HEAD.to_string(),
+                })?;
+            return Ok(Head::Branch(name.to_string()));
+        }
+        Ok(Head::Detached(id_from_ref(HEAD, &raw)?))
+    }
+
+    /// The commit `HEAD` resolves to.
+    pub fn head_commit(&self) -> RepoResult<ObjectId> {
+        match self.head()? {
+            Head::Branch(b) => self.branch_tip(&b),
+            Head::Detached(id) => Ok(id),
+        }
+    }
+
+    /// The tip commit of a branch.
+    pub fn branch_tip(&self, name: &str) -> RepoResult<ObjectId> {
+        let r = branch_ref(name);
+        match self.store.get_ref(&r)? {
+            Some(raw) => id_from_ref(&r, &raw),
+            None => Err(RepoError::BranchNotFound(name.to_string())),
+        }
+    }
+
+    /// Every branch and its tip, sorted by name.
+    pub fn branches(&self) -> RepoResult<Vec<(String, ObjectId)>> {
+        self.store
+            .list_refs(BRANCH_PREFIX)?
+            .into_iter()
+            .map(|(name, raw)| {
+                let id = id_from_ref(&name, &raw)?;
+                Ok((name[BRANCH_PREFIX.len()..].to_string(), id))
+            })
+            .collect()
+    }
+
+    /// Creates branch `name` at commit `at`.
+    pub fn create_branch(&self, name: &str, at: &ObjectId) -> RepoResult<()> {
+        revision::validate_branch_name(name)?;
+        self.read_commit(at)?;
+        self.store
+            .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?
+            .map_err(|_| RepoError::BranchExists(name.to_string()))?;
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// Points `HEAD` at a branch (which must exist) or a commit.
+    pub fn set_head(&self, head: &Head) -> RepoResult<()> {
+        let value = match head {
+            Head::Branch(b) => {
+                self.branch_tip(b)?;
+                format!("{SYMBOLIC}{BRANCH_PREFIX}{b}").into_bytes()
+            }
+            Head::Detached(id) => {
+                self.read_commit(id)?;
+                id.as_bytes().to_vec()
+            }
+        };
+        let old = self.store.get_ref(HEAD)?;
+        self.cas(HEAD, old.as_deref(), Some(&value))?;
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// Reads a commit (hash-verified).
+    pub fn read_commit(&self, id: &ObjectId) -> RepoResult<Commit> {
+        Ok(self.objects.read::<Commit>(id)?)
+    }
+
+    fn write_commit(
+        &self,
+        root: ObjectId,
+        parents: Vec<ObjectId>,
+        sig: &Signature,
+        message: &str,
+    ) -> RepoResult<ObjectId> {
+        let c = Commit {
+            root,
+            parents,
+            author: sig.author.clone(),
+            timestamp: sig.timestamp,
+            message: message.to_string(),
+            metadata: sig.metadata.clone(),
+        };
+        Ok(self.objects.write(&c)?)
+    }
+
+    /// Applies `edits` to the tip of `branch` and records one commit, durably: tree nodes and
+    /// the commit are written and flushed, then the branch moves by compare-and-swap from the
+    /// tip the edits were applied to, then the ref is flushed. If another writer moved the
+    /// branch meanwhile, nothing is changed and [`RepoError::RefMoved`] is returned (the
+    /// written objects are unreachable and removed by gc).
+    pub fn commit(
+        &self,
+        branch: &str,
+        edits: Vec<Edit>,
+        sig: &Signature,
+        message: &str,
+    ) -> RepoResult<ObjectId> {
+        let tip = self.branch_tip(branch)?;
+        let parent = self.read_commit(&tip)?;
+        let root = self.tree.apply(&parent.root, edits)?;
+        self.commit_tree(branch, &tip, root, vec![tip], sig, message)
+    }
+
+    /// Records a commit of an already-written tree `root` with `parents` on `branch`, whose
+    /// tip must still be `expected_tip`. The durability order of [`Repo::commit`].
+    pub fn commit_tree(
+        &self,
+        branch: &str,
+        expected_tip: &ObjectId,
+        root: ObjectId,
+        parents: Vec<ObjectId>,
+        sig: &Signature,
+        message: &str,
+    ) -> RepoResult<ObjectId> {
+        let id = self.write_commit(root, parents, sig, message)?;
+        self.store.flush()?;
+        self.cas(
+            &branch_ref(branch),
+            Some(expected_tip.as_bytes()),
+            Some(id.as_bytes()),
+        )?;
+        self.store.flush()?;
+        Ok(id)
+    }
+
+    /// The tree root at a commit.
+    pub fn root_of(&self, commit: &ObjectId) -> RepoResult<ObjectId> {
+        Ok(self.read_commit(commit)?.root)
+    }
+}
+
+/// The id a commit would have (for tests and vectors).
+pub fn commit_id(c: &Commit) -> ObjectId {
+    c.to_bytes_and_id().0
+}

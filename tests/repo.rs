@@ -1,0 +1,156 @@
+//! Commits, branches and HEAD on a real sled store.
+
+use memoir::key::Key;
+use memoir::object::{Blob, Object, ObjectId};
+use memoir::prolly::Edit;
+use memoir::repo::{Commit, Head, Repo, RepoError, Signature};
+use memoir::store::{OpenOptions, RefStore, Store};
+
+fn sig(t: i64) -> Signature {
+    Signature::new("Tester <t@example.org>", t)
+}
+
+fn put(repo: &Repo, path: &str, content: &str) -> Edit {
+    let v = repo
+        .objects()
+        .write(&Blob(content.as_bytes().to_vec()))
+        .unwrap();
+    Edit::Put(Key::new("default", path).unwrap().encode(), v)
+}
+
+fn value_at(repo: &Repo, commit: &ObjectId, path: &str) -> Option<String> {
+    let root = repo.root_of(commit).unwrap();
+    let k = Key::new("default", path).unwrap().encode();
+    repo.tree()
+        .get(&root, &k)
+        .unwrap()
+        .map(|id| String::from_utf8(repo.objects().read::<Blob>(&id).unwrap().0).unwrap())
+}
+
+#[test]
+fn commits_branches_and_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::create(&path, &OpenOptions::default()).unwrap();
+    let repo = Repo::init(store, &sig(1_700_000_000), "Initialize store").unwrap();
+    assert!(matches!(
+        Repo::init(repo.store().clone(), &sig(1), "again"),
+        Err(RepoError::AlreadyInitialized)
+    ));
+    assert_eq!(repo.head().unwrap(), Head::Branch("main".into()));
+    let c0 = repo.head_commit().unwrap();
+    let first = repo.read_commit(&c0).unwrap();
+    assert!(first.parents.is_empty());
+    assert_eq!(repo.tree().count(&first.root).unwrap(), 0);
+
+    let e = put(&repo, "preferences.coding.testing", "pytest");
+    let c1 = repo
+        .commit("main", vec![e], &sig(1_700_000_100), "Store one")
+        .unwrap();
+    let e = put(&repo, "preferences.coding.testing", "pytest with fixtures");
+    let c2 = repo
+        .commit("main", vec![e], &sig(1_700_000_200), "Update")
+        .unwrap();
+    assert_eq!(repo.read_commit(&c2).unwrap().parents, vec![c1]);
+    assert_eq!(
+        value_at(&repo, &c1, "preferences.coding.testing").as_deref(),
+        Some("pytest")
+    );
+    assert_eq!(
+        value_at(&repo, &c2, "preferences.coding.testing").as_deref(),
+        Some("pytest with fixtures")
+    );
+    assert_eq!(value_at(&repo, &c0, "preferences.coding.testing"), None);
+
+    // A branch moves independently of main.
+    repo.create_branch("agent/alice", &c1).unwrap();
+    assert!(matches!(
+        repo.create_branch("agent/alice", &c1),
+        Err(RepoError::BranchExists(_))
+    ));
+    let e = put(&repo, "experience.debugging", "read the logs first");
+    let a1 = repo
+        .commit("agent/alice", vec![e], &sig(1_700_000_300), "Alice learns")
+        .unwrap();
+    assert_eq!(repo.branch_tip("main").unwrap(), c2);
+    assert_eq!(repo.branch_tip("agent/alice").unwrap(), a1);
+    assert_eq!(
+        repo.branches()
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect::<Vec<_>>(),
+        vec!["agent/alice".to_string(), "main".to_string()]
+    );
+    assert!(matches!(repo.branch_tip("nope"), Err(RepoError::BranchNotFound(b)) if b == "nope"));
+    assert!(matches!(
+        repo.commit("nope", vec![], &sig(1), "x"),
+        Err(RepoError::BranchNotFound(_))
+    ));
+
+    // A writer that lost the race changes nothing.
+    let e = put(&repo, "a.b", "lost");
+    let root = repo
+        .tree()
+        .apply(&repo.root_of(&c1).unwrap(), vec![e])
+        .unwrap();
+    assert!(matches!(
+        repo.commit_tree("main", &c1, root, vec![c1], &sig(5), "stale"),
+        Err(RepoError::RefMoved(_))
+    ));
+    assert_eq!(repo.branch_tip("main").unwrap(), c2);
+
+    // Detached HEAD and back.
+    repo.set_head(&Head::Detached(c1)).unwrap();
+    assert_eq!(repo.head_commit().unwrap(), c1);
+    repo.set_head(&Head::Branch("agent/alice".into())).unwrap();
+    assert_eq!(repo.head_commit().unwrap(), a1);
+    assert!(repo.set_head(&Head::Branch("missing".into())).is_err());
+
+    // Everything survives a reopen.
+    drop(repo);
+    let store = Store::open(&path, &OpenOptions::default()).unwrap();
+    let repo = Repo::open(store).unwrap();
+    assert_eq!(repo.head().unwrap(), Head::Branch("agent/alice".into()));
+    assert_eq!(repo.branch_tip("main").unwrap(), c2);
+    assert_eq!(
+        value_at(&repo, &a1, "experience.debugging").as_deref(),
+        Some("read the logs first")
+    );
+    // Refs name only flushed, complete commits.
+    for (_, tip) in repo.branches().unwrap() {
+        let c = repo.read_commit(&tip).unwrap();
+        assert!(repo.tree().verify(&c.root).violations.is_empty());
+    }
+    assert!(repo.store().get_ref("refs/heads/main").unwrap().is_some());
+}
+
+#[test]
+fn open_without_history_is_an_error() {
+    assert!(matches!(
+        Repo::open(Store::memory()),
+        Err(RepoError::NotInitialized)
+    ));
+}
+
+#[test]
+fn commit_ids_are_deterministic() {
+    let c = Commit {
+        root: memoir::prolly::NodeStore::empty_id(),
+        parents: vec![],
+        author: "A".into(),
+        timestamp: 1_700_000_000,
+        message: "Initialize store".into(),
+        metadata: [
+            ("source".to_string(), "cli".to_string()),
+            ("actor".to_string(), "agent-1".to_string()),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let bytes = c.encode();
+    assert_eq!(Commit::decode(&bytes).unwrap(), c);
+    let repo_a = Repo::init(Store::memory(), &sig(1_700_000_000), "Initialize store").unwrap();
+    let repo_b = Repo::init(Store::memory(), &sig(1_700_000_000), "Initialize store").unwrap();
+    assert_eq!(repo_a.head_commit().unwrap(), repo_b.head_commit().unwrap());
+}
