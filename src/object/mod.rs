@@ -221,13 +221,10 @@ impl Objects {
         Ok(id)
     }
 
-    /// Stores already-encoded objects together; ids must be their hashes.
-    pub fn write_encoded(&self, objects: &[(ObjectId, Vec<u8>)]) -> ObjectResult<Vec<PutOutcome>> {
-        let raw: Vec<([u8; 32], Vec<u8>)> = objects
-            .iter()
-            .map(|(id, b)| (*id.as_bytes(), b.clone()))
-            .collect();
-        Ok(self.store.put_many(&raw)?)
+    /// Stores already-encoded objects together (one engine batch); each raw id must be the
+    /// object's hash.
+    pub fn write_encoded(&self, objects: &[([u8; 32], Vec<u8>)]) -> ObjectResult<Vec<PutOutcome>> {
+        Ok(self.store.put_many(objects)?)
     }
 
     /// Whether `id` is stored.

@@ -62,7 +62,7 @@ impl LevelEdit {
 /// Collects the nodes a batch makes; writes them together at the end.
 struct Writer<'a> {
     ns: &'a NodeStore,
-    pending: Vec<(ObjectId, Vec<u8>)>,
+    pending: Vec<([u8; 32], Vec<u8>)>,
     made: usize,
 }
 
@@ -86,7 +86,7 @@ impl<'a> Writer<'a> {
             count: node.count(),
         };
         self.ns.remember(id, Arc::new(node));
-        self.pending.push((id, bytes));
+        self.pending.push((*id.as_bytes(), bytes));
         self.made += 1;
         parent
     }
@@ -296,7 +296,7 @@ impl NodeStore {
             if n.level == 0 || n.items.len() != 1 {
                 return Ok(root);
             }
-            w.pending.retain(|(id, _)| *id != root);
+            w.pending.retain(|(id, _)| id != root.as_bytes());
             root = n.items[0].id;
         }
     }
