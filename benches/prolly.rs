@@ -1,1 +1,387 @@
-fn main() {}
+//! Prolly tree benchmarks: bulk build, edit batches, point gets, histograms and diffs.
+//!
+//! Keys: namespace "default", paths `topic{a:03}.sub{b:03}.item{c:05}` (33 encoded bytes),
+//! where key `i` is a bijective 30-bit mix of `i` split into a (7 bits, 128 topics),
+//! b (7 bits) and c (16 bits). Keys `0..n` are the tree; keys `n..2n` are guaranteed new
+//! (inserts). Value ids and edit choices come from a seeded `StdRng`.
+//!
+//! Node cache: every `NodeStore` here has `CACHE_NODES` = 1 << 15 = 32768 decoded nodes;
+//! a 1M-key tree has ~20k nodes, so the whole tree (internal nodes and leaves) fits.
+//!
+//! Big trees are built once (lazily, the first time a benchmark that needs them runs) and
+//! shared; run one group at a time with a filter, e.g. `cargo bench --bench prolly -- get`.
+
+use std::hint::black_box;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use criterion::{
+    criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use memoir::key::{group_prefix, Key};
+use memoir::object::{Kind, ObjectId};
+use memoir::prolly::{Edit, KeyRange, NodeStore};
+use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, Store};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const CACHE_NODES: usize = 1 << 15;
+const K100: u64 = 100_000;
+const M1: u64 = 1_000_000;
+
+const MASK: u64 = (1 << 30) - 1;
+
+/// A bijection of 0..2^30 (odd multipliers and xor-shifts mod 2^30).
+fn mix(i: u64) -> u64 {
+    let mut x = i & MASK;
+    x = x.wrapping_mul(0x2545_F491) & MASK;
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x1B87_3593) & MASK;
+    x ^= x >> 13;
+    x
+}
+
+/// Encoded key number `i` (distinct for distinct `i < 2^30`).
+fn key(i: u64) -> Vec<u8> {
+    let x = mix(i);
+    let (a, b, c) = (x >> 23, (x >> 16) & 127, x & 0xffff);
+    Key::new("default", &format!("topic{a:03}.sub{b:03}.item{c:05}"))
+        .unwrap()
+        .encode()
+}
+
+fn value(rng: &mut StdRng) -> ObjectId {
+    ObjectId::of(Kind::Blob, &rng.gen::<u64>().to_le_bytes())
+}
+
+/// Keys `0..n` sorted, with random value ids.
+fn sorted_entries(n: u64, seed: u64) -> Vec<(Vec<u8>, ObjectId)> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut v: Vec<(Vec<u8>, ObjectId)> = (0..n).map(|i| (key(i), value(&mut rng))).collect();
+    v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// `updates` puts of random existing keys and `inserts` puts of random new keys.
+fn random_batch(rng: &mut StdRng, n: u64, updates: usize, inserts: usize) -> Vec<Edit> {
+    let mut edits = Vec::with_capacity(updates + inserts);
+    for _ in 0..updates {
+        edits.push(Edit::Put(key(rng.gen_range(0..n)), value(rng)));
+    }
+    for _ in 0..inserts {
+        edits.push(Edit::Put(key(rng.gen_range(n..2 * n)), value(rng)));
+    }
+    edits
+}
+
+struct Fixture {
+    ns: NodeStore,
+    root: ObjectId,
+    n: u64,
+    store: Option<Store>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Fixture {
+    fn memory(n: u64) -> Fixture {
+        let ns = NodeStore::new(Arc::new(MemoryBackend::new()), CACHE_NODES);
+        let root = ns.build_sorted(sorted_entries(n, 1)).unwrap();
+        assert_eq!(ns.count(&root).unwrap(), n);
+        Fixture {
+            ns,
+            root,
+            n,
+            store: None,
+            _dir: None,
+        }
+    }
+
+    fn sled(n: u64) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::create(&dir.path().join("store"), &OpenOptions::default()).unwrap();
+        let ns = NodeStore::new(Arc::new(store.clone()), CACHE_NODES);
+        let root = ns.build_sorted(sorted_entries(n, 1)).unwrap();
+        store.flush().unwrap();
+        assert_eq!(ns.count(&root).unwrap(), n);
+        Fixture {
+            ns,
+            root,
+            n,
+            store: Some(store),
+            _dir: Some(dir),
+        }
+    }
+
+    /// Loads every node of the tree into the cache.
+    fn warm(&self) {
+        let mut seen = 0u64;
+        self.ns
+            .scan(&self.root, &KeyRange::all(), &mut |_, _| {
+                seen += 1;
+                true
+            })
+            .unwrap();
+        assert_eq!(seen, self.n);
+    }
+}
+
+fn mem_1m() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let f = Fixture::memory(M1);
+        let rep = f.ns.verify(&f.root);
+        assert!(rep.violations.is_empty());
+        let avg: Vec<u64> = rep
+            .bytes_per_level
+            .iter()
+            .zip(&rep.nodes_per_level)
+            .map(|(b, n)| b / n)
+            .collect();
+        eprintln!(
+            "[fixture] 1M memory tree: nodes/level {:?}, avg item bytes/node per level {:?}",
+            rep.nodes_per_level, avg
+        );
+        f
+    })
+}
+
+fn mem_100k() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| Fixture::memory(K100))
+}
+
+fn sled_1m() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| Fixture::sled(M1))
+}
+
+/// 1. Bulk build from sorted input into a fresh store per iteration.
+fn bench_build(c: &mut Criterion) {
+    let mut g = c.benchmark_group("build");
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_secs(1));
+    for (label, n) in [("100k", K100), ("1M", M1)] {
+        let entries = OnceLock::new();
+        let entries = || entries.get_or_init(|| sorted_entries(n, 1));
+        g.throughput(Throughput::Elements(n));
+        g.measurement_time(Duration::from_secs(if n == M1 { 25 } else { 5 }));
+        g.bench_function(BenchmarkId::new("memory", label), |b| {
+            let entries = entries();
+            b.iter_batched(
+                || {
+                    let ns = NodeStore::new(Arc::new(MemoryBackend::new()), CACHE_NODES);
+                    (ns, entries.clone())
+                },
+                |(ns, e)| {
+                    let root = ns.build_sorted(e).unwrap();
+                    (ns, root)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        // Sled: build_sorted and one final flush (an import), fresh store each time.
+        g.measurement_time(Duration::from_secs(if n == M1 { 60 } else { 10 }));
+        g.bench_function(BenchmarkId::new("sled+flush", label), |b| {
+            let entries = entries();
+            b.iter_batched(
+                || {
+                    let dir = tempfile::tempdir().unwrap();
+                    let store =
+                        Store::create(&dir.path().join("store"), &OpenOptions::default()).unwrap();
+                    let ns = NodeStore::new(Arc::new(store.clone()), CACHE_NODES);
+                    (dir, store, ns, entries.clone())
+                },
+                |(dir, store, ns, e)| {
+                    let root = ns.build_sorted(e).unwrap();
+                    store.flush().unwrap();
+                    (dir, store, ns, root)
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+/// 2. A fresh batch of 100 random edits (50 updates, 50 inserts) applied to the same 1M root.
+fn bench_edit100(c: &mut Criterion) {
+    let mut g = c.benchmark_group("edit100_1M");
+    g.warm_up_time(Duration::from_secs(2));
+    g.measurement_time(Duration::from_secs(8));
+    g.sample_size(50);
+    // The closure runs once per sample: one-time setup and the rng live outside it.
+    let mut rng = StdRng::seed_from_u64(2);
+    let mut first = true;
+    g.bench_function("memory", |b| {
+        let f = mem_1m();
+        if std::mem::take(&mut first) {
+            f.warm();
+            let (_, st) =
+                f.ns.apply_with_stats(&f.root, random_batch(&mut rng, f.n, 50, 50))
+                    .unwrap();
+            eprintln!("[edit100 memory] one batch: {st:?}");
+        }
+        b.iter_batched(
+            || random_batch(&mut rng, f.n, 50, 50),
+            |edits| f.ns.apply(&f.root, edits).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    g.sample_size(20);
+    g.sampling_mode(SamplingMode::Flat);
+    g.measurement_time(Duration::from_secs(10));
+    // Store writes without the flush: the previous iteration's writes are flushed in the
+    // (untimed) setup, so each timed apply starts with a clean sled.
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut first = true;
+    g.bench_function("sled_no_flush", |b| {
+        let f = sled_1m();
+        let store = f.store.as_ref().unwrap();
+        if std::mem::take(&mut first) {
+            let (_, st) =
+                f.ns.apply_with_stats(&f.root, random_batch(&mut rng, f.n, 50, 50))
+                    .unwrap();
+            eprintln!("[edit100 sled] one batch: {st:?}");
+        }
+        b.iter_batched(
+            || {
+                store.flush().unwrap();
+                random_batch(&mut rng, f.n, 50, 50)
+            },
+            |edits| f.ns.apply(&f.root, edits).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    let mut rng = StdRng::seed_from_u64(4);
+    g.bench_function("sled+flush", |b| {
+        let f = sled_1m();
+        let store = f.store.as_ref().unwrap();
+        b.iter_batched(
+            || {
+                store.flush().unwrap();
+                random_batch(&mut rng, f.n, 50, 50)
+            },
+            |edits| {
+                let r = f.ns.apply(&f.root, edits).unwrap();
+                store.flush().unwrap();
+                r
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.finish();
+}
+
+/// 3. Point get of random existing keys, whole tree cached.
+fn bench_get(c: &mut Criterion) {
+    let mut g = c.benchmark_group("get_1M");
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut i = 0usize;
+    g.bench_function("warm_existing", |b| {
+        let f = mem_1m();
+        if keys.is_empty() {
+            f.warm();
+            let mut rng = StdRng::seed_from_u64(5);
+            keys = (0..4096).map(|_| key(rng.gen_range(0..f.n))).collect();
+        }
+        b.iter(|| {
+            i = (i + 1) & 4095;
+            let v = f.ns.get(&f.root, &keys[i]).unwrap();
+            debug_assert!(v.is_some());
+            black_box(v)
+        })
+    });
+    g.finish();
+}
+
+fn depth1(k: &[u8]) -> &[u8] {
+    group_prefix(k, 1)
+}
+
+fn depth3(k: &[u8]) -> &[u8] {
+    group_prefix(k, 3)
+}
+
+/// 4. Prefix histograms over the whole (cached) tree.
+fn bench_histogram(c: &mut Criterion) {
+    let mut g = c.benchmark_group("histogram");
+    for (label, get) in [
+        ("100k", mem_100k as fn() -> &'static Fixture),
+        ("1M", mem_1m),
+    ] {
+        g.bench_function(BenchmarkId::new("depth1", label), |b| {
+            let f = get();
+            f.warm();
+            let h = f.ns.histogram(&f.root, &KeyRange::all(), &depth1).unwrap();
+            assert_eq!(h.iter().map(|(_, n)| n).sum::<u64>(), f.n);
+            assert_eq!(h.len(), 128);
+            b.iter(|| black_box(f.ns.histogram(&f.root, &KeyRange::all(), &depth1).unwrap()))
+        });
+    }
+    let mut first = true;
+    g.bench_function(BenchmarkId::new("depth3", "100k"), |b| {
+        let f = mem_100k();
+        if std::mem::take(&mut first) {
+            f.warm();
+        }
+        b.iter(|| black_box(f.ns.histogram(&f.root, &KeyRange::all(), &depth3).unwrap()))
+    });
+    g.finish();
+}
+
+/// 5. Diff of two 1M trees that differ in 100 keys (50 updated, 50 inserted).
+fn bench_diff(c: &mut Criterion) {
+    let mut g = c.benchmark_group("diff_1M");
+    g.bench_function("100_keys", |b| {
+        let f = mem_1m();
+        let mut rng = StdRng::seed_from_u64(6);
+        let other =
+            f.ns.apply(&f.root, random_batch(&mut rng, f.n, 50, 50))
+                .unwrap();
+        f.warm();
+        let d = f.ns.diff_all(&f.root, &other).unwrap();
+        assert_eq!(d.len(), 100);
+        b.iter(|| black_box(f.ns.diff_all(&f.root, &other).unwrap()))
+    });
+    g.finish();
+}
+
+/// 6. One Put into the 1M tree (memory backend): update of an existing key, insert of a new.
+fn bench_put1(c: &mut Criterion) {
+    let mut g = c.benchmark_group("put1_1M");
+    for (label, new) in [("update", false), ("insert", true)] {
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut first = true;
+        g.bench_function(label, |b| {
+            let f = mem_1m();
+            if std::mem::take(&mut first) {
+                f.warm();
+            }
+            b.iter_batched(
+                || {
+                    let i = if new {
+                        rng.gen_range(f.n..2 * f.n)
+                    } else {
+                        rng.gen_range(0..f.n)
+                    };
+                    vec![Edit::Put(key(i), value(&mut rng))]
+                },
+                |edits| f.ns.apply(&f.root, edits).unwrap(),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_build,
+    bench_edit100,
+    bench_get,
+    bench_histogram,
+    bench_diff,
+    bench_put1
+);
+criterion_main!(benches);
