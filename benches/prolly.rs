@@ -76,6 +76,7 @@ fn random_batch(rng: &mut StdRng, n: u64, updates: usize, inserts: usize) -> Vec
 
 struct Fixture {
     ns: NodeStore,
+    mem: Option<Arc<MemoryBackend>>,
     root: ObjectId,
     n: u64,
     store: Option<Store>,
@@ -84,11 +85,13 @@ struct Fixture {
 
 impl Fixture {
     fn memory(n: u64) -> Fixture {
-        let ns = NodeStore::new(Arc::new(MemoryBackend::new()), CACHE_NODES);
+        let mem = Arc::new(MemoryBackend::new());
+        let ns = NodeStore::new(mem.clone(), CACHE_NODES);
         let root = ns.build_sorted(sorted_entries(n, 1)).unwrap();
         assert_eq!(ns.count(&root).unwrap(), n);
         Fixture {
             ns,
+            mem: Some(mem),
             root,
             n,
             store: None,
@@ -105,6 +108,7 @@ impl Fixture {
         assert_eq!(ns.count(&root).unwrap(), n);
         Fixture {
             ns,
+            mem: None,
             root,
             n,
             store: Some(store),
@@ -273,21 +277,40 @@ fn bench_edit100(c: &mut Criterion) {
     g.finish();
 }
 
-/// 3. Point get of random existing keys, whole tree cached.
+/// Benchmark 3: point get of random existing keys, whole tree cached. `warm_built`: the
+/// nodes in the cache are the ones `build_sorted` made; `warm_decoded`: a fresh `NodeStore`
+/// over the same store whose cache was filled by a scan, so every node was read and decoded
+/// (as after a reopen).
 fn bench_get(c: &mut Criterion) {
     let mut g = c.benchmark_group("get_1M");
-    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut rng = StdRng::seed_from_u64(5);
+    let keys: Vec<Vec<u8>> = (0..4096).map(|_| key(rng.gen_range(0..M1))).collect();
     let mut i = 0usize;
-    g.bench_function("warm_existing", |b| {
+    let mut first = true;
+    g.bench_function("warm_built", |b| {
         let f = mem_1m();
-        if keys.is_empty() {
+        if std::mem::take(&mut first) {
             f.warm();
-            let mut rng = StdRng::seed_from_u64(5);
-            keys = (0..4096).map(|_| key(rng.gen_range(0..f.n))).collect();
         }
         b.iter(|| {
             i = (i + 1) & 4095;
             let v = f.ns.get(&f.root, &keys[i]).unwrap();
+            debug_assert!(v.is_some());
+            black_box(v)
+        })
+    });
+    let mut decoded: Option<NodeStore> = None;
+    g.bench_function("warm_decoded", |b| {
+        let f = mem_1m();
+        let ns = decoded.get_or_insert_with(|| {
+            let ns = NodeStore::new(f.mem.clone().unwrap(), CACHE_NODES);
+            ns.scan(&f.root, &KeyRange::all(), &mut |_, _| true)
+                .unwrap();
+            ns
+        });
+        b.iter(|| {
+            i = (i + 1) & 4095;
+            let v = ns.get(&f.root, &keys[i]).unwrap();
             debug_assert!(v.is_some());
             black_box(v)
         })

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cold_open build DIR N         create a sled store at DIR holding an N-key tree
-//! cold_open read DIR KEYINDEX   open DIR, read ref "root", get key KEYINDEX; print timings
+//! cold_open read DIR KEYINDEX   open DIR, read ref "root", get key KEYINDEX (and one more
+//!                               key), close; print the time of each step
 //! ```
 //!
 //! Keys are the ones of `benches/prolly.rs`: namespace "default", paths
@@ -126,13 +127,19 @@ fn read(dir: &Path, index: u64) {
     let t_total = t0.elapsed();
     assert_eq!(v, Some(value(index)), "key {index} not found");
     assert!(v2.is_some());
+    // Closing (sled's drop) is part of a command's wall time too.
+    let t4 = Instant::now();
+    drop(ns);
+    drop(store);
+    let t_close = t4.elapsed();
     println!(
-        "open_us={} ref_us={} first_get_us={} second_get_us={} total_us={}",
+        "open_us={} ref_us={} first_get_us={} second_get_us={} total_us={} close_us={}",
         t_open.as_micros(),
         t_ref.as_micros(),
         t_get.as_micros(),
         t_get2.as_micros(),
-        t_total.as_micros()
+        t_total.as_micros(),
+        t_close.as_micros()
     );
 }
 
