@@ -76,7 +76,11 @@ impl Chunker {
     /// Takes the pending items (the final, possibly short, node of a level).
     pub fn take(&mut self) -> Vec<Item> {
         self.size = 0;
-        std::mem::replace(&mut self.items, Vec::with_capacity(128))
+        // The node keeps these items for as long as it is cached: hand over a right-sized
+        // vector, not the chunker's growth buffer.
+        let mut items = std::mem::take(&mut self.items);
+        items.shrink_to_fit();
+        items
     }
 }
 
