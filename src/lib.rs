@@ -5,6 +5,7 @@
 //! [`prolly`] (the counted, content-defined search tree).
 #![warn(missing_docs)]
 
+pub mod glob;
 pub mod key;
 pub mod object;
 pub mod prolly;

@@ -1,0 +1,154 @@
+//! Shell-style globs over key paths, as `summarize --keys`, `log --keys` and `diff` filter.
+//!
+//! A pattern matches the whole bare path (no namespace). `*` matches any run of characters,
+//! dots included (`preferences.*` matches `preferences.a.b`); `?` one character; `[seq]` and
+//! `[!seq]` a class; `{a,b}` alternatives. Matching is case-sensitive. An unclosed class or
+//! any other malformed pattern is an error, never a literal.
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1024;
+/// Most patterns in one set.
+pub const MAX_PATTERNS: usize = 256;
+
+/// Why a glob was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GlobError {
+    /// The pattern is empty.
+    #[error("invalid glob: the pattern is empty")]
+    Empty,
+    /// The pattern is longer than [`MAX_PATTERN_BYTES`].
+    #[error("invalid glob: longer than {MAX_PATTERN_BYTES} bytes")]
+    TooLong,
+    /// More than [`MAX_PATTERNS`] patterns.
+    #[error("invalid glob: more than {MAX_PATTERNS} patterns")]
+    TooMany,
+    /// The pattern does not parse (for example an unclosed `[`).
+    #[error("invalid glob {pattern:?}: {reason}")]
+    Syntax {
+        /// The pattern as given.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+/// A union of globs over bare key paths. An empty set matches everything.
+#[derive(Debug, Clone)]
+pub struct KeyGlobs {
+    patterns: Vec<String>,
+    set: GlobSet,
+}
+
+impl KeyGlobs {
+    /// Compiles `patterns`; a path matches when any pattern matches it.
+    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<KeyGlobs, GlobError> {
+        if patterns.len() > MAX_PATTERNS {
+            return Err(GlobError::TooMany);
+        }
+        let mut b = GlobSetBuilder::new();
+        let mut kept = Vec::with_capacity(patterns.len());
+        for p in patterns {
+            let p = p.as_ref();
+            if p.is_empty() {
+                return Err(GlobError::Empty);
+            }
+            if p.len() > MAX_PATTERN_BYTES {
+                return Err(GlobError::TooLong);
+            }
+            let g = GlobBuilder::new(p)
+                .literal_separator(false)
+                .case_insensitive(false)
+                .backslash_escape(true)
+                .empty_alternates(false)
+                .build()
+                .map_err(|e| GlobError::Syntax {
+                    pattern: p.to_string(),
+                    reason: e.kind().to_string(),
+                })?;
+            b.add(g);
+            kept.push(p.to_string());
+        }
+        let set = b.build().map_err(|e| GlobError::Syntax {
+            pattern: kept.join(" "),
+            reason: e.to_string(),
+        })?;
+        Ok(KeyGlobs {
+            patterns: kept,
+            set,
+        })
+    }
+
+    /// The set that matches every path.
+    pub fn all() -> KeyGlobs {
+        KeyGlobs {
+            patterns: Vec::new(),
+            set: GlobSet::empty(),
+        }
+    }
+
+    /// True when the set has no patterns (and so matches everything).
+    pub fn is_all(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// The patterns, as given.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
+
+    /// Whether `path` (a bare dotted path) matches.
+    pub fn matches(&self, path: &str) -> bool {
+        self.is_all() || self.set.is_match(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(p: &str, path: &str) -> bool {
+        KeyGlobs::new(&[p]).unwrap().matches(path)
+    }
+
+    #[test]
+    fn star_crosses_dots_and_matches_whole_path() {
+        assert!(m("preferences.*", "preferences.a.b"));
+        assert!(m("preferences.*", "preferences.a"));
+        assert!(!m("preferences.*", "preferences"));
+        assert!(!m("pref", "preferences"));
+        assert!(m("*.testing", "preferences.coding.testing"));
+        assert!(!m("*.testing", "preferences.coding.testing2"));
+    }
+
+    #[test]
+    fn classes_question_mark_and_case() {
+        assert!(m("a.?", "a.b"));
+        assert!(!m("a.?", "a.bc"));
+        assert!(m("a.[bc]", "a.c"));
+        assert!(!m("a.[!bc]", "a.c"));
+        assert!(m("a.[!bc]", "a.d"));
+        assert!(!m("A.b", "a.b"));
+    }
+
+    #[test]
+    fn union_and_empty_set() {
+        let g = KeyGlobs::new(&["a.*", "b.c"]).unwrap();
+        assert!(g.matches("a.x") && g.matches("b.c") && !g.matches("b.d"));
+        let all = KeyGlobs::all();
+        assert!(all.matches("anything.at.all"));
+        assert!(KeyGlobs::new::<&str>(&[]).unwrap().is_all());
+    }
+
+    #[test]
+    fn malformed_patterns_are_errors() {
+        assert!(matches!(
+            KeyGlobs::new(&["a.[bc"]),
+            Err(GlobError::Syntax { .. })
+        ));
+        assert_eq!(KeyGlobs::new(&[""]).unwrap_err(), GlobError::Empty);
+        let huge = "a".repeat(MAX_PATTERN_BYTES + 1);
+        assert_eq!(KeyGlobs::new(&[huge]).unwrap_err(), GlobError::TooLong);
+    }
+}
