@@ -9,5 +9,6 @@ pub mod glob;
 pub mod key;
 pub mod object;
 pub mod prolly;
+pub mod recall;
 pub mod repo;
 pub mod store;

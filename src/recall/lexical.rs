@@ -1,0 +1,561 @@
+//! The lexical index: BM25F over key segments and record content, with prefix and
+//! near-miss matching. It is derived data: it names the tree root it reflects, is brought up
+//! to date from the tree diff between that root and the one asked for, and can always be
+//! rebuilt from the tree.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::tokenize::Tokenizer;
+use crate::glob::KeyGlobs;
+use crate::key;
+use crate::object::ObjectId;
+use crate::prolly::NodeStore;
+
+use super::{RecallError, RecallResult};
+
+/// BM25 saturation.
+const K1: f64 = 1.2;
+/// BM25 length normalisation.
+const B: f64 = 0.75;
+/// Weight of a term occurrence in the key path relative to one in the content.
+pub const KEY_WEIGHT: f64 = 2.0;
+/// Weight of a term reached by prefix (the query term starts a longer indexed term).
+pub const PREFIX_WEIGHT: f64 = 0.8;
+/// Weight of a term reached by a near miss (one or two edits).
+pub const FUZZY_WEIGHT: f64 = 0.6;
+/// Shortest query term that matches by prefix.
+pub const PREFIX_MIN_CHARS: usize = 4;
+/// Shortest query term that matches by near miss (one edit; two edits from 8 characters).
+pub const FUZZY_MIN_CHARS: usize = 5;
+/// Most indexed terms one query term expands to.
+const MAX_EXPANSIONS: usize = 64;
+
+/// A document as the index sees it: one key and its record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// Namespace of the key.
+    pub namespace: String,
+    /// Dotted path of the key.
+    pub path: String,
+    /// The record's projected content.
+    pub content: String,
+    /// The record's timestamp (unix seconds).
+    pub timestamp: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Vec<u8>,
+    value: ObjectId,
+    namespace: String,
+    path: String,
+    timestamp: f64,
+    len: f64,
+    /// Distinct terms with (key tf, content tf).
+    terms: Vec<(u32, u16, u16)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Posting {
+    doc: u32,
+    key_tf: u16,
+    content_tf: u16,
+}
+
+/// How hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    /// Highest score first, ties by key.
+    #[default]
+    Relevance,
+    /// Newest record first, ties by score then key.
+    Recency,
+}
+
+/// A search request.
+#[derive(Debug, Clone, Default)]
+pub struct Query<'a> {
+    /// The words looked for.
+    pub text: &'a str,
+    /// Only this namespace.
+    pub namespace: Option<&'a str>,
+    /// Only paths matching these globs.
+    pub globs: Option<&'a KeyGlobs>,
+    /// Only records at or after this time.
+    pub since: Option<f64>,
+    /// Only records at or before this time.
+    pub until: Option<f64>,
+    /// Most hits returned.
+    pub limit: usize,
+    /// Order of the hits.
+    pub sort: Sort,
+}
+
+/// One ranked hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Encoded key.
+    pub key: Vec<u8>,
+    /// Namespace.
+    pub namespace: String,
+    /// Dotted path.
+    pub path: String,
+    /// The record's value id.
+    pub value: ObjectId,
+    /// Score: higher is better; always above zero.
+    pub score: f64,
+    /// The record's timestamp.
+    pub timestamp: f64,
+}
+
+/// A BM25F index of the keys of one tree root.
+#[derive(Default)]
+pub struct LexicalIndex {
+    root: Option<ObjectId>,
+    docs: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    by_key: BTreeMap<Vec<u8>, u32>,
+    vocab: BTreeMap<String, u32>,
+    term_names: Vec<String>,
+    postings: Vec<Vec<Posting>>,
+    total_len: f64,
+    tokenizer: Tokenizer,
+}
+
+impl LexicalIndex {
+    /// An empty index that reflects no root.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tree root the index reflects.
+    pub fn root(&self) -> Option<&ObjectId> {
+        self.root.as_ref()
+    }
+
+    /// Number of indexed keys.
+    pub fn len(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// True when nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.by_key.is_empty()
+    }
+
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.vocab.get(term) {
+            return id;
+        }
+        let id = self.term_names.len() as u32;
+        self.vocab.insert(term.to_string(), id);
+        self.term_names.push(term.to_string());
+        self.postings.push(Vec::new());
+        id
+    }
+
+    /// Adds (or replaces) one key.
+    pub fn insert(&mut self, key: &[u8], value: ObjectId, doc: &Doc) {
+        self.remove(key);
+        let mut counts: HashMap<u32, (u16, u16)> = HashMap::new();
+        let key_terms = self.tokenizer.terms(&doc.path);
+        let content_terms = self.tokenizer.terms(&doc.content);
+        let len = KEY_WEIGHT * key_terms.len() as f64 + content_terms.len() as f64;
+        for t in &key_terms {
+            let id = self.term_id(t);
+            let c = counts.entry(id).or_default();
+            c.0 = c.0.saturating_add(1);
+        }
+        for t in &content_terms {
+            let id = self.term_id(t);
+            let c = counts.entry(id).or_default();
+            c.1 = c.1.saturating_add(1);
+        }
+        let mut terms: Vec<(u32, u16, u16)> =
+            counts.into_iter().map(|(t, (k, c))| (t, k, c)).collect();
+        terms.sort_unstable_by_key(|t| t.0);
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        for &(t, key_tf, content_tf) in &terms {
+            self.postings[t as usize].push(Posting {
+                doc: slot,
+                key_tf,
+                content_tf,
+            });
+        }
+        self.total_len += len;
+        self.docs[slot as usize] = Some(Entry {
+            key: key.to_vec(),
+            value,
+            namespace: doc.namespace.clone(),
+            path: doc.path.clone(),
+            timestamp: doc.timestamp,
+            len,
+            terms,
+        });
+        self.by_key.insert(key.to_vec(), slot);
+    }
+
+    /// Removes one key (a no-op when absent).
+    pub fn remove(&mut self, key: &[u8]) {
+        let Some(slot) = self.by_key.remove(key) else {
+            return;
+        };
+        if let Some(e) = self.docs[slot as usize].take() {
+            for &(t, _, _) in &e.terms {
+                self.postings[t as usize].retain(|p| p.doc != slot);
+            }
+            self.total_len -= e.len;
+        }
+        self.free.push(slot);
+    }
+
+    /// Brings the index to `root`: from the tree diff when it reflects another root, by a
+    /// full scan otherwise. `load` reads the document of a key's value.
+    pub fn sync(
+        &mut self,
+        tree: &NodeStore,
+        root: &ObjectId,
+        load: &mut dyn FnMut(&[u8], &ObjectId) -> RecallResult<Doc>,
+    ) -> RecallResult<SyncStats> {
+        let mut stats = SyncStats::default();
+        if self.root.as_ref() == Some(root) {
+            return Ok(stats);
+        }
+        let mut failure = None;
+        match self.root {
+            Some(old) => {
+                let mut changes = Vec::new();
+                tree.diff(&old, root, &mut |c| {
+                    changes.push(c);
+                    true
+                })?;
+                for c in changes {
+                    match c.new {
+                        Some(v) => {
+                            let doc = load(&c.key, &v)?;
+                            self.insert(&c.key, v, &doc);
+                            stats.inserted += 1;
+                        }
+                        None => {
+                            self.remove(&c.key);
+                            stats.removed += 1;
+                        }
+                    }
+                }
+            }
+            None => {
+                *self = LexicalIndex::new();
+                let mut entries = Vec::new();
+                tree.scan(root, &crate::prolly::KeyRange::all(), &mut |k, v| {
+                    entries.push((k.to_vec(), *v));
+                    true
+                })?;
+                for (k, v) in entries {
+                    match load(&k, &v) {
+                        Ok(doc) => {
+                            self.insert(&k, v, &doc);
+                            stats.inserted += 1;
+                        }
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+                stats.rebuilt = true;
+            }
+        }
+        if let Some(e) = failure {
+            *self = LexicalIndex::new();
+            return Err(e);
+        }
+        self.root = Some(*root);
+        Ok(stats)
+    }
+
+    /// Indexed terms that `term` reaches, with their weights: itself, longer terms it
+    /// starts (from [`PREFIX_MIN_CHARS`]), and when it is not indexed itself, terms within one
+    /// edit (two from 8 characters; from [`FUZZY_MIN_CHARS`], same first letter).
+    fn expand(&self, term: &str) -> Vec<(u32, f64)> {
+        let mut out = Vec::new();
+        let live = |id: &u32| !self.postings[*id as usize].is_empty();
+        let exact = self.vocab.get(term).copied().filter(live);
+        if let Some(id) = exact {
+            out.push((id, 1.0));
+        }
+        let chars = term.chars().count();
+        if chars >= PREFIX_MIN_CHARS {
+            for (t, &id) in self
+                .vocab
+                .range::<str, _>((std::ops::Bound::Excluded(term), std::ops::Bound::Unbounded))
+                .take_while(|(t, _)| t.starts_with(term))
+                .filter(|(_, id)| live(id))
+                .take(MAX_EXPANSIONS)
+            {
+                let _ = t;
+                out.push((id, PREFIX_WEIGHT));
+            }
+        }
+        if exact.is_none() && chars >= FUZZY_MIN_CHARS {
+            let max = if chars >= 8 { 2 } else { 1 };
+            let first = term.chars().next();
+            let mut n = 0;
+            for (t, &id) in &self.vocab {
+                if n >= MAX_EXPANSIONS {
+                    break;
+                }
+                let tc = t.chars().count();
+                if tc.abs_diff(chars) > max
+                    || t.chars().next() != first
+                    || t.starts_with(term)
+                    || !live(&id)
+                {
+                    continue;
+                }
+                if strsim::osa_distance(term, t) <= max {
+                    out.push((id, FUZZY_WEIGHT));
+                    n += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
+    pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        let live = self.by_key.len() as f64;
+        if live == 0.0 || q.limit == 0 {
+            return Vec::new();
+        }
+        let avg = (self.total_len / live).max(1.0);
+        let mut terms = self.tokenizer.terms(q.text);
+        terms.sort();
+        terms.dedup();
+        let mut scores: HashMap<u32, f64> = HashMap::new();
+        for term in &terms {
+            let mut best: HashMap<u32, f64> = HashMap::new();
+            for (tid, weight) in self.expand(term) {
+                let posts = &self.postings[tid as usize];
+                if posts.is_empty() {
+                    continue;
+                }
+                let df = posts.len() as f64;
+                let idf = (1.0 + (live - df + 0.5) / (df + 0.5)).ln();
+                for p in posts {
+                    let Some(e) = &self.docs[p.doc as usize] else {
+                        continue;
+                    };
+                    let tf = KEY_WEIGHT * p.key_tf as f64 + p.content_tf as f64;
+                    let norm = K1 * (1.0 - B + B * e.len / avg);
+                    let s = weight * idf * tf * (K1 + 1.0) / (tf + norm);
+                    let slot = best.entry(p.doc).or_insert(0.0);
+                    if s > *slot {
+                        *slot = s;
+                    }
+                }
+            }
+            for (d, s) in best {
+                *scores.entry(d).or_insert(0.0) += s;
+            }
+        }
+        let mut hits: Vec<Hit> = scores
+            .into_iter()
+            .filter(|&(_, s)| s > 0.0)
+            .filter_map(|(d, score)| {
+                let e = self.docs[d as usize].as_ref()?;
+                if q.namespace.is_some_and(|ns| ns != e.namespace)
+                    || q.globs.is_some_and(|g| !g.matches(&e.path))
+                    || q.since.is_some_and(|t| e.timestamp < t)
+                    || q.until.is_some_and(|t| e.timestamp > t)
+                {
+                    return None;
+                }
+                Some(Hit {
+                    key: e.key.clone(),
+                    namespace: e.namespace.clone(),
+                    path: e.path.clone(),
+                    value: e.value,
+                    score,
+                    timestamp: e.timestamp,
+                })
+            })
+            .collect();
+        match q.sort {
+            Sort::Relevance => {
+                hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)))
+            }
+            Sort::Recency => hits.sort_by(|a, b| {
+                b.timestamp
+                    .total_cmp(&a.timestamp)
+                    .then_with(|| b.score.total_cmp(&a.score))
+                    .then_with(|| a.key.cmp(&b.key))
+            }),
+        }
+        hits.truncate(q.limit);
+        hits
+    }
+
+    /// The index as bytes, for a cache file. The layout is private to this build of memoir
+    /// and checked on load; a cache that does not load is rebuilt.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Vec::new();
+        w.extend_from_slice(CACHE_MAGIC);
+        match &self.root {
+            Some(r) => {
+                w.push(1);
+                w.extend_from_slice(r.as_bytes());
+            }
+            None => w.push(0),
+        }
+        put_u32(&mut w, self.by_key.len() as u32);
+        for &slot in self.by_key.values() {
+            let e = self.docs[slot as usize].as_ref().expect("live slot");
+            put_bytes(&mut w, &e.key);
+            w.extend_from_slice(e.value.as_bytes());
+            put_bytes(&mut w, e.namespace.as_bytes());
+            put_bytes(&mut w, e.path.as_bytes());
+            w.extend_from_slice(&e.timestamp.to_le_bytes());
+            w.extend_from_slice(&e.len.to_le_bytes());
+            put_u32(&mut w, e.terms.len() as u32);
+            for &(t, k, c) in &e.terms {
+                put_bytes(&mut w, self.term_names[t as usize].as_bytes());
+                w.extend_from_slice(&k.to_le_bytes());
+                w.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        let sum = blake3::hash(&w);
+        w.extend_from_slice(sum.as_bytes());
+        w
+    }
+
+    /// Reads bytes written by [`LexicalIndex::to_bytes`]; any damage is an error.
+    pub fn from_bytes(bytes: &[u8]) -> RecallResult<LexicalIndex> {
+        let bad = || RecallError::Cache("lexical index cache is damaged".into());
+        if bytes.len() < CACHE_MAGIC.len() + 32 {
+            return Err(bad());
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - 32);
+        if blake3::hash(body).as_bytes() != sum {
+            return Err(bad());
+        }
+        let mut r = Reader { b: body, at: 0 };
+        if r.take(CACHE_MAGIC.len())? != CACHE_MAGIC {
+            return Err(bad());
+        }
+        let mut idx = LexicalIndex::new();
+        idx.root = match r.take(1)?[0] {
+            0 => None,
+            1 => Some(ObjectId::from_bytes(r.array()?)),
+            _ => return Err(bad()),
+        };
+        let n = r.u32()?;
+        for _ in 0..n {
+            let key = r.bytes()?.to_vec();
+            let value = ObjectId::from_bytes(r.array()?);
+            let namespace = r.string()?;
+            let path = r.string()?;
+            let timestamp = f64::from_le_bytes(r.array()?);
+            let len = f64::from_le_bytes(r.array()?);
+            let nt = r.u32()?;
+            let mut terms = Vec::with_capacity((nt as usize).min(4096));
+            for _ in 0..nt {
+                let name = r.string()?;
+                let k = u16::from_le_bytes(r.array()?);
+                let c = u16::from_le_bytes(r.array()?);
+                let id = idx.term_id(&name);
+                terms.push((id, k, c));
+            }
+            terms.sort_unstable_by_key(|t| t.0);
+            let slot = idx.docs.len() as u32;
+            for &(t, key_tf, content_tf) in &terms {
+                idx.postings[t as usize].push(Posting {
+                    doc: slot,
+                    key_tf,
+                    content_tf,
+                });
+            }
+            idx.total_len += len;
+            if idx.by_key.insert(key.clone(), slot).is_some() {
+                return Err(bad());
+            }
+            idx.docs.push(Some(Entry {
+                key,
+                value,
+                namespace,
+                path,
+                timestamp,
+                len,
+                terms,
+            }));
+        }
+        if r.at != body.len() {
+            return Err(bad());
+        }
+        Ok(idx)
+    }
+}
+
+/// What [`LexicalIndex::sync`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncStats {
+    /// Whether the index was rebuilt from a full scan.
+    pub rebuilt: bool,
+    /// Keys added or replaced.
+    pub inserted: usize,
+    /// Keys removed.
+    pub removed: usize,
+}
+
+const CACHE_MAGIC: &[u8] = b"memoir lexical index 1\n";
+
+fn put_u32(w: &mut Vec<u8>, n: u32) {
+    w.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_bytes(w: &mut Vec<u8>, b: &[u8]) {
+    put_u32(w, b.len() as u32);
+    w.extend_from_slice(b);
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> RecallResult<&'a [u8]> {
+        if self.b.len() - self.at < n {
+            return Err(RecallError::Cache(
+                "lexical index cache is truncated".into(),
+            ));
+        }
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        Ok(s)
+    }
+    fn array<const N: usize>(&mut self) -> RecallResult<[u8; N]> {
+        Ok(self.take(N)?.try_into().expect("length checked"))
+    }
+    fn u32(&mut self) -> RecallResult<u32> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn bytes(&mut self) -> RecallResult<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn string(&mut self) -> RecallResult<String> {
+        String::from_utf8(self.bytes()?.to_vec())
+            .map_err(|_| RecallError::Cache("lexical index cache is damaged".into()))
+    }
+}
+
+/// The namespace and path of an encoded key, for documents built by callers.
+pub fn split_key(encoded: &[u8]) -> (String, String) {
+    key::split_encoded(encoded)
+}

@@ -1,0 +1,176 @@
+//! The tokenizer of lexical recall: words, their parts, lower case, English stems.
+//!
+//! A word is a run of letters and digits. A word is also split where its case or character
+//! class changes (`ReadMessageItem` -> read, message, item; `HTTPServer` -> http, server;
+//! `v2beta` -> v, 2, beta); the whole word is kept too when it splits, so `PostgreSQL`
+//! yields `postgresql` as well as `postgr` and `sql`. `snake_case` and `kebab-case` split
+//! at their separators because `_` and `-` are not word characters. Parts are lower-cased
+//! and stemmed (Snowball English); common English function words are dropped.
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Common English function words, which carry no topic. A general list, not tuned to any
+/// data set.
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most",
+    "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our",
+    "ours", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that",
+    "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where",
+    "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "yourself",
+];
+
+/// Whether `word` (lower case) is a stopword.
+pub fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+/// Splits text into terms; see the module documentation.
+pub struct Tokenizer {
+    stemmer: Stemmer,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Tokenizer {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Lower,
+    Upper,
+    Digit,
+    Other,
+}
+
+fn class(c: char) -> Class {
+    if c.is_numeric() {
+        Class::Digit
+    } else if c.is_uppercase() {
+        Class::Upper
+    } else if c.is_alphabetic() && c.is_lowercase() {
+        Class::Lower
+    } else {
+        Class::Other
+    }
+}
+
+/// Splits one word (letters and digits only) at case and class changes.
+fn word_parts(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (pos, c) = chars[i];
+        let prev = class(chars[i - 1].1);
+        let cur = class(c);
+        let next = chars.get(i + 1).map(|&(_, n)| class(n));
+        let split = match (prev, cur) {
+            (Class::Lower, Class::Upper) => true,
+            (Class::Digit, Class::Digit) => false,
+            (Class::Digit, _) | (_, Class::Digit) => true,
+            // "HTTPServer": the last capital of a run starts the next part.
+            (Class::Upper, Class::Upper) => next == Some(Class::Lower),
+            _ => false,
+        };
+        if split {
+            parts.push(&word[start..pos]);
+            start = pos;
+        }
+    }
+    parts.push(&word[start..]);
+    parts
+}
+
+impl Tokenizer {
+    /// The stem of one lower-case part (digits pass through).
+    pub fn stem(&self, lower: &str) -> String {
+        if lower.chars().all(|c| c.is_alphabetic()) {
+            self.stemmer.stem(lower).into_owned()
+        } else {
+            lower.to_string()
+        }
+    }
+
+    /// The terms of `text`, in order, with repeats. Stopwords are dropped unless every word
+    /// of the text is one (so a query of only stopwords still has terms).
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stop = Vec::new();
+        for word in text.split(|c: char| !c.is_alphanumeric()) {
+            if word.is_empty() {
+                continue;
+            }
+            let parts = word_parts(word);
+            for p in &parts {
+                let lower = p.to_lowercase();
+                if is_stopword(&lower) {
+                    stop.push(lower);
+                    continue;
+                }
+                out.push(self.stem(&lower));
+            }
+            if parts.len() > 1 {
+                out.push(self.stem(&word.to_lowercase()));
+            }
+        }
+        if out.is_empty() {
+            return stop;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Vec<String> {
+        Tokenizer::default().terms(s)
+    }
+
+    #[test]
+    fn stopword_list_is_sorted() {
+        assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn splits_case_and_class_changes() {
+        assert_eq!(word_parts("ReadMessageItem"), ["Read", "Message", "Item"]);
+        assert_eq!(word_parts("HTTPServer"), ["HTTP", "Server"]);
+        assert_eq!(word_parts("v2beta10"), ["v", "2", "beta", "10"]);
+        assert_eq!(word_parts("plain"), ["plain"]);
+        assert_eq!(word_parts("PostgreSQL"), ["Postgre", "SQL"]);
+    }
+
+    #[test]
+    fn terms_are_lowercase_stems_with_compounds() {
+        assert_eq!(
+            t("ReadMessageItem"),
+            ["read", "messag", "item", "readmessageitem"]
+        );
+        assert_eq!(t("read message"), ["read", "messag"]);
+        assert_eq!(
+            t("snake_case kebab-case"),
+            ["snake", "case", "kebab", "case"]
+        );
+        assert_eq!(t("Glicko-2"), ["glicko", "2"]);
+        assert_eq!(t("running runs"), ["run", "run"]);
+        assert!(t("PostgreSQL").contains(&"postgresql".to_string()));
+    }
+
+    #[test]
+    fn stopwords_dropped_unless_all() {
+        assert_eq!(t("the testing of it"), ["test"]);
+        assert_eq!(t("the of"), ["the", "of"]);
+        assert!(t("").is_empty());
+        assert!(t("... --- !!!").is_empty());
+    }
+}
