@@ -13,16 +13,40 @@ use crate::prolly::NodeStore;
 
 use super::{RecallError, RecallResult};
 
-/// BM25 saturation.
-const K1: f64 = 1.2;
-/// BM25 length normalisation.
-const B: f64 = 0.75;
-/// Weight of a term occurrence in the key path relative to one in the content.
-pub const KEY_WEIGHT: f64 = 2.0;
-/// Weight of a term reached by prefix (the query term starts a longer indexed term).
-pub const PREFIX_WEIGHT: f64 = 0.8;
-/// Weight of a term reached by a near miss (one or two edits).
-pub const FUZZY_WEIGHT: f64 = 0.6;
+/// Ranking parameters. The defaults are the documented behaviour; other values exist for
+/// measuring the method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Params {
+    /// BM25 term-frequency saturation.
+    pub k1: f64,
+    /// BM25 length normalisation.
+    pub b: f64,
+    /// Weight of a term occurrence in the key path relative to one in the content.
+    pub key_weight: f64,
+    /// Weight of a term reached by prefix (the query term starts a longer indexed term).
+    pub prefix_weight: f64,
+    /// Weight of a term reached by a near miss (one or two edits).
+    pub fuzzy_weight: f64,
+    /// Share of each adjacent sibling key's own score a key receives (neighbouring memories
+    /// under one parent, such as consecutive turns, give each other context).
+    pub neighbour_weight: f64,
+    /// Share of the best own score under the same parent a key receives.
+    pub group_weight: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            k1: 0.9,
+            b: 0.6,
+            key_weight: 2.0,
+            prefix_weight: 0.8,
+            fuzzy_weight: 0.6,
+            neighbour_weight: 0.2,
+            group_weight: 0.2,
+        }
+    }
+}
 /// Shortest query term that matches by prefix.
 pub const PREFIX_MIN_CHARS: usize = 4;
 /// Shortest query term that matches by near miss (one edit; two edits from 8 characters).
@@ -120,6 +144,8 @@ pub struct LexicalIndex {
     postings: Vec<Vec<Posting>>,
     total_len: f64,
     tokenizer: Tokenizer,
+    /// Ranking parameters.
+    pub params: Params,
 }
 
 impl LexicalIndex {
@@ -160,7 +186,7 @@ impl LexicalIndex {
         let mut counts: HashMap<u32, (u16, u16)> = HashMap::new();
         let key_terms = self.tokenizer.terms(&doc.path);
         let content_terms = self.tokenizer.terms(&doc.content);
-        let len = KEY_WEIGHT * key_terms.len() as f64 + content_terms.len() as f64;
+        let len = self.params.key_weight * key_terms.len() as f64 + content_terms.len() as f64;
         for t in &key_terms {
             let id = self.term_id(t);
             let c = counts.entry(id).or_default();
@@ -250,7 +276,10 @@ impl LexicalIndex {
                 }
             }
             None => {
-                *self = LexicalIndex::new();
+                *self = LexicalIndex {
+                    params: self.params,
+                    ..LexicalIndex::new()
+                };
                 let mut entries = Vec::new();
                 tree.scan(root, &crate::prolly::KeyRange::all(), &mut |k, v| {
                     entries.push((k.to_vec(), *v));
@@ -272,7 +301,10 @@ impl LexicalIndex {
             }
         }
         if let Some(e) = failure {
-            *self = LexicalIndex::new();
+            *self = LexicalIndex {
+                params: self.params,
+                ..LexicalIndex::new()
+            };
             return Err(e);
         }
         self.root = Some(*root);
@@ -299,7 +331,7 @@ impl LexicalIndex {
                 .take(MAX_EXPANSIONS)
             {
                 let _ = t;
-                out.push((id, PREFIX_WEIGHT));
+                out.push((id, self.params.prefix_weight));
             }
         }
         if exact.is_none() && chars >= FUZZY_MIN_CHARS {
@@ -319,7 +351,7 @@ impl LexicalIndex {
                     continue;
                 }
                 if strsim::osa_distance(term, t) <= max {
-                    out.push((id, FUZZY_WEIGHT));
+                    out.push((id, self.params.fuzzy_weight));
                     n += 1;
                 }
             }
@@ -334,6 +366,7 @@ impl LexicalIndex {
             return Vec::new();
         }
         let avg = (self.total_len / live).max(1.0);
+        let pr = self.params;
         let mut terms = self.tokenizer.terms(q.text);
         terms.sort();
         terms.dedup();
@@ -351,9 +384,9 @@ impl LexicalIndex {
                     let Some(e) = &self.docs[p.doc as usize] else {
                         continue;
                     };
-                    let tf = KEY_WEIGHT * p.key_tf as f64 + p.content_tf as f64;
-                    let norm = K1 * (1.0 - B + B * e.len / avg);
-                    let s = weight * idf * tf * (K1 + 1.0) / (tf + norm);
+                    let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
+                    let norm = pr.k1 * (1.0 - pr.b + pr.b * e.len / avg);
+                    let s = weight * idf * tf * (pr.k1 + 1.0) / (tf + norm);
                     let slot = best.entry(p.doc).or_insert(0.0);
                     if s > *slot {
                         *slot = s;
@@ -363,6 +396,9 @@ impl LexicalIndex {
             for (d, s) in best {
                 *scores.entry(d).or_insert(0.0) += s;
             }
+        }
+        if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
+            scores = self.with_context(&scores, pr);
         }
         let mut hits: Vec<Hit> = scores
             .into_iter()
@@ -399,6 +435,51 @@ impl LexicalIndex {
         }
         hits.truncate(q.limit);
         hits
+    }
+
+    /// Adds context to own scores: a share of adjacent siblings' own scores and of the best
+    /// own score under the same parent. Keys are siblings when their namespace and all but
+    /// the last path segment agree. Only keys that match by themselves are hits; context
+    /// reorders them and never adds a key that does not contain a query term.
+    fn with_context(&self, own: &HashMap<u32, f64>, pr: Params) -> HashMap<u32, f64> {
+        fn parent(k: &[u8]) -> &[u8] {
+            let cut = k.iter().rposition(|&b| b == 0x01 || b == 0x00).unwrap_or(0);
+            &k[..cut]
+        }
+        let mut best_in: HashMap<&[u8], f64> = HashMap::new();
+        for (&d, &s) in own {
+            if let Some(e) = &self.docs[d as usize] {
+                let g = best_in.entry(parent(&e.key)).or_insert(0.0);
+                *g = g.max(s);
+            }
+        }
+        let mut out = own.clone();
+        for (&d, &s) in own {
+            let Some(e) = &self.docs[d as usize] else {
+                continue;
+            };
+            let p = parent(&e.key);
+            let key: &[u8] = &e.key;
+            let before = self
+                .by_key
+                .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
+                .next_back();
+            let after = self
+                .by_key
+                .range::<[u8], _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+                .next();
+            for (k, n) in before.into_iter().chain(after) {
+                if parent(k) == p {
+                    if let Some(t) = out.get_mut(n) {
+                        *t += pr.neighbour_weight * s;
+                    }
+                }
+            }
+            if let Some(t) = out.get_mut(&d) {
+                *t += pr.group_weight * best_in.get(p).copied().unwrap_or(0.0);
+            }
+        }
+        out
     }
 
     /// The index as bytes, for a cache file. The layout is private to this build of memoir
