@@ -7,6 +7,7 @@
 
 pub mod glob;
 pub mod key;
+pub mod llm;
 pub mod object;
 pub mod prolly;
 pub mod recall;

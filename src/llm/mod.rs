@@ -1,0 +1,275 @@
+//! Language-model providers behind one trait, for the recall picker and the classifier.
+//!
+//! Three kinds: an OpenAI-compatible chat-completions endpoint (OpenAI, llama.cpp's server,
+//! Ollama, vLLM, ... at any base URL), the Anthropic messages API, and an external command
+//! that reads the prompt on stdin and answers on stdout. Every call has a timeout. The
+//! configuration is passed in; nothing here reads the environment.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// Why a model call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    /// The endpoint could not be reached or the connection failed.
+    #[error("LLM request to {endpoint} failed: {reason}")]
+    Transport {
+        /// Where the request went.
+        endpoint: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The endpoint answered with an error status.
+    #[error("LLM endpoint {endpoint} answered HTTP {status}: {body}")]
+    Status {
+        /// Where the request went.
+        endpoint: String,
+        /// HTTP status.
+        status: u16,
+        /// The start of the response body.
+        body: String,
+    },
+    /// The answer is not in the provider's format.
+    #[error("LLM answer is malformed: {0}")]
+    Malformed(String),
+    /// No answer within the timeout.
+    #[error("LLM call timed out after {0:?}")]
+    Timeout(Duration),
+    /// The command provider failed.
+    #[error("LLM command failed: {0}")]
+    Command(String),
+}
+
+/// A model that completes a prompt.
+pub trait Llm: Send + Sync {
+    /// Answers `prompt` (with an optional system instruction) as plain text.
+    fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError>;
+    /// A short description for results and errors (`openai:gpt-4o-mini`).
+    fn describe(&self) -> String;
+}
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// `POST {base}/chat/completions`.
+    OpenAi,
+    /// `POST {base}/v1/messages`.
+    Anthropic,
+    /// An external program: prompt on stdin, answer on stdout.
+    Command(Vec<String>),
+}
+
+/// Everything needed to call a model.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// The protocol.
+    pub kind: ProviderKind,
+    /// Base URL for HTTP providers (for OpenAI-compatible ones, including `/v1`).
+    pub base_url: String,
+    /// API key, when the endpoint needs one.
+    pub api_key: Option<String>,
+    /// Model name.
+    pub model: String,
+    /// Longest wait for one answer.
+    pub timeout: Duration,
+    /// Most tokens the answer may have.
+    pub max_tokens: u32,
+}
+
+/// Default base URL of the OpenAI API.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Default base URL of the Anthropic API.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+
+/// Builds the provider a configuration describes.
+pub fn provider(cfg: ProviderConfig) -> Box<dyn Llm> {
+    match cfg.kind.clone() {
+        ProviderKind::Command(argv) => Box::new(CommandLlm {
+            argv,
+            timeout: cfg.timeout,
+        }),
+        _ => Box::new(HttpLlm::new(cfg)),
+    }
+}
+
+struct HttpLlm {
+    cfg: ProviderConfig,
+    agent: ureq::Agent,
+}
+
+impl HttpLlm {
+    fn new(cfg: ProviderConfig) -> Self {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(cfg.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        HttpLlm { cfg, agent }
+    }
+
+    fn post(&self, url: &str, headers: &[(&str, String)], body: &Value) -> Result<Value, LlmError> {
+        let started = Instant::now();
+        let mut req = self
+            .agent
+            .post(url)
+            .header("content-type", "application/json");
+        for (k, v) in headers {
+            req = req.header(*k, v.as_str());
+        }
+        let transport = |e: ureq::Error| {
+            if matches!(e, ureq::Error::Timeout(_)) || started.elapsed() >= self.cfg.timeout {
+                LlmError::Timeout(self.cfg.timeout)
+            } else {
+                LlmError::Transport {
+                    endpoint: url.to_string(),
+                    reason: e.to_string(),
+                }
+            }
+        };
+        let mut resp = req.send(body.to_string()).map_err(transport)?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(8 << 20)
+            .read_to_string()
+            .map_err(transport)?;
+        if !(200..300).contains(&status) {
+            return Err(LlmError::Status {
+                endpoint: url.to_string(),
+                status,
+                body: text.chars().take(300).collect(),
+            });
+        }
+        serde_json::from_str(&text).map_err(|e| LlmError::Malformed(e.to_string()))
+    }
+}
+
+impl Llm for HttpLlm {
+    fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
+        let base = self.cfg.base_url.trim_end_matches('/');
+        match self.cfg.kind {
+            ProviderKind::Anthropic => {
+                let url = format!("{base}/v1/messages");
+                let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
+                if let Some(k) = &self.cfg.api_key {
+                    headers.push(("x-api-key", k.clone()));
+                }
+                let body = json!({
+                    "model": self.cfg.model,
+                    "max_tokens": self.cfg.max_tokens,
+                    "system": system,
+                    "messages": [{"role": "user", "content": prompt}],
+                });
+                let v = self.post(&url, &headers, &body)?;
+                let parts = v["content"]
+                    .as_array()
+                    .ok_or_else(|| LlmError::Malformed("no content array".into()))?;
+                let text: String = parts
+                    .iter()
+                    .filter(|p| p["type"] == "text")
+                    .filter_map(|p| p["text"].as_str())
+                    .collect();
+                Ok(text)
+            }
+            _ => {
+                let url = format!("{base}/chat/completions");
+                let mut headers = Vec::new();
+                if let Some(k) = &self.cfg.api_key {
+                    headers.push(("authorization", format!("Bearer {k}")));
+                }
+                let body = json!({
+                    "model": self.cfg.model,
+                    "max_tokens": self.cfg.max_tokens,
+                    "temperature": 0,
+                    "messages": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": prompt},
+                    ],
+                });
+                let v = self.post(&url, &headers, &body)?;
+                v["choices"][0]["message"]["content"]
+                    .as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| LlmError::Malformed("no choices[0].message.content".into()))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        let kind = match self.cfg.kind {
+            ProviderKind::Anthropic => "anthropic",
+            _ => "openai",
+        };
+        format!("{kind}:{}", self.cfg.model)
+    }
+}
+
+struct CommandLlm {
+    argv: Vec<String>,
+    timeout: Duration,
+}
+
+impl Llm for CommandLlm {
+    fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
+        let (prog, args) = self
+            .argv
+            .split_first()
+            .ok_or_else(|| LlmError::Command("empty command".into()))?;
+        let mut child = Command::new(prog)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| LlmError::Command(format!("cannot start {prog}: {e}")))?;
+        let input = if system.is_empty() {
+            prompt.to_string()
+        } else {
+            format!("{system}\n\n{prompt}")
+        };
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let mut stdout = child.stdout.take().expect("piped stdout");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = stdout.read_to_end(&mut out);
+            out
+        });
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) if Instant::now() >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(LlmError::Timeout(self.timeout));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => return Err(LlmError::Command(e.to_string())),
+            }
+        };
+        let _ = writer.join();
+        let out = reader.join().unwrap_or_default();
+        if !status.success() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = e.read_to_string(&mut err);
+            }
+            return Err(LlmError::Command(format!(
+                "{prog} exited with {status}: {}",
+                err.trim().chars().take(300).collect::<String>()
+            )));
+        }
+        String::from_utf8(out).map_err(|_| LlmError::Malformed("answer is not UTF-8".into()))
+    }
+
+    fn describe(&self) -> String {
+        format!("command:{}", self.argv.join(" "))
+    }
+}
