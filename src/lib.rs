@@ -2,11 +2,13 @@
 //!
 //! Layers, bottom up: [`store`] (object bytes and refs on a backend), [`object`] (ids,
 //! canonical encoding, verified reads), [`key`] (taxonomy keys and their ordered encoding),
-//! [`prolly`] (the counted, content-defined search tree).
+//! [`prolly`] (the counted, content-defined search tree), [`repo`] (commits and refs),
+//! [`memory`] (memory records and write policies).
 #![warn(missing_docs)]
 
 pub mod glob;
 pub mod key;
+pub mod memory;
 pub mod object;
 pub mod prolly;
 pub mod repo;
