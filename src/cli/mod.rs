@@ -151,7 +151,19 @@ fn run(args: Vec<OsString>) -> u8 {
                 return exit::OK;
             }
             if json_hint {
-                let err = CliError::new(exit::USAGE, e.kind().to_string());
+                let text = e.render().to_string();
+                // The first paragraph of clap's message, on one line.
+                let para: Vec<&str> = text
+                    .lines()
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                let joined = para.join(" ");
+                let message = joined
+                    .strip_prefix("error: ")
+                    .unwrap_or(&joined)
+                    .to_string();
+                let err = CliError::new(exit::USAGE, message);
                 print!("{}", render_json(error_json(&err)));
             }
             let _ = e.print();
