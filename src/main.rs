@@ -1,5 +1,7 @@
 //! The `memoir` command line.
 
-fn main() {
-    println!("memoir {}", env!("CARGO_PKG_VERSION"));
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

@@ -1,0 +1,373 @@
+//! The context every command runs in: store path, output settings, clock, environment; and
+//! the helpers commands share (opening the store, choosing the branch to read or write,
+//! resolving revisions, signatures).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+
+use memoir::key::{Key, DEFAULT_NAMESPACE};
+use memoir::memory::{read_record, Record};
+use memoir::object::ObjectId;
+use memoir::prolly::Edit;
+use memoir::repo::revision::format_iso8601;
+use memoir::repo::{Head, Repo, RepoError, Signature};
+use memoir::store::{OpenOptions, Store};
+
+use super::output::{exit, CliError, Printer, Style};
+
+/// Reads an environment variable; empty counts as unset.
+pub fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Whether an environment flag is on (`1`, `true`, `yes`, `on`).
+pub fn env_flag(name: &str) -> bool {
+    env_var(name).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// The clock: `MEMOIR_NOW` (unix seconds, for reproducible ids and output in tests) or the
+/// system time. A fixed clock also makes every measured duration 0.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    fixed: Option<f64>,
+}
+
+impl Clock {
+    /// From `MEMOIR_NOW` if set.
+    pub fn from_env() -> Result<Clock, CliError> {
+        match env_var("MEMOIR_NOW") {
+            None => Ok(Clock { fixed: None }),
+            Some(t) => t
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .map(|x| Clock { fixed: Some(x) })
+                .ok_or_else(|| CliError::invalid(format!("MEMOIR_NOW={t:?} is not unix seconds"))),
+        }
+    }
+
+    /// Now, in unix seconds (fractional).
+    pub fn now(&self) -> f64 {
+        self.fixed.unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs_f64())
+                .unwrap_or(0.0)
+        })
+    }
+
+    /// Now, in whole unix seconds (commit timestamps).
+    pub fn now_secs(&self) -> i64 {
+        self.now().floor() as i64
+    }
+
+    /// Starts measuring a duration.
+    pub fn timer(&self) -> Timer {
+        Timer {
+            start: Instant::now(),
+            fixed: self.fixed.is_some(),
+        }
+    }
+}
+
+/// A running duration measurement.
+#[derive(Debug, Clone, Copy)]
+pub struct Timer {
+    start: Instant,
+    fixed: bool,
+}
+
+impl Timer {
+    /// Milliseconds since start (0 with a fixed clock), rounded to microseconds.
+    pub fn ms(&self) -> f64 {
+        if self.fixed {
+            0.0
+        } else {
+            (self.start.elapsed().as_secs_f64() * 1e6).round() / 1e3
+        }
+    }
+}
+
+/// Options of every writing command: provenance.
+#[derive(Debug, Clone, Default, Args)]
+pub struct WriteArgs {
+    /// Commit author [default: MEMOIR_AUTHOR, GIT_AUTHOR_NAME/EMAIL, git config, USER]
+    #[arg(long, value_name = "NAME")]
+    pub author: Option<String>,
+    /// Where the memory comes from (recorded in the commit and the entry)
+    #[arg(long, env = "MEMOIR_SOURCE", value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// Who writes it, e.g. an agent id (recorded in the commit and the entry)
+    #[arg(long, env = "MEMOIR_ACTOR", value_name = "ACTOR")]
+    pub actor: Option<String>,
+}
+
+/// `--branch`: act on a branch without moving HEAD.
+#[derive(Debug, Clone, Default, Args)]
+pub struct BranchArg {
+    /// Act on this branch without moving HEAD (writes create it from HEAD)
+    #[arg(long, env = "MEMOIR_BRANCH", value_name = "BRANCH")]
+    pub branch: Option<String>,
+}
+
+/// Where a write goes: a branch, its current tip, and whether it must be created first.
+#[derive(Debug, Clone)]
+pub struct WriteTarget {
+    /// Branch name.
+    pub branch: String,
+    /// The commit the edits apply to.
+    pub base: ObjectId,
+    /// Whether the branch exists already (else it is created at `base` on commit).
+    pub exists: bool,
+}
+
+/// What a command runs with.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The store directory (`-s`, `MEMOIR_STORE`, else the current directory).
+    pub store_path: PathBuf,
+    /// `--json` / `MEMOIR_JSON=1` (printing is done by [`Ctx::printer`]).
+    #[allow(dead_code)]
+    pub json: bool,
+    /// `-q` / `MEMOIR_QUIET=1`.
+    pub quiet: bool,
+    /// `-v`.
+    pub verbose: bool,
+    /// How long to wait for the store's lock.
+    pub lock_timeout: Duration,
+    /// The clock.
+    pub clock: Clock,
+    /// Styling of stdout lines.
+    pub style: Style,
+    /// Styling and printing.
+    pub printer: Printer,
+}
+
+impl Ctx {
+    /// Options for opening or creating the store.
+    pub fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            lock_timeout: self.lock_timeout,
+            ..OpenOptions::default()
+        }
+    }
+
+    /// Opens the store at [`Ctx::store_path`] with its history (exit 3 if it is not a store).
+    pub fn open_repo(&self) -> Result<Repo, CliError> {
+        let store = Store::open(&self.store_path, &self.open_options())?;
+        Ok(Repo::open(store)?)
+    }
+
+    /// The store path made absolute (for messages).
+    pub fn abs_store_path(&self) -> PathBuf {
+        absolute(&self.store_path)
+    }
+
+    /// The author: `--author`, `MEMOIR_AUTHOR`, `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL`,
+    /// `git config user.name`/`user.email`, `USER`/`USERNAME`, else `unknown`.
+    pub fn author(&self, flag: Option<&str>) -> String {
+        if let Some(a) = flag.filter(|a| !a.is_empty()) {
+            return a.to_string();
+        }
+        if let Some(a) = env_var("MEMOIR_AUTHOR") {
+            return a;
+        }
+        if let Some(a) = name_email(env_var("GIT_AUTHOR_NAME"), env_var("GIT_AUTHOR_EMAIL")) {
+            return a;
+        }
+        if let Some(a) = name_email(git_config("user.name"), git_config("user.email")) {
+            return a;
+        }
+        env_var("USER")
+            .or_else(|| env_var("USERNAME"))
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+
+    /// The commit signature of a writing command: author, now, and `actor`/`source`
+    /// metadata when given.
+    pub fn signature(&self, w: &WriteArgs) -> Signature {
+        let mut metadata = BTreeMap::new();
+        if let Some(a) = w.actor.as_ref().filter(|a| !a.is_empty()) {
+            metadata.insert("actor".to_string(), a.clone());
+        }
+        if let Some(s) = w.source.as_ref().filter(|s| !s.is_empty()) {
+            metadata.insert("source".to_string(), s.clone());
+        }
+        Signature {
+            author: self.author(w.author.as_deref()),
+            timestamp: self.clock.now_secs(),
+            metadata,
+        }
+    }
+}
+
+fn name_email(name: Option<String>, email: Option<String>) -> Option<String> {
+    match (name, email) {
+        (Some(n), Some(e)) => Some(format!("{n} <{e}>")),
+        (Some(n), None) => Some(n),
+        (None, Some(e)) => Some(e),
+        (None, None) => None,
+    }
+}
+
+fn git_config(key: &str) -> Option<String> {
+    let out = Command::new("git")
+        .args(["config", "--get", key])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    String::from_utf8(out.stdout)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// `path` made absolute (without resolving symlinks if it does not exist).
+pub fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize()
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The commit a read looks at: the tip of `--branch` (which must exist: exit 2 naming it),
+/// else HEAD. Returns the branch name when there is one.
+pub fn read_target(
+    repo: &Repo,
+    branch: Option<&str>,
+) -> Result<(Option<String>, ObjectId), CliError> {
+    match branch {
+        Some(b) => match repo.branch_tip(b) {
+            Ok(id) => Ok((Some(b.to_string()), id)),
+            Err(RepoError::BranchNotFound(_)) => Err(CliError::not_found(format!(
+                "branch '{b}' not found (from --branch or MEMOIR_BRANCH)"
+            ))),
+            Err(e) => Err(e.into()),
+        },
+        None => {
+            let id = repo.head_commit()?;
+            let name = match repo.head()? {
+                Head::Branch(b) => Some(b),
+                Head::Detached(_) => None,
+            };
+            Ok((name, id))
+        }
+    }
+}
+
+/// The branch a write goes to: `--branch` (created from HEAD at commit time if missing), else
+/// the branch HEAD is on (a detached HEAD is an error).
+pub fn write_target(repo: &Repo, branch: Option<&str>) -> Result<WriteTarget, CliError> {
+    match branch {
+        Some(b) => {
+            memoir::repo::revision::validate_branch_name(b)?;
+            match repo.branch_tip(b) {
+                Ok(tip) => Ok(WriteTarget {
+                    branch: b.to_string(),
+                    base: tip,
+                    exists: true,
+                }),
+                Err(RepoError::BranchNotFound(_)) => Ok(WriteTarget {
+                    branch: b.to_string(),
+                    base: repo.head_commit()?,
+                    exists: false,
+                }),
+                Err(e) => Err(e.into()),
+            }
+        }
+        None => match repo.head()? {
+            Head::Branch(b) => Ok(WriteTarget {
+                base: repo.branch_tip(&b)?,
+                branch: b,
+                exists: true,
+            }),
+            Head::Detached(id) => Err(CliError::invalid(format!(
+                "HEAD is detached at {}; check out a branch or pass --branch",
+                id.short(8)
+            ))),
+        },
+    }
+}
+
+/// Records one commit of `edits` on the target branch (creating it first if needed); returns
+/// the commit id and its ISO 8601 date.
+pub fn commit_to(
+    repo: &Repo,
+    target: &WriteTarget,
+    edits: Vec<Edit>,
+    sig: &Signature,
+    message: &str,
+) -> Result<(ObjectId, String), CliError> {
+    if !target.exists {
+        repo.create_branch(&target.branch, &target.base)?;
+    }
+    let id = repo.commit(&target.branch, edits, sig, message)?;
+    Ok((id, format_iso8601(sig.timestamp)))
+}
+
+/// Resolves a revision to a commit. For now: `HEAD` (or `@`), a branch name, or a full or
+/// unique-prefix commit id. An unknown revision is exit 2.
+pub fn resolve_rev(repo: &Repo, text: &str) -> Result<ObjectId, CliError> {
+    if text == "HEAD" || text == "@" {
+        return Ok(repo.head_commit()?);
+    }
+    match repo.branch_tip(text) {
+        Ok(id) => return Ok(id),
+        Err(RepoError::BranchNotFound(_)) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let hex = text.len() >= 4 && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex {
+        if let Ok(id) = repo.objects().resolve_prefix(&text.to_ascii_lowercase()) {
+            if repo.read_commit(&id).is_ok() {
+                return Ok(id);
+            }
+        }
+    }
+    Err(CliError::new(
+        exit::NOT_FOUND,
+        format!("revision '{text}' not found"),
+    ))
+}
+
+/// Parses a key given as `path` or `ns:path`; a namespace prefix that disagrees with `-n` is
+/// an error (exit 1).
+pub fn parse_key(text: &str, ns_flag: Option<&str>) -> Result<Key, CliError> {
+    match text.rsplit_once(':') {
+        Some((ns, path)) => {
+            if ns.is_empty() || path.is_empty() {
+                return Err(CliError::invalid(format!(
+                    "invalid key {text:?}: empty namespace or path around ':'"
+                )));
+            }
+            if let Some(f) = ns_flag.filter(|f| *f != ns) {
+                return Err(CliError::invalid(format!(
+                    "key {text:?} names namespace '{ns}' but -n says '{f}'"
+                )));
+            }
+            Ok(Key::new(ns, path)?)
+        }
+        None => Ok(Key::new(ns_flag.unwrap_or(DEFAULT_NAMESPACE), text)?),
+    }
+}
+
+/// The record at `key` in the tree `root`, if any (a value that is not a record: exit 5).
+pub fn load_record(repo: &Repo, root: &ObjectId, key: &Key) -> Result<Option<Record>, CliError> {
+    match repo.tree().get(root, &key.encode())? {
+        Some(id) => Ok(Some(read_record(repo.objects(), &id)?)),
+        None => Ok(None),
+    }
+}

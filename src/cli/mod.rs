@@ -1,0 +1,197 @@
+//! The command line: global options, one module per command, common context and output.
+//!
+//! To add a command: write `src/cli/<name>.rs` with a clap `Args` struct (with an example in
+//! `after_help`) and `pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError>`; add a
+//! variant to [`Command`] and a line to [`dispatch`]. The command never prints: it returns a
+//! [`Report`] (JSON object, human lines, exit code) or a [`CliError`], and [`main`] prints it
+//! after the store has been closed.
+
+pub mod context;
+pub mod output;
+
+mod branch;
+mod checkout;
+mod export;
+mod forget;
+mod get;
+mod import;
+mod new;
+mod remember;
+mod status;
+mod summarize;
+
+use std::ffi::OsString;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use context::{env_flag, Clock, Ctx};
+use output::{color_allowed, error_json, exit, render_json, CliError, Printer, Report, Style};
+
+const MAIN_HELP: &str = "\
+Examples:
+  memoir new ./mem
+  memoir -s ./mem remember \"prefers pytest\" -p preferences.coding.testing
+  memoir -s ./mem --json get preferences.coding.testing
+  memoir -s ./mem summarize --depth 1
+
+Environment: MEMOIR_STORE, MEMOIR_JSON=1, MEMOIR_QUIET=1, MEMOIR_LOCK_TIMEOUT, MEMOIR_BRANCH,
+MEMOIR_AUTHOR, MEMOIR_SOURCE, MEMOIR_ACTOR, MEMOIR_MERGE_POLICY, MEMOIR_FACET_MAX_ENTRIES,
+MEMOIR_NOW (fixed unix time, for reproducible ids in tests), NO_COLOR.
+Exit codes: 0 ok, 1 error, 2 not found or usage, 3 not a store, 4 conflict, 5 corrupt store,
+6 non-fast-forward, 7 store busy.";
+
+/// memoir: git for an AI agent's memory.
+#[derive(Debug, Parser)]
+#[command(name = "memoir", version, about, after_help = MAIN_HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options given before the subcommand.
+#[derive(Debug, clap::Args)]
+struct GlobalArgs {
+    /// Store directory [default: the current directory]
+    #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH")]
+    store: Option<PathBuf>,
+    /// Print one JSON object on stdout (also MEMOIR_JSON=1)
+    #[arg(long)]
+    json: bool,
+    /// Print only data and errors (also MEMOIR_QUIET=1)
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print more detail on stderr
+    #[arg(short, long)]
+    verbose: bool,
+    /// Seconds to wait for a store another process holds
+    #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    lock_timeout: Duration,
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x >= 0.0 && *x < 1e9)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("{s:?} is not a number of seconds"))
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a store
+    New(new::Args),
+    /// Show the store's state
+    Status(status::Args),
+    /// Store a memory under one or more keys
+    Remember(remember::Args),
+    /// Read memories by key
+    Get(get::Args),
+    /// Remove a memory
+    Forget(forget::Args),
+    /// Count memories by namespace and key prefix
+    Summarize(summarize::Args),
+    /// List, create or delete branches
+    Branch(branch::Args),
+    /// Switch HEAD to a branch or commit
+    Checkout(checkout::Args),
+    /// Write every memory as JSON Lines
+    Export(export::Args),
+    /// Read memories from JSON Lines (one commit, all or nothing)
+    Import(import::Args),
+}
+
+fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
+    match cmd {
+        Command::New(a) => new::run(ctx, a),
+        Command::Status(a) => status::run(ctx, a),
+        Command::Remember(a) => remember::run(ctx, a),
+        Command::Get(a) => get::run(ctx, a),
+        Command::Forget(a) => forget::run(ctx, a),
+        Command::Summarize(a) => summarize::run(ctx, a),
+        Command::Branch(a) => branch::run(ctx, a),
+        Command::Checkout(a) => checkout::run(ctx, a),
+        Command::Export(a) => export::run(ctx, a),
+        Command::Import(a) => import::run(ctx, a),
+    }
+}
+
+fn printer(json: bool, quiet: bool) -> Printer {
+    Printer {
+        json,
+        quiet,
+        out: Style::new(!json && color_allowed(std::io::stdout().is_terminal())),
+        err: Style::new(color_allowed(std::io::stderr().is_terminal())),
+    }
+}
+
+/// Parses the command line, runs the command, prints, and returns the exit code. Every store
+/// the command opened is closed before this returns.
+pub fn main() -> ExitCode {
+    ExitCode::from(run(std::env::args_os().collect()))
+}
+
+fn run(args: Vec<OsString>) -> u8 {
+    let json_hint = env_flag("MEMOIR_JSON") || args.iter().skip(1).any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            let informational =
+                matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+            if informational {
+                let _ = e.print();
+                return exit::OK;
+            }
+            if json_hint {
+                let text = e.render().to_string();
+                // The first paragraph of clap's message, on one line.
+                let para: Vec<&str> = text
+                    .lines()
+                    .take_while(|l| !l.trim().is_empty())
+                    .map(str::trim)
+                    .collect();
+                let joined = para.join(" ");
+                let message = joined
+                    .strip_prefix("error: ")
+                    .unwrap_or(&joined)
+                    .to_string();
+                let err = CliError::new(exit::USAGE, message);
+                print!("{}", render_json(error_json(&err)));
+            }
+            let _ = e.print();
+            return exit::USAGE;
+        }
+    };
+    let g = cli.global;
+    let json = g.json || env_flag("MEMOIR_JSON");
+    let quiet = g.quiet || env_flag("MEMOIR_QUIET");
+    let p = printer(json, quiet);
+    let clock = match Clock::from_env() {
+        Ok(c) => c,
+        Err(e) => return p.emit(Err(e)),
+    };
+    let ctx = Ctx {
+        store_path: g.store.unwrap_or_else(|| PathBuf::from(".")),
+        json,
+        quiet,
+        verbose: g.verbose,
+        lock_timeout: g.lock_timeout,
+        clock,
+        style: p.out,
+        printer: p,
+    };
+    if ctx.verbose {
+        eprintln!("store: {}", ctx.abs_store_path().display());
+    }
+    // The command's store (if any) is dropped when `dispatch` returns, before printing.
+    let result = dispatch(&ctx, cli.command);
+    p.emit(result)
+}

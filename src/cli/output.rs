@@ -1,0 +1,395 @@
+//! What commands hand back ([`Report`]), errors with their exit codes ([`CliError`], the one
+//! mapping from library errors in [`classify`]), and printing in human or JSON form.
+
+use std::io::{IsTerminal, Write};
+
+use serde_json::{json, Map, Value};
+
+use memoir::glob::GlobError;
+use memoir::key::KeyError;
+use memoir::memory::MemoryError;
+use memoir::object::ObjectError;
+use memoir::prolly::ProllyError;
+use memoir::repo::revision::RevParseError;
+use memoir::repo::RepoError;
+use memoir::store::StoreError;
+
+/// Exit codes (COMPAT.md).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// Any other error (invalid input, bad flag combination, I/O).
+    pub const ERROR: u8 = 1;
+    /// A single requested key, branch or revision does not exist; usage errors.
+    pub const NOT_FOUND: u8 = 2;
+    /// Usage errors share the not-found code.
+    pub const USAGE: u8 = 2;
+    /// The path is not a store.
+    pub const NOT_A_STORE: u8 = 3;
+    /// A conflict was left unresolved (reject policy, merge).
+    pub const CONFLICT: u8 = 4;
+    /// The store is corrupt (object missing or damaged).
+    pub const CORRUPT: u8 = 5;
+    /// A branch cannot be fast-forwarded (merge).
+    #[allow(dead_code)]
+    pub const NON_FAST_FORWARD: u8 = 6;
+    /// Another process holds the store's lock.
+    pub const BUSY: u8 = 7;
+}
+
+/// A failed command: exit code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CliError {
+    /// Exit code (see [`exit`]).
+    pub code: u8,
+    /// One-line message.
+    pub message: String,
+}
+
+impl CliError {
+    /// An error with an explicit code.
+    pub fn new(code: u8, message: impl Into<String>) -> Self {
+        CliError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Exit 1.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        CliError::new(exit::ERROR, message)
+    }
+
+    /// Exit 2.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        CliError::new(exit::NOT_FOUND, message)
+    }
+}
+
+/// Any error of the library layers.
+#[derive(Debug)]
+pub enum LibError {
+    /// Store layer.
+    Store(StoreError),
+    /// Object layer.
+    Object(ObjectError),
+    /// Tree layer.
+    Tree(ProllyError),
+    /// Repository layer.
+    Repo(RepoError),
+    /// Keys.
+    Key(KeyError),
+    /// Globs.
+    Glob(GlobError),
+    /// Records given by the user (stored records that fail to decode are object errors).
+    Memory(MemoryError),
+    /// Revision and branch name syntax.
+    Rev(RevParseError),
+}
+
+macro_rules! lib_from {
+    ($($v:ident($t:ty)),*) => {$(
+        impl From<$t> for LibError {
+            fn from(e: $t) -> Self { LibError::$v(e) }
+        }
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self { classify(&LibError::$v(e)) }
+        }
+    )*};
+}
+lib_from!(
+    Store(StoreError),
+    Object(ObjectError),
+    Tree(ProllyError),
+    Repo(RepoError),
+    Key(KeyError),
+    Glob(GlobError),
+    Memory(MemoryError),
+    Rev(RevParseError)
+);
+
+/// The one mapping from library errors to exit code and message.
+pub fn classify(e: &LibError) -> CliError {
+    fn store(e: &StoreError) -> u8 {
+        match e {
+            StoreError::Busy { .. } => exit::BUSY,
+            StoreError::NotAStore { .. } => exit::NOT_A_STORE,
+            _ => exit::ERROR,
+        }
+    }
+    fn object(e: &ObjectError) -> u8 {
+        match e {
+            ObjectError::Store(s) => store(s),
+            ObjectError::Missing(_) | ObjectError::Corrupt { .. } => exit::CORRUPT,
+            ObjectError::PrefixNotFound(_) => exit::NOT_FOUND,
+            ObjectError::Ambiguous { .. } | ObjectError::BadPrefix(_) => exit::ERROR,
+        }
+    }
+    fn tree(e: &ProllyError) -> u8 {
+        match e {
+            ProllyError::Object(o) => object(o),
+            _ => exit::ERROR,
+        }
+    }
+    let (code, message) = match e {
+        LibError::Store(s) => (store(s), s.to_string()),
+        LibError::Object(o) => (object(o), o.to_string()),
+        LibError::Tree(t) => (tree(t), t.to_string()),
+        LibError::Repo(r) => {
+            let code = match r {
+                RepoError::Store(s) => store(s),
+                RepoError::Object(o) => object(o),
+                RepoError::Tree(t) => tree(t),
+                RepoError::NotInitialized => exit::NOT_A_STORE,
+                RepoError::BranchNotFound(_) => exit::NOT_FOUND,
+                RepoError::BadRef { .. } => exit::CORRUPT,
+                RepoError::AlreadyInitialized
+                | RepoError::BranchExists(_)
+                | RepoError::BadName(_)
+                | RepoError::RefMoved(_) => exit::ERROR,
+            };
+            (code, r.to_string())
+        }
+        LibError::Key(k) => (exit::ERROR, k.to_string()),
+        LibError::Glob(g) => (exit::ERROR, g.to_string()),
+        LibError::Memory(m) => (exit::ERROR, m.to_string()),
+        LibError::Rev(r) => (exit::ERROR, r.to_string()),
+    };
+    CliError::new(code, message)
+}
+
+/// What a successful (or partly successful) command hands back for printing.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// The JSON object printed with `--json`.
+    pub json: Value,
+    /// Human lines for stdout (already styled and escaped).
+    pub lines: Vec<String>,
+    /// Whether `lines` are the data asked for (printed even with `--quiet`) rather than
+    /// confirmation chatter.
+    pub data: bool,
+    /// Human lines for stderr (warnings), printed in both modes unless quiet.
+    pub warnings: Vec<String>,
+    /// Raw text for stdout in both modes (JSON Lines of `export`), instead of `json`.
+    pub raw: Option<String>,
+    /// Exit code (0 unless the command reports a partial failure, e.g. conflicts).
+    pub code: u8,
+}
+
+impl Report {
+    /// A report with this JSON and no human lines yet.
+    pub fn new(json: Value) -> Self {
+        Report {
+            json,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a human line.
+    pub fn line(mut self, l: impl Into<String>) -> Self {
+        self.lines.push(l.into());
+        self
+    }
+}
+
+/// Prefix markers, coloured when the stream is a terminal and `NO_COLOR` is unset.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    color: bool,
+}
+
+impl Style {
+    /// Colour decided by the caller.
+    pub fn new(color: bool) -> Self {
+        Style { color }
+    }
+
+    fn mark(&self, code: &str, mark: &str, msg: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{mark}\x1b[0m {msg}")
+        } else {
+            format!("{mark} {msg}")
+        }
+    }
+
+    /// `✓ msg`.
+    pub fn ok(&self, msg: &str) -> String {
+        self.mark("32", "✓", msg)
+    }
+    /// `✗ msg`.
+    pub fn err(&self, msg: &str) -> String {
+        self.mark("31", "✗", msg)
+    }
+    /// `→ msg`.
+    pub fn info(&self, msg: &str) -> String {
+        self.mark("36", "→", msg)
+    }
+    /// `⚠ msg`.
+    pub fn warn(&self, msg: &str) -> String {
+        self.mark("33", "⚠", msg)
+    }
+    /// Bold text (for headings), plain without colour.
+    pub fn bold(&self, msg: &str) -> String {
+        if self.color {
+            format!("\x1b[1m{msg}\x1b[0m")
+        } else {
+            msg.to_string()
+        }
+    }
+}
+
+/// Makes stored text safe for a terminal: control characters (other than newline and tab),
+/// escape sequences' introducers, and bidirectional or invisible formatting characters are
+/// shown as `\u{..}` escapes.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let hide = (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}');
+        if hide {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Escapes and also shows newlines as `\n` (for one-line display).
+pub fn esc_line(s: &str) -> String {
+    esc(s).replace('\n', "\\n").replace('\t', "\\t")
+}
+
+/// Whether colour may be used on stdout / stderr.
+pub fn color_allowed(stream_is_terminal: bool) -> bool {
+    stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Rebuilds every object with its keys inserted in sorted order, so the printed JSON is the
+/// same whatever map implementation serde_json was built with.
+pub fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut out = Map::new();
+            for (k, v) in pairs {
+                out.insert(k, sorted(v));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+/// Pretty JSON with sorted keys and a final newline.
+pub fn render_json(v: Value) -> String {
+    let mut s = serde_json::to_string_pretty(&sorted(v)).unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
+/// The JSON error object.
+pub fn error_json(e: &CliError) -> Value {
+    json!({"success": false, "error": e.message, "code": e.code})
+}
+
+/// How to print.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    /// `--json`.
+    pub json: bool,
+    /// `--quiet`.
+    pub quiet: bool,
+    /// Style of stdout lines.
+    pub out: Style,
+    /// Style of stderr lines.
+    pub err: Style,
+}
+
+impl Printer {
+    /// Prints a command's result; returns the exit code.
+    pub fn emit(&self, result: Result<Report, CliError>) -> u8 {
+        let stdout = std::io::stdout();
+        let mut so = stdout.lock();
+        match result {
+            Ok(r) => {
+                if let Some(raw) = &r.raw {
+                    let _ = so.write_all(raw.as_bytes());
+                } else if self.json {
+                    let _ = so.write_all(render_json(r.json).as_bytes());
+                } else if r.data || !self.quiet {
+                    for l in &r.lines {
+                        let _ = writeln!(so, "{l}");
+                    }
+                }
+                let _ = so.flush();
+                if !self.quiet || r.code != exit::OK {
+                    for w in &r.warnings {
+                        eprintln!("{w}");
+                    }
+                }
+                r.code
+            }
+            Err(e) => {
+                if self.json {
+                    let _ = so.write_all(render_json(error_json(&e)).as_bytes());
+                    let _ = so.flush();
+                } else {
+                    eprintln!("{}", self.err.err(&esc(&e.message)));
+                }
+                e.code
+            }
+        }
+    }
+}
+
+/// Whether stderr is a terminal (for progress display).
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_controls() {
+        assert_eq!(esc("a\x1b[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(esc("x\ny\tz"), "x\ny\tz");
+        assert_eq!(
+            esc("\r\u{7f}\u{9b}\u{202e}"),
+            "\\u{d}\\u{7f}\\u{9b}\\u{202e}"
+        );
+        assert_eq!(esc_line("a\nb"), "a\\nb");
+    }
+
+    #[test]
+    fn sorted_orders_nested_keys() {
+        let v = json!({"b": 1, "a": {"d": 1, "c": [ {"z": 1, "y": 2} ]}});
+        assert_eq!(
+            serde_json::to_string(&sorted(v)).unwrap(),
+            r#"{"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn codes_of_library_errors() {
+        let busy = StoreError::Busy {
+            path: "/x".into(),
+            waited_ms: 0,
+        };
+        assert_eq!(CliError::from(busy).code, exit::BUSY);
+        assert_eq!(
+            CliError::from(RepoError::BranchNotFound("x".into())).code,
+            exit::NOT_FOUND
+        );
+        let id = memoir::object::ObjectId::from_bytes([0; 32]);
+        assert_eq!(
+            CliError::from(RepoError::Object(ObjectError::Missing(id))).code,
+            exit::CORRUPT
+        );
+        assert_eq!(CliError::from(KeyError::EmptyPath(String::new())).code, 1);
+    }
+}

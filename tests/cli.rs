@@ -1,0 +1,948 @@
+//! The `memoir` binary, run for real on temporary stores: JSON shapes of COMPAT.md, exit
+//! codes, determinism, and human output safety.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use memoir::key::Key;
+use memoir::repo::Repo;
+use memoir::store::{OpenOptions, Store};
+
+const NOW: &str = "1767225600";
+const AUTHOR: &str = "Tester <t@example.org>";
+
+/// A finished run: exit code, stdout, stderr.
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {:?} / {:?}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
+
+fn cmd(envs: &[(&str, &str)], args: &[&str], stdin: Option<&str>) -> Out {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
+    c.env_clear()
+        .env("MEMOIR_NOW", NOW)
+        .env("MEMOIR_AUTHOR", AUTHOR)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("run memoir");
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(o.stdout).unwrap(),
+        stderr: String::from_utf8(o.stderr).unwrap(),
+    }
+}
+
+/// A temporary store made with `memoir new`.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: PathBuf,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("store");
+        let o = cmd(&[], &["new", store.to_str().unwrap()], None);
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        Fixture { _dir: dir, store }
+    }
+
+    fn s(&self) -> &str {
+        self.store.to_str().unwrap()
+    }
+
+    /// `memoir -s STORE [--json] args...`
+    fn run(&self, json: bool, args: &[&str]) -> Out {
+        self.run_env(&[], json, args)
+    }
+
+    fn run_env(&self, envs: &[(&str, &str)], json: bool, args: &[&str]) -> Out {
+        let mut all = vec!["-s", self.s()];
+        if json {
+            all.push("--json");
+        }
+        all.extend_from_slice(args);
+        cmd(envs, &all, None)
+    }
+
+    fn ok(&self, args: &[&str]) -> Value {
+        let o = self.run(true, args);
+        assert_eq!(o.code, 0, "{args:?}: {} {}", o.stdout, o.stderr);
+        o.json()
+    }
+
+    fn repo(&self) -> Repo {
+        Repo::open(Store::open(&self.store, &OpenOptions::default()).unwrap()).unwrap()
+    }
+
+    fn commit_count(&self) -> usize {
+        let repo = self.repo();
+        let mut n = 0;
+        let mut at = Some(repo.head_commit().unwrap());
+        while let Some(id) = at {
+            n += 1;
+            at = repo.read_commit(&id).unwrap().parents.first().copied();
+        }
+        n
+    }
+}
+
+fn keys_of(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+fn assert_error(o: &Out, code: i32) -> String {
+    assert_eq!(o.code, code, "stdout {:?} stderr {:?}", o.stdout, o.stderr);
+    let v = o.json();
+    assert_eq!(keys_of(&v), set(&["success", "error", "code"]));
+    assert_eq!(v["success"], false);
+    assert_eq!(v["code"], code);
+    v["error"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn new_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let o = cmd(&[], &["--json", "new", path.to_str().unwrap()], None);
+    assert_eq!(o.code, 0);
+    let v = o.json();
+    assert_eq!(keys_of(&v), set(&["success", "message", "path"]));
+    let abs = path.canonicalize().unwrap().display().to_string();
+    assert_eq!(v["path"], abs.as_str());
+    assert_eq!(v["message"], format!("Created store at {abs}").as_str());
+
+    // Again: already a store. A non-empty directory that is not a store: untouched.
+    assert_error(
+        &cmd(&[], &["--json", "new", path.to_str().unwrap()], None),
+        1,
+    );
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "hi").unwrap();
+    assert_error(
+        &cmd(&[], &["--json", "new", other.to_str().unwrap()], None),
+        1,
+    );
+    let names: Vec<_> = std::fs::read_dir(&other)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["notes.txt"]);
+
+    let o = cmd(
+        &[],
+        &["-s", path.to_str().unwrap(), "--json", "status"],
+        None,
+    );
+    let v = o.json();
+    for f in [
+        "path",
+        "exists",
+        "initialized",
+        "branch",
+        "commit_count",
+        "memory_count",
+        "namespaces",
+    ] {
+        assert!(v.get(f).is_some(), "status lacks {f}");
+    }
+    assert_eq!(v["branch"], "main");
+    assert_eq!(v["commit_count"], 1);
+    assert_eq!(v["memory_count"], 0);
+    assert_eq!(v["namespaces"], serde_json::json!([]));
+    let repo = Repo::open(Store::open(&path, &OpenOptions::default()).unwrap()).unwrap();
+    let first = repo.read_commit(&repo.head_commit().unwrap()).unwrap();
+    assert_eq!(first.author, AUTHOR);
+    assert_eq!(first.timestamp, 1767225600);
+}
+
+#[test]
+fn not_a_store_is_exit_3_and_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("nothing");
+    for args in [
+        &["status"][..],
+        &["get", "a.b"],
+        &["remember", "x", "-p", "a"],
+        &["summarize"],
+    ] {
+        let mut all = vec!["-s", p.to_str().unwrap(), "--json"];
+        all.extend_from_slice(args);
+        assert_error(&cmd(&[], &all, None), 3);
+    }
+    assert!(!p.exists());
+    // MEMOIR_STORE is honoured, and the current directory is the default.
+    let o = cmd(
+        &[
+            ("MEMOIR_STORE", dir.path().to_str().unwrap()),
+            ("MEMOIR_JSON", "1"),
+        ],
+        &["status"],
+        None,
+    );
+    assert_error(&o, 3);
+    let o = cmd(&[], &["status"], None);
+    assert_eq!(o.code, 3);
+    assert!(
+        o.stdout.is_empty() && o.stderr.starts_with("✗ "),
+        "{:?}",
+        o.stderr
+    );
+}
+
+#[test]
+fn remember_shape_and_commit() {
+    let f = Fixture::new();
+    let v = f.ok(&[
+        "remember",
+        "prefers pytest",
+        "-p",
+        "preferences.coding.testing",
+        "-p",
+        "tools.test",
+        "-p",
+        "preferences.coding.testing",
+        "--actor",
+        "agent-1",
+        "--source",
+        "cli",
+    ]);
+    assert_eq!(
+        keys_of(&v),
+        set(&[
+            "success",
+            "key",
+            "keys",
+            "full_key",
+            "full_keys",
+            "namespace",
+            "content",
+            "confidence",
+            "reasoning",
+            "commit_hash",
+            "commit_date",
+            "conflicts",
+            "timings"
+        ])
+    );
+    assert_eq!(v["success"], true);
+    assert_eq!(v["key"], "preferences.coding.testing");
+    assert_eq!(
+        v["keys"],
+        serde_json::json!(["preferences.coding.testing", "tools.test"])
+    );
+    assert_eq!(v["full_key"], "default:preferences.coding.testing");
+    assert_eq!(
+        v["full_keys"],
+        serde_json::json!(["default:preferences.coding.testing", "default:tools.test"])
+    );
+    assert_eq!(v["namespace"], "default");
+    assert_eq!(v["content"], "prefers pytest");
+    assert_eq!(v["confidence"], 1.0);
+    assert_eq!(v["conflicts"], serde_json::json!([]));
+    assert_eq!(v["commit_date"], "2026-01-01T00:00:00+00:00");
+    assert!(v["reasoning"].is_string() && v["timings"].is_object());
+    let hash = v["commit_hash"].as_str().unwrap().to_string();
+    assert_eq!(hash.len(), 64);
+
+    let repo = f.repo();
+    let head = repo.head_commit().unwrap();
+    assert_eq!(head.to_hex(), hash);
+    let c = repo.read_commit(&head).unwrap();
+    assert_eq!(
+        c.message,
+        "Store preferences.coding.testing, tools.test in default"
+    );
+    assert_eq!(c.metadata.get("actor").map(String::as_str), Some("agent-1"));
+    assert_eq!(c.metadata.get("source").map(String::as_str), Some("cli"));
+    drop(repo);
+
+    let g = f.ok(&["get", "tools.test"]);
+    let rec = &g["items"][0]["value"];
+    assert_eq!(
+        keys_of(rec),
+        set(&[
+            "content",
+            "key",
+            "namespace",
+            "confidence",
+            "timestamp",
+            "related_keys",
+            "entries",
+            "schema_version"
+        ])
+    );
+    assert_eq!(
+        rec["related_keys"],
+        serde_json::json!(["preferences.coding.testing"])
+    );
+    assert_eq!(rec["timestamp"], 1767225600.0);
+    assert_eq!(rec["schema_version"], 2);
+    assert_eq!(
+        rec["entries"],
+        serde_json::json!([{"content": "prefers pytest", "confidence": 1.0, "timestamp": 1767225600.0, "status": "active", "source": "cli", "actor": "agent-1"}])
+    );
+
+    // One key: the singular message; a namespace from -p.
+    f.ok(&["remember", "x", "-p", "work:a.b"]);
+    let repo = f.repo();
+    let c = repo.read_commit(&repo.head_commit().unwrap()).unwrap();
+    assert_eq!(c.message, "Store a.b in work");
+    assert!(c.metadata.is_empty());
+}
+
+#[test]
+fn remember_errors_and_policies() {
+    let f = Fixture::new();
+    let n0 = f.commit_count();
+    assert_error(
+        &f.run(
+            true,
+            &[
+                "remember",
+                "x",
+                "-p",
+                "a",
+                "--replace",
+                "--merge-policy",
+                "append",
+            ],
+        ),
+        1,
+    );
+    assert_error(
+        &f.run(true, &["remember", "x", "-p", "x:a", "-p", "y:b"]),
+        1,
+    );
+    assert_error(&f.run(true, &["remember", "x", "-p", "x:a", "-n", "y"]), 1);
+    assert_error(&f.run(true, &["remember", "x", "-p", ":a"]), 1);
+    assert_error(&f.run(true, &["remember", "x", "-p", "a..b"]), 1);
+    assert_error(&f.run(true, &["remember", "x", "-p", "a b"]), 1);
+    assert_error(&f.run(true, &["remember", "x"]), 1);
+    assert_error(
+        &f.run_env(
+            &[("MEMOIR_MERGE_POLICY", "bogus")],
+            true,
+            &["remember", "x", "-p", "a"],
+        ),
+        1,
+    );
+    assert_eq!(
+        f.run(
+            true,
+            &["remember", "x", "-p", "a", "--merge-policy", "bogus"]
+        )
+        .code,
+        2
+    );
+    assert_eq!(f.commit_count(), n0);
+
+    f.ok(&["remember", "first", "-p", "pref.a", "-c", "0.8"]);
+    // confidence_gated (default of pref.*): lower confidence writes nothing.
+    let v = f.ok(&["remember", "weaker", "-p", "pref.a", "-c", "0.5"]);
+    assert_eq!(v["commit_hash"], Value::Null);
+    assert_eq!(v["commit_date"], Value::Null);
+    assert_eq!(
+        f.ok(&["get", "pref.a"])["items"][0]["value"]["content"],
+        "first"
+    );
+    // The environment policy applies when no flag is given; the flag wins over it.
+    f.ok(&["remember", "second", "-p", "pref.a"]);
+    let v = f
+        .run_env(
+            &[("MEMOIR_MERGE_POLICY", "append")],
+            true,
+            &["remember", "third", "-p", "pref.a"],
+        )
+        .json();
+    assert!(v["commit_hash"].is_string());
+    assert_eq!(
+        f.ok(&["get", "pref.a"])["items"][0]["value"]["content"],
+        "second\n\n[update] third"
+    );
+    f.run_env(
+        &[("MEMOIR_MERGE_POLICY", "append")],
+        true,
+        &["remember", "fourth", "-p", "pref.a", "--replace"],
+    );
+    let rec = f.ok(&["get", "pref.a"])["items"][0]["value"].clone();
+    assert_eq!(rec["content"], "fourth");
+    assert_eq!(rec["entries"].as_array().unwrap().len(), 4);
+    // Facet cap.
+    for i in 0..4 {
+        f.run_env(
+            &[("MEMOIR_FACET_MAX_ENTRIES", "3")],
+            true,
+            &["remember", &format!("e{i}"), "-p", "experience.x"],
+        );
+    }
+    let rec = f.ok(&["get", "experience.x"])["items"][0]["value"].clone();
+    assert_eq!(rec["entries"].as_array().unwrap().len(), 3);
+    // llm_merge without an LLM appends and says so.
+    f.ok(&["remember", "w1", "-p", "workflow.release"]);
+    let v = f.ok(&["remember", "w2", "-p", "workflow.release"]);
+    assert!(v["reasoning"].as_str().unwrap().contains("no LLM"));
+
+    // reject: occupied keys are reported, free keys still written, exit 4.
+    let n = f.commit_count();
+    let o = f.run(
+        true,
+        &[
+            "remember",
+            "new",
+            "-p",
+            "pref.a",
+            "-p",
+            "pref.free",
+            "--merge-policy",
+            "reject",
+        ],
+    );
+    assert_eq!(o.code, 4);
+    let v = o.json();
+    assert_eq!(v["success"], false);
+    let conflicts = v["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(
+        keys_of(&conflicts[0]),
+        set(&[
+            "key",
+            "namespace",
+            "existing_content",
+            "existing_confidence",
+            "existing_timestamp",
+            "incoming_content",
+            "incoming_confidence"
+        ])
+    );
+    assert_eq!(conflicts[0]["key"], "pref.a");
+    assert_eq!(conflicts[0]["existing_content"], "fourth");
+    assert_eq!(conflicts[0]["incoming_content"], "new");
+    assert!(v["commit_hash"].is_string());
+    assert_eq!(f.commit_count(), n + 1);
+    assert_eq!(f.ok(&["get", "pref.free"])["items"][0]["found"], true);
+    // Human mode: same exit code.
+    assert_eq!(
+        f.run(
+            false,
+            &[
+                "remember",
+                "new",
+                "-p",
+                "pref.a",
+                "--merge-policy",
+                "reject"
+            ]
+        )
+        .code,
+        4
+    );
+}
+
+#[test]
+fn get_and_forget() {
+    let f = Fixture::new();
+    f.ok(&["remember", "one", "-p", "a.b"]);
+    f.ok(&["remember", "two", "-p", "ns:c"]);
+    let v = f.ok(&["get", "a.b", "missing", "ns:c"]);
+    assert_eq!(
+        keys_of(&v),
+        set(&[
+            "success",
+            "items",
+            "count",
+            "found_count",
+            "timing_ms",
+            "error"
+        ])
+    );
+    assert_eq!(v["count"], 3);
+    assert_eq!(v["found_count"], 2);
+    assert_eq!(v["error"], Value::Null);
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(
+        keys_of(&items[0]),
+        set(&["key", "namespace", "full_key", "found", "value"])
+    );
+    assert_eq!(items[1]["found"], false);
+    assert_eq!(items[1]["value"], Value::Null);
+    assert_eq!(items[2]["full_key"], "ns:c");
+    assert_eq!(f.ok(&["get", "c", "-n", "ns"])["items"][0]["found"], true);
+
+    let o = f.run(true, &["get", "missing"]);
+    assert_eq!(o.code, 2);
+    assert_eq!(o.json()["items"][0]["found"], false);
+    assert_eq!(f.run(false, &["get", "missing"]).code, 2);
+    assert_error(&f.run(true, &["get", "bad key"]), 1);
+
+    let n = f.commit_count();
+    let o = f.run(true, &["forget", "nope"]);
+    assert_error(&o, 2);
+    assert_eq!(f.commit_count(), n);
+    let v = f.ok(&["forget", "a.b", "--force"]);
+    assert_eq!(
+        keys_of(&v),
+        set(&["success", "key", "namespace", "commit_hash", "message"])
+    );
+    assert_eq!(v["key"], "a.b");
+    assert_eq!(v["namespace"], "default");
+    let repo = f.repo();
+    let head = repo.head_commit().unwrap();
+    assert_eq!(v["commit_hash"], head.to_hex().as_str());
+    assert_eq!(
+        repo.read_commit(&head).unwrap().message,
+        "Delete a.b from default"
+    );
+    drop(repo);
+    assert_eq!(f.commit_count(), n + 1);
+    assert_eq!(f.run(true, &["get", "a.b"]).code, 2);
+}
+
+#[test]
+fn branches_and_branch_option() {
+    let f = Fixture::new();
+    f.ok(&["remember", "on main", "-p", "a"]);
+    let v = f.ok(&["branch"]);
+    assert_eq!(
+        v,
+        serde_json::json!({"branches": ["main"], "current": "main"})
+    );
+
+    // A write to a missing branch creates it from HEAD, without moving HEAD.
+    f.ok(&["remember", "on exp", "-p", "b", "--branch", "exp"]);
+    assert_eq!(
+        f.ok(&["branch"]),
+        serde_json::json!({"branches": ["exp", "main"], "current": "main"})
+    );
+    assert_eq!(f.run(true, &["get", "b"]).code, 2);
+    assert_eq!(f.ok(&["get", "b", "--branch", "exp"])["found_count"], 1);
+    let o = f.run_env(&[("MEMOIR_BRANCH", "exp")], true, &["get", "a", "b"]);
+    assert_eq!(o.json()["found_count"], 2);
+    // A read of a missing branch is an error naming it.
+    let msg = assert_error(&f.run(true, &["get", "a", "--branch", "nosuch"]), 2);
+    assert!(msg.contains("nosuch"), "{msg}");
+    assert_error(
+        &f.run_env(&[("MEMOIR_BRANCH", "nosuch")], true, &["summarize"]),
+        2,
+    );
+
+    assert_error(&f.run(true, &["branch", "exp"]), 1);
+    assert_error(&f.run(true, &["branch", "bad..name"]), 1);
+    assert_error(&f.run(true, &["branch", "x", "--from", "nosuch"]), 2);
+    let v = f.ok(&["branch", "side", "--from", "exp"]);
+    assert_eq!(v["branch"], "side");
+    assert_error(&f.run(true, &["branch", "-d", "main"]), 1);
+    assert_error(&f.run(true, &["branch", "-d", "exp"]), 1);
+    assert_error(&f.run(true, &["branch", "-d", "nosuch"]), 2);
+    let v = f.ok(&["branch", "-D", "side"]);
+    assert_eq!(v["deleted"], "side");
+
+    assert_error(&f.run(true, &["checkout", "nosuch"]), 2);
+    let v = f.ok(&["checkout", "exp"]);
+    assert_eq!(v["branch"], "exp");
+    assert_eq!(f.ok(&["branch"])["current"], "exp");
+    assert_eq!(f.ok(&["get", "b"])["found_count"], 1);
+    let v = f.ok(&["checkout", "-b", "fresh"]);
+    assert_eq!(v["created"], true);
+    assert_eq!(f.ok(&["status"])["branch"], "fresh");
+    assert_error(&f.run(true, &["checkout", "-b", "fresh"]), 1);
+    // A commit id detaches HEAD; writes then need --branch.
+    let head = f.ok(&["status"]);
+    assert_eq!(head["commit_count"], 3);
+    let tip = f.repo().head_commit().unwrap().to_hex();
+    let v = f.ok(&["checkout", &tip[..12]]);
+    assert_eq!(v["branch"], Value::Null);
+    assert_error(&f.run(true, &["remember", "x", "-p", "c"]), 1);
+    f.ok(&["checkout", "main"]);
+    // fresh is at exp's tip, which main does not contain.
+    assert_error(&f.run(true, &["branch", "-d", "fresh"]), 1);
+    f.ok(&["checkout", "exp"]);
+    assert_eq!(f.ok(&["branch", "-d", "fresh"])["deleted"], "fresh");
+}
+
+#[test]
+fn summarize_semantics() {
+    let f = Fixture::new();
+    for p in [
+        "preferences.a",
+        "preferences.a.b",
+        "preferences.c",
+        "tools",
+        "tools.git.x",
+        "work:notes.one",
+    ] {
+        f.ok(&["remember", "v", "-p", p]);
+    }
+    let v = f.ok(&["summarize"]);
+    assert_eq!(
+        keys_of(&v),
+        set(&[
+            "success",
+            "type",
+            "namespace_filter",
+            "total_namespaces",
+            "total_memories",
+            "namespaces"
+        ])
+    );
+    assert_eq!(v["type"], "all");
+    assert_eq!(v["namespace_filter"], Value::Null);
+    assert_eq!(v["total_namespaces"], 2);
+    assert_eq!(v["total_memories"], 6);
+    assert_eq!(
+        v["namespaces"],
+        serde_json::json!({"default": 5, "work": 1})
+    );
+
+    let v = f.ok(&["summarize", "taxonomy", "--depth", "2"]);
+    assert_eq!(v["type"], "taxonomy");
+    assert_eq!(v["depth"], 2);
+    // "tools" has fewer than 2 segments: its own group.
+    assert_eq!(
+        v["prefix_counts"],
+        serde_json::json!({"default": {"preferences.a": 2, "preferences.c": 1, "tools": 1, "tools.git": 1}, "work": {"notes.one": 1}})
+    );
+
+    // Star crosses dots; several globs are a union; they filter before grouping.
+    let v = f.ok(&[
+        "summarize",
+        "--keys",
+        "preferences.*",
+        "--keys",
+        "tools",
+        "--depth",
+        "1",
+    ]);
+    assert_eq!(
+        v["matching_keys"],
+        serde_json::json!({"default": ["preferences.a", "preferences.a.b", "preferences.c", "tools"]})
+    );
+    assert_eq!(
+        v["prefix_counts"],
+        serde_json::json!({"default": {"preferences": 3, "tools": 1}})
+    );
+    assert_eq!(v["total_memories"], 6);
+    let v = f.ok(&["summarize", "--keys", "*.one", "-n", "work"]);
+    assert_eq!(
+        v["matching_keys"],
+        serde_json::json!({"work": ["notes.one"]})
+    );
+    assert_eq!(v["namespaces"], serde_json::json!({"work": 1}));
+    assert_eq!(v["namespace_filter"], "work");
+    assert_eq!(v["total_memories"], 1);
+    let v = f.ok(&["summarize", "--keys", "preferences.?"]);
+    assert_eq!(
+        v["matching_keys"],
+        serde_json::json!({"default": ["preferences.a", "preferences.c"]})
+    );
+    let v = f.ok(&["summarize", "--keys", "nomatch*"]);
+    assert_eq!(v["matching_keys"], serde_json::json!({}));
+
+    assert_eq!(f.run(true, &["summarize", "--depth", "0"]).code, 2);
+    assert_error(&f.run(true, &["summarize", "--keys", "a.[bc"]), 1);
+    let msg = assert_error(&f.run(true, &["summarize", "-n", "nope"]), 1);
+    assert!(msg.contains("default") && msg.contains("work"), "{msg}");
+    assert_error(&f.run(true, &["summarize", "-n", "bad ns"]), 1);
+}
+
+#[test]
+fn export_import_round_trip_and_all_or_nothing() {
+    let a = Fixture::new();
+    a.ok(&["remember", "one", "-p", "x.a", "-p", "x.b"]);
+    a.ok(&["remember", "two", "-p", "x.a", "--merge-policy", "append"]);
+    a.ok(&["remember", "three", "-p", "team:y"]);
+    let dump = a.run(false, &["export"]);
+    assert_eq!(dump.code, 0);
+    assert_eq!(dump.stdout.lines().count(), 3);
+    for l in dump.stdout.lines() {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert!(v["key"].is_string() && v["namespace"].is_string());
+    }
+
+    let b = Fixture::new();
+    let o = cmd(
+        &[],
+        &["-s", b.s(), "--json", "import", "-"],
+        Some(&dump.stdout),
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = o.json();
+    assert_eq!(v["imported"], 3);
+    let repo = b.repo();
+    assert_eq!(
+        repo.read_commit(&repo.head_commit().unwrap())
+            .unwrap()
+            .message,
+        "Import 3 memories"
+    );
+    drop(repo);
+    assert_eq!(b.run(false, &["export"]).stdout, dump.stdout);
+
+    // A malformed line: error naming it, nothing committed.
+    let n = b.commit_count();
+    let bad = format!("{}\n{{not json\n", dump.stdout.lines().next().unwrap());
+    let o = cmd(&[], &["-s", b.s(), "--json", "import", "-"], Some(&bad));
+    let msg = assert_error(&o, 1);
+    assert!(msg.contains("line 2"), "{msg}");
+    let bad =
+        "{\"key\": \"ok\", \"content\": \"x\"}\n\n{\"key\": \"bad key\", \"content\": \"x\"}\n";
+    let msg = assert_error(
+        &cmd(&[], &["-s", b.s(), "--json", "import", "-"], Some(bad)),
+        1,
+    );
+    assert!(msg.contains("line 3"), "{msg}");
+    assert_eq!(b.commit_count(), n);
+
+    // Schema 1 lines are upgraded; files work too.
+    let file = b.store.parent().unwrap().join("old.jsonl");
+    std::fs::write(&file, "{\"key\": \"legacy.k\", \"content\": \"old\", \"confidence\": 0.4, \"timestamp\": 1000.5}\n").unwrap();
+    let v = b.ok(&["import", file.to_str().unwrap(), "-n", "legacy"]);
+    assert_eq!(v["imported"], 1);
+    let rec = b.ok(&["get", "legacy:legacy.k"])["items"][0]["value"].clone();
+    assert_eq!(
+        rec["entries"],
+        serde_json::json!([{"content": "old", "confidence": 0.4, "timestamp": 1000.5, "status": "active"}])
+    );
+    assert_error(&b.run(true, &["import", "/nonexistent/file"]), 1);
+}
+
+#[test]
+fn busy_store_is_exit_7() {
+    let f = Fixture::new();
+    let held = Store::open(&f.store, &OpenOptions::default()).unwrap();
+    let o = cmd(
+        &[],
+        &["-s", f.s(), "--json", "--lock-timeout", "0", "get", "a"],
+        None,
+    );
+    assert_error(&o, 7);
+    let o = cmd(
+        &[("MEMOIR_LOCK_TIMEOUT", "0")],
+        &["-s", f.s(), "remember", "x", "-p", "a"],
+        None,
+    );
+    assert_eq!(o.code, 7);
+    drop(held);
+    assert_eq!(f.run(true, &["remember", "x", "-p", "a"]).code, 0);
+}
+
+#[test]
+fn corrupt_value_is_exit_5() {
+    let f = Fixture::new();
+    f.ok(&["remember", "x", "-p", "a"]);
+    {
+        let repo = f.repo();
+        let root = repo.root_of(&repo.head_commit().unwrap()).unwrap();
+        let id = repo
+            .tree()
+            .get(&root, &Key::new("default", "a").unwrap().encode())
+            .unwrap()
+            .unwrap();
+        repo.store()
+            .overwrite_raw(id.as_bytes(), b"\x82\x02\x41\x00")
+            .unwrap();
+    }
+    assert_error(&f.run(true, &["get", "a"]), 5);
+}
+
+#[test]
+fn output_is_deterministic_and_ids_reproducible() {
+    let script: &[&[&str]] = &[
+        &["remember", "one", "-p", "a.b", "-p", "c"],
+        &["remember", "two", "-p", "a.b", "--merge-policy", "append"],
+        &["forget", "c"],
+        &["remember", "three", "-p", "ns:x", "--branch", "side"],
+    ];
+    let run_all = |f: &Fixture| -> Vec<String> {
+        let mut outs = Vec::new();
+        for args in script {
+            outs.push(f.run(true, args).stdout);
+        }
+        for args in [
+            &["get", "a.b", "c"][..],
+            &["summarize", "--depth", "1"],
+            &["status"],
+            &["branch"],
+        ] {
+            let first = f.run(true, args).stdout;
+            assert_eq!(
+                first,
+                f.run(true, args).stdout,
+                "{args:?} differs between runs"
+            );
+            outs.push(first);
+        }
+        outs
+    };
+    let a = Fixture::new();
+    let b = Fixture::new();
+    let oa = run_all(&a);
+    let ob = run_all(&b);
+    // Status shows the store path; everything else is byte-identical across stores.
+    for (x, y) in oa.iter().zip(&ob) {
+        if !x.contains("\"path\"") {
+            assert_eq!(x, y);
+        }
+    }
+    assert_eq!(
+        a.repo().head_commit().unwrap(),
+        b.repo().head_commit().unwrap()
+    );
+    assert_eq!(
+        a.repo().branch_tip("side").unwrap(),
+        b.repo().branch_tip("side").unwrap()
+    );
+}
+
+#[test]
+fn human_output_is_plain_and_escaped() {
+    let f = Fixture::new();
+    let o = f.run(
+        false,
+        &[
+            "remember",
+            "evil \x1b[31mred\x1b]0;title\x07 \r end",
+            "-p",
+            "a",
+        ],
+    );
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.starts_with("✓ "));
+    for nc in [None, Some("1")] {
+        let envs: Vec<(&str, &str)> = nc.map(|v| vec![("NO_COLOR", v)]).unwrap_or_default();
+        for args in [
+            &["get", "a"][..],
+            &["status"],
+            &["summarize", "--depth", "1"],
+            &["branch"],
+        ] {
+            let o = f.run_env(&envs, false, args);
+            assert_eq!(o.code, 0);
+            assert!(
+                !o.stdout.contains('\x1b') && !o.stderr.contains('\x1b'),
+                "{args:?}: {:?}",
+                o.stdout
+            );
+        }
+    }
+    let o = f.run(false, &["get", "a"]);
+    assert!(o.stdout.contains("\\u{1b}[31mred"), "{:?}", o.stdout);
+    assert!(!o.stdout.contains('\x07') && !o.stdout.contains('\r'));
+    // JSON keeps the content exactly.
+    let v = f.ok(&["get", "a"]);
+    assert_eq!(
+        v["items"][0]["value"]["content"],
+        "evil \x1b[31mred\x1b]0;title\x07 \r end"
+    );
+    // Quiet: no chatter; data still printed.
+    let o = f.run_env(
+        &[("MEMOIR_QUIET", "1")],
+        false,
+        &["remember", "y", "-p", "b"],
+    );
+    assert_eq!((o.code, o.stdout.as_str()), (0, ""));
+    let o = f.run(false, &["-q", "get", "b"]);
+    assert!(
+        o.stdout.contains("default:b") && o.stdout.contains('y'),
+        "{:?}",
+        o.stdout
+    );
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    let f = Fixture::new();
+    assert_eq!(f.run(false, &["no-such-command"]).code, 2);
+    assert_eq!(f.run(false, &["get"]).code, 2);
+    let o = f.run(true, &["remember"]);
+    assert_error(&o, 2);
+    assert_eq!(cmd(&[], &["--version"], None).code, 0);
+    for sub in [
+        "new",
+        "status",
+        "remember",
+        "get",
+        "forget",
+        "summarize",
+        "branch",
+        "checkout",
+        "export",
+        "import",
+    ] {
+        let o = cmd(&[], &[sub, "--help"], None);
+        assert_eq!(o.code, 0);
+        assert!(o.stdout.contains("Example"), "{sub} --help has no example");
+    }
+}
+
+#[test]
+fn author_precedence() {
+    let f = Fixture::new();
+    f.ok(&["remember", "x", "-p", "a", "--author", "Flag <f@x>"]);
+    let author = |f: &Fixture| {
+        let repo = f.repo();
+        let c = repo.read_commit(&repo.head_commit().unwrap()).unwrap();
+        c.author
+    };
+    assert_eq!(author(&f), "Flag <f@x>");
+    f.ok(&["remember", "y", "-p", "b"]);
+    assert_eq!(author(&f), AUTHOR);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let o = Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .env_clear()
+        .env("MEMOIR_NOW", NOW)
+        .env("GIT_AUTHOR_NAME", "Git Name")
+        .env("GIT_AUTHOR_EMAIL", "g@x")
+        .args(["new", store.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let repo =
+        Repo::open(Store::open(Path::new(&store), &OpenOptions::default()).unwrap()).unwrap();
+    assert_eq!(
+        repo.read_commit(&repo.head_commit().unwrap())
+            .unwrap()
+            .author,
+        "Git Name <g@x>"
+    );
+}
