@@ -17,6 +17,7 @@ mod get;
 mod import;
 mod new;
 mod remember;
+mod search;
 mod status;
 mod summarize;
 
@@ -106,6 +107,8 @@ enum Command {
     Export(export::Args),
     /// Read memories from JSON Lines (one commit, all or nothing)
     Import(import::Args),
+    /// Ranked lexical search over keys and contents
+    Search(search::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -120,6 +123,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Checkout(a) => checkout::run(ctx, a),
         Command::Export(a) => export::run(ctx, a),
         Command::Import(a) => import::run(ctx, a),
+        Command::Search(a) => search::run(ctx, a),
     }
 }
 

@@ -10,6 +10,7 @@ use memoir::key::KeyError;
 use memoir::memory::MemoryError;
 use memoir::object::ObjectError;
 use memoir::prolly::ProllyError;
+use memoir::recall::RecallError;
 use memoir::repo::revision::RevParseError;
 use memoir::repo::RepoError;
 use memoir::store::StoreError;
@@ -85,6 +86,8 @@ pub enum LibError {
     Memory(MemoryError),
     /// Revision and branch name syntax.
     Rev(RevParseError),
+    /// Recall.
+    Recall(RecallError),
 }
 
 macro_rules! lib_from {
@@ -105,7 +108,8 @@ lib_from!(
     Key(KeyError),
     Glob(GlobError),
     Memory(MemoryError),
-    Rev(RevParseError)
+    Rev(RevParseError),
+    Recall(RecallError)
 );
 
 /// The one mapping from library errors to exit code and message.
@@ -154,6 +158,14 @@ pub fn classify(e: &LibError) -> CliError {
         LibError::Glob(g) => (exit::ERROR, g.to_string()),
         LibError::Memory(m) => (exit::ERROR, m.to_string()),
         LibError::Rev(r) => (exit::ERROR, r.to_string()),
+        LibError::Recall(r) => {
+            let code = match r {
+                RecallError::Tree(t) => tree(t),
+                RecallError::Load { .. } => exit::CORRUPT,
+                RecallError::Cache(_) => exit::ERROR,
+            };
+            (code, r.to_string())
+        }
     };
     CliError::new(code, message)
 }

@@ -61,3 +61,56 @@ pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(())
 }
+
+/// The document of a stored memory record: its key, projected content and timestamp. A value
+/// that is not a record is an error naming the key.
+pub fn record_doc(
+    objects: &crate::object::Objects,
+    key: &[u8],
+    value: &crate::object::ObjectId,
+) -> RecallResult<Doc> {
+    let (namespace, path) = crate::key::split_encoded(key);
+    match crate::memory::read_record(objects, value) {
+        Ok(r) => Ok(Doc {
+            namespace,
+            path,
+            content: r.content(),
+            timestamp: r.timestamp,
+        }),
+        Err(e) => Err(RecallError::Load {
+            key: format!("{namespace}:{path}"),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// The lexical index of the store at `store_dir` brought to `root`: loaded from the cache,
+/// updated from the tree diff (or rebuilt), and saved back when it changed. A cache that
+/// cannot be written is not an error (the index is derived data); it is reported in the
+/// returned stats.
+pub fn synced_index(
+    store_dir: &Path,
+    tree: &crate::prolly::NodeStore,
+    objects: &crate::object::Objects,
+    root: &crate::object::ObjectId,
+) -> RecallResult<(LexicalIndex, SyncStats, Option<RecallError>)> {
+    let path = cache_path(store_dir);
+    let mut index = load_cache(&path);
+    let stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
+        Ok(s) => s,
+        Err(e) if index.root().is_none() => return Err(e),
+        Err(_) => {
+            // The cached root may be gone (gc) or unreadable: rebuild from the tree alone,
+            // and report what that finds.
+            index = LexicalIndex::new();
+            index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?
+        }
+    };
+    let mut save_error = None;
+    if stats != SyncStats::default() {
+        if let Err(e) = save_cache(&path, &index) {
+            save_error = Some(e);
+        }
+    }
+    Ok((index, stats, save_error))
+}

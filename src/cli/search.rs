@@ -1,0 +1,200 @@
+//! `memoir search QUERY`: ranked lexical search over keys and record contents, no model.
+
+use clap::ValueEnum;
+use serde_json::{json, Value};
+
+use memoir::glob::KeyGlobs;
+use memoir::key::validate_namespace;
+use memoir::object::ObjectId;
+use memoir::recall::{synced_index, Hit, Query, Sort};
+use memoir::repo::revision::parse_date;
+use memoir::repo::Repo;
+
+use super::context::{load_record_at, read_target, resolve_rev, BranchArg, Ctx};
+use super::output::{esc, CliError, Report};
+
+const HELP: &str = "\
+Examples:
+  memoir search 'postgres migration'
+  memoir --json search testing -n work -k 5
+  memoir search deploy --keys 'infra.*' --since 2.weeks.ago --sort recency
+  memoir search 'release plan' --at main~3
+
+Words are matched after splitting camelCase, snake_case and kebab-case, lower-casing and
+stemming; a word of 4+ letters also matches longer words it starts, and one of 5+ letters that
+matches nothing also matches near misses. Key segments weigh more than content. No match is
+an empty result (exit 0).";
+
+/// Order of search hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortArg {
+    /// Best score first
+    Relevance,
+    /// Newest record first
+    Recency,
+}
+
+/// Ranked lexical search over keys and contents
+#[derive(Debug, clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// The words to look for
+    pub query: String,
+    /// Only this namespace
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Only keys whose path matches (repeatable; a union)
+    #[arg(long = "keys", value_name = "GLOB")]
+    pub keys: Vec<String>,
+    /// Most hits
+    #[arg(
+        short = 'k',
+        long = "limit",
+        visible_alias = "top",
+        default_value_t = 10
+    )]
+    pub limit: usize,
+    /// Read at this revision instead of the branch tip
+    #[arg(long = "at", value_name = "REV")]
+    pub at: Option<String>,
+    /// Only records at or after this date (ISO date, `yesterday`, `2.days.ago`, ...)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only records at or before this date
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Order of the hits
+    #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
+    pub sort: SortArg,
+    #[command(flatten)]
+    pub branch: BranchArg,
+}
+
+/// What a lexical search needs besides the query text.
+pub struct Scope {
+    pub namespace: Option<String>,
+    pub globs: KeyGlobs,
+    pub since: Option<f64>,
+    pub until: Option<f64>,
+    pub sort: Sort,
+}
+
+/// The commit a read command looks at: `--at REV`, else `--branch`, else HEAD.
+pub fn read_commit(
+    ctx: &Ctx,
+    repo: &Repo,
+    at: Option<&str>,
+    branch: Option<&str>,
+) -> Result<ObjectId, CliError> {
+    let _ = ctx;
+    match at {
+        Some(rev) => resolve_rev(repo, rev),
+        None => Ok(read_target(repo, branch)?.1),
+    }
+}
+
+/// Runs a lexical search at `root` (the index is synced and cached as a side effect outside
+/// the hashed state).
+pub fn lexical(
+    ctx: &Ctx,
+    repo: &Repo,
+    root: &ObjectId,
+    text: &str,
+    scope: &Scope,
+    limit: usize,
+) -> Result<Vec<Hit>, CliError> {
+    let (index, _stats, save_error) =
+        synced_index(&ctx.abs_store_path(), repo.tree(), repo.objects(), root)?;
+    if let (Some(e), true) = (save_error, ctx.verbose) {
+        eprintln!("memoir: index cache not saved: {e}");
+    }
+    Ok(index.search(&Query {
+        text,
+        namespace: scope.namespace.as_deref(),
+        globs: (!scope.globs.is_all()).then_some(&scope.globs),
+        since: scope.since,
+        until: scope.until,
+        limit,
+        sort: scope.sort,
+    }))
+}
+
+/// Rounds a score for output (stable text, no float noise).
+pub fn round_score(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
+}
+
+/// Runs `search`.
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    let timer = ctx.clock.timer();
+    if let Some(ns) = &args.namespace {
+        validate_namespace(ns)?;
+    }
+    let now = ctx.clock.now_secs();
+    let since = args
+        .since
+        .as_deref()
+        .map(|d| parse_date(d, now))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|d| parse_date(d, now))
+        .transpose()?;
+    let scope = Scope {
+        namespace: args.namespace.clone(),
+        globs: KeyGlobs::new(&args.keys)?,
+        since: since.map(|t| t as f64),
+        until: until.map(|t| t as f64),
+        sort: match args.sort {
+            SortArg::Relevance => Sort::Relevance,
+            SortArg::Recency => Sort::Recency,
+        },
+    };
+    let repo = ctx.open_repo()?;
+    let commit = read_commit(
+        ctx,
+        &repo,
+        args.at.as_deref(),
+        args.branch.branch.as_deref(),
+    )?;
+    let root = repo.root_of(&commit)?;
+    let hits = lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?;
+    let mut out = Vec::with_capacity(hits.len());
+    let mut lines = Vec::new();
+    for h in &hits {
+        let rec = load_record_at(&repo, &h.value)?;
+        let content = rec.content();
+        lines.push(ctx.style.info(&format!(
+            "{}:{} ({:.3})",
+            esc(&h.namespace),
+            esc(&h.path),
+            h.score
+        )));
+        for l in content.lines().take(3) {
+            lines.push(format!("  {}", esc(l)));
+        }
+        out.push(json!({
+            "key": h.path,
+            "namespace": h.namespace,
+            "score": round_score(h.score),
+            "content": content,
+        }));
+    }
+    drop(repo);
+    if hits.is_empty() {
+        lines.push(ctx.style.warn("no memories match"));
+    }
+    let json = json!({
+        "success": true,
+        "query": args.query,
+        "mode": "lexical",
+        "hits": Value::Array(out),
+        "count": hits.len(),
+        "timing_ms": timer.ms(),
+    });
+    let mut r = Report::new(json);
+    r.lines = lines;
+    r.data = true;
+    Ok(r)
+}
