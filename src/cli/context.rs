@@ -56,6 +56,11 @@ impl Clock {
         }
     }
 
+    /// Whether the clock is fixed (`MEMOIR_NOW`), in which case measured durations read 0.
+    pub fn is_fixed(&self) -> bool {
+        self.fixed.is_some()
+    }
+
     /// Now, in unix seconds (fractional).
     pub fn now(&self) -> f64 {
         self.fixed.unwrap_or_else(|| {

@@ -16,6 +16,7 @@ mod forget;
 mod get;
 mod import;
 mod new;
+mod recall;
 mod remember;
 mod search;
 mod status;
@@ -109,6 +110,8 @@ enum Command {
     Import(import::Args),
     /// Ranked lexical search over keys and contents
     Search(search::Args),
+    /// Find the memories that answer a question (LLM picker or lexical)
+    Recall(recall::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -124,6 +127,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Export(a) => export::run(ctx, a),
         Command::Import(a) => import::run(ctx, a),
         Command::Search(a) => search::run(ctx, a),
+        Command::Recall(a) => recall::run(ctx, a),
     }
 }
 

@@ -5,6 +5,7 @@
 //! tree root it reflects and brought up to date from tree diffs.
 
 pub mod lexical;
+pub mod picker;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};

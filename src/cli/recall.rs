@@ -1,0 +1,363 @@
+//! `memoir recall QUERY`: the memories that answer a question, picked by an LLM (`single`,
+//! `tiered`) or ranked lexically (`lexical`, the default when no LLM is configured). Whatever
+//! ran is stamped on the result; when the LLM fails, recall falls back to lexical and says so.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use serde_json::{json, Map, Value};
+
+use memoir::glob::KeyGlobs;
+use memoir::key::{namespace_prefix, split_encoded, validate_namespace};
+use memoir::llm::{
+    provider, Llm, ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
+};
+use memoir::object::ObjectId;
+use memoir::prolly::{prefix_range, KeyRange};
+use memoir::recall::picker::{self, Inventory, Mode};
+use memoir::recall::Sort;
+use memoir::repo::Repo;
+
+use super::context::{env_var, load_record_at, BranchArg, Ctx};
+use super::output::{esc, CliError, Report};
+use super::search::{lexical, read_commit, round_score, Scope};
+
+const HELP: &str = "\
+Examples:
+  memoir recall 'what database do we use?'
+  memoir --json recall 'testing preferences' -l 5 --mode lexical
+  MEMOIR_LLM_BASE_URL=http://127.0.0.1:8080/v1 memoir recall 'deploy steps' --mode tiered
+
+Modes: lexical (no model), single (one LLM call over the keys), tiered (prefixes, then keys).
+Default: single when an LLM is configured, else lexical. LLM configuration:
+  MEMOIR_LLM_PROVIDER=openai|anthropic|command (else inferred from what is set)
+  MEMOIR_LLM_COMMAND='claude -p'   prompt on stdin, answer on stdout
+  MEMOIR_LLM_BASE_URL, OPENAI_API_KEY   OpenAI-compatible chat completions
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   Anthropic messages
+  --model / MEMOIR_LLM_MODEL, MEMOIR_LLM_TIMEOUT (seconds, default 30)
+If the model fails, recall answers lexically and the result names `fellback_from` and why.";
+
+/// How recall chooses memories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Ranked lexical search, no model
+    Lexical,
+    /// One LLM call over the keys
+    Single,
+    /// LLM picks prefixes, then keys
+    Tiered,
+}
+
+/// Find the memories that answer a question
+#[derive(Debug, clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// The question
+    pub query: String,
+    /// Only this namespace
+    #[arg(short = 'n', long = "namespace", value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Most memories returned
+    #[arg(short = 'l', long = "limit", default_value_t = 10)]
+    pub limit: usize,
+    /// How to choose
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// LLM model name
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Drop memories scoring below this
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// Read at this revision instead of the branch tip
+    #[arg(long = "at", value_name = "REV")]
+    pub at: Option<String>,
+    #[command(flatten)]
+    pub branch: BranchArg,
+}
+
+/// The LLM configured by the environment, if any.
+pub fn configured_llm(model_flag: Option<&str>) -> Result<Option<Box<dyn Llm>>, CliError> {
+    let timeout = match env_var("MEMOIR_LLM_TIMEOUT") {
+        Some(t) => t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| CliError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds")))?,
+        None => Duration::from_secs(30),
+    };
+    let explicit = env_var("MEMOIR_LLM_PROVIDER").map(|p| p.to_ascii_lowercase());
+    let command = env_var("MEMOIR_LLM_COMMAND");
+    let openai = env_var("MEMOIR_LLM_BASE_URL").is_some() || env_var("OPENAI_API_KEY").is_some();
+    let anthropic = env_var("ANTHROPIC_API_KEY").is_some();
+    let kind = match explicit.as_deref() {
+        Some("command") => "command",
+        Some("openai") => "openai",
+        Some("anthropic") => "anthropic",
+        Some(other) => {
+            return Err(CliError::invalid(format!(
+                "MEMOIR_LLM_PROVIDER={other:?}: expected openai, anthropic or command"
+            )))
+        }
+        None if command.is_some() => "command",
+        None if openai => "openai",
+        None if anthropic => "anthropic",
+        None => return Ok(None),
+    };
+    let model = model_flag
+        .map(str::to_string)
+        .or_else(|| env_var("MEMOIR_LLM_MODEL"));
+    let cfg = match kind {
+        "command" => {
+            let line = command.ok_or_else(|| {
+                CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
+            })?;
+            let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+            ProviderConfig {
+                kind: ProviderKind::Command(argv),
+                base_url: String::new(),
+                api_key: None,
+                model: model.unwrap_or_default(),
+                timeout,
+                max_tokens: 512,
+            }
+        }
+        "openai" => ProviderConfig {
+            kind: ProviderKind::OpenAi,
+            base_url: env_var("MEMOIR_LLM_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into()),
+            api_key: env_var("OPENAI_API_KEY"),
+            model: model.unwrap_or_else(|| "gpt-4o-mini".into()),
+            timeout,
+            max_tokens: 512,
+        },
+        _ => ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            base_url: env_var("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into()),
+            api_key: env_var("ANTHROPIC_API_KEY"),
+            model: model.unwrap_or_else(|| "claude-haiku-4-5".into()),
+            timeout,
+            max_tokens: 512,
+        },
+    };
+    Ok(Some(provider(cfg)))
+}
+
+struct StoreInventory<'a> {
+    repo: &'a Repo,
+    keys: Vec<String>,
+    values: BTreeMap<String, ObjectId>,
+}
+
+impl Inventory for StoreInventory<'_> {
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn sample(&self, key: &str) -> Result<String, String> {
+        let id = self
+            .values
+            .get(key)
+            .ok_or_else(|| format!("unknown key {key}"))?;
+        memoir::memory::read_record(self.repo.objects(), id)
+            .map(|r| r.content())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Runs `recall`.
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    let timer = ctx.clock.timer();
+    if let Some(ns) = &args.namespace {
+        validate_namespace(ns)?;
+    }
+    let llm = configured_llm(args.model.as_deref())?;
+    let mode = args.mode.unwrap_or(if llm.is_some() {
+        ModeArg::Single
+    } else {
+        ModeArg::Lexical
+    });
+    let repo = ctx.open_repo()?;
+    let commit = read_commit(
+        ctx,
+        &repo,
+        args.at.as_deref(),
+        args.branch.branch.as_deref(),
+    )?;
+    let root = repo.root_of(&commit)?;
+    let scope = Scope {
+        namespace: args.namespace.clone(),
+        globs: KeyGlobs::all(),
+        since: None,
+        until: None,
+        sort: Sort::Relevance,
+    };
+    let mut meta = Map::new();
+    // (ns, path, value id, score)
+    let mut picked: Vec<(String, String, ObjectId, f64)> = Vec::new();
+    let mut ran_mode = "lexical";
+    let llm_mode = match mode {
+        ModeArg::Lexical => None,
+        ModeArg::Single => Some(Mode::Single),
+        ModeArg::Tiered => Some(Mode::Tiered),
+    };
+    let mut fell_back = false;
+    if let Some(m) = llm_mode {
+        match &llm {
+            None => {
+                meta.insert("fellback_from".into(), json!(m.name()));
+                meta.insert("fallback_reason".into(), json!("no LLM is configured"));
+                fell_back = true;
+            }
+            Some(model) => {
+                let range = match &args.namespace {
+                    Some(ns) => prefix_range(&namespace_prefix(ns)),
+                    None => KeyRange::all(),
+                };
+                let mut keys = Vec::new();
+                let mut values = BTreeMap::new();
+                repo.tree().scan(&root, &range, &mut |k, v| {
+                    let (ns, path) = split_encoded(k);
+                    let full = format!("{ns}:{path}");
+                    keys.push(full.clone());
+                    values.insert(full, *v);
+                    true
+                })?;
+                if m == Mode::Single && keys.len() > picker::MAX_KEY_CANDIDATES {
+                    // Show the lexically closest keys first.
+                    let hits = lexical(
+                        ctx,
+                        &repo,
+                        &root,
+                        &args.query,
+                        &scope,
+                        picker::MAX_KEY_CANDIDATES,
+                    )?;
+                    let mut first: Vec<String> = hits
+                        .iter()
+                        .map(|h| format!("{}:{}", h.namespace, h.path))
+                        .collect();
+                    let seen: std::collections::BTreeSet<String> = first.iter().cloned().collect();
+                    first.extend(keys.into_iter().filter(|k| !seen.contains(k)));
+                    keys = first;
+                }
+                let inv = StoreInventory {
+                    repo: &repo,
+                    keys,
+                    values,
+                };
+                meta.insert("model".into(), json!(model.describe()));
+                match picker::pick(model.as_ref(), m, &args.query, &inv, args.limit) {
+                    Ok(p) => {
+                        ran_mode = m.name();
+                        let n = p.keys.len().max(1) as f64;
+                        for (i, k) in p.keys.iter().enumerate() {
+                            let (ns, path) = k.rsplit_once(':').expect("full key");
+                            picked.push((
+                                ns.to_string(),
+                                path.to_string(),
+                                inv.values[k],
+                                (n - i as f64) / n,
+                            ));
+                        }
+                        meta.insert("step_timings".into(), timings_json(ctx, &p.step_timings));
+                        meta.insert("llm_prompts".into(), prompts_json(&p.prompts));
+                        if !p.fallbacks.is_empty() {
+                            meta.insert("step_fallbacks".into(), json!(p.fallbacks));
+                        }
+                    }
+                    Err(e) => {
+                        meta.insert("fellback_from".into(), json!(m.name()));
+                        meta.insert("fallback_reason".into(), json!(e.to_string()));
+                        meta.insert("llm_prompts".into(), prompts_json(&e.partial.prompts));
+                        fell_back = true;
+                    }
+                }
+            }
+        }
+    }
+    if ran_mode == "lexical" {
+        let t = ctx.clock.timer();
+        let hits = lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?;
+        for h in hits {
+            picked.push((h.namespace, h.path, h.value, h.score));
+        }
+        let mut st = BTreeMap::new();
+        st.insert("lexical".to_string(), t.ms());
+        meta.insert("step_timings".into(), timings_json(ctx, &st));
+        meta.entry("llm_prompts").or_insert(json!([]));
+    }
+    meta.insert("mode".into(), json!(ran_mode));
+    if let Some(th) = args.threshold {
+        picked.retain(|p| p.3 >= th);
+    }
+    let mut memories = Vec::new();
+    let mut lines = Vec::new();
+    if fell_back {
+        lines.push(ctx.style.warn(&format!(
+            "LLM recall unavailable ({}); answered lexically",
+            esc(meta["fallback_reason"].as_str().unwrap_or(""))
+        )));
+    }
+    for (ns, path, value, score) in &picked {
+        let rec = load_record_at(&repo, value)?;
+        let content = rec.content();
+        lines.push(
+            ctx.style
+                .info(&format!("{}:{} ({:.3})", esc(ns), esc(path), score)),
+        );
+        for l in content.lines().take(3) {
+            lines.push(format!("  {}", esc(l)));
+        }
+        let mut m = meta.clone();
+        m.remove("llm_prompts");
+        memories.push(json!({
+            "path": path,
+            "namespace": ns,
+            "content": content,
+            "relevance_score": round_score(*score),
+            "metadata": Value::Object(m),
+        }));
+    }
+    drop(repo);
+    if picked.is_empty() {
+        lines.push(
+            ctx.style
+                .warn(&format!("no memories found ({ran_mode} recall)")),
+        );
+    }
+    let json = json!({
+        "success": true,
+        "query": args.query,
+        "count": memories.len(),
+        "timing_ms": timer.ms(),
+        "memories": memories,
+        "metadata": Value::Object(meta),
+        "error": Value::Null,
+    });
+    let mut r = Report::new(json);
+    r.lines = lines;
+    r.data = true;
+    Ok(r)
+}
+
+fn timings_json(ctx: &Ctx, t: &BTreeMap<String, f64>) -> Value {
+    let fixed = ctx.clock.is_fixed();
+    Value::Object(
+        t.iter()
+            .map(|(k, v)| {
+                let ms = if fixed { 0.0 } else { (v * 1e3).round() / 1e3 };
+                (k.clone(), json!(ms))
+            })
+            .collect(),
+    )
+}
+
+fn prompts_json(p: &[picker::PromptLog]) -> Value {
+    Value::Array(
+        p.iter()
+            .map(|l| json!({"step": l.step, "prompt": l.prompt, "reply": l.reply}))
+            .collect(),
+    )
+}

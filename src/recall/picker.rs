@@ -1,0 +1,459 @@
+//! The LLM picker: a model chooses which keys answer a question.
+//!
+//! - single: one call over the candidate keys, each with a content sample;
+//! - tiered: the model first picks up to [`L1_PICKS`] top-level prefixes from the depth-1
+//!   histogram (fallback: the [`L1_FALLBACK`] largest); a picked prefix with more than
+//!   [`L2_THRESHOLD`] keys gets a second pick of up to [`L2_PICKS`] depth-2 prefixes under it
+//!   (fallback: the [`L2_FALLBACK`] largest); then one call picks keys among the descended
+//!   keys, with samples.
+//!
+//! Replies are parsed tolerantly ([`parse_reply`]); only keys of the candidate set are ever
+//! returned, so a reply cannot inject a key. Every call's prompt, reply and time are recorded.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::llm::{Llm, LlmError};
+
+/// Most prefixes a tiered first step keeps.
+pub const L1_PICKS: usize = 4;
+/// Prefixes taken by count when the first step's reply is unusable.
+pub const L1_FALLBACK: usize = 3;
+/// A picked prefix with more keys than this gets a second, narrower pick.
+pub const L2_THRESHOLD: usize = 40;
+/// Most prefixes a second step keeps.
+pub const L2_PICKS: usize = 3;
+/// Prefixes taken by count when a second step's reply is unusable.
+pub const L2_FALLBACK: usize = 2;
+/// Most keys shown to the model in one key pick.
+pub const MAX_KEY_CANDIDATES: usize = 400;
+/// Characters of content shown per key.
+pub const SAMPLE_CHARS: usize = 160;
+
+const SYSTEM: &str = "You select entries from an agent's memory store. Answer only with \
+entries copied exactly from the list you are given, one per line, or NONE.";
+
+/// How the picker works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One call over the keys.
+    Single,
+    /// Prefix histogram first, then keys.
+    Tiered,
+}
+
+impl Mode {
+    /// The name results carry.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Single => "single",
+            Mode::Tiered => "tiered",
+        }
+    }
+}
+
+/// One model call, for the record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptLog {
+    /// Which step (`single`, `l1`, `l2:<prefix>`, `keys`).
+    pub step: String,
+    /// The prompt sent.
+    pub prompt: String,
+    /// The reply received (empty when the call failed).
+    pub reply: String,
+}
+
+/// What the picker chose and how.
+#[derive(Debug, Clone, Default)]
+pub struct Pick {
+    /// Chosen keys (`ns:path`), best first.
+    pub keys: Vec<String>,
+    /// Milliseconds per step.
+    pub step_timings: BTreeMap<String, f64>,
+    /// Every call made.
+    pub prompts: Vec<PromptLog>,
+    /// Steps whose reply was unusable and that used their fallback.
+    pub fallbacks: Vec<String>,
+}
+
+/// The picker could not finish: the model failed or its final answer was unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("{step}: {reason}")]
+pub struct PickError {
+    /// The step that failed.
+    pub step: String,
+    /// Why.
+    pub reason: String,
+    /// The model error, when the call itself failed.
+    #[source]
+    pub llm: Option<LlmError>,
+    /// What was done before the failure.
+    pub partial: Pick,
+}
+
+/// What a reply said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// Candidates named, in reply order, without repeats.
+    Picks(Vec<String>),
+    /// An explicit `NONE` and nothing else.
+    None,
+    /// Nothing usable.
+    Garbage,
+}
+
+/// Parses a reply against the candidate set: one entry per line (bullets, numbering, quotes
+/// and backticks stripped; text after the entry ignored), a JSON array of strings or
+/// objects, a JSON object holding such an array, code fences around any of these, or
+/// `NONE`. A bare path matches a `default:` candidate. Names outside the set are ignored.
+pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
+    let body: String = reply
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut names: Vec<String> = Vec::new();
+    let trimmed = body.trim();
+    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+            json_names(&v, &mut names);
+        }
+    }
+    if names.is_empty() {
+        for line in body.lines() {
+            let l = line
+                .trim()
+                .trim_start_matches(|c: char| {
+                    c == '-' || c == '*' || c == '•' || c == '>' || c.is_whitespace()
+                })
+                .trim_start_matches(|c: char| c.is_ascii_digit());
+            let l = l
+                .strip_prefix('.')
+                .or_else(|| l.strip_prefix(')'))
+                .unwrap_or(l)
+                .trim();
+            for token in l.split(|c: char| c.is_whitespace() || c == ',') {
+                let t = token.trim_matches(|c: char| "\"'`*[](){};".contains(c));
+                let t = t.trim_end_matches(['.', ':']);
+                if !t.is_empty() {
+                    names.push(t.to_string());
+                    break;
+                }
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut none = false;
+    for n in names {
+        if n.eq_ignore_ascii_case("none") {
+            none = true;
+            continue;
+        }
+        let hit = if candidates.contains(&n) {
+            Some(n)
+        } else {
+            let d = format!("default:{n}");
+            candidates.contains(&d).then_some(d)
+        };
+        if let Some(h) = hit {
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+    }
+    if !out.is_empty() {
+        Reply::Picks(out)
+    } else if none {
+        Reply::None
+    } else {
+        Reply::Garbage
+    }
+}
+
+fn json_names(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.trim().to_string()),
+        Value::Array(items) => items.iter().for_each(|i| json_names(i, out)),
+        Value::Object(m) => {
+            let fields = ["key", "path", "prefix", "topic", "full_key", "name"];
+            if let Some(s) = fields
+                .iter()
+                .find_map(|f| m.get(*f).and_then(Value::as_str))
+            {
+                out.push(s.trim().to_string());
+                return;
+            }
+            let lists = [
+                "keys", "paths", "prefixes", "topics", "selected", "picks", "result",
+            ];
+            let mut found = false;
+            for f in lists {
+                if let Some(x) = m.get(f) {
+                    json_names(x, out);
+                    found = true;
+                }
+            }
+            if !found {
+                out.extend(m.keys().cloned());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The store as the picker sees it.
+pub trait Inventory {
+    /// Every candidate key (`ns:path`), in tree order.
+    fn keys(&self) -> &[String];
+    /// A content sample of `key` (callers cut it to [`SAMPLE_CHARS`]).
+    fn sample(&self, key: &str) -> Result<String, String>;
+}
+
+/// The prefix of `key` (`ns:path`) at `depth` segments (the key itself when shorter).
+fn prefix_at(key: &str, depth: usize) -> &str {
+    let Some(colon) = key.rfind(':') else {
+        return key;
+    };
+    let path = &key[colon + 1..];
+    match path.match_indices('.').nth(depth.saturating_sub(1)) {
+        Some((i, _)) => &key[..colon + 1 + i],
+        None => key,
+    }
+}
+
+/// Whether `key` is `prefix` or below it.
+fn under(key: &str, prefix: &str) -> bool {
+    key == prefix || (key.starts_with(prefix) && key.as_bytes().get(prefix.len()) == Some(&b'.'))
+}
+
+fn histogram<'a>(keys: impl Iterator<Item = &'a String>, depth: usize) -> Vec<(String, usize)> {
+    let mut h: BTreeMap<&str, usize> = BTreeMap::new();
+    for k in keys {
+        *h.entry(prefix_at(k, depth)).or_default() += 1;
+    }
+    h.into_iter().map(|(k, n)| (k.to_string(), n)).collect()
+}
+
+fn largest(h: &[(String, usize)], n: usize) -> Vec<String> {
+    let mut v: Vec<&(String, usize)> = h.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v.into_iter().take(n).map(|(k, _)| k.clone()).collect()
+}
+
+struct Run<'a> {
+    llm: &'a dyn Llm,
+    pick: Pick,
+}
+
+impl Run<'_> {
+    fn call(&mut self, step: &str, prompt: String) -> Result<String, PickError> {
+        let t = Instant::now();
+        let result = self.llm.complete(SYSTEM, &prompt);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        *self.pick.step_timings.entry(step.to_string()).or_default() += ms;
+        match result {
+            Ok(reply) => {
+                self.pick.prompts.push(PromptLog {
+                    step: step.to_string(),
+                    prompt,
+                    reply: reply.clone(),
+                });
+                Ok(reply)
+            }
+            Err(e) => {
+                self.pick.prompts.push(PromptLog {
+                    step: step.to_string(),
+                    prompt,
+                    reply: String::new(),
+                });
+                Err(PickError {
+                    step: step.to_string(),
+                    reason: e.to_string(),
+                    llm: Some(e),
+                    partial: std::mem::take(&mut self.pick),
+                })
+            }
+        }
+    }
+
+    fn pick_prefixes(
+        &mut self,
+        step: &str,
+        question: &str,
+        h: &[(String, usize)],
+        most: usize,
+        fallback: usize,
+    ) -> Result<Vec<String>, PickError> {
+        let mut prompt =
+            format!("Question: {question}\n\nTopics in memory (prefix: number of memories):\n");
+        for (p, n) in h {
+            prompt.push_str(&format!("- {p}: {n}\n"));
+        }
+        prompt.push_str(&format!(
+            "\nWhich topics most likely hold the answer? Reply with at most {most} topics \
+             from the list, one per line, most relevant first, or NONE."
+        ));
+        let reply = self.call(step, prompt)?;
+        let set: BTreeSet<String> = h.iter().map(|(p, _)| p.clone()).collect();
+        match parse_reply(&reply, &set) {
+            Reply::Picks(mut p) => {
+                p.truncate(most);
+                Ok(p)
+            }
+            Reply::None | Reply::Garbage => {
+                self.pick.fallbacks.push(step.to_string());
+                Ok(largest(h, fallback))
+            }
+        }
+    }
+
+    fn pick_keys(
+        &mut self,
+        step: &str,
+        question: &str,
+        keys: &[String],
+        inv: &dyn Inventory,
+        limit: usize,
+    ) -> Result<Vec<String>, PickError> {
+        let shown = &keys[..keys.len().min(MAX_KEY_CANDIDATES)];
+        let mut prompt = format!("Question: {question}\n\nMemories (key: content sample):\n");
+        for k in shown {
+            let sample = inv.sample(k).map_err(|reason| PickError {
+                step: step.to_string(),
+                reason,
+                llm: None,
+                partial: self.pick.clone(),
+            })?;
+            let one_line: String = sample
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .chars()
+                .take(SAMPLE_CHARS)
+                .collect();
+            prompt.push_str(&format!("- {k}: {one_line}\n"));
+        }
+        prompt.push_str(&format!(
+            "\nWhich memories help answer the question? Reply with at most {limit} keys from \
+             the list, one per line, most relevant first, or NONE if none do."
+        ));
+        let reply = self.call(step, prompt)?;
+        let set: BTreeSet<String> = shown.iter().cloned().collect();
+        match parse_reply(&reply, &set) {
+            Reply::Picks(mut p) => {
+                p.truncate(limit);
+                Ok(p)
+            }
+            Reply::None => Ok(Vec::new()),
+            Reply::Garbage => Err(PickError {
+                step: step.to_string(),
+                reason: "the model's reply names no listed key".into(),
+                llm: None,
+                partial: self.pick.clone(),
+            }),
+        }
+    }
+}
+
+/// Runs the picker. `keys` of the inventory should come in priority order when there are more
+/// than [`MAX_KEY_CANDIDATES`] (only that many are shown in one key pick).
+pub fn pick(
+    llm: &dyn Llm,
+    mode: Mode,
+    question: &str,
+    inv: &dyn Inventory,
+    limit: usize,
+) -> Result<Pick, PickError> {
+    let mut run = Run {
+        llm,
+        pick: Pick::default(),
+    };
+    let all = inv.keys();
+    if all.is_empty() || limit == 0 {
+        return Ok(run.pick);
+    }
+    let keys = match mode {
+        Mode::Single => run.pick_keys("single", question, all, inv, limit)?,
+        Mode::Tiered => {
+            let h1 = histogram(all.iter(), 1);
+            let l1 = run.pick_prefixes("l1", question, &h1, L1_PICKS, L1_FALLBACK)?;
+            let mut chosen: Vec<String> = Vec::new();
+            for p in &l1 {
+                let below: Vec<&String> = all.iter().filter(|k| under(k, p)).collect();
+                if below.len() > L2_THRESHOLD {
+                    let h2 = histogram(below.iter().copied(), 2);
+                    let step = format!("l2:{p}");
+                    let l2 = run.pick_prefixes(&step, question, &h2, L2_PICKS, L2_FALLBACK)?;
+                    chosen.extend(
+                        below
+                            .into_iter()
+                            .filter(|k| l2.iter().any(|q| under(k, q)))
+                            .cloned(),
+                    );
+                } else {
+                    chosen.extend(below.into_iter().cloned());
+                }
+            }
+            chosen.sort();
+            chosen.dedup();
+            if chosen.is_empty() {
+                Vec::new()
+            } else {
+                run.pick_keys("keys", question, &chosen, inv, limit)?
+            }
+        }
+    };
+    run.pick.keys = keys;
+    Ok(run.pick)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| k.to_string()).collect()
+    }
+
+    #[test]
+    fn replies_in_many_shapes() {
+        let c = set(&["default:a.b", "default:a.c", "work:x.y"]);
+        let want = Reply::Picks(vec!["default:a.b".into(), "work:x.y".into()]);
+        for reply in [
+            "default:a.b\nwork:x.y",
+            "- default:a.b\n- work:x.y",
+            "1. `default:a.b` is about A\n2) \"work:x.y\"",
+            "```\n[\"default:a.b\", \"work:x.y\"]\n```",
+            "{\"keys\": [\"default:a.b\", \"work:x.y\"]}",
+            "[{\"key\": \"default:a.b\"}, {\"key\": \"work:x.y\"}]",
+            "a.b\nwork:x.y\n/etc/passwd\nother:z",
+            "* default:a.b,\n* work:x.y.",
+        ] {
+            assert_eq!(parse_reply(reply, &c), want, "reply {reply:?}");
+        }
+        assert_eq!(parse_reply("NONE", &c), Reply::None);
+        assert_eq!(parse_reply("none.", &c), Reply::None);
+        assert_eq!(parse_reply("I cannot help with that", &c), Reply::Garbage);
+        assert_eq!(parse_reply("", &c), Reply::Garbage);
+        assert_eq!(parse_reply("../../x\nrm -rf /", &c), Reply::Garbage);
+    }
+
+    #[test]
+    fn prefixes_and_histograms() {
+        assert_eq!(prefix_at("default:a.b.c", 1), "default:a");
+        assert_eq!(prefix_at("default:a.b.c", 2), "default:a.b");
+        assert_eq!(prefix_at("default:a", 2), "default:a");
+        assert_eq!(prefix_at("codebase:onboard:a.b", 1), "codebase:onboard:a");
+        assert!(under("default:a.b", "default:a"));
+        assert!(!under("default:ab", "default:a"));
+        let keys: Vec<String> = ["d:a.x", "d:a.y", "d:b.z"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let h = histogram(keys.iter(), 1);
+        assert_eq!(h, vec![("d:a".to_string(), 2), ("d:b".to_string(), 1)]);
+        assert_eq!(largest(&h, 1), vec!["d:a".to_string()]);
+    }
+}
