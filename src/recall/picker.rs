@@ -90,7 +90,7 @@ pub struct PickError {
     #[source]
     pub llm: Option<LlmError>,
     /// What was done before the failure.
-    pub partial: Pick,
+    pub partial: Box<Pick>,
 }
 
 /// What a reply said.
@@ -272,7 +272,7 @@ impl Run<'_> {
                     step: step.to_string(),
                     reason: e.to_string(),
                     llm: Some(e),
-                    partial: std::mem::take(&mut self.pick),
+                    partial: Box::new(std::mem::take(&mut self.pick)),
                 })
             }
         }
@@ -324,7 +324,7 @@ impl Run<'_> {
                 step: step.to_string(),
                 reason,
                 llm: None,
-                partial: self.pick.clone(),
+                partial: Box::new(self.pick.clone()),
             })?;
             let one_line: String = sample
                 .split_whitespace()
@@ -351,7 +351,7 @@ impl Run<'_> {
                 step: step.to_string(),
                 reason: "the model's reply names no listed key".into(),
                 llm: None,
-                partial: self.pick.clone(),
+                partial: Box::new(self.pick.clone()),
             }),
         }
     }
