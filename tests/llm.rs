@@ -1,0 +1,410 @@
+//! LLM providers and the picker against a scripted model behind a real HTTP server on
+//! 127.0.0.1 (OpenAI and Anthropic wire formats), and the command provider.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use memoir::llm::{provider, Llm, LlmError, ProviderConfig, ProviderKind};
+use memoir::recall::picker::{self, Inventory, Mode};
+use serde_json::{json, Value};
+
+/// One scripted answer: status, body, delay before answering.
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    body: String,
+    delay: Duration,
+}
+
+fn openai(text: &str) -> Answer {
+    Answer {
+        status: 200,
+        body: json!({"choices": [{"message": {"role": "assistant", "content": text}}]}).to_string(),
+        delay: Duration::ZERO,
+    }
+}
+
+fn anthropic(text: &str) -> Answer {
+    Answer {
+        status: 200,
+        body: json!({"content": [{"type": "text", "text": text}]}).to_string(),
+        delay: Duration::ZERO,
+    }
+}
+
+fn raw(status: u16, body: &str) -> Answer {
+    Answer {
+        status,
+        body: body.to_string(),
+        delay: Duration::ZERO,
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Request {
+    line: String,
+    headers: BTreeMap<String, String>,
+    body: Value,
+}
+
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+    _thread: JoinHandle<()>,
+}
+
+impl Server {
+    fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+/// Serves the answers in order, one per request, then 500 for anything unscripted.
+fn serve(answers: Vec<Answer>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let log = requests.clone();
+    let thread = std::thread::spawn(move || {
+        let mut script = answers.into_iter();
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                continue;
+            }
+            let mut headers = BTreeMap::new();
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                let h = h.trim_end();
+                if h.is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.split_once(':') {
+                    headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+                }
+            }
+            let len: usize = headers
+                .get("content-length")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            log.lock().unwrap().push(Request {
+                line: line.trim_end().to_string(),
+                headers,
+                body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            });
+            let a = script.next().unwrap_or_else(|| raw(500, "unscripted"));
+            std::thread::sleep(a.delay);
+            let resp = format!(
+                "HTTP/1.1 {} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{}",
+                a.status,
+                a.body.len(),
+                a.body
+            );
+            let _ = stream.write_all(resp.as_bytes());
+        }
+    });
+    Server {
+        url,
+        requests,
+        _thread: thread,
+    }
+}
+
+fn cfg(kind: ProviderKind, url: &str, timeout_ms: u64) -> ProviderConfig {
+    ProviderConfig {
+        kind,
+        base_url: url.to_string(),
+        api_key: Some("test-key".into()),
+        model: "scripted".into(),
+        timeout: Duration::from_millis(timeout_ms),
+        max_tokens: 64,
+    }
+}
+
+#[test]
+fn openai_wire_format() {
+    let s = serve(vec![openai("default:a.b")]);
+    let llm = provider(cfg(ProviderKind::OpenAi, &format!("{}/v1", s.url), 5000));
+    assert_eq!(llm.complete("sys", "the prompt").unwrap(), "default:a.b");
+    let r = &s.requests()[0];
+    assert_eq!(r.line, "POST /v1/chat/completions HTTP/1.1");
+    assert_eq!(r.headers["authorization"], "Bearer test-key");
+    assert_eq!(r.body["model"], "scripted");
+    assert_eq!(r.body["messages"][0]["content"], "sys");
+    assert_eq!(r.body["messages"][1]["role"], "user");
+    assert_eq!(r.body["messages"][1]["content"], "the prompt");
+}
+
+#[test]
+fn anthropic_wire_format() {
+    let s = serve(vec![anthropic("work:x.y")]);
+    let llm = provider(cfg(ProviderKind::Anthropic, &s.url, 5000));
+    assert_eq!(llm.complete("sys", "question?").unwrap(), "work:x.y");
+    let r = &s.requests()[0];
+    assert_eq!(r.line, "POST /v1/messages HTTP/1.1");
+    assert_eq!(r.headers["x-api-key"], "test-key");
+    assert_eq!(r.headers["anthropic-version"], "2023-06-01");
+    assert_eq!(r.body["system"], "sys");
+    assert_eq!(r.body["messages"][0]["content"], "question?");
+    assert_eq!(r.body["max_tokens"], 64);
+}
+
+#[test]
+fn provider_failures_are_typed() {
+    let s = serve(vec![
+        raw(429, "{\"error\": \"rate limited\"}"),
+        raw(500, "boom"),
+        raw(200, "{not json"),
+        raw(200, "{\"choices\": []}"),
+        Answer {
+            delay: Duration::from_millis(1500),
+            ..openai("late")
+        },
+    ]);
+    let llm = provider(cfg(ProviderKind::OpenAi, &s.url, 400));
+    assert!(matches!(
+        llm.complete("", "p"),
+        Err(LlmError::Status { status: 429, .. })
+    ));
+    assert!(matches!(
+        llm.complete("", "p"),
+        Err(LlmError::Status { status: 500, .. })
+    ));
+    assert!(matches!(llm.complete("", "p"), Err(LlmError::Malformed(_))));
+    assert!(matches!(llm.complete("", "p"), Err(LlmError::Malformed(_))));
+    assert!(matches!(llm.complete("", "p"), Err(LlmError::Timeout(_))));
+    // Nothing listens here any more once the server is gone: a transport error.
+    let dead = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let llm = provider(cfg(ProviderKind::OpenAi, &dead, 1000));
+    assert!(matches!(
+        llm.complete("", "p"),
+        Err(LlmError::Transport { .. })
+    ));
+}
+
+#[test]
+fn command_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("model.sh");
+    let seen = dir.path().join("prompt.txt");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat > {}\necho default:a.b\n", seen.display()),
+    )
+    .unwrap();
+    let fail = dir.path().join("fail.sh");
+    std::fs::write(&fail, "#!/bin/sh\necho oops >&2\nexit 3\n").unwrap();
+    let slow = dir.path().join("slow.sh");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 5\n").unwrap();
+    for f in [&script, &fail, &slow] {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mk = |p: &std::path::Path, ms| {
+        provider(cfg(
+            ProviderKind::Command(vec![p.display().to_string()]),
+            "",
+            ms,
+        ))
+    };
+    assert_eq!(
+        mk(&script, 5000).complete("sys", "prompt").unwrap().trim(),
+        "default:a.b"
+    );
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "sys\n\nprompt");
+    match mk(&fail, 5000).complete("", "p") {
+        Err(LlmError::Command(m)) => assert!(m.contains("oops"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        mk(&slow, 300).complete("", "p"),
+        Err(LlmError::Timeout(_))
+    ));
+}
+
+struct Fixed {
+    keys: Vec<String>,
+}
+
+impl Inventory for Fixed {
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn sample(&self, key: &str) -> Result<String, String> {
+        Ok(format!("content of {key}"))
+    }
+}
+
+fn inventory(groups: &[(&str, usize)]) -> Fixed {
+    let mut keys = Vec::new();
+    for (p, n) in groups {
+        for i in 0..*n {
+            keys.push(format!("default:{p}.k{i:03}"));
+        }
+    }
+    keys.sort();
+    Fixed { keys }
+}
+
+fn llm_at(s: &Server) -> Box<dyn Llm> {
+    provider(cfg(ProviderKind::OpenAi, &s.url, 5000))
+}
+
+#[test]
+fn single_mode_is_one_call_over_every_key() {
+    let inv = inventory(&[("a", 3), ("b", 2)]);
+    let s = serve(vec![openai(
+        "- default:b.k001\n- default:zz.k000\n- default:a.k000",
+    )]);
+    let p = picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap();
+    assert_eq!(p.keys, ["default:b.k001", "default:a.k000"]);
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 1);
+    let prompt = reqs[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for k in &inv.keys {
+        assert!(
+            prompt.contains(&format!("- {k}: content of {k}")),
+            "{k} missing"
+        );
+    }
+    assert_eq!(p.prompts.len(), 1);
+    assert!(p.step_timings.contains_key("single"));
+}
+
+#[test]
+fn tiered_escalates_exactly_above_forty_keys() {
+    // 40 keys under `a`: no second step.
+    let inv = inventory(&[("a", 40), ("b", 3)]);
+    let s = serve(vec![openai("default:a"), openai("default:a.k007")]);
+    let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
+    assert_eq!(p.keys, ["default:a.k007"]);
+    assert_eq!(s.requests().len(), 2);
+    // 41 keys under `a`: a second step over its depth-2 prefixes (the keys themselves here).
+    let inv = inventory(&[("a", 41), ("b", 3)]);
+    let s = serve(vec![
+        openai("default:a\ndefault:b"),
+        openai("default:a.k040"),
+        openai("default:a.k040\ndefault:b.k002"),
+    ]);
+    let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
+    assert_eq!(p.keys, ["default:a.k040", "default:b.k002"]);
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 3);
+    let l1 = reqs[0].body["messages"][1]["content"].as_str().unwrap();
+    assert!(l1.contains("- default:a: 41") && l1.contains("- default:b: 3"));
+    let keys = reqs[2].body["messages"][1]["content"].as_str().unwrap();
+    assert!(keys.contains("default:a.k040") && keys.contains("default:b.k000"));
+    assert!(!keys.contains("default:a.k039"));
+    let steps: Vec<&str> = p.prompts.iter().map(|l| l.step.as_str()).collect();
+    assert_eq!(steps, ["l1", "l2:default:a", "keys"]);
+}
+
+#[test]
+fn tiered_fallbacks_and_none() {
+    // Garbage at the first step: the three largest prefixes are descended.
+    let inv = inventory(&[("a", 5), ("b", 4), ("c", 3), ("d", 2)]);
+    let s = serve(vec![openai("I think the answer is 42"), openai("NONE")]);
+    let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
+    assert!(p.keys.is_empty());
+    assert_eq!(p.fallbacks, ["l1"]);
+    let keys = s.requests()[1].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(keys.contains("default:a.k000") && keys.contains("default:c.k002"));
+    assert!(!keys.contains("default:d."));
+    // Garbage at the key step is an error carrying what was done.
+    let s = serve(vec![openai("default:a"), openai("no idea")]);
+    let e = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap_err();
+    assert_eq!(e.step, "keys");
+    assert_eq!(e.partial.prompts.len(), 2);
+    // A failing model is an error naming the step.
+    let s = serve(vec![raw(500, "down")]);
+    let e = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap_err();
+    assert_eq!(e.step, "l1");
+    assert!(matches!(e.llm, Some(LlmError::Status { status: 500, .. })));
+}
+
+fn memoir(store: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32, Value) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("MEMOIR_") || k.ends_with("_API_KEY") || k == "ANTHROPIC_BASE_URL" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("MEMOIR_NOW", "1700000000")
+        .env("MEMOIR_AUTHOR", "Tester <t@example.org>");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .arg("-s")
+        .arg(store)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn cli_recall_modes_and_fallback() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    assert_eq!(memoir(&store, &[], &["new", store.to_str().unwrap()]).0, 0);
+    for (c, p) in [
+        ("We deploy with a blue-green rollout", "ops.deploy.strategy"),
+        ("PostgreSQL 16 is the main database", "infra.database"),
+        ("Prefers property tests", "preferences.coding.testing"),
+    ] {
+        assert_eq!(memoir(&store, &[], &["remember", c, "-p", p]).0, 0);
+    }
+    // No LLM configured: lexical, and it says so.
+    let (code, v) = memoir(&store, &[], &["recall", "database"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["metadata"]["mode"], "lexical");
+    assert_eq!(v["memories"][0]["path"], "infra.database");
+    assert_eq!(v["memories"][0]["metadata"]["mode"], "lexical");
+    // Single mode through an OpenAI-compatible endpoint.
+    let s = serve(vec![openai(
+        "default:ops.deploy.strategy\n../../etc/passwd",
+    )]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(&store, &env, &["recall", "how do we ship?"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["metadata"]["mode"], "single");
+    assert_eq!(v["count"], 1);
+    assert_eq!(v["memories"][0]["path"], "ops.deploy.strategy");
+    assert_eq!(v["memories"][0]["metadata"]["mode"], "single");
+    assert_eq!(v["metadata"]["llm_prompts"].as_array().unwrap().len(), 1);
+    // The endpoint fails: lexical answer, with the reason.
+    let s = serve(vec![raw(500, "down")]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(&store, &env, &["recall", "database", "--mode", "tiered"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["metadata"]["mode"], "lexical");
+    assert_eq!(v["metadata"]["fellback_from"], "tiered");
+    assert!(v["metadata"]["fallback_reason"]
+        .as_str()
+        .unwrap()
+        .contains("500"));
+    assert_eq!(v["memories"][0]["path"], "infra.database");
+}
