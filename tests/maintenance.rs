@@ -493,7 +493,7 @@ impl ValueUnion for ModelUnion {
         theirs: Option<&ObjectId>,
     ) -> Result<Option<ObjectId>, String> {
         let last = *key.last().unwrap() - b'0';
-        if last % 3 == 0 {
+        if last.is_multiple_of(3) {
             Err("no".into())
         } else {
             Ok(ours.or(theirs).copied())
@@ -571,7 +571,7 @@ fn check_model(base: State, ours: State, theirs: State) -> Result<(), TestCaseEr
         }
         let unresolved = match strategy {
             Strategy::Fail => !conflicting.is_empty(),
-            Strategy::Union(_) => conflicting.iter().any(|i| i % 3 == 0),
+            Strategy::Union(_) => conflicting.iter().any(|i| i.is_multiple_of(3)),
             _ => false,
         };
         if unresolved {

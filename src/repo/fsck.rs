@@ -248,14 +248,12 @@ impl Checker<'_> {
         let Some(s) = self.check_node(root, from) else {
             return;
         };
-        if self.roots.insert(*root) && s.level > 0 {
-            if s.items < 2 {
-                self.object(
-                    root,
-                    FindingKind::Invariant,
-                    "internal root with fewer than two children".into(),
-                );
-            }
+        if self.roots.insert(*root) && s.level > 0 && s.items < 2 {
+            self.object(
+                root,
+                FindingKind::Invariant,
+                "internal root with fewer than two children".into(),
+            );
         }
     }
 

@@ -140,7 +140,33 @@ pub(super) struct Ancestry {
     pub(super) index: HashMap<ObjectId, NodeIndex>,
 }
 
+/// How a merge source relates to the branch tip.
+enum Relation {
+    UpToDate,
+    FastForward,
+    Diverged(Option<ObjectId>),
+}
+
 impl Ancestry {
+    /// The best common ancestors of two ancestor sets (see [`Repo::merge_bases`]).
+    fn best_common(&self, of_a: &HashSet<NodeIndex>, of_b: &HashSet<NodeIndex>) -> Vec<ObjectId> {
+        let common: HashSet<NodeIndex> = of_a.intersection(of_b).copied().collect();
+        // Common ancestors are closed under "parent of", so a common ancestor is an ancestor
+        // of another one exactly when one of its children is common too.
+        let mut best: Vec<(ObjectId, i64)> = common
+            .iter()
+            .filter(|&&n| {
+                !self
+                    .graph
+                    .neighbors_directed(n, Direction::Incoming)
+                    .any(|child| common.contains(&child))
+            })
+            .map(|&n| self.graph[n])
+            .collect();
+        best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        best.into_iter().map(|(id, _)| id).collect()
+    }
+
     fn ancestors(&self, of: &ObjectId) -> HashSet<NodeIndex> {
         let mut out = HashSet::new();
         if let Some(&start) = self.index.get(of) {
@@ -183,22 +209,7 @@ impl Repo {
     /// by timestamp, newest first, ties by ascending id. Empty for unrelated histories.
     pub fn merge_bases(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Vec<ObjectId>> {
         let anc = self.ancestry(&[*a, *b])?;
-        let of_a = anc.ancestors(a);
-        let of_b = anc.ancestors(b);
-        let common: HashSet<NodeIndex> = of_a.intersection(&of_b).copied().collect();
-        // Common ancestors are closed under "parent of", so a common ancestor is an ancestor
-        // of another one exactly when one of its children is common too.
-        let mut best: Vec<(ObjectId, i64)> = common
-            .iter()
-            .filter(|&&n| {
-                !anc.graph
-                    .neighbors_directed(n, Direction::Incoming)
-                    .any(|child| common.contains(&child))
-            })
-            .map(|&n| anc.graph[n])
-            .collect();
-        best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-        Ok(best.into_iter().map(|(id, _)| id).collect())
+        Ok(anc.best_common(&anc.ancestors(a), &anc.ancestors(b)))
     }
 
     /// A best common ancestor of `a` and `b` (see [`Repo::merge_bases`]); when there are
@@ -319,10 +330,10 @@ impl Repo {
     ) -> RepoResult<MergeOutcome> {
         let ours_tip = self.branch_tip(into_branch)?;
         let theirs = self.read_commit(source)?;
-        if let Some(done) = self.try_fast_forward(&ours_tip, source, into_branch)? {
-            return Ok(done);
-        }
-        let base = self.merge_base(&ours_tip, source)?;
+        let base = match self.relate(&ours_tip, source)? {
+            Relation::Diverged(base) => base,
+            r => return self.finish_fast_forward(r, &ours_tip, source, into_branch),
+        };
         let base_root = match base {
             Some(b) => self.root_of(&b)?,
             None => self.tree.empty()?,
@@ -357,33 +368,48 @@ impl Repo {
     pub fn fast_forward(&self, source: &ObjectId, into_branch: &str) -> RepoResult<MergeOutcome> {
         let ours_tip = self.branch_tip(into_branch)?;
         self.read_commit(source)?;
-        self.try_fast_forward(&ours_tip, source, into_branch)?
-            .ok_or_else(|| RepoError::NotFastForward(into_branch.to_string()))
+        match self.relate(&ours_tip, source)? {
+            Relation::Diverged(_) => Err(RepoError::NotFastForward(into_branch.to_string())),
+            r => self.finish_fast_forward(r, &ours_tip, source, into_branch),
+        }
     }
 
-    fn try_fast_forward(
+    /// How `theirs` relates to `ours`, from one walk of their ancestry.
+    fn relate(&self, ours: &ObjectId, theirs: &ObjectId) -> RepoResult<Relation> {
+        let anc = self.ancestry(&[*ours, *theirs])?;
+        let of_ours = anc.ancestors(ours);
+        if of_ours.contains(&anc.index[theirs]) {
+            return Ok(Relation::UpToDate);
+        }
+        let of_theirs = anc.ancestors(theirs);
+        if of_theirs.contains(&anc.index[ours]) {
+            return Ok(Relation::FastForward);
+        }
+        let base = anc.best_common(&of_ours, &of_theirs).into_iter().next();
+        Ok(Relation::Diverged(base))
+    }
+
+    fn finish_fast_forward(
         &self,
+        relation: Relation,
         ours_tip: &ObjectId,
         source: &ObjectId,
         into_branch: &str,
-    ) -> RepoResult<Option<MergeOutcome>> {
-        let none = |kind, commit| MergeOutcome {
+    ) -> RepoResult<MergeOutcome> {
+        let outcome = |kind, commit| MergeOutcome {
             kind,
             commit,
             conflicts: Vec::new(),
         };
-        if self.is_ancestor(source, ours_tip)? {
-            return Ok(Some(none(MergeKind::UpToDate, None)));
-        }
-        if self.is_ancestor(ours_tip, source)? {
+        if let Relation::FastForward = relation {
             self.cas(
                 &branch_ref(into_branch),
                 Some(ours_tip.as_bytes()),
                 Some(source.as_bytes()),
             )?;
             self.store.flush()?;
-            return Ok(Some(none(MergeKind::FastForward, Some(*source))));
+            return Ok(outcome(MergeKind::FastForward, Some(*source)));
         }
-        Ok(None)
+        Ok(outcome(MergeKind::UpToDate, None))
     }
 }
