@@ -20,7 +20,7 @@ mod verify;
 pub use diff::Change;
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, Node, MAX_KEY_BYTES};
-pub use reach::MarkStats;
+pub use reach::{IdHasher, IdSet, MarkStats};
 pub use read::{prefix_range, KeyRange};
 pub use verify::{TreeReport, Violation};
 

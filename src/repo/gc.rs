@@ -1,9 +1,8 @@
 //! Garbage collection: remove every object no ref can reach.
 
-use std::collections::HashSet;
-
 use super::{id_from_ref, Repo, RepoResult, HEAD, SYMBOLIC};
 use crate::object::ObjectId;
+use crate::prolly::IdSet;
 use crate::store::{ObjectStore, RefStore};
 
 /// What [`Repo::gc`] did.
@@ -37,8 +36,8 @@ impl Repo {
     /// nodes and value ids. Shared subtrees are walked once, so a long history costs
     /// O(distinct objects). Fails, rather than return a partial set, when anything reachable
     /// cannot be read.
-    pub(crate) fn reachable(&self) -> RepoResult<HashSet<ObjectId>> {
-        let mut marked: HashSet<ObjectId> = HashSet::new();
+    pub(crate) fn reachable(&self) -> RepoResult<IdSet> {
+        let mut marked = IdSet::default();
         let mut todo: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
         while let Some(id) = todo.pop() {
             if !marked.insert(id) {

@@ -1,7 +1,8 @@
 //! Merging: merge bases over the commit graph, fast-forwards, and three-way key-level merges.
 //!
-//! A three-way merge compares the two tree diffs `base -> ours` and `base -> theirs` key by
-//! key. A key changed on one side only takes that side's value; a key changed identically on
+//! A three-way merge compares the changes `base -> ours` and `base -> theirs` key by key
+//! (computed as the tree diff `base -> theirs` plus a lookup in our tree of each key it
+//! names, which is the same comparison at half the reads). A key changed on one side only takes that side's value; a key changed identically on
 //! both sides is not a conflict; a key changed differently on both sides (modify/modify,
 //! delete/modify, add/add with different values) is a [`Conflict`], settled by the
 //! [`Strategy`] or reported as data without committing anything.
@@ -14,7 +15,7 @@ use petgraph::Direction;
 
 use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
-use crate::prolly::{Change, Edit};
+use crate::prolly::Edit;
 use crate::store::ObjectStore;
 
 /// Supplied by the memory layer: merges two versions of one key's value (for records: the
@@ -240,7 +241,8 @@ impl Repo {
         theirs: &ObjectId,
         strategy: &Strategy<'_>,
     ) -> RepoResult<TreeMerge> {
-        let ours_changes = self.tree.diff_all(base, ours)?;
+        // One diff suffices: our value of a key their side changed is read from our tree,
+        // and we changed it exactly when it differs from the base value the diff reports.
         let theirs_changes = self.tree.diff_all(base, theirs)?;
         let mut edits: Vec<Edit> = Vec::new();
         let mut conflicts: Vec<Conflict> = Vec::new();
@@ -250,40 +252,35 @@ impl Repo {
                 None => Edit::Delete(key),
             })
         };
-        let mut oi = ours_changes.into_iter().peekable();
         for t in theirs_changes {
-            // Our changes to keys before this one need nothing: ours already has them.
-            while oi.peek().is_some_and(|o| o.key < t.key) {
-                oi.next();
-            }
-            let o: Option<Change> = oi.next_if(|o| o.key == t.key);
-            let Some(o) = o else {
+            let ours_value = self.tree.get(ours, &t.key)?;
+            if ours_value == t.old {
                 take(&mut edits, t.key, t.new);
                 continue;
-            };
-            if o.new == t.new {
+            }
+            if ours_value == t.new {
                 continue;
             }
             let resolution = match strategy {
                 Strategy::Fail => Resolution::Unresolved(None),
-                Strategy::Ours => Resolution::Resolved(o.new),
+                Strategy::Ours => Resolution::Resolved(ours_value),
                 Strategy::Theirs => Resolution::Resolved(t.new),
                 Strategy::Union(u) => {
-                    match u.union(&t.key, t.old.as_ref(), o.new.as_ref(), t.new.as_ref()) {
+                    match u.union(&t.key, t.old.as_ref(), ours_value.as_ref(), t.new.as_ref()) {
                         Ok(v) => Resolution::Resolved(v),
                         Err(msg) => Resolution::Unresolved(Some(msg)),
                     }
                 }
             };
             if let Resolution::Resolved(v) = &resolution {
-                if *v != o.new {
+                if *v != ours_value {
                     take(&mut edits, t.key.clone(), *v);
                 }
             }
             conflicts.push(Conflict {
                 key: t.key,
                 base: t.old,
-                ours: o.new,
+                ours: ours_value,
                 theirs: t.new,
                 resolution,
             });
