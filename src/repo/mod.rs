@@ -5,9 +5,17 @@
 //! Every ref move is a compare-and-swap, made only after the objects it names are flushed.
 
 mod commit;
+mod fsck;
+mod gc;
+mod merge;
+mod purge;
 pub mod revision;
 
 pub use commit::{Commit, MAX_PARENTS};
+pub use fsck::{Finding, FindingKind, FsckReport, Subject};
+pub use gc::GcReport;
+pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
+pub use purge::PurgeReport;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,6 +68,9 @@ pub enum RepoError {
         /// The ref.
         name: String,
     },
+    /// A fast-forward-only merge found diverged histories; nothing was changed.
+    #[error("branch '{0}' cannot be fast-forwarded: the histories have diverged")]
+    NotFastForward(String),
 }
 
 /// Result alias of the repository layer.

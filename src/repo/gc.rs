@@ -1,0 +1,87 @@
+//! Garbage collection: remove every object no ref can reach.
+
+use super::{id_from_ref, Repo, RepoResult, HEAD, SYMBOLIC};
+use crate::object::ObjectId;
+use crate::prolly::IdSet;
+use crate::store::{ObjectStore, RefStore};
+
+/// What [`Repo::gc`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Objects reachable from a ref, all kept.
+    pub objects_kept: u64,
+    /// Unreachable objects deleted.
+    pub objects_removed: u64,
+    /// Bytes of the deleted objects.
+    pub bytes_removed: u64,
+}
+
+impl Repo {
+    /// Every ref that names a commit directly, with that commit: every branch, a detached
+    /// `HEAD`, and any other ref holding a 32-byte id. An attached `HEAD` is skipped (its
+    /// branch is listed). A ref holding anything else is an error.
+    pub(crate) fn commit_refs(&self) -> RepoResult<Vec<(String, ObjectId)>> {
+        let mut out = Vec::new();
+        for (name, raw) in self.store.list_refs("")? {
+            if name == HEAD && raw.starts_with(SYMBOLIC.as_bytes()) {
+                continue;
+            }
+            let id = id_from_ref(&name, &raw)?;
+            out.push((name, id));
+        }
+        Ok(out)
+    }
+
+    /// The set of every object reachable from a ref: commits (through all parents), tree
+    /// nodes and value ids. Shared subtrees are walked once, so a long history costs
+    /// O(distinct objects). Fails, rather than return a partial set, when anything reachable
+    /// cannot be read.
+    pub(crate) fn reachable(&self) -> RepoResult<IdSet> {
+        let mut marked = IdSet::default();
+        let mut todo: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
+        while let Some(id) = todo.pop() {
+            if !marked.insert(id) {
+                continue;
+            }
+            let c = self.read_commit(&id)?;
+            self.tree.mark_reachable(&c.root, &mut marked)?;
+            todo.extend(c.parents.iter().filter(|p| !marked.contains(*p)));
+        }
+        Ok(marked)
+    }
+
+    /// Deletes every object that no ref reaches (through commits, all their parents, tree
+    /// nodes and value ids), then flushes. The mark phase reads every reachable commit and
+    /// node, skipping subtrees already marked; if any reachable object is missing or corrupt,
+    /// or a ref is unreadable, gc fails before deleting anything (run [`Repo::fsck`]).
+    ///
+    /// gc must not run while another writer of the same store is between writing its
+    /// objects and moving its ref (the store's LOCK file keeps other processes out; within a
+    /// process the caller serialises).
+    pub fn gc(&self) -> RepoResult<GcReport> {
+        let marked = self.reachable()?;
+        let mut doomed: Vec<[u8; 32]> = Vec::new();
+        let mut kept = 0u64;
+        self.store.for_each_id(&mut |raw| {
+            if marked.contains(&ObjectId::from_bytes(raw)) {
+                kept += 1;
+            } else {
+                doomed.push(raw);
+            }
+            true
+        })?;
+        let mut rep = GcReport {
+            objects_kept: kept,
+            ..GcReport::default()
+        };
+        for raw in &doomed {
+            let len = self.store.get(raw)?.map_or(0, |b| b.len() as u64);
+            if self.store.delete(raw)? {
+                rep.objects_removed += 1;
+                rep.bytes_removed += len;
+            }
+        }
+        self.store.flush()?;
+        Ok(rep)
+    }
+}

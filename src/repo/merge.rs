@@ -1,0 +1,412 @@
+//! Merging: merge bases over the commit graph, fast-forwards, and three-way key-level merges.
+//!
+//! A three-way merge compares the changes `base -> ours` and `base -> theirs` key by key
+//! (computed as the tree diff `base -> theirs` plus a lookup in our tree of each key it
+//! names, which is the same comparison at half the reads). A key changed on one side only takes that side's value; a key changed identically on
+//! both sides is not a conflict; a key changed differently on both sides (modify/modify,
+//! delete/modify, add/add with different values) is a [`Conflict`], settled by the
+//! [`Strategy`] or reported as data without committing anything.
+
+use std::collections::{HashMap, HashSet};
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::Dfs;
+use petgraph::Direction;
+
+use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
+use crate::object::ObjectId;
+use crate::prolly::Edit;
+use crate::store::ObjectStore;
+
+/// Supplied by the memory layer: merges two versions of one key's value (for records: the
+/// union of their facet entries), writing the merged value object and returning its id.
+pub trait ValueUnion {
+    /// The merged value of `key` (encoded) from its base, our and their value ids (`None` =
+    /// absent on that side); `Ok(None)` deletes the key. An `Err` leaves the key as an
+    /// unresolved conflict, with the message.
+    fn union(
+        &self,
+        key: &[u8],
+        base: Option<&ObjectId>,
+        ours: Option<&ObjectId>,
+        theirs: Option<&ObjectId>,
+    ) -> Result<Option<ObjectId>, String>;
+}
+
+/// How conflicting keys are settled.
+#[derive(Clone, Copy)]
+pub enum Strategy<'a> {
+    /// Any conflict aborts the merge: nothing is committed and the conflicts are returned.
+    Fail,
+    /// Keep the destination branch's value (the command line's `ours` and `skip`).
+    Ours,
+    /// Take the merged-in side's value.
+    Theirs,
+    /// Ask the memory layer to combine both values; a key it fails on stays a conflict,
+    /// which (as with [`Strategy::Fail`]) commits nothing.
+    Union(&'a dyn ValueUnion),
+}
+
+impl Strategy<'_> {
+    /// The command line's `skip`: the same as [`Strategy::Ours`].
+    pub const SKIP: Strategy<'static> = Strategy::Ours;
+
+    /// Lower-case name, for messages and JSON (`fail`, `ours`, `theirs`, `union`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Fail => "fail",
+            Strategy::Ours => "ours",
+            Strategy::Theirs => "theirs",
+            Strategy::Union(_) => "union",
+        }
+    }
+}
+
+impl std::fmt::Debug for Strategy<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a conflict ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Not settled: the strategy was [`Strategy::Fail`], or the union failed (its message).
+    Unresolved(Option<String>),
+    /// Settled: the merged tree holds this value id (`None` = the key is absent).
+    Resolved(Option<ObjectId>),
+}
+
+/// One key changed differently on both sides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// The key (encoded, see [`crate::key::Key::encode`]).
+    pub key: Vec<u8>,
+    /// Its value id at the merge base (`None` = absent).
+    pub base: Option<ObjectId>,
+    /// Its value id on the destination branch (`None` = deleted or never added).
+    pub ours: Option<ObjectId>,
+    /// Its value id on the merged-in side.
+    pub theirs: Option<ObjectId>,
+    /// What the strategy made of it.
+    pub resolution: Resolution,
+}
+
+impl Conflict {
+    /// Whether the strategy settled this conflict.
+    pub fn is_resolved(&self) -> bool {
+        matches!(self.resolution, Resolution::Resolved(_))
+    }
+}
+
+/// What a merge did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeKind {
+    /// The source was already reachable from the branch: nothing changed.
+    UpToDate,
+    /// The branch tip was an ancestor of the source: the branch now points at the source.
+    FastForward,
+    /// A merge commit with parents `[branch tip, source]` was recorded.
+    Merged,
+    /// Unresolved conflicts: nothing was committed and no ref moved.
+    Conflicted,
+}
+
+/// The result of [`Repo::merge`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOutcome {
+    /// What happened.
+    pub kind: MergeKind,
+    /// The branch's new tip: the merge commit, or the source after a fast-forward; `None`
+    /// when up to date or conflicted.
+    pub commit: Option<ObjectId>,
+    /// Every conflicting key in key order, resolved ones included (see
+    /// [`Conflict::resolution`]).
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The result of [`Repo::merge_trees`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeMerge {
+    /// The merged tree (written), or `None` when a conflict is unresolved.
+    pub root: Option<ObjectId>,
+    /// Every conflicting key in key order.
+    pub conflicts: Vec<Conflict>,
+}
+
+/// The ancestry of some commits as a petgraph graph: one node per commit (weight: id and
+/// timestamp), one edge from each commit to each of its parents.
+pub(super) struct Ancestry {
+    pub(super) graph: DiGraph<(ObjectId, i64), ()>,
+    pub(super) index: HashMap<ObjectId, NodeIndex>,
+}
+
+/// How a merge source relates to the branch tip.
+enum Relation {
+    UpToDate,
+    FastForward,
+    Diverged(Option<ObjectId>),
+}
+
+impl Ancestry {
+    /// The best common ancestors of two ancestor sets (see [`Repo::merge_bases`]).
+    fn best_common(&self, of_a: &HashSet<NodeIndex>, of_b: &HashSet<NodeIndex>) -> Vec<ObjectId> {
+        let common: HashSet<NodeIndex> = of_a.intersection(of_b).copied().collect();
+        // Common ancestors are closed under "parent of", so a common ancestor is an ancestor
+        // of another one exactly when one of its children is common too.
+        let mut best: Vec<(ObjectId, i64)> = common
+            .iter()
+            .filter(|&&n| {
+                !self
+                    .graph
+                    .neighbors_directed(n, Direction::Incoming)
+                    .any(|child| common.contains(&child))
+            })
+            .map(|&n| self.graph[n])
+            .collect();
+        best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        best.into_iter().map(|(id, _)| id).collect()
+    }
+
+    fn ancestors(&self, of: &ObjectId) -> HashSet<NodeIndex> {
+        let mut out = HashSet::new();
+        if let Some(&start) = self.index.get(of) {
+            let mut dfs = Dfs::new(&self.graph, start);
+            while let Some(n) = dfs.next(&self.graph) {
+                out.insert(n);
+            }
+        }
+        out
+    }
+}
+
+impl Repo {
+    /// Reads every commit reachable from `tips` into a graph.
+    pub(super) fn ancestry(&self, tips: &[ObjectId]) -> RepoResult<Ancestry> {
+        let mut graph = DiGraph::new();
+        let mut index: HashMap<ObjectId, NodeIndex> = HashMap::new();
+        let mut parents_of: Vec<(NodeIndex, Vec<ObjectId>)> = Vec::new();
+        let mut todo: Vec<ObjectId> = tips.to_vec();
+        while let Some(id) = todo.pop() {
+            if index.contains_key(&id) {
+                continue;
+            }
+            let c = self.read_commit(&id)?;
+            let n = graph.add_node((id, c.timestamp));
+            index.insert(id, n);
+            todo.extend(c.parents.iter().filter(|p| !index.contains_key(p)));
+            parents_of.push((n, c.parents));
+        }
+        for (n, parents) in parents_of {
+            for p in parents {
+                graph.add_edge(n, index[&p], ());
+            }
+        }
+        Ok(Ancestry { graph, index })
+    }
+
+    /// Every best common ancestor of commits `a` and `b`: the common ancestors (a commit
+    /// counts as its own ancestor) that are not ancestors of another common ancestor. Sorted
+    /// by timestamp, newest first, ties by ascending id. Empty for unrelated histories.
+    pub fn merge_bases(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Vec<ObjectId>> {
+        let anc = self.ancestry(&[*a, *b])?;
+        Ok(anc.best_common(&anc.ancestors(a), &anc.ancestors(b)))
+    }
+
+    /// A best common ancestor of `a` and `b` (see [`Repo::merge_bases`]); when there are
+    /// several (criss-cross histories), the newest by commit timestamp, ties broken by the
+    /// smallest id, so the choice is deterministic. `None` for unrelated histories.
+    pub fn merge_base(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Option<ObjectId>> {
+        Ok(self.merge_bases(a, b)?.into_iter().next())
+    }
+
+    /// Whether `ancestor` is reachable from `descendant` through parent links (a commit is
+    /// its own ancestor).
+    pub fn is_ancestor(&self, ancestor: &ObjectId, descendant: &ObjectId) -> RepoResult<bool> {
+        if ancestor == descendant {
+            return Ok(true);
+        }
+        let anc = self.ancestry(&[*descendant])?;
+        Ok(anc.index.contains_key(ancestor))
+    }
+
+    /// Three-way merge of trees at the key level: the changes `base -> theirs` are applied
+    /// to `ours`, except where `base -> ours` changed the same key to something else; those
+    /// keys are conflicts, settled by `strategy`. The merged tree is written unless a
+    /// conflict stays unresolved.
+    pub fn merge_trees(
+        &self,
+        base: &ObjectId,
+        ours: &ObjectId,
+        theirs: &ObjectId,
+        strategy: &Strategy<'_>,
+    ) -> RepoResult<TreeMerge> {
+        // One diff suffices: our value of a key their side changed is read from our tree,
+        // and we changed it exactly when it differs from the base value the diff reports.
+        let theirs_changes = self.tree.diff_all(base, theirs)?;
+        let mut edits: Vec<Edit> = Vec::new();
+        let mut conflicts: Vec<Conflict> = Vec::new();
+        let take = |edits: &mut Vec<Edit>, key: Vec<u8>, v: Option<ObjectId>| {
+            edits.push(match v {
+                Some(v) => Edit::Put(key, v),
+                None => Edit::Delete(key),
+            })
+        };
+        for t in theirs_changes {
+            let ours_value = self.tree.get(ours, &t.key)?;
+            if ours_value == t.old {
+                take(&mut edits, t.key, t.new);
+                continue;
+            }
+            if ours_value == t.new {
+                continue;
+            }
+            let resolution = match strategy {
+                Strategy::Fail => Resolution::Unresolved(None),
+                Strategy::Ours => Resolution::Resolved(ours_value),
+                Strategy::Theirs => Resolution::Resolved(t.new),
+                Strategy::Union(u) => {
+                    match u.union(&t.key, t.old.as_ref(), ours_value.as_ref(), t.new.as_ref()) {
+                        Ok(v) => Resolution::Resolved(v),
+                        Err(msg) => Resolution::Unresolved(Some(msg)),
+                    }
+                }
+            };
+            if let Resolution::Resolved(v) = &resolution {
+                if *v != ours_value {
+                    take(&mut edits, t.key.clone(), *v);
+                }
+            }
+            conflicts.push(Conflict {
+                key: t.key,
+                base: t.old,
+                ours: ours_value,
+                theirs: t.new,
+                resolution,
+            });
+        }
+        if conflicts.iter().any(|c| !c.is_resolved()) {
+            return Ok(TreeMerge {
+                root: None,
+                conflicts,
+            });
+        }
+        let root = if edits.is_empty() {
+            *ours
+        } else {
+            self.tree.apply(ours, edits)?
+        };
+        Ok(TreeMerge {
+            root: Some(root),
+            conflicts,
+        })
+    }
+
+    /// Merges commit `source` into branch `into_branch`.
+    ///
+    /// - `source` already reachable from the branch: [`MergeKind::UpToDate`], nothing changes;
+    /// - the branch tip is an ancestor of `source`: [`MergeKind::FastForward`], the branch
+    ///   moves to `source` by compare-and-swap and no commit is made;
+    /// - otherwise a three-way merge ([`Repo::merge_trees`]) against the merge base
+    ///   ([`Repo::merge_base`]; the empty tree for unrelated histories). With every conflict
+    ///   settled, a commit with parents `[branch tip, source]` is recorded in the durability
+    ///   order of [`Repo::commit_tree`] ([`MergeKind::Merged`]); with any conflict unresolved
+    ///   nothing is written to the history and no ref moves ([`MergeKind::Conflicted`]).
+    ///
+    /// A merge commit is recorded even when the merged tree equals the branch's tree, so the
+    /// source becomes reachable. If another writer moves the branch meanwhile the result is
+    /// [`RepoError::RefMoved`] and nothing changed. To refuse anything but a fast-forward, use
+    /// [`Repo::fast_forward`].
+    pub fn merge(
+        &self,
+        source: &ObjectId,
+        into_branch: &str,
+        strategy: &Strategy<'_>,
+        sig: &Signature,
+        message: &str,
+    ) -> RepoResult<MergeOutcome> {
+        let ours_tip = self.branch_tip(into_branch)?;
+        let theirs = self.read_commit(source)?;
+        let base = match self.relate(&ours_tip, source)? {
+            Relation::Diverged(base) => base,
+            r => return self.finish_fast_forward(r, &ours_tip, source, into_branch),
+        };
+        let base_root = match base {
+            Some(b) => self.root_of(&b)?,
+            None => self.tree.empty()?,
+        };
+        let ours_root = self.root_of(&ours_tip)?;
+        let merged = self.merge_trees(&base_root, &ours_root, &theirs.root, strategy)?;
+        let Some(root) = merged.root else {
+            return Ok(MergeOutcome {
+                kind: MergeKind::Conflicted,
+                commit: None,
+                conflicts: merged.conflicts,
+            });
+        };
+        let id = self.commit_tree(
+            into_branch,
+            &ours_tip,
+            root,
+            vec![ours_tip, *source],
+            sig,
+            message,
+        )?;
+        Ok(MergeOutcome {
+            kind: MergeKind::Merged,
+            commit: Some(id),
+            conflicts: merged.conflicts,
+        })
+    }
+
+    /// Fast-forward-only merge: [`MergeKind::UpToDate`] or [`MergeKind::FastForward`] as in
+    /// [`Repo::merge`], and [`RepoError::NotFastForward`] (nothing changed) when the
+    /// histories have diverged.
+    pub fn fast_forward(&self, source: &ObjectId, into_branch: &str) -> RepoResult<MergeOutcome> {
+        let ours_tip = self.branch_tip(into_branch)?;
+        self.read_commit(source)?;
+        match self.relate(&ours_tip, source)? {
+            Relation::Diverged(_) => Err(RepoError::NotFastForward(into_branch.to_string())),
+            r => self.finish_fast_forward(r, &ours_tip, source, into_branch),
+        }
+    }
+
+    /// How `theirs` relates to `ours`, from one walk of their ancestry.
+    fn relate(&self, ours: &ObjectId, theirs: &ObjectId) -> RepoResult<Relation> {
+        let anc = self.ancestry(&[*ours, *theirs])?;
+        let of_ours = anc.ancestors(ours);
+        if of_ours.contains(&anc.index[theirs]) {
+            return Ok(Relation::UpToDate);
+        }
+        let of_theirs = anc.ancestors(theirs);
+        if of_theirs.contains(&anc.index[ours]) {
+            return Ok(Relation::FastForward);
+        }
+        let base = anc.best_common(&of_ours, &of_theirs).into_iter().next();
+        Ok(Relation::Diverged(base))
+    }
+
+    fn finish_fast_forward(
+        &self,
+        relation: Relation,
+        ours_tip: &ObjectId,
+        source: &ObjectId,
+        into_branch: &str,
+    ) -> RepoResult<MergeOutcome> {
+        let outcome = |kind, commit| MergeOutcome {
+            kind,
+            commit,
+            conflicts: Vec::new(),
+        };
+        if let Relation::FastForward = relation {
+            self.cas(
+                &branch_ref(into_branch),
+                Some(ours_tip.as_bytes()),
+                Some(source.as_bytes()),
+            )?;
+            self.store.flush()?;
+            return Ok(outcome(MergeKind::FastForward, Some(*source)));
+        }
+        Ok(outcome(MergeKind::UpToDate, None))
+    }
+}

@@ -1,0 +1,94 @@
+//! Purging a key from the whole history.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Commit, GcReport, Repo, RepoResult};
+use crate::object::{ObjectError, ObjectId};
+use crate::prolly::Edit;
+use crate::store::ObjectStore;
+
+/// What [`Repo::purge`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PurgeReport {
+    /// Commits whose tree held the key.
+    pub commits_with_key: u64,
+    /// Commits given a new id (those with the key and all their descendants).
+    pub commits_rewritten: u64,
+    /// Refs moved to rewritten commits.
+    pub refs_moved: u64,
+    /// Old commit id -> new commit id, for every rewritten commit.
+    pub rewritten: BTreeMap<ObjectId, ObjectId>,
+    /// The garbage collection that followed.
+    pub gc: GcReport,
+}
+
+impl Repo {
+    /// Removes `key` (encoded) from every commit reachable from any ref, **rewriting
+    /// history: commit ids change** for every commit whose tree held the key and for all of
+    /// their descendants.
+    ///
+    /// Commits are rewritten oldest first in topological order: the new root is the old
+    /// root without the key, parents are mapped to their rewritten ids, and author,
+    /// timestamp, message and metadata are kept. The new objects are flushed, then every ref
+    /// that names a rewritten commit (branches, a detached `HEAD`) is moved by
+    /// compare-and-swap, flushed, and [`Repo::gc`] removes the old commits, the old tree
+    /// nodes and the key's value objects, unless another key of a remaining commit holds the
+    /// same value id. If another writer moves a ref meanwhile the result is
+    /// [`super::RepoError::RefMoved`]; refs already moved stay moved, the history stays
+    /// consistent, and running purge again finishes the job.
+    pub fn purge(&self, key: &[u8]) -> RepoResult<PurgeReport> {
+        let refs = self.commit_refs()?;
+        let tips: Vec<ObjectId> = refs.iter().map(|(_, id)| *id).collect();
+        let anc = self.ancestry(&tips)?;
+        // Edges go from child to parent, so a topological order lists children first.
+        let order =
+            petgraph::algo::toposort(&anc.graph, None).map_err(|cycle| ObjectError::Corrupt {
+                id: anc.graph[cycle.node_id()].0,
+                reason: "the commit graph has a cycle".into(),
+            })?;
+        let mut rep = PurgeReport::default();
+        let mut roots: HashMap<ObjectId, ObjectId> = HashMap::new();
+        let mut commits: HashMap<ObjectId, ObjectId> = HashMap::new();
+        for n in order.into_iter().rev() {
+            let id = anc.graph[n].0;
+            let c = self.read_commit(&id)?;
+            let root = match roots.get(&c.root) {
+                Some(r) => *r,
+                None => {
+                    let r = if self.tree.get(&c.root, key)?.is_some() {
+                        self.tree.apply(&c.root, vec![Edit::Delete(key.to_vec())])?
+                    } else {
+                        c.root
+                    };
+                    roots.insert(c.root, r);
+                    r
+                }
+            };
+            if root != c.root {
+                rep.commits_with_key += 1;
+            }
+            let parents: Vec<ObjectId> = c.parents.iter().map(|p| commits[p]).collect();
+            let new_id = if root == c.root && parents == c.parents {
+                id
+            } else {
+                let new = Commit { root, parents, ..c };
+                let new_id = self.objects.write(&new)?;
+                rep.commits_rewritten += 1;
+                rep.rewritten.insert(id, new_id);
+                new_id
+            };
+            commits.insert(id, new_id);
+        }
+        self.store.flush()?;
+        for (name, old) in &refs {
+            let new = commits[old];
+            if new != *old {
+                self.cas(name, Some(old.as_bytes()), Some(new.as_bytes()))?;
+                rep.refs_moved += 1;
+            }
+        }
+        self.store.flush()?;
+        rep.gc = self.gc()?;
+        Ok(rep)
+    }
+}
