@@ -146,6 +146,7 @@ pub fn classify(e: &LibError) -> CliError {
                 RepoError::Tree(t) => tree(t),
                 RepoError::NotInitialized => exit::NOT_A_STORE,
                 RepoError::BranchNotFound(_) => exit::NOT_FOUND,
+                RepoError::NotFastForward(_) => exit::NON_FAST_FORWARD,
                 RepoError::BadRef { .. } => exit::CORRUPT,
                 RepoError::AlreadyInitialized
                 | RepoError::BranchExists(_)
