@@ -1,7 +1,7 @@
 //! `memoir forget KEY`: remove a memory in a new commit (history keeps it).
 //!
-//! `--purge` (erasing the value from history too) belongs here as a flag that, after the
-//! commit below, hands the old value id to the purge operation of the repository layer.
+//! `--purge` erases the key from every commit of every branch instead (history is rewritten
+//! and commit ids change), then removes what became unreachable.
 
 use serde_json::json;
 
@@ -25,6 +25,9 @@ pub struct Args {
     /// Do not ask for confirmation (memoir never asks; accepted for compatibility)
     #[arg(short = 'f', long)]
     pub force: bool,
+    /// Erase the key from the whole history of every branch (rewrites commit ids)
+    #[arg(long)]
+    pub purge: bool,
     #[command(flatten)]
     pub branch: BranchArg,
     #[command(flatten)]
@@ -42,6 +45,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             "memory '{key}' not found on {}; nothing to forget",
             target.branch
         )));
+    }
+    if args.purge {
+        return purge(ctx, repo, &key, &target.branch);
     }
     let message = format!("Delete {} from {}", key.path(), key.namespace());
     let sig = ctx.signature(&args.write);
@@ -65,4 +71,38 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         esc(&key.to_string()),
         id.short(8)
     ))))
+}
+
+fn purge(
+    ctx: &Ctx,
+    repo: memoir::repo::Repo,
+    key: &memoir::key::Key,
+    branch: &str,
+) -> Result<Report, CliError> {
+    let report = repo.purge(&key.encode())?;
+    let tip = repo.branch_tip(branch)?;
+    drop(repo);
+    let message = format!(
+        "Purged {} from {}: {} commits rewritten, {} refs moved, {} objects removed",
+        key.path(),
+        key.namespace(),
+        report.commits_rewritten,
+        report.refs_moved,
+        report.gc.objects_removed
+    );
+    let json = json!({
+        "success": true,
+        "key": key.path(),
+        "namespace": key.namespace(),
+        "commit_hash": tip.to_hex(),
+        "message": message,
+        "purged": {
+            "commits_with_key": report.commits_with_key,
+            "commits_rewritten": report.commits_rewritten,
+            "refs_moved": report.refs_moved,
+            "objects_removed": report.gc.objects_removed,
+            "bytes_removed": report.gc.bytes_removed,
+        },
+    });
+    Ok(Report::new(json).line(ctx.style.ok(&esc(&message))))
 }

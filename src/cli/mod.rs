@@ -15,6 +15,8 @@ mod export;
 mod forget;
 mod get;
 mod import;
+mod maintenance;
+mod merge;
 mod new;
 mod recall;
 mod remember;
@@ -112,6 +114,12 @@ enum Command {
     Search(search::Args),
     /// Find the memories that answer a question (LLM picker or lexical)
     Recall(recall::Args),
+    /// Merge a branch into another
+    Merge(merge::Args),
+    /// Check the whole store for damage
+    Fsck(maintenance::FsckArgs),
+    /// Remove unreachable objects
+    Gc(maintenance::GcArgs),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -128,6 +136,9 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Import(a) => import::run(ctx, a),
         Command::Search(a) => search::run(ctx, a),
         Command::Recall(a) => recall::run(ctx, a),
+        Command::Merge(a) => merge::run(ctx, a),
+        Command::Fsck(a) => maintenance::fsck(ctx, a),
+        Command::Gc(a) => maintenance::gc(ctx, a),
     }
 }
 
@@ -202,4 +213,32 @@ fn run(args: Vec<OsString>) -> u8 {
     // The command's store (if any) is dropped when `dispatch` returns, before printing.
     let result = dispatch(&ctx, cli.command);
     p.emit(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks over every command and option.
+    #[test]
+    fn command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+
+    /// Every command's help carries an example.
+    #[test]
+    fn every_command_has_an_example() {
+        let cmd = super::Cli::command();
+        for sub in cmd.get_subcommands() {
+            let help = sub
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            assert!(
+                help.contains("memoir "),
+                "`{}` has no example",
+                sub.get_name()
+            );
+        }
+    }
 }
