@@ -14,7 +14,8 @@ impl Repo {
     /// all been listed, the newest timestamp first, ties by the smaller id (see the walk
     /// notes below for clock skew).
     ///
-    /// With a `filter`, only commits that change a matching key are listed: a commit with
+    /// With a `filter` (even one matching every key, which hides commits that change
+    /// nothing), only commits that change a matching key are listed: a commit with
     /// one parent when its tree differs from the parent's in a matching key; a first commit
     /// when its tree holds a matching key; a merge only when it differs in matching keys from
     /// **every** parent (as git's default history simplification hides a merge that equals
@@ -48,7 +49,6 @@ impl Repo {
             .filter(|t| !excluded.contains(t))
             .copied()
             .collect();
-        let filter = filter.filter(|f| !f.is_all());
         let mut walk = TopoWalk::new(self, &tips, limit.is_none())?;
         let mut follow = AllParents {
             excluded: &excluded,
