@@ -9,7 +9,13 @@
 //! with `Repo::commit` (durable: flushes included) on branch `growth`.
 //!
 //! Run: `cargo bench --bench history` (a filter such as `-- blame` runs only those benches;
-//! the setup always runs).
+//! the setup always runs). Knobs for comparisons (read by this bench only):
+//! `MEMOIR_BENCH_SLED_CACHE_MB` sets the engine's page cache (default: the library's
+//! 64 MiB); `MEMOIR_BENCH_SKIP_GROWTH` skips the growth measurement.
+//!
+//! `read_10k_commits_and_roots` (read every commit of the history and load its root node)
+//! and `tree_diff_all_1000_commits_apart` (the tree-level diff without key decoding) are
+//! baselines that show how much of blame and diff is spent reading and decoding objects.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
