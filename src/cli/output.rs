@@ -147,6 +147,9 @@ pub fn classify(e: &LibError) -> CliError {
                 RepoError::NotInitialized => exit::NOT_A_STORE,
                 RepoError::BranchNotFound(_) => exit::NOT_FOUND,
                 RepoError::NotFastForward(_) => exit::NON_FAST_FORWARD,
+                RepoError::RevisionNotFound(_) => exit::NOT_FOUND,
+                RepoError::AmbiguousRevision { .. } | RepoError::BadRevision(_) => exit::ERROR,
+                RepoError::BadStoredKey(_) => exit::CORRUPT,
                 RepoError::BadRef { .. } => exit::CORRUPT,
                 RepoError::AlreadyInitialized
                 | RepoError::BranchExists(_)

@@ -36,7 +36,7 @@ impl Repo {
     /// nodes and value ids. Shared subtrees are walked once, so a long history costs
     /// O(distinct objects). Fails, rather than return a partial set, when anything reachable
     /// cannot be read.
-    pub(crate) fn reachable(&self) -> RepoResult<IdSet> {
+    pub(crate) fn reachable_objects(&self) -> RepoResult<IdSet> {
         let mut marked = IdSet::default();
         let mut todo: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
         while let Some(id) = todo.pop() {
@@ -59,7 +59,7 @@ impl Repo {
     /// objects and moving its ref (the store's LOCK file keeps other processes out; within a
     /// process the caller serialises).
     pub fn gc(&self) -> RepoResult<GcReport> {
-        let marked = self.reachable()?;
+        let marked = self.reachable_objects()?;
         let mut doomed: Vec<[u8; 32]> = Vec::new();
         let mut kept = 0u64;
         self.store.for_each_id(&mut |raw| {

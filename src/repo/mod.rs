@@ -4,18 +4,27 @@
 //! a raw 32-byte commit id (detached); `refs/heads/<branch>` holds a raw 32-byte commit id.
 //! Every ref move is a compare-and-swap, made only after the objects it names are flushed.
 
+mod blame;
 mod commit;
 mod fsck;
 mod gc;
 mod merge;
 mod purge;
+mod diff;
+mod filter;
+mod log;
+mod resolve;
 pub mod revision;
+mod walk;
 
+pub use blame::{BlameEntry, LineBlame};
 pub use commit::{Commit, MAX_PARENTS};
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
 pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
 pub use purge::PurgeReport;
+pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
+pub use filter::KeyFilter;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -71,6 +80,24 @@ pub enum RepoError {
     /// A fast-forward-only merge found diverged histories; nothing was changed.
     #[error("branch '{0}' cannot be fast-forwarded: the histories have diverged")]
     NotFastForward(String),
+    /// A revision names no commit (unknown name, no such ancestor or parent, nothing at
+    /// or before a date); holds the revision as asked.
+    #[error("unknown revision '{0}'")]
+    RevisionNotFound(String),
+    /// A hex prefix matches several commits.
+    #[error("revision '{prefix}' is ambiguous; candidates: {}", candidates.join(", "))]
+    AmbiguousRevision {
+        /// The prefix asked for.
+        prefix: String,
+        /// Full hex ids of the commits it matches, sorted.
+        candidates: Vec<String>,
+    },
+    /// A revision or range that does not parse.
+    #[error(transparent)]
+    BadRevision(revision::RevParseError),
+    /// A key stored in a tree does not decode (the tree is damaged).
+    #[error("a tree holds an undecodable key: {0}")]
+    BadStoredKey(#[from] crate::key::KeyError),
 }
 
 /// Result alias of the repository layer.

@@ -1,0 +1,147 @@
+//! Revision resolution: from the text of a revision (see [`super::revision`]) to a commit id.
+//!
+//! A name is tried as `HEAD`, then as a branch, then as a full id or a unique hex prefix (at
+//! least 4 digits) of a **commit**: other objects whose ids share the prefix are ignored, so
+//! a prefix that names only a tree node or a blob is not found. A branch name wins over a hex
+//! prefix.
+
+use super::revision::{parse_range, parse_rev, RevExpr, RevRange};
+use super::{Repo, RepoError, RepoResult};
+use crate::object::{peek_kind, Kind, ObjectId};
+use crate::store::{ObjectStore, RefStore};
+
+/// Shortest hex prefix accepted as a commit id.
+pub const MIN_PREFIX_DIGITS: usize = 4;
+
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+impl Repo {
+    /// Resolves a revision (`main`, `HEAD`, `3fa9c1`, `main~2^2`, `HEAD@{yesterday}`) to a
+    /// commit id. `now` (unix seconds) anchors relative dates. A revision that names nothing
+    /// is [`RepoError::RevisionNotFound`] holding the text asked for; a prefix of several
+    /// commits is [`RepoError::AmbiguousRevision`]; text that does not parse is
+    /// [`RepoError::BadRevision`].
+    pub fn resolve(&self, rev: &str, now: i64) -> RepoResult<ObjectId> {
+        let expr = parse_rev(rev, now).map_err(RepoError::BadRevision)?;
+        self.resolve_expr_as(&expr, rev)
+    }
+
+    /// Resolves a parsed revision; errors name `asked` (the text the caller was given).
+    pub fn resolve_expr(&self, expr: &RevExpr, asked: &str) -> RepoResult<ObjectId> {
+        self.resolve_expr_as(expr, asked)
+    }
+
+    /// Resolves `A..B` to `(Some(A), B)` and a single revision `R` to `(None, R)`. An empty
+    /// side of `..` means `HEAD`.
+    pub fn resolve_range(&self, text: &str, now: i64) -> RepoResult<(Option<ObjectId>, ObjectId)> {
+        match parse_range(text, now).map_err(RepoError::BadRevision)? {
+            RevRange::Single(e) => Ok((None, self.resolve_expr_as(&e, text)?)),
+            RevRange::Range { from, to } => {
+                let from = self.resolve_expr_as(&from, text)?;
+                let to = self.resolve_expr_as(&to, text)?;
+                Ok((Some(from), to))
+            }
+        }
+    }
+
+    /// The tree root at a revision.
+    pub fn root_at(&self, rev: &str, now: i64) -> RepoResult<ObjectId> {
+        let c = self.resolve(rev, now)?;
+        self.root_of(&c)
+    }
+
+    /// The unique commit whose id starts with the hex `prefix` (4 to 64 digits, either
+    /// case). Ids of other objects are ignored.
+    pub fn resolve_commit_prefix(&self, prefix: &str) -> RepoResult<ObjectId> {
+        let not_found = || RepoError::RevisionNotFound(prefix.to_string());
+        let nibbles: Vec<u8> = prefix
+            .bytes()
+            .map(hex_digit)
+            .collect::<Option<_>>()
+            .ok_or_else(not_found)?;
+        if !(MIN_PREFIX_DIGITS..=64).contains(&nibbles.len()) {
+            return Err(not_found());
+        }
+        let whole: Vec<u8> = nibbles.chunks_exact(2).map(|p| p[0] << 4 | p[1]).collect();
+        let odd = (nibbles.len() % 2 == 1).then(|| nibbles[nibbles.len() - 1]);
+        let store = self.store();
+        let mut found = Vec::new();
+        for raw in ObjectStore::ids_with_prefix(store, &whole)? {
+            if odd.is_some_and(|n| raw[whole.len()] >> 4 != n) {
+                continue;
+            }
+            let Some(bytes) = ObjectStore::get(store, &raw)? else {
+                continue;
+            };
+            if peek_kind(&bytes).ok() == Some(Kind::Commit) {
+                found.push(ObjectId::from_bytes(raw));
+            }
+        }
+        match found.len() {
+            0 => Err(not_found()),
+            1 => Ok(found[0]),
+            _ => {
+                found.sort();
+                Err(RepoError::AmbiguousRevision {
+                    prefix: prefix.to_string(),
+                    candidates: found.iter().map(ObjectId::to_hex).collect(),
+                })
+            }
+        }
+    }
+
+    fn resolve_name(&self, name: &str, asked: &str) -> RepoResult<ObjectId> {
+        if name == super::HEAD {
+            return self.head_commit();
+        }
+        let branch = format!("{}{name}", super::BRANCH_PREFIX);
+        if self.store().get_ref(&branch)?.is_some() {
+            return self.branch_tip(name);
+        }
+        match self.resolve_commit_prefix(name) {
+            Err(RepoError::RevisionNotFound(_)) => {
+                Err(RepoError::RevisionNotFound(asked.to_string()))
+            }
+            other => other,
+        }
+    }
+
+    fn resolve_expr_as(&self, expr: &RevExpr, asked: &str) -> RepoResult<ObjectId> {
+        let missing = || RepoError::RevisionNotFound(asked.to_string());
+        match expr {
+            RevExpr::Name(n) => self.resolve_name(n, asked),
+            RevExpr::Ancestor(base, n) => {
+                let mut id = self.resolve_expr_as(base, asked)?;
+                for _ in 0..*n {
+                    id = *self.read_commit(&id)?.parents.first().ok_or_else(missing)?;
+                }
+                Ok(id)
+            }
+            RevExpr::Parent(base, n) => {
+                let id = self.resolve_expr_as(base, asked)?;
+                if *n == 0 {
+                    return Ok(id);
+                }
+                let c = self.read_commit(&id)?;
+                c.parents.get(*n as usize - 1).copied().ok_or_else(missing)
+            }
+            RevExpr::AtTime(base, when) => {
+                let mut id = self.resolve_expr_as(base, asked)?;
+                loop {
+                    let c = self.read_commit(&id)?;
+                    if c.timestamp <= *when {
+                        return Ok(id);
+                    }
+                    id = *c.parents.first().ok_or_else(missing)?;
+                }
+            }
+        }
+    }
+}
