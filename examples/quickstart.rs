@@ -123,7 +123,7 @@ fn main() {
     t.say("Who taught me this, and when?");
     t.run(&["blame", "infra.database"]);
     t.run(&["log", "-n", "3"]);
-    t.run(&["diff", "HEAD~1", "HEAD"]);
+    t.run(&["diff", "HEAD~1", "HEAD", "--patch"]);
     t.say("Read the past without moving anything.");
     t.run(&["get", "infra.database", "--at", "HEAD~1"]);
     t.say("An agent experiments on its own branch, then merges back.");
@@ -135,8 +135,15 @@ fn main() {
         "--branch",
         "agent-1",
     ]);
+    t.run(&[
+        "remember",
+        "CI must stay under ten minutes",
+        "-p",
+        "preferences.ci.duration",
+    ]);
     t.run(&["branch"]);
     t.run(&["merge", "agent-1", "--into", "main"]);
+    t.run(&["log", "-n", "1"]);
     t.run(&["summarize", "--depth", "2"]);
     t.run(&["fsck"]);
     let _ = std::fs::remove_dir_all(&dir);

@@ -93,7 +93,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     }
     if let Some(name) = &args.name {
         let at = match &args.from {
-            Some(rev) => resolve_rev(&repo, rev)?,
+            Some(rev) => resolve_rev(ctx, &repo, rev)?,
             None => repo.head_commit()?,
         };
         repo.create_branch(name, &at)?;

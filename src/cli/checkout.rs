@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 (Some(name.clone()), tip)
             }
             Err(RepoError::BranchNotFound(_)) => {
-                let id = resolve_rev(&repo, &name)?;
+                let id = resolve_rev(ctx, &repo, &name)?;
                 repo.set_head(&Head::Detached(id))?;
                 (None, id)
             }

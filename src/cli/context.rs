@@ -17,7 +17,7 @@ use memoir::repo::revision::format_iso8601;
 use memoir::repo::{Head, Repo, RepoError, Signature};
 use memoir::store::{OpenOptions, Store};
 
-use super::output::{exit, CliError, Printer, Style};
+use super::output::{CliError, Printer, Style};
 
 /// Reads an environment variable; empty counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -323,29 +323,32 @@ pub fn commit_to(
     Ok((id, format_iso8601(sig.timestamp)))
 }
 
-/// Resolves a revision to a commit. For now: `HEAD` (or `@`), a branch name, or a full or
-/// unique-prefix commit id. An unknown revision is exit 2.
-pub fn resolve_rev(repo: &Repo, text: &str) -> Result<ObjectId, CliError> {
-    if text == "HEAD" || text == "@" {
-        return Ok(repo.head_commit()?);
+/// `--at REV`: read the past without moving anything.
+#[derive(Debug, Args)]
+pub struct AtArg {
+    /// Read at this revision (branch, commit id or prefix, HEAD~2, main@{yesterday}, ...)
+    #[arg(long = "at", value_name = "REV")]
+    pub at: Option<String>,
+}
+
+/// The commit a read looks at: `--at REV` when given, else the tip of `--branch`, else HEAD.
+pub fn read_at(
+    ctx: &Ctx,
+    repo: &Repo,
+    at: Option<&str>,
+    branch: Option<&str>,
+) -> Result<ObjectId, CliError> {
+    match at {
+        Some(rev) => resolve_rev(ctx, repo, rev),
+        None => Ok(read_target(repo, branch)?.1),
     }
-    match repo.branch_tip(text) {
-        Ok(id) => return Ok(id),
-        Err(RepoError::BranchNotFound(_)) => {}
-        Err(e) => return Err(e.into()),
-    }
-    let hex = text.len() >= 4 && text.len() <= 64 && text.bytes().all(|b| b.is_ascii_hexdigit());
-    if hex {
-        if let Ok(id) = repo.objects().resolve_prefix(&text.to_ascii_lowercase()) {
-            if repo.read_commit(&id).is_ok() {
-                return Ok(id);
-            }
-        }
-    }
-    Err(CliError::new(
-        exit::NOT_FOUND,
-        format!("revision '{text}' not found"),
-    ))
+}
+
+/// Resolves a revision to a commit: a branch, `HEAD`, a full or unique-prefix commit id,
+/// `REV~N`, `REV^N`, `REV@{DATE}`. An unknown revision is exit 2, an ambiguous prefix exit 1
+/// listing the candidates.
+pub fn resolve_rev(ctx: &Ctx, repo: &Repo, text: &str) -> Result<ObjectId, CliError> {
+    Ok(repo.resolve(text, ctx.clock.now_secs())?)
 }
 
 /// Parses a key given as `path` or `ns:path`; a namespace prefix that disagrees with `-n` is

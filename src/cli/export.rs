@@ -37,7 +37,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     }
     let repo = ctx.open_repo()?;
     let commit = match &args.at {
-        Some(rev) => resolve_rev(&repo, rev)?,
+        Some(rev) => resolve_rev(ctx, &repo, rev)?,
         None => read_target(&repo, args.branch.branch.as_deref())?.1,
     };
     let root = repo.root_of(&commit)?;

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::context::{load_record, parse_key, read_target, BranchArg, Ctx};
+use super::context::{load_record, parse_key, read_at, AtArg, BranchArg, Ctx};
 use super::output::{esc, exit, CliError, Report};
 
 /// Read the memories at one or more keys
@@ -19,6 +19,8 @@ pub struct Args {
     pub namespace: Option<String>,
     #[command(flatten)]
     pub branch: BranchArg,
+    #[command(flatten)]
+    pub at: AtArg,
 }
 
 /// Runs `get`.
@@ -30,7 +32,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         .map(|k| parse_key(k, args.namespace.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
     let repo = ctx.open_repo()?;
-    let (_, commit) = read_target(&repo, args.branch.branch.as_deref())?;
+    let commit = read_at(
+        ctx,
+        &repo,
+        args.at.at.as_deref(),
+        args.branch.branch.as_deref(),
+    )?;
     let root = repo.root_of(&commit)?;
     let mut items = Vec::with_capacity(keys.len());
     let mut lines = Vec::new();

@@ -104,7 +104,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             }
         },
     };
-    let source = resolve_rev(&repo, &args.from)?;
+    let source = resolve_rev(ctx, &repo, &args.from)?;
     let union = RecordUnion { repo: &repo };
     let strategy = match args.strategy {
         None => Strategy::Fail,

@@ -14,6 +14,7 @@ mod checkout;
 mod export;
 mod forget;
 mod get;
+mod history;
 mod import;
 mod maintenance;
 mod merge;
@@ -120,6 +121,14 @@ enum Command {
     Fsck(maintenance::FsckArgs),
     /// Remove unreachable objects
     Gc(maintenance::GcArgs),
+    /// Show commits, newest first
+    Log(history::LogArgs),
+    /// Who changed a memory, and when
+    Blame(history::BlameArgs),
+    /// What changed between two revisions
+    Diff(history::DiffArgs),
+    /// Check out a past revision on a new branch
+    TimeTravel(history::TimeTravelArgs),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -139,6 +148,10 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Merge(a) => merge::run(ctx, a),
         Command::Fsck(a) => maintenance::fsck(ctx, a),
         Command::Gc(a) => maintenance::gc(ctx, a),
+        Command::Log(a) => history::log(ctx, a),
+        Command::Blame(a) => history::blame(ctx, a),
+        Command::Diff(a) => history::diff(ctx, a),
+        Command::TimeTravel(a) => history::time_travel(ctx, a),
     }
 }
 

@@ -19,9 +19,9 @@ use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::Sort;
 use memoir::repo::Repo;
 
-use super::context::{env_var, load_record_at, BranchArg, Ctx};
+use super::context::{env_var, load_record_at, read_at, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-use super::search::{lexical, read_commit, round_score, Scope};
+use super::search::{lexical, round_score, Scope};
 
 const HELP: &str = "\
 Examples:
@@ -70,9 +70,8 @@ pub struct Args {
     /// Drop memories scoring below this
     #[arg(long)]
     pub threshold: Option<f64>,
-    /// Read at this revision instead of the branch tip
-    #[arg(long = "at", value_name = "REV")]
-    pub at: Option<String>,
+    #[command(flatten)]
+    pub at: AtArg,
     #[command(flatten)]
     pub branch: BranchArg,
 }
@@ -179,10 +178,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         ModeArg::Lexical
     });
     let repo = ctx.open_repo()?;
-    let commit = read_commit(
+    let commit = read_at(
         ctx,
         &repo,
-        args.at.as_deref(),
+        args.at.at.as_deref(),
         args.branch.branch.as_deref(),
     )?;
     let root = repo.root_of(&commit)?;

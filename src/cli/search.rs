@@ -10,7 +10,7 @@ use memoir::recall::{synced_index, Hit, Query, Sort};
 use memoir::repo::revision::parse_date;
 use memoir::repo::Repo;
 
-use super::context::{load_record_at, read_target, resolve_rev, BranchArg, Ctx};
+use super::context::{load_record_at, read_at, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 const HELP: &str = "\
@@ -54,9 +54,8 @@ pub struct Args {
         default_value_t = 10
     )]
     pub limit: usize,
-    /// Read at this revision instead of the branch tip
-    #[arg(long = "at", value_name = "REV")]
-    pub at: Option<String>,
+    #[command(flatten)]
+    pub at: AtArg,
     /// Only records at or after this date (ISO date, `yesterday`, `2.days.ago`, ...)
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
@@ -77,20 +76,6 @@ pub struct Scope {
     pub since: Option<f64>,
     pub until: Option<f64>,
     pub sort: Sort,
-}
-
-/// The commit a read command looks at: `--at REV`, else `--branch`, else HEAD.
-pub fn read_commit(
-    ctx: &Ctx,
-    repo: &Repo,
-    at: Option<&str>,
-    branch: Option<&str>,
-) -> Result<ObjectId, CliError> {
-    let _ = ctx;
-    match at {
-        Some(rev) => resolve_rev(repo, rev),
-        None => Ok(read_target(repo, branch)?.1),
-    }
 }
 
 /// Runs a lexical search at `root` (the index is synced and cached as a side effect outside
@@ -152,10 +137,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         },
     };
     let repo = ctx.open_repo()?;
-    let commit = read_commit(
+    let commit = read_at(
         ctx,
         &repo,
-        args.at.as_deref(),
+        args.at.at.as_deref(),
         args.branch.branch.as_deref(),
     )?;
     let root = repo.root_of(&commit)?;

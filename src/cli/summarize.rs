@@ -11,7 +11,7 @@ use memoir::glob::KeyGlobs;
 use memoir::key::{group_prefix, namespace_prefix, split_encoded, validate_namespace};
 use memoir::prolly::prefix_range;
 
-use super::context::{read_target, BranchArg, Ctx};
+use super::context::{read_at, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 use super::status::namespace_counts;
 
@@ -68,6 +68,8 @@ pub struct Args {
     pub depth: Option<u64>,
     #[command(flatten)]
     pub branch: BranchArg,
+    #[command(flatten)]
+    pub at: AtArg,
 }
 
 /// Runs `summarize`.
@@ -82,7 +84,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     }
     let depth = args.depth.map(|d| d as usize);
     let repo = ctx.open_repo()?;
-    let (_, commit) = read_target(&repo, args.branch.branch.as_deref())?;
+    let commit = read_at(
+        ctx,
+        &repo,
+        args.at.at.as_deref(),
+        args.branch.branch.as_deref(),
+    )?;
     let root = repo.root_of(&commit)?;
     let all = namespace_counts(&repo, &root)?;
     let scope: Vec<(String, u64)> = match &args.namespace {

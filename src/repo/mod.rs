@@ -6,25 +6,25 @@
 
 mod blame;
 mod commit;
-mod fsck;
-mod gc;
-mod merge;
-mod purge;
 mod diff;
 mod filter;
+mod fsck;
+mod gc;
 mod log;
+mod merge;
+mod purge;
 mod resolve;
 pub mod revision;
 mod walk;
 
 pub use blame::{BlameEntry, LineBlame};
 pub use commit::{Commit, MAX_PARENTS};
+pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
+pub use filter::KeyFilter;
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
 pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
 pub use purge::PurgeReport;
-pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
-pub use filter::KeyFilter;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
