@@ -147,8 +147,8 @@ pub fn blame(ctx: &Ctx, args: BlameArgs) -> Result<Report, CliError> {
     let mut infos = std::collections::HashMap::new();
     if let Some(ls) = &lines {
         for l in ls {
-            if !infos.contains_key(&l.commit) {
-                infos.insert(l.commit, repo.read_commit(&l.commit)?);
+            if let std::collections::hash_map::Entry::Vacant(v) = infos.entry(l.commit) {
+                v.insert(repo.read_commit(&l.commit)?);
             }
         }
     }
