@@ -946,3 +946,295 @@ fn author_precedence() {
         "Git Name <g@x>"
     );
 }
+
+/// A fixture whose clock advances one hour per command, so history has distinct times.
+fn at(t: u64) -> String {
+    (1_767_225_600 + t * 3600).to_string()
+}
+
+#[test]
+fn log_blame_diff_and_at() {
+    let f = Fixture::new();
+    let step = |t: u64, args: &[&str]| {
+        let o = f.run_env(&[("MEMOIR_NOW", &at(t))], true, args);
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        o.json()
+    };
+    let c1 = step(1, &["remember", "v1", "-p", "a.b"])["commit_hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    step(2, &["remember", "other", "-p", "x.y"]);
+    let c3 = step(3, &["remember", "v2", "-p", "a.b", "--replace"])["commit_hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // log: newest first, exact fields, -n, ranges, key filters.
+    let log = f.ok(&["log"]);
+    let commits = log["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 4);
+    assert_eq!(commits[0]["hash"], c3.as_str());
+    assert!(set(&[
+        "hash",
+        "short_hash",
+        "message",
+        "author",
+        "timestamp",
+        "parents"
+    ])
+    .is_subset(&keys_of(&commits[0])));
+    assert_eq!(commits[0]["message"], "Store a.b in default");
+    assert_eq!(commits[0]["author"], AUTHOR);
+    assert_eq!(commits[0]["date"], "2026-01-01T03:00:00+00:00");
+    assert_eq!(commits[0]["parents"][0], commits[1]["hash"]);
+    assert_eq!(
+        f.ok(&["log", "-n", "2"])["commits"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let ranged = f.ok(&["log", &format!("{c1}..HEAD")]);
+    assert_eq!(ranged["count"], 2);
+    let filtered = f.ok(&["log", "--keys", "a.*"]);
+    let hashes: Vec<&str> = filtered["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["hash"].as_str().unwrap())
+        .collect();
+    assert_eq!(hashes, [c3.as_str(), c1.as_str()]);
+    assert_error(&f.run(true, &["log", "nope~3"]), 2);
+    // blame: every change, newest first, with limit; a key never written has no entries.
+    let b = f.ok(&["blame", "a.b"]);
+    assert_eq!(
+        keys_of(&b),
+        set(&["success", "key", "namespace", "entries"])
+    );
+    let entries = b["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[0]["commit"], c3.as_str());
+    assert_eq!(entries[1]["commit"], c1.as_str());
+    assert_eq!(entries[1]["operation"], "added");
+    assert_eq!(entries[0]["date"], "2026-01-01T03:00:00+00:00");
+    assert_eq!(
+        f.ok(&["blame", "a.b", "-l", "1"])["entries"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let never = f.run(true, &["blame", "never.written"]);
+    assert_eq!(never.code, 0);
+    assert_eq!(never.json()["entries"], serde_json::json!([]));
+    let lines = f.ok(&["blame", "a.b", "--lines"]);
+    assert_eq!(lines["lines"][0]["line"], "v2");
+    assert_eq!(lines["lines"][0]["commit"], c3.as_str());
+    // diff: default HEAD~1..HEAD, one argument = A..HEAD, sorted changes, patch.
+    let d = f.ok(&["diff"]);
+    let ch = d["changes"].as_array().unwrap();
+    assert_eq!(ch.len(), 1);
+    assert_eq!(ch[0]["key"], "a.b");
+    assert_eq!(ch[0]["operation"], "modified");
+    assert_eq!(ch[0]["old"]["content"], "v1");
+    assert_eq!(ch[0]["new"]["content"], "v2");
+    let d = f.ok(&["diff", &c1, "--patch", "--stat"]);
+    let ops: Vec<(&str, &str)> = d["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["key"].as_str().unwrap(), c["operation"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ops, [("a.b", "modified"), ("x.y", "added")]);
+    assert!(d["changes"][0]["patch"]
+        .as_str()
+        .unwrap()
+        .contains("-v1\n+v2"));
+    assert_eq!(d["stats"]["added"], 1);
+    assert_eq!(
+        f.ok(&["diff", "HEAD~3", "HEAD", "--keys", "x.*"])["count"],
+        1
+    );
+    assert_error(&f.run(true, &["diff", "HEAD~9"]), 2);
+    // --at reads the past without moving HEAD.
+    let old = f.ok(&["get", "a.b", "--at", "HEAD~2"]);
+    assert_eq!(old["items"][0]["value"]["content"], "v1");
+    let by_id = f.ok(&["get", "a.b", "--at", &c1[..10]]);
+    assert_eq!(by_id["items"][0]["value"]["content"], "v1");
+    assert_eq!(f.ok(&["summarize", "--at", &c1])["total_memories"], 1);
+    assert_eq!(f.ok(&["get", "a.b"])["items"][0]["value"]["content"], "v2");
+    assert_error(&f.run(true, &["get", "a.b", "--at", "main~10"]), 2);
+}
+
+#[test]
+fn merge_strategies_and_exit_codes() {
+    let f = Fixture::new();
+    f.ok(&["remember", "base", "-p", "k"]);
+    f.ok(&["remember", "ours", "-p", "k", "--replace"]);
+    f.ok(&[
+        "remember",
+        "theirs",
+        "-p",
+        "k",
+        "--replace",
+        "--branch",
+        "side",
+    ]);
+    // The branch was created from HEAD at its first write, after "ours": make it diverge.
+    f.ok(&["remember", "side only", "-p", "s", "--branch", "side"]);
+    f.ok(&["remember", "main only", "-p", "m"]);
+    let before = f.commit_count();
+    let o = f.run(true, &["merge", "side"]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    // "side" took "theirs" after "ours": no conflict, a clean merge with two parents.
+    let v = o.json();
+    assert_eq!(v["conflicts"], serde_json::json!([]));
+    assert_eq!(v["source_branch"], "side");
+    assert_eq!(v["target_branch"], "main");
+    assert_eq!(v["message"], "Merge branch 'side' into main");
+    let repo = f.repo();
+    let tip = repo.head_commit().unwrap();
+    assert_eq!(repo.read_commit(&tip).unwrap().parents.len(), 2);
+    drop(repo);
+    assert_eq!(f.commit_count(), before + 1);
+    assert_eq!(
+        f.ok(&["get", "k"])["items"][0]["value"]["content"],
+        "theirs"
+    );
+    // Now a real conflict: both change k differently.
+    f.ok(&["remember", "main again", "-p", "k", "--replace"]);
+    f.ok(&[
+        "remember",
+        "side again",
+        "-p",
+        "k",
+        "--replace",
+        "--branch",
+        "side",
+    ]);
+    let before = f.commit_count();
+    let err = f.run(true, &["merge", "side"]);
+    assert_eq!(err.code, 4);
+    assert_eq!(err.json()["conflicts"], serde_json::json!(["default:k"]));
+    assert_eq!(
+        f.commit_count(),
+        before,
+        "a conflicted merge commits nothing"
+    );
+    // --ff-only on diverged histories: exit 6.
+    assert_error(&f.run(true, &["merge", "side", "--ff-only"]), 6);
+    let v = f.ok(&["merge", "side", "-S", "ours"]);
+    assert_eq!(v["strategy"], "ours");
+    assert_eq!(
+        f.ok(&["get", "k"])["items"][0]["value"]["content"],
+        "main again"
+    );
+    f.ok(&[
+        "remember",
+        "side third",
+        "-p",
+        "k",
+        "--replace",
+        "--branch",
+        "side",
+    ]);
+    f.ok(&["remember", "main third", "-p", "k", "--replace"]);
+    f.ok(&["merge", "side", "-S", "union"]);
+    let content = f.ok(&["get", "k"])["items"][0]["value"]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        content.contains("main third") && content.contains("side third"),
+        "{content}"
+    );
+    // The change made on the branch is blamed on the branch commit.
+    let blame = f.ok(&["blame", "s"]);
+    assert_eq!(blame["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(blame["entries"][0]["message"], "Store s in default");
+    // time-travel makes and checks out a branch at the revision.
+    let t = f.ok(&["time-travel", "HEAD~1"]);
+    let name = t["branch"].as_str().unwrap().to_string();
+    assert!(name.starts_with("time-travel-"));
+    assert_eq!(f.ok(&["status"])["branch"], name.as_str());
+    assert_error(&f.run(true, &["merge", "no-such-branch"]), 2);
+}
+
+#[test]
+fn fsck_gc_and_purge() {
+    let f = Fixture::new();
+    f.ok(&[
+        "remember",
+        "the launch code is 0000-SECRET",
+        "-p",
+        "secrets.launch",
+    ]);
+    f.ok(&["remember", "keep me", "-p", "notes.keep"]);
+    f.ok(&[
+        "remember",
+        "on a branch",
+        "-p",
+        "notes.branch",
+        "--branch",
+        "b",
+    ]);
+    let v = f.ok(&["fsck"]);
+    assert_eq!(v["clean"], true);
+    assert_eq!(v["findings"], serde_json::json!([]));
+    let g = f.ok(&["gc"]);
+    assert_eq!(g["objects_removed"], 0);
+    // Purge: the secret's content is stored nowhere afterwards; everything else reads as before.
+    let p = f.ok(&["forget", "secrets.launch", "--purge"]);
+    assert!(p["purged"]["commits_rewritten"].as_u64().unwrap() >= 2);
+    {
+        let repo = f.repo();
+        use memoir::store::ObjectStore;
+        let mut ids = Vec::new();
+        repo.store()
+            .for_each_id(&mut |id| {
+                ids.push(id);
+                true
+            })
+            .unwrap();
+        for id in ids {
+            let bytes = repo.store().get(&id).unwrap().unwrap();
+            assert!(
+                !bytes.windows(6).any(|w| w == b"SECRET"),
+                "secret still stored"
+            );
+        }
+    }
+    assert_eq!(f.ok(&["fsck"])["clean"], true);
+    assert_eq!(f.ok(&["get", "notes.keep"])["items"][0]["found"], true);
+    assert_eq!(
+        f.ok(&["get", "notes.branch", "--branch", "b"])["items"][0]["found"],
+        true
+    );
+    assert_eq!(
+        f.ok(&["blame", "secrets.launch"])["entries"],
+        serde_json::json!([])
+    );
+    // Damage a stored value: fsck names it and exits 5.
+    let id = {
+        let repo = f.repo();
+        let root = repo.root_of(&repo.head_commit().unwrap()).unwrap();
+        let id = repo
+            .tree()
+            .get(&root, &Key::new("default", "notes.keep").unwrap().encode())
+            .unwrap()
+            .unwrap();
+        repo.store()
+            .overwrite_raw(id.as_bytes(), b"\x82\x02\x41\x01")
+            .unwrap();
+        id
+    };
+    let o = f.run(true, &["fsck"]);
+    assert_eq!(o.code, 5);
+    let v = o.json();
+    assert_eq!(v["clean"], false);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["subject"].as_str().unwrap().contains(&id.to_hex())));
+}
