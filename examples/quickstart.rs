@@ -61,7 +61,12 @@ impl Tour {
         print!("{stdout}");
         eprint!("{}", String::from_utf8_lossy(&out.stderr));
         if !out.status.success() {
-            println!("(exit {})", out.status.code().unwrap_or(-1));
+            eprintln!(
+                "the tour stopped: `memoir {}` exited with {}",
+                shown.join(" "),
+                out.status.code().unwrap_or(-1)
+            );
+            std::process::exit(1);
         }
         println!();
         stdout
