@@ -1,6 +1,8 @@
 //! `memoir remember CONTENT -p PATH ...`: store a memory under one or more keys, in one
 //! commit, combining with existing records by merge policy.
 
+use std::io::Read;
+
 use serde_json::{json, Value};
 
 use memoir::key::{Key, DEFAULT_NAMESPACE};
@@ -22,11 +24,14 @@ metrics.turn replace; metrics.code and experience append; workflow and behavior 
 others confidence_gated). Without an LLM, llm_merge appends. Appends keep at most
 MEMOIR_FACET_MAX_ENTRIES (default 50; 0 or none = no cap) newest entries.";
 
+/// Longest content one `remember` stores.
+pub const MAX_CONTENT_BYTES: usize = 16 << 20;
+
 /// Store CONTENT under the keys given with -p (one commit)
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// The memory's text
+    /// The memory's text (`-` reads it from stdin)
     pub content: String,
     /// Key path (`a.b.c` or `ns:a.b.c`); repeat for several keys
     #[arg(short = 'p', long = "path", value_name = "PATH")]
@@ -97,8 +102,26 @@ fn keys_of(paths: &[String], ns_flag: Option<&str>) -> Result<Vec<Key>, CliError
 }
 
 /// Runs `remember`.
-pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+pub fn run(ctx: &Ctx, mut args: Args) -> Result<Report, CliError> {
     let timer = ctx.clock.timer();
+    if args.content == "-" {
+        let mut text = String::new();
+        std::io::Read::take(std::io::stdin(), MAX_CONTENT_BYTES as u64 + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| CliError::invalid(format!("cannot read the content from stdin: {e}")))?;
+        args.content = text;
+    }
+    if args.content.trim().is_empty() {
+        return Err(CliError::invalid(
+            "the memory's content is empty; nothing was stored",
+        ));
+    }
+    if args.content.len() > MAX_CONTENT_BYTES {
+        return Err(CliError::invalid(format!(
+            "the memory's content is longer than {} MiB; nothing was stored",
+            MAX_CONTENT_BYTES >> 20
+        )));
+    }
     if args.replace && args.merge_policy.is_some() {
         return Err(CliError::invalid(
             "--replace and --merge-policy cannot be combined (--replace means --merge-policy replace)",
@@ -213,7 +236,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         "commit_hash": commit_hash,
         "commit_date": commit_date,
         "conflicts": conflicts.iter().map(|c| c.to_json()).collect::<Vec<Value>>(),
-        "timings": {"read_ms": t_read, "merge_ms": t_merge - t_read, "commit_ms": t_total - t_merge, "total_ms": t_total},
+        "timings": {
+            "read_ms": t_read,
+            "merge_ms": round_ms(t_merge - t_read),
+            "commit_ms": round_ms(t_total - t_merge),
+            "total_ms": t_total,
+        },
     });
     let mut r = Report::new(json);
     r.lines = lines;
@@ -248,4 +276,9 @@ mod tests {
         let k = keys_of(&ps(&["codebase:onboard:a"]), Some("codebase:onboard")).unwrap();
         assert_eq!(k[0].namespace(), "codebase:onboard");
     }
+}
+
+/// Milliseconds with microsecond precision (differences of rounded figures carry float noise).
+fn round_ms(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
 }
