@@ -255,6 +255,11 @@ pub fn run(ctx: &Ctx, mut args: Args) -> Result<Report, CliError> {
     Ok(r)
 }
 
+/// Milliseconds with microsecond precision (differences of rounded figures carry float noise).
+fn round_ms(ms: f64) -> f64 {
+    (ms * 1e3).round() / 1e3
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,9 +281,4 @@ mod tests {
         let k = keys_of(&ps(&["codebase:onboard:a"]), Some("codebase:onboard")).unwrap();
         assert_eq!(k[0].namespace(), "codebase:onboard");
     }
-}
-
-/// Milliseconds with microsecond precision (differences of rounded figures carry float noise).
-fn round_ms(ms: f64) -> f64 {
-    (ms * 1e3).round() / 1e3
 }
