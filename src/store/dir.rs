@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{
-    Backend, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, SledBackend, StoreError,
-    StoreResult,
+    Backend, Faults, FaultyBackend, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore,
+    SledBackend, StoreError, StoreResult,
 };
 
 /// Name of the metadata file inside a store directory.
@@ -82,6 +82,7 @@ impl Default for OpenOptions {
 enum Engine {
     Sled(SledBackend),
     Memory(MemoryBackend),
+    Faulty(FaultyBackend),
 }
 
 impl Engine {
@@ -89,6 +90,7 @@ impl Engine {
         match self {
             Engine::Sled(b) => b,
             Engine::Memory(b) => b,
+            Engine::Faulty(b) => b,
         }
     }
 }
@@ -492,6 +494,29 @@ impl Store {
                 b.overwrite_raw(id, bytes);
                 Ok(())
             }
+            Engine::Faulty(b) => {
+                b.overwrite_raw(id, bytes);
+                Ok(())
+            }
+        }
+    }
+
+    /// For tests: a fresh in-memory store that injects the faults `faults` asks for and
+    /// keeps a durable snapshot at each flush (see [`Store::power_cut`]).
+    pub fn with_faults(faults: std::sync::Arc<Faults>) -> Store {
+        Store::from_parts(
+            Engine::Faulty(FaultyBackend::new(faults)),
+            None,
+            None,
+            BackendKind::Memory,
+        )
+    }
+
+    /// For tests: on a store made by [`Store::with_faults`], lose every write since the
+    /// last successful flush, as a power cut would. Other stores: no effect.
+    pub fn power_cut(&self) {
+        if let Engine::Faulty(b) = &self.inner.engine {
+            b.power_cut();
         }
     }
 }

@@ -6,10 +6,12 @@
 //! hashed; the object layer does.
 
 mod dir;
+mod faults;
 mod memory;
 mod sled_backend;
 
 pub use dir::{BackendKind, OpenOptions, Store, FORMAT_FILE, FORMAT_VERSION, LOCK_FILE};
+pub use faults::{FaultOp, Faults, FaultyBackend};
 pub use memory::MemoryBackend;
 pub use sled_backend::SledBackend;
 

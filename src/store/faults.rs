@@ -1,0 +1,201 @@
+//! Fault injection, for tests: an in-memory backend that fails the Nth read, write or flush
+//! on request, and can lose everything written since the last successful flush (a simulated
+//! power cut). Upper layers are tested against it through [`super::Store::with_faults`].
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::{
+    Backend, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
+};
+
+/// A kind of backend operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FaultOp {
+    /// get, contains, ids_with_prefix, for_each_id, get_ref, list_refs.
+    Read,
+    /// put, put_many, delete, cas_ref.
+    Write,
+    /// flush.
+    Flush,
+}
+
+impl FaultOp {
+    fn index(self) -> usize {
+        match self {
+            FaultOp::Read => 0,
+            FaultOp::Write => 1,
+            FaultOp::Flush => 2,
+        }
+    }
+}
+
+/// The fault plan and operation counters, shared with the test that drives it.
+#[derive(Debug)]
+pub struct Faults {
+    counts: [AtomicU64; 3],
+    fail_at: [AtomicU64; 3],
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Faults {
+            counts: Default::default(),
+            fail_at: [u64::MAX, u64::MAX, u64::MAX].map(AtomicU64::new),
+        }
+    }
+}
+
+impl Faults {
+    /// A plan that fails nothing.
+    pub fn new() -> Arc<Faults> {
+        Arc::new(Faults::default())
+    }
+
+    /// Makes the `n`th operation of kind `op` (counting from 1, from now on, across the
+    /// counts so far) fail with an engine error; every later one succeeds again.
+    pub fn fail_nth(&self, op: FaultOp, n: u64) {
+        let base = self.counts[op.index()].load(Ordering::SeqCst);
+        self.fail_at[op.index()].store(base + n, Ordering::SeqCst);
+    }
+
+    /// Operations of kind `op` so far.
+    pub fn count(&self, op: FaultOp) -> u64 {
+        self.counts[op.index()].load(Ordering::SeqCst)
+    }
+
+    fn tick(&self, op: FaultOp) -> StoreResult<()> {
+        let n = self.counts[op.index()].fetch_add(1, Ordering::SeqCst) + 1;
+        if n == self.fail_at[op.index()].load(Ordering::SeqCst) {
+            return Err(StoreError::Backend(format!("injected fault: {op:?} #{n}")));
+        }
+        Ok(())
+    }
+}
+
+type Snapshot = (BTreeMap<RawId, Vec<u8>>, BTreeMap<String, Vec<u8>>);
+
+/// An in-memory backend with injected faults and a durable snapshot taken at each flush.
+pub struct FaultyBackend {
+    live: RwLock<Arc<MemoryBackend>>,
+    durable: Mutex<Snapshot>,
+    faults: Arc<Faults>,
+}
+
+impl FaultyBackend {
+    /// An empty backend following `faults`.
+    pub fn new(faults: Arc<Faults>) -> Self {
+        FaultyBackend {
+            live: RwLock::new(Arc::new(MemoryBackend::new())),
+            durable: Mutex::new(Snapshot::default()),
+            faults,
+        }
+    }
+
+    fn live(&self) -> Arc<MemoryBackend> {
+        self.live.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn snapshot(live: &MemoryBackend) -> StoreResult<Snapshot> {
+        let mut objects = BTreeMap::new();
+        let mut ids = Vec::new();
+        live.for_each_id(&mut |id| {
+            ids.push(id);
+            true
+        })?;
+        for id in ids {
+            if let Some(b) = live.get(&id)? {
+                objects.insert(id, b);
+            }
+        }
+        let refs = live.list_refs("")?.into_iter().collect();
+        Ok((objects, refs))
+    }
+
+    /// Loses everything written since the last successful flush, as a power cut would.
+    pub fn power_cut(&self) {
+        let (objects, refs) = self
+            .durable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let fresh = MemoryBackend::new();
+        for (id, bytes) in &objects {
+            fresh.overwrite_raw(id, bytes);
+        }
+        for (name, value) in &refs {
+            let _ = fresh.cas_ref(name, None, Some(value));
+        }
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
+    }
+
+    /// Replaces the live bytes of `id` (corruption tests).
+    pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
+        self.live().overwrite_raw(id, bytes);
+    }
+}
+
+impl ObjectStore for FaultyBackend {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().get(id)
+    }
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        self.faults.tick(FaultOp::Write)?;
+        self.live().put(id, bytes)
+    }
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        self.faults.tick(FaultOp::Write)?;
+        self.live().put_many(objects)
+    }
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().contains(id)
+    }
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().ids_with_prefix(prefix)
+    }
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().for_each_id(f)
+    }
+    fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        self.faults.tick(FaultOp::Write)?;
+        self.live().delete(id)
+    }
+    /// Makes everything written so far survive [`FaultyBackend::power_cut`].
+    fn flush(&self) -> StoreResult<()> {
+        self.faults.tick(FaultOp::Flush)?;
+        let snap = Self::snapshot(&self.live())?;
+        *self.durable.lock().unwrap_or_else(|e| e.into_inner()) = snap;
+        Ok(())
+    }
+}
+
+impl RefStore for FaultyBackend {
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().get_ref(name)
+    }
+    fn cas_ref(
+        &self,
+        name: &str,
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        self.faults.tick(FaultOp::Write)?;
+        self.live().cas_ref(name, expected, new)
+    }
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        self.faults.tick(FaultOp::Read)?;
+        self.live().list_refs(prefix)
+    }
+}
+
+impl Backend for FaultyBackend {
+    fn size_on_disk(&self) -> StoreResult<u64> {
+        Ok(0)
+    }
+}
