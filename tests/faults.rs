@@ -27,10 +27,13 @@ fn put(repo: &Repo, path: &str, text: &str) -> Result<Edit, RepoError> {
 
 type Tips = BTreeMap<String, ObjectId>;
 
+/// One operation of the sequence.
+type Step = Box<dyn Fn(&Store) -> Result<(), RepoError>>;
+
 /// The sequence; returns the step that failed (if any) and the tips acknowledged before it.
 fn sequence(store: &Store) -> (Option<usize>, Tips) {
     let mut acked = Tips::new();
-    let steps: Vec<Box<dyn Fn(&Store) -> Result<(), RepoError>>> = vec![
+    let steps: Vec<Step> = vec![
         Box::new(|s| Repo::init(s.clone(), &sig(0), "Initialize").map(drop)),
         Box::new(|s| {
             let r = Repo::open(s.clone())?;
