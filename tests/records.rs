@@ -79,3 +79,53 @@ fn records_that_break_the_profile_are_refused() {
     bad[at..at + 8].copy_from_slice(&1.0f64.to_bits().to_be_bytes());
     assert_eq!(bad, b);
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn valid() -> Vec<u8> {
+        (0..BYTES.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&BYTES[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Random bytes never panic the record decoder.
+        #[test]
+        fn random_bytes_decode_to_an_error_or_a_record(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+            let _ = Record::decode(&bytes);
+        }
+
+        /// Flipped, truncated or extended valid bytes never panic; whatever decodes
+        /// re-encodes to the same bytes (the decoder accepts only canonical records).
+        #[test]
+        fn mutated_records_never_panic(flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
+                                      cut in any::<prop::sample::Index>(), extend in any::<bool>()) {
+            let mut b = valid();
+            for (i, bit) in &flips {
+                let at = i.index(b.len());
+                b[at] ^= 1 << bit;
+            }
+            if extend {
+                b.push(0);
+            } else {
+                b.truncate(cut.index(b.len() + 1));
+            }
+            if let Ok(r) = Record::decode(&b) {
+                prop_assert_eq!(r.encode().unwrap(), b);
+            }
+        }
+
+        /// JSON records from imports never panic the reader, whatever their shape.
+        #[test]
+        fn arbitrary_json_values_are_read_or_refused(s in "[\\[\\]{}\",:0-9a-z .-]{0,80}") {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&s) {
+                let _ = Record::from_json(&v, "default", 1767225600.0);
+            }
+        }
+    }
+}
