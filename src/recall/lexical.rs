@@ -487,7 +487,8 @@ impl LexicalIndex {
     }
 
     /// The index as bytes, for a cache file. The layout is private to this build of memoir
-    /// and checked on load; a cache that does not load is rebuilt.
+    /// and checked on load; a cache that does not load is rebuilt. Terms are written once,
+    /// in a table; documents refer to them by number.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Vec::new();
         w.extend_from_slice(CACHE_MAGIC);
@@ -497,6 +498,19 @@ impl LexicalIndex {
                 w.extend_from_slice(r.as_bytes());
             }
             None => w.push(0),
+        }
+        // Live terms only, renumbered densely.
+        let mut renumber = vec![u32::MAX; self.term_names.len()];
+        let mut table: Vec<&str> = Vec::new();
+        for (t, name) in self.term_names.iter().enumerate() {
+            if !self.postings[t].is_empty() {
+                renumber[t] = table.len() as u32;
+                table.push(name);
+            }
+        }
+        put_u32(&mut w, table.len() as u32);
+        for name in &table {
+            put_bytes(&mut w, name.as_bytes());
         }
         put_u32(&mut w, self.by_key.len() as u32);
         for &slot in self.by_key.values() {
@@ -509,7 +523,7 @@ impl LexicalIndex {
             w.extend_from_slice(&e.len.to_le_bytes());
             put_u32(&mut w, e.terms.len() as u32);
             for &(t, k, c) in &e.terms {
-                put_bytes(&mut w, self.term_names[t as usize].as_bytes());
+                put_u32(&mut w, renumber[t as usize]);
                 w.extend_from_slice(&k.to_le_bytes());
                 w.extend_from_slice(&c.to_le_bytes());
             }
@@ -539,6 +553,21 @@ impl LexicalIndex {
             1 => Some(ObjectId::from_bytes(r.array()?)),
             _ => return Err(bad()),
         };
+        let nterms = r.u32()? as usize;
+        if nterms > body.len() {
+            return Err(bad());
+        }
+        idx.term_names.reserve(nterms);
+        idx.postings.reserve(nterms);
+        for _ in 0..nterms {
+            let name = r.string()?;
+            let id = idx.term_names.len() as u32;
+            if idx.vocab.insert(name.clone(), id).is_some() {
+                return Err(bad());
+            }
+            idx.term_names.push(name);
+            idx.postings.push(Vec::new());
+        }
         let n = r.u32()?;
         for _ in 0..n {
             let key = r.bytes()?.to_vec();
@@ -547,16 +576,24 @@ impl LexicalIndex {
             let path = r.string()?;
             let timestamp = f64::from_le_bytes(r.array()?);
             let len = f64::from_le_bytes(r.array()?);
-            let nt = r.u32()?;
-            let mut terms = Vec::with_capacity((nt as usize).min(4096));
+            let nt = r.u32()? as usize;
+            if nt > body.len() {
+                return Err(bad());
+            }
+            let mut terms = Vec::with_capacity(nt);
             for _ in 0..nt {
-                let name = r.string()?;
+                let id = r.u32()?;
+                if id as usize >= nterms {
+                    return Err(bad());
+                }
                 let k = u16::from_le_bytes(r.array()?);
                 let c = u16::from_le_bytes(r.array()?);
-                let id = idx.term_id(&name);
                 terms.push((id, k, c));
             }
             terms.sort_unstable_by_key(|t| t.0);
+            if terms.windows(2).any(|w| w[0].0 == w[1].0) {
+                return Err(bad());
+            }
             let slot = idx.docs.len() as u32;
             for &(t, key_tf, content_tf) in &terms {
                 idx.postings[t as usize].push(Posting {
@@ -597,7 +634,7 @@ pub struct SyncStats {
     pub removed: usize,
 }
 
-const CACHE_MAGIC: &[u8] = b"memoir lexical index 1\n";
+const CACHE_MAGIC: &[u8] = b"memoir lexical index 2\n";
 
 fn put_u32(w: &mut Vec<u8>, n: u32) {
     w.extend_from_slice(&n.to_le_bytes());
