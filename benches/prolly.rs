@@ -10,14 +10,18 @@
 //!
 //! Big trees are built once (lazily, the first time a benchmark that needs them runs) and
 //! shared; run one group at a time with a filter, e.g. `cargo bench --bench prolly -- get`.
+//!
+//! Clock: wall time by default. With `MEMOIR_BENCH_CLOCK=cpu` the benchmarks measure the
+//! CPU time of the benchmarking thread instead (`CLOCK_THREAD_CPUTIME_ID`), which stays
+//! meaningful on a machine shared with other work; it leaves out time spent waiting (such as
+//! fsync in `sled+flush`).
 
 use std::hint::black_box;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use criterion::{
-    criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
-};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
 use memoir::prolly::{Edit, KeyRange, NodeStore};
@@ -159,8 +163,49 @@ fn sled_1m() -> &'static Fixture {
     F.get_or_init(|| Fixture::sled(M1))
 }
 
+/// CPU time of the calling thread, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant of the platform.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Criterion measurement: CPU time of the benchmarking thread (values in ns, shown like
+/// wall time).
+struct ThreadCpu {
+    wall: WallTime,
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self.wall.formatter()
+    }
+}
+
 /// 1. Bulk build from sorted input into a fresh store per iteration.
-fn bench_build(c: &mut Criterion) {
+fn bench_build<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("build");
     g.sample_size(10);
     g.sampling_mode(SamplingMode::Flat);
@@ -209,7 +254,7 @@ fn bench_build(c: &mut Criterion) {
 }
 
 /// 2. A fresh batch of 100 random edits (50 updates, 50 inserts) applied to the same 1M root.
-fn bench_edit100(c: &mut Criterion) {
+fn bench_edit100<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("edit100_1M");
     g.warm_up_time(Duration::from_secs(2));
     g.measurement_time(Duration::from_secs(8));
@@ -281,7 +326,7 @@ fn bench_edit100(c: &mut Criterion) {
 /// nodes in the cache are the ones `build_sorted` made; `warm_decoded`: a fresh `NodeStore`
 /// over the same store whose cache was filled by a scan, so every node was read and decoded
 /// (as after a reopen).
-fn bench_get(c: &mut Criterion) {
+fn bench_get<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("get_1M");
     let mut rng = StdRng::seed_from_u64(5);
     let keys: Vec<Vec<u8>> = (0..4096).map(|_| key(rng.gen_range(0..M1))).collect();
@@ -327,7 +372,7 @@ fn depth3(k: &[u8]) -> &[u8] {
 }
 
 /// 4. Prefix histograms over the whole (cached) tree.
-fn bench_histogram(c: &mut Criterion) {
+fn bench_histogram<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("histogram");
     for (label, get) in [
         ("100k", mem_100k as fn() -> &'static Fixture),
@@ -354,7 +399,7 @@ fn bench_histogram(c: &mut Criterion) {
 }
 
 /// 5. Diff of two 1M trees that differ in 100 keys (50 updated, 50 inserted).
-fn bench_diff(c: &mut Criterion) {
+fn bench_diff<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("diff_1M");
     g.bench_function("100_keys", |b| {
         let f = mem_1m();
@@ -371,7 +416,7 @@ fn bench_diff(c: &mut Criterion) {
 }
 
 /// 6. One Put into the 1M tree (memory backend): update of an existing key, insert of a new.
-fn bench_put1(c: &mut Criterion) {
+fn bench_put1<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("put1_1M");
     for (label, new) in [("update", false), ("insert", true)] {
         let mut rng = StdRng::seed_from_u64(7);
@@ -398,13 +443,25 @@ fn bench_put1(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_build,
-    bench_edit100,
-    bench_get,
-    bench_histogram,
-    bench_diff,
-    bench_put1
-);
-criterion_main!(benches);
+fn run_all<M: Measurement>(c: &mut Criterion<M>) {
+    bench_build(c);
+    bench_edit100(c);
+    bench_get(c);
+    bench_histogram(c);
+    bench_diff(c);
+    bench_put1(c);
+}
+
+fn main() {
+    if std::env::var("MEMOIR_BENCH_CLOCK").as_deref() == Ok("cpu") {
+        let mut c = Criterion::default()
+            .with_measurement(ThreadCpu { wall: WallTime })
+            .configure_from_args();
+        run_all(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        run_all(&mut c);
+        c.final_summary();
+    }
+}
