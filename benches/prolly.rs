@@ -24,7 +24,7 @@ use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
-use memoir::prolly::{Edit, KeyRange, NodeStore};
+use memoir::prolly::{Edit, KeyRange, NodeStore, Proof};
 use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, Store};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -323,9 +323,9 @@ fn bench_edit100<M: Measurement>(c: &mut Criterion<M>) {
 }
 
 /// Benchmark 3: point get of random existing keys, whole tree cached. `warm_built`: the
-/// nodes in the cache are the ones `build_sorted` made; `warm_decoded`: a fresh `NodeStore`
-/// over the same store whose cache was filled by a scan, so every node was read and decoded
-/// (as after a reopen).
+/// `NodeStore` that built the tree, its cache filled by a scan (building does not cache the
+/// nodes it makes); `warm_decoded`: a fresh `NodeStore` over the same store whose cache was
+/// filled by a scan (as after a reopen). Both serve nodes that were read and decoded.
 fn bench_get<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("get_1M");
     let mut rng = StdRng::seed_from_u64(5);
@@ -443,6 +443,42 @@ fn bench_put1<M: Measurement>(c: &mut Criterion<M>) {
     g.finish();
 }
 
+/// 7. Merkle proof of a random key (present or absent) in the cached 1M tree: prove,
+/// encode, decode and verify.
+fn bench_proof<M: Measurement>(c: &mut Criterion<M>) {
+    let mut g = c.benchmark_group("proof_1M");
+    let mut rng = StdRng::seed_from_u64(8);
+    // Half present (keys 0..n), half absent (keys n..2n).
+    let keys: Vec<Vec<u8>> = (0..4096)
+        .map(|j| key(rng.gen_range(0..M1) + if j % 2 == 1 { M1 } else { 0 }))
+        .collect();
+    let mut i = 0usize;
+    let mut first = true;
+    g.bench_function("prove_verify", |b| {
+        let f = mem_1m();
+        if std::mem::take(&mut first) {
+            f.warm();
+            let p = f.ns.prove(&f.root, &keys[0]).unwrap();
+            eprintln!(
+                "[proof] {} nodes, {} bytes encoded",
+                p.nodes.len(),
+                p.to_bytes().len()
+            );
+        }
+        b.iter(|| {
+            i = (i + 1) & 4095;
+            let bytes = f.ns.prove(&f.root, &keys[i]).unwrap().to_bytes();
+            let v = Proof::from_bytes(&bytes)
+                .unwrap()
+                .verify(&f.root, &keys[i])
+                .unwrap();
+            debug_assert_eq!(v.is_some(), i % 2 == 0);
+            black_box(v)
+        })
+    });
+    g.finish();
+}
+
 fn run_all<M: Measurement>(c: &mut Criterion<M>) {
     bench_build(c);
     bench_edit100(c);
@@ -450,6 +486,7 @@ fn run_all<M: Measurement>(c: &mut Criterion<M>) {
     bench_histogram(c);
     bench_diff(c);
     bench_put1(c);
+    bench_proof(c);
 }
 
 fn main() {

@@ -13,12 +13,14 @@ mod cursor;
 mod diff;
 mod edit;
 pub mod node;
+mod proof;
 mod read;
 mod verify;
 
 pub use diff::Change;
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, Node, MAX_KEY_BYTES};
+pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
 pub use read::{prefix_range, KeyRange};
 pub use verify::{TreeReport, Violation};
 
@@ -103,10 +105,6 @@ impl NodeStore {
             return Err(corrupt(id, "empty node below the root"));
         }
         Ok(n)
-    }
-
-    pub(crate) fn remember(&self, id: ObjectId, node: Arc<Node>) {
-        self.cache_lock().put(id, node);
     }
 
     fn cache_lock(&self) -> std::sync::MutexGuard<'_, LruCache<ObjectId, Arc<Node>>> {
