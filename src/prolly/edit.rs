@@ -312,47 +312,58 @@ impl NodeStore {
         edits: &[LevelEdit],
         w: &mut Writer<'_>,
     ) -> ProllyResult<Vec<LevelEdit>> {
-        let mut removed: Vec<(Box<[u8]>, ObjectId)> = Vec::new();
+        // Replaced nodes (their first key is the parent item's key).
+        let mut removed: Vec<(Arc<Node>, ObjectId)> = Vec::new();
         let mut made: Vec<Item> = Vec::new();
         let mut ch = NodeChunker::new(level);
+        fn feed(ch: &mut NodeChunker, it: ItemRef<'_>, w: &mut Writer<'_>, made: &mut Vec<Item>) {
+            if let Some(node) = ch.push(it) {
+                made.push(w.emit(node));
+            }
+        }
+        let mut cur: Option<LevelCursor> = None;
         let mut i = 0;
         while i < edits.len() {
-            let mut cur = LevelCursor::seek(self, root, root_id, level, edits[i].key())?;
+            let cur = match &mut cur {
+                // Later groups re-descend only from where their path leaves the last one.
+                Some(c) => {
+                    c.reseek(self, edits[i].key())?;
+                    c
+                }
+                None => cur.insert(LevelCursor::seek(
+                    self,
+                    root,
+                    root_id,
+                    level,
+                    edits[i].key(),
+                )?),
+            };
             loop {
                 let node = cur.node().clone();
-                let bound: Option<Box<[u8]>> = cur.next_first().map(Into::into);
-                removed.push((node.items[0].key.clone(), *cur.id()));
-                let in_region = |k: &[u8]| bound.as_deref().is_none_or(|b| k < b);
+                // The next node's first key, held through its parent (no copy).
+                let next = cur.next_parent();
+                let bound = next.as_ref().map(|(n, i)| &n.items[*i].key[..]);
+                removed.push((node.clone(), *cur.id()));
+                let in_region = |k: &[u8]| bound.is_none_or(|b| k < b);
+                let items = &node.items[..];
                 let mut j = 0;
-                loop {
-                    let edit = edits.get(i).filter(|e| in_region(e.key()));
-                    let item = node.items.get(j);
-                    let out: Option<ItemRef<'_>> = match (item, edit) {
-                        (None, None) => break,
-                        (Some(it), None) => {
-                            j += 1;
-                            Some(it.into())
-                        }
-                        (Some(it), Some(e)) if it.key[..] < *e.key() => {
-                            j += 1;
-                            Some(it.into())
-                        }
-                        (it, Some(e)) => {
-                            if it.is_some_and(|it| it.key[..] == *e.key()) {
-                                j += 1;
-                            }
-                            i += 1;
-                            match e {
-                                LevelEdit::Put(new) => Some(new.into()),
-                                LevelEdit::Delete(_) => None,
-                            }
-                        }
-                    };
-                    if let Some(out) = out {
-                        if let Some(node) = ch.push(out) {
-                            made.push(w.emit(node));
-                        }
+                while let Some(e) = edits.get(i).filter(|e| in_region(e.key())) {
+                    // The old items before the edit's key go through unchanged.
+                    let k = j + items[j..].partition_point(|it| it.key[..] < *e.key());
+                    for it in &items[j..k] {
+                        feed(&mut ch, it.into(), w, &mut made);
                     }
+                    j = k;
+                    if items.get(j).is_some_and(|it| it.key[..] == *e.key()) {
+                        j += 1; // replaced or deleted
+                    }
+                    if let LevelEdit::Put(new) = e {
+                        feed(&mut ch, new.into(), w, &mut made);
+                    }
+                    i += 1;
+                }
+                for it in &items[j..] {
+                    feed(&mut ch, it.into(), w, &mut made);
                 }
                 if bound.is_none() {
                     if !ch.is_empty() {
@@ -372,7 +383,7 @@ impl NodeStore {
         loop {
             match (a.peek(), b.peek()) {
                 (None, None) => break,
-                (Some((k, id)), Some(it)) if *k == it.key => {
+                (Some((n, id)), Some(it)) if n.items[0].key == it.key => {
                     let same = *id == it.id;
                     a.next();
                     let it = b.next().expect("peeked");
@@ -380,10 +391,14 @@ impl NodeStore {
                         out.push(LevelEdit::Put(it));
                     }
                 }
-                (Some((k, _)), Some(it)) if *k < it.key => {
-                    out.push(LevelEdit::Delete(a.next().expect("peeked").0));
+                (Some((n, _)), Some(it)) if n.items[0].key < it.key => {
+                    let (n, _) = a.next().expect("peeked");
+                    out.push(LevelEdit::Delete(n.items[0].key.clone()));
                 }
-                (Some(_), None) => out.push(LevelEdit::Delete(a.next().expect("peeked").0)),
+                (Some(_), None) => {
+                    let (n, _) = a.next().expect("peeked");
+                    out.push(LevelEdit::Delete(n.items[0].key.clone()));
+                }
                 (_, Some(_)) => out.push(LevelEdit::Put(b.next().expect("peeked"))),
             }
         }

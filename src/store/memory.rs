@@ -29,15 +29,20 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 
 /// Store `bytes` under `id` in `map`, with the dedup-or-repair rule of [`ObjectStore::put`].
 fn put_into(map: &mut BTreeMap<RawId, Vec<u8>>, id: &RawId, bytes: &[u8]) -> PutOutcome {
-    match map.get_mut(id) {
-        Some(stored) if stored.as_slice() == bytes => PutOutcome::Existing,
-        Some(stored) => {
-            stored.clear();
-            stored.extend_from_slice(bytes);
-            PutOutcome::Repaired
+    // One descent of the map whether the id is new or not.
+    match map.entry(*id) {
+        std::collections::btree_map::Entry::Occupied(mut e) => {
+            let stored = e.get_mut();
+            if stored.as_slice() == bytes {
+                PutOutcome::Existing
+            } else {
+                stored.clear();
+                stored.extend_from_slice(bytes);
+                PutOutcome::Repaired
+            }
         }
-        None => {
-            map.insert(*id, bytes.to_vec());
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(bytes.to_vec());
             PutOutcome::Written
         }
     }
