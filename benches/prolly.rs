@@ -84,7 +84,7 @@ struct Fixture {
     root: ObjectId,
     n: u64,
     store: Option<Store>,
-    _dir: Option<tempfile::TempDir>,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Fixture {
@@ -99,7 +99,7 @@ impl Fixture {
             root,
             n,
             store: None,
-            _dir: None,
+            dir: None,
         }
     }
 
@@ -116,7 +116,7 @@ impl Fixture {
             root,
             n,
             store: Some(store),
-            _dir: Some(dir),
+            dir: Some(dir),
         }
     }
 
@@ -158,9 +158,11 @@ fn mem_100k() -> &'static Fixture {
     F.get_or_init(|| Fixture::memory(K100))
 }
 
+/// The shared 1M sled store. Statics are never dropped, so `main` removes its directory.
+static SLED_1M: OnceLock<Fixture> = OnceLock::new();
+
 fn sled_1m() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| Fixture::sled(M1))
+    SLED_1M.get_or_init(|| Fixture::sled(M1))
 }
 
 /// CPU time of the calling thread, in nanoseconds.
@@ -500,5 +502,10 @@ fn main() {
         let mut c = Criterion::default().configure_from_args();
         run_all(&mut c);
         c.final_summary();
+    }
+    // The shared sled store grows by every edit benchmarked (gigabytes): do not leave it in
+    // the temporary directory.
+    if let Some(dir) = SLED_1M.get().and_then(|f| f.dir.as_ref()) {
+        let _ = std::fs::remove_dir_all(dir.path());
     }
 }
