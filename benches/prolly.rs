@@ -10,17 +10,21 @@
 //!
 //! Big trees are built once (lazily, the first time a benchmark that needs them runs) and
 //! shared; run one group at a time with a filter, e.g. `cargo bench --bench prolly -- get`.
+//!
+//! Clock: wall time by default. With `MEMOIR_BENCH_CLOCK=cpu` the benchmarks measure the
+//! CPU time of the benchmarking thread instead (`CLOCK_THREAD_CPUTIME_ID`), which stays
+//! meaningful on a machine shared with other work; it leaves out time spent waiting (such as
+//! fsync in `sled+flush`).
 
 use std::hint::black_box;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use criterion::{
-    criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput,
-};
+use criterion::measurement::{Measurement, ValueFormatter, WallTime};
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
-use memoir::prolly::{Edit, KeyRange, NodeStore};
+use memoir::prolly::{Edit, KeyRange, NodeStore, Proof};
 use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, Store};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -80,7 +84,7 @@ struct Fixture {
     root: ObjectId,
     n: u64,
     store: Option<Store>,
-    _dir: Option<tempfile::TempDir>,
+    dir: Option<tempfile::TempDir>,
 }
 
 impl Fixture {
@@ -95,7 +99,7 @@ impl Fixture {
             root,
             n,
             store: None,
-            _dir: None,
+            dir: None,
         }
     }
 
@@ -112,7 +116,7 @@ impl Fixture {
             root,
             n,
             store: Some(store),
-            _dir: Some(dir),
+            dir: Some(dir),
         }
     }
 
@@ -154,13 +158,56 @@ fn mem_100k() -> &'static Fixture {
     F.get_or_init(|| Fixture::memory(K100))
 }
 
+/// The shared 1M sled store. Statics are never dropped, so `main` removes its directory.
+static SLED_1M: OnceLock<Fixture> = OnceLock::new();
+
 fn sled_1m() -> &'static Fixture {
-    static F: OnceLock<Fixture> = OnceLock::new();
-    F.get_or_init(|| Fixture::sled(M1))
+    SLED_1M.get_or_init(|| Fixture::sled(M1))
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant of the platform.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Criterion measurement: CPU time of the benchmarking thread (values in ns, shown like
+/// wall time).
+struct ThreadCpu {
+    wall: WallTime,
+}
+
+impl Measurement for ThreadCpu {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        self.wall.formatter()
+    }
 }
 
 /// 1. Bulk build from sorted input into a fresh store per iteration.
-fn bench_build(c: &mut Criterion) {
+fn bench_build<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("build");
     g.sample_size(10);
     g.sampling_mode(SamplingMode::Flat);
@@ -209,7 +256,7 @@ fn bench_build(c: &mut Criterion) {
 }
 
 /// 2. A fresh batch of 100 random edits (50 updates, 50 inserts) applied to the same 1M root.
-fn bench_edit100(c: &mut Criterion) {
+fn bench_edit100<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("edit100_1M");
     g.warm_up_time(Duration::from_secs(2));
     g.measurement_time(Duration::from_secs(8));
@@ -278,10 +325,10 @@ fn bench_edit100(c: &mut Criterion) {
 }
 
 /// Benchmark 3: point get of random existing keys, whole tree cached. `warm_built`: the
-/// nodes in the cache are the ones `build_sorted` made; `warm_decoded`: a fresh `NodeStore`
-/// over the same store whose cache was filled by a scan, so every node was read and decoded
-/// (as after a reopen).
-fn bench_get(c: &mut Criterion) {
+/// `NodeStore` that built the tree, its cache filled by a scan (building does not cache the
+/// nodes it makes); `warm_decoded`: a fresh `NodeStore` over the same store whose cache was
+/// filled by a scan (as after a reopen). Both serve nodes that were read and decoded.
+fn bench_get<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("get_1M");
     let mut rng = StdRng::seed_from_u64(5);
     let keys: Vec<Vec<u8>> = (0..4096).map(|_| key(rng.gen_range(0..M1))).collect();
@@ -327,7 +374,7 @@ fn depth3(k: &[u8]) -> &[u8] {
 }
 
 /// 4. Prefix histograms over the whole (cached) tree.
-fn bench_histogram(c: &mut Criterion) {
+fn bench_histogram<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("histogram");
     for (label, get) in [
         ("100k", mem_100k as fn() -> &'static Fixture),
@@ -354,7 +401,7 @@ fn bench_histogram(c: &mut Criterion) {
 }
 
 /// 5. Diff of two 1M trees that differ in 100 keys (50 updated, 50 inserted).
-fn bench_diff(c: &mut Criterion) {
+fn bench_diff<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("diff_1M");
     g.bench_function("100_keys", |b| {
         let f = mem_1m();
@@ -371,7 +418,7 @@ fn bench_diff(c: &mut Criterion) {
 }
 
 /// 6. One Put into the 1M tree (memory backend): update of an existing key, insert of a new.
-fn bench_put1(c: &mut Criterion) {
+fn bench_put1<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("put1_1M");
     for (label, new) in [("update", false), ("insert", true)] {
         let mut rng = StdRng::seed_from_u64(7);
@@ -398,13 +445,67 @@ fn bench_put1(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_build,
-    bench_edit100,
-    bench_get,
-    bench_histogram,
-    bench_diff,
-    bench_put1
-);
-criterion_main!(benches);
+/// Benchmark 7: Merkle proofs in the cached 1M tree, of random keys (half present, half
+/// absent): prove, encode, decode and verify.
+fn bench_proof<M: Measurement>(c: &mut Criterion<M>) {
+    let mut g = c.benchmark_group("proof_1M");
+    let mut rng = StdRng::seed_from_u64(8);
+    // Half present (keys 0..n), half absent (keys n..2n).
+    let keys: Vec<Vec<u8>> = (0..4096)
+        .map(|j| key(rng.gen_range(0..M1) + if j % 2 == 1 { M1 } else { 0 }))
+        .collect();
+    let mut i = 0usize;
+    let mut first = true;
+    g.bench_function("prove_verify", |b| {
+        let f = mem_1m();
+        if std::mem::take(&mut first) {
+            f.warm();
+            let p = f.ns.prove(&f.root, &keys[0]).unwrap();
+            eprintln!(
+                "[proof] {} nodes, {} bytes encoded",
+                p.nodes.len(),
+                p.to_bytes().len()
+            );
+        }
+        b.iter(|| {
+            i = (i + 1) & 4095;
+            let bytes = f.ns.prove(&f.root, &keys[i]).unwrap().to_bytes();
+            let v = Proof::from_bytes(&bytes)
+                .unwrap()
+                .verify(&f.root, &keys[i])
+                .unwrap();
+            debug_assert_eq!(v.is_some(), i.is_multiple_of(2));
+            black_box(v)
+        })
+    });
+    g.finish();
+}
+
+fn run_all<M: Measurement>(c: &mut Criterion<M>) {
+    bench_build(c);
+    bench_edit100(c);
+    bench_get(c);
+    bench_histogram(c);
+    bench_diff(c);
+    bench_put1(c);
+    bench_proof(c);
+}
+
+fn main() {
+    if std::env::var("MEMOIR_BENCH_CLOCK").as_deref() == Ok("cpu") {
+        let mut c = Criterion::default()
+            .with_measurement(ThreadCpu { wall: WallTime })
+            .configure_from_args();
+        run_all(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        run_all(&mut c);
+        c.final_summary();
+    }
+    // The shared sled store grows by every edit benchmarked (gigabytes): do not leave it in
+    // the temporary directory.
+    if let Some(dir) = SLED_1M.get().and_then(|f| f.dir.as_ref()) {
+        let _ = std::fs::remove_dir_all(dir.path());
+    }
+}

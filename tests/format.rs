@@ -6,7 +6,7 @@ use std::sync::Arc;
 use memoir::key::Key;
 use memoir::object::{Blob, Kind, Object, ObjectId};
 use memoir::prolly::chunker::boundary_hash;
-use memoir::prolly::{Item, Node, NodeStore};
+use memoir::prolly::{Item, Node, NodeStore, Proof};
 use memoir::store::{MemoryBackend, ObjectStore};
 
 fn hex(b: &[u8]) -> String {
@@ -141,6 +141,48 @@ fn thousand_key_tree_root() {
     assert_eq!(root.to_hex(), THOUSAND_ROOT_ID);
 }
 
+/// Proofs (format section 11): the two-entry leaf as a whole tree, and the 1,000-key tree.
+#[test]
+fn proof_vectors() {
+    let ns = NodeStore::new(Arc::new(MemoryBackend::new()) as Arc<dyn ObjectStore>, 1024);
+    let leaf = vector_leaf();
+    let root = ns
+        .build_sorted(leaf.items.iter().map(|it| (it.key.to_vec(), it.id)))
+        .unwrap();
+    assert_eq!(root.to_hex(), LEAF_ID);
+    let key = Key::new("default", "a.b").unwrap().encode();
+    let proof = ns.prove(&root, &key).unwrap();
+    assert_eq!(hex(&proof.to_bytes()), PROOF_LEAF_BYTES);
+    assert_eq!(proof.verify(&root, &key).unwrap(), Some(blob_id("one")));
+    let absent = Key::new("default", "a.a").unwrap().encode();
+    assert_eq!(
+        ns.prove(&root, &absent)
+            .unwrap()
+            .verify(&root, &absent)
+            .unwrap(),
+        None
+    );
+
+    let mut entries: Vec<(Vec<u8>, ObjectId)> = (0..1000u32)
+        .map(|i| (vector_key(i).encode(), blob_id(&format!("memory {i}"))))
+        .collect();
+    entries.sort();
+    let root = ns.build_sorted(entries).unwrap();
+    assert_eq!(root.to_hex(), THOUSAND_ROOT_ID);
+    let key = vector_key(123).encode();
+    let bytes = ns.prove(&root, &key).unwrap().to_bytes();
+    assert_eq!(
+        (bytes.len(), blake3::hash(&bytes).to_hex().to_string()),
+        (PROOF_THOUSAND_LEN, PROOF_THOUSAND_BLAKE3.to_string())
+    );
+    let proof = Proof::from_bytes(&bytes).unwrap();
+    assert_eq!(proof.nodes.len(), 2);
+    assert_eq!(
+        proof.verify(&root, &key).unwrap(),
+        Some(blob_id("memory 123"))
+    );
+}
+
 /// Our canonical bytes are ordinary CBOR: ciborium reads them, and writes the same value back
 /// to the same bytes.
 #[test]
@@ -178,6 +220,10 @@ const INTERNAL_BYTES: &str = "83010182844b64656661756c74006101624b64656661756c74
 const INTERNAL_ID: &str = "5843a21e7fc384b7ca380ac92496ceb5100273371df2846d085d290cdb8b7017";
 const BOUNDARY_HASHES: [u32; 3] = [16668207, 663478011, 3749629131];
 const THOUSAND_NODES_PER_LEVEL: [u64; 2] = [20, 1];
+const PROOF_LEAF_BYTES: &str = "83014b64656661756c740061016281586283010082824b64656661756c7400610162582001447dace7f352825bfa87f5906ab519c0119e24d0e6d0af66b4f1e1a5d9c5c7824b64656661756c740061016358203a341f382e9be7a78f017a2cce327d8cb49b180bc1c8318d58ada7d02d5ac082";
+const PROOF_THOUSAND_LEN: usize = 5969;
+const PROOF_THOUSAND_BLAKE3: &str =
+    "f322af8ac5ce0fd47e2f587d1ebc7409623383be96ddd61679df31600d081f8f";
 const THOUSAND_ROOT_ID: &str = "7894dde9fe77b9c081f56a1e204134eebe8964fbeb0ac0841353d6fa47f936e6";
 
 fn vector_commit() -> memoir::repo::Commit {

@@ -347,3 +347,217 @@ fn larger_sequences_with_deep_trees() {
         run_sequence(1000 + seed, 4, 20_000);
     }
 }
+
+// ---- Merkle proofs ----
+
+use memoir::prolly::{Proof, ProofError};
+
+/// Proves and verifies (through the byte encoding) every key of `present` and `absent`.
+fn check_proofs(ns: &NodeStore, root: &ObjectId, model: &Model, absent: &[Vec<u8>]) {
+    let present = model.iter().map(|(k, v)| (k.clone(), Some(*v)));
+    let missing = absent.iter().map(|k| (k.clone(), None));
+    for (key, want) in present.chain(missing) {
+        assert_eq!(model.get(&key).copied(), want);
+        let proof = ns.prove(root, &key).unwrap();
+        assert_eq!(proof.verify(root, &key).unwrap(), want);
+        let bytes = proof.to_bytes();
+        let back = Proof::from_bytes(&bytes).unwrap();
+        assert_eq!(back, proof);
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.verify(root, &key).unwrap(), want);
+    }
+}
+
+/// A tree of `n` random keys with its model, and keys that are not in it (including ones
+/// before the first and after the last key).
+fn proof_tree(n: usize, seed: u64) -> (NodeStore, ObjectId, Model, Vec<Vec<u8>>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut model = Model::new();
+    while model.len() < n {
+        let k = rand_key(&mut rng);
+        model.insert(k, vid(rng.gen()));
+    }
+    let ns = store();
+    let root = ns
+        .build_sorted(model.iter().map(|(k, v)| (k.clone(), *v)))
+        .unwrap();
+    let mut absent = vec![b"\x01".to_vec(), vec![0xff; 40]];
+    while absent.len() < 40 {
+        let k = rand_key(&mut rng);
+        if !model.contains_key(&k) {
+            absent.push(k);
+        }
+    }
+    (ns, root, model, absent)
+}
+
+/// A sample of `model` of at most `n` entries, spread over the key order.
+fn sample(model: &Model, n: usize) -> Model {
+    let step = (model.len() / n).max(1);
+    model
+        .iter()
+        .step_by(step)
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
+#[test]
+fn proofs_of_present_and_absent_keys_verify() {
+    // The empty tree proves every key absent.
+    let ns = store();
+    let empty = ns.empty().unwrap();
+    let p = ns.prove(&empty, b"ns\0a").unwrap();
+    assert_eq!(p.nodes.len(), 1);
+    assert_eq!(p.verify(&empty, b"ns\0a").unwrap(), None);
+
+    for (n, samples) in [(1usize, 1usize), (1000, 1000), (100_000, 300)] {
+        let (ns, root, model, absent) = proof_tree(n, n as u64);
+        check_proofs(&ns, &root, &sample(&model, samples), &absent);
+        if n == 100_000 {
+            let depth = ns.prove(&root, &absent[0]).unwrap().nodes.len();
+            assert!(
+                depth >= 3,
+                "a 100k-key tree has internal levels, got {depth}"
+            );
+        }
+    }
+}
+
+#[test]
+fn tampered_or_misapplied_proofs_fail_with_typed_errors() {
+    let (ns, root, model, absent) = proof_tree(1000, 5);
+    let (key, value) = model.iter().nth(417).map(|(k, v)| (k.clone(), *v)).unwrap();
+    let proof = ns.prove(&root, &key).unwrap();
+    let depth = proof.nodes.len();
+    assert!(depth >= 2);
+    assert_eq!(proof.verify(&root, &key).unwrap(), Some(value));
+    let bytes = proof.to_bytes();
+
+    // Every single-byte change is caught, either when decoding or when verifying.
+    for i in 0..bytes.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.clone();
+            b[i] ^= flip;
+            let r = Proof::from_bytes(&b).and_then(|p| p.verify(&root, &key));
+            assert!(
+                r.is_err(),
+                "flipping byte {i} with {flip:#x} went unnoticed"
+            );
+        }
+    }
+    // Truncations and extensions.
+    for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+        assert!(Proof::from_bytes(&bytes[..cut]).is_err());
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        Proof::from_bytes(&longer),
+        Err(ProofError::Decode(_))
+    ));
+
+    // Another root: the first node does not hash to it.
+    let other = ns
+        .apply(&root, vec![Edit::Put(key.clone(), vid(999_999))])
+        .unwrap();
+    assert!(matches!(
+        proof.verify(&other, &key),
+        Err(ProofError::RootMismatch { .. })
+    ));
+    // Another key, present or absent, is refused, as is an invalid key.
+    let other_key = model.keys().nth(418).unwrap();
+    assert_eq!(proof.verify(&root, other_key), Err(ProofError::KeyMismatch));
+    assert_eq!(
+        proof.verify(&root, &absent[5]),
+        Err(ProofError::KeyMismatch)
+    );
+    assert_eq!(proof.verify(&root, b""), Err(ProofError::BadKey(0)));
+
+    // Structural tampering that keeps every node's hash: dropping, repeating or reordering
+    // nodes, swapping in a sibling leaf, claiming another key.
+    let mut short = proof.clone();
+    short.nodes.pop();
+    assert_eq!(short.verify(&root, &key), Err(ProofError::Incomplete(1)));
+    let mut long = proof.clone();
+    long.nodes.push(proof.nodes[depth - 1].clone());
+    assert_eq!(long.verify(&root, &key), Err(ProofError::Trailing(1)));
+    let mut swapped = proof.clone();
+    swapped.nodes.reverse();
+    assert!(matches!(
+        swapped.verify(&root, &key),
+        Err(ProofError::RootMismatch { .. })
+    ));
+    let first_key = model.keys().next().unwrap();
+    let sibling = ns.prove(&root, first_key).unwrap();
+    assert_ne!(sibling.nodes[depth - 1], proof.nodes[depth - 1]);
+    let mut wrong_leaf = proof.clone();
+    wrong_leaf.nodes[depth - 1] = sibling.nodes[depth - 1].clone();
+    assert_eq!(
+        wrong_leaf.verify(&root, &key).unwrap_err(),
+        ProofError::ChildMismatch {
+            index: depth - 1,
+            expected: ObjectId::of(Kind::Node, &proof.nodes[depth - 1]),
+            found: ObjectId::of(Kind::Node, &sibling.nodes[depth - 1]),
+        }
+    );
+    let mut relabeled = sibling.clone();
+    relabeled.key = key.clone();
+    assert!(matches!(
+        relabeled.verify(&root, &key),
+        Err(ProofError::ChildMismatch { .. })
+    ));
+    let empty = Proof {
+        key: key.clone(),
+        nodes: Vec::new(),
+    };
+    assert!(matches!(
+        empty.verify(&root, &key),
+        Err(ProofError::Bounds(_))
+    ));
+    assert!(matches!(
+        Proof::from_bytes(&empty.to_bytes()),
+        Err(ProofError::Bounds(_))
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
+
+    /// Decoding arbitrary bytes never panics (it fails with a typed error, or gives a proof
+    /// that re-encodes to the same bytes).
+    #[test]
+    fn proof_from_random_bytes_never_panics(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        if let Ok(p) = Proof::from_bytes(&bytes) {
+            prop_assert_eq!(p.to_bytes(), bytes);
+            let _ = p.verify(&NodeStore::empty_id(), &p.key);
+        }
+    }
+
+    /// Random edits of a valid proof's bytes never panic and never verify.
+    #[test]
+    fn mutated_proofs_never_panic(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6), cut in any::<prop::sample::Index>(), truncate in any::<bool>()) {
+        thread_local! {
+            static FIXTURE: (ObjectId, Vec<u8>, Vec<u8>) = {
+                let (ns, root, model, _) = proof_tree(300, 9);
+                let key = model.keys().nth(123).unwrap().clone();
+                let bytes = ns.prove(&root, &key).unwrap().to_bytes();
+                (root, key, bytes)
+            };
+        }
+        FIXTURE.with(|(root, key, bytes)| {
+            let mut b = bytes.clone();
+            for (at, v) in &edits {
+                let i = at.index(b.len());
+                b[i] = *v;
+            }
+            if truncate {
+                b.truncate(cut.index(b.len()));
+            }
+            if b != *bytes {
+                let r = Proof::from_bytes(&b).and_then(|p| p.verify(root, key));
+                prop_assert!(r.is_err());
+            }
+            Ok(())
+        })?;
+    }
+}

@@ -11,6 +11,7 @@
 //! not depend on floating point.
 
 use super::node::{Item, MAX_KEY_BYTES};
+use crate::object::{Kind, ObjectId};
 
 /// No boundary before a node's items reach this many bytes.
 pub const MIN_NODE: usize = 512;
@@ -101,4 +102,190 @@ pub fn boundaries(items: &[Item], level: u8) -> Vec<usize> {
         ends.push(items.len());
     }
     ends
+}
+
+/// A borrowed item to be chunked: from a cached node, an edit or the caller's entries, so
+/// feeding the chunker allocates nothing per item.
+#[derive(Debug, Clone, Copy)]
+pub struct ItemRef<'a> {
+    /// Leaf key, or first key of the child.
+    pub key: &'a [u8],
+    /// Last key of the child; empty in leaves.
+    pub last: &'a [u8],
+    /// Value id (leaf) or child node id.
+    pub id: &'a ObjectId,
+    /// Keys below (1 in leaves).
+    pub count: u64,
+}
+
+impl<'a> ItemRef<'a> {
+    /// A leaf item.
+    pub fn leaf(key: &'a [u8], id: &'a ObjectId) -> Self {
+        ItemRef {
+            key,
+            last: &[],
+            id,
+            count: 1,
+        }
+    }
+
+    /// The last key covered (the key itself in a leaf).
+    pub fn last_key(&self) -> &'a [u8] {
+        if self.last.is_empty() {
+            self.key
+        } else {
+            self.last
+        }
+    }
+}
+
+impl<'a> From<&'a Item> for ItemRef<'a> {
+    fn from(it: &'a Item) -> Self {
+        ItemRef {
+            key: &it.key,
+            last: &it.last,
+            id: &it.id,
+            count: it.count,
+        }
+    }
+}
+
+/// A node the [`NodeChunker`] finished: its canonical bytes, id, and the item that points at
+/// it from the level above.
+#[derive(Debug)]
+pub struct MadeNode {
+    /// The node's id (BLAKE3 of `bytes` under the node context).
+    pub id: ObjectId,
+    /// The node object's canonical bytes.
+    pub bytes: Vec<u8>,
+    /// The parent's item for this node: first key, last key, id, key count.
+    pub item: Item,
+}
+
+/// Room kept in front of the items for the node's heads: array(3), kind, level (up to 2
+/// bytes), array(items) (up to 3 bytes: a node holds fewer than 2^16 items).
+const HEAD_ROOM: usize = 8;
+
+/// Appends the shortest CBOR head of `major` and `value` to `buf`.
+fn push_head(buf: &mut Vec<u8>, major: u8, value: u64) {
+    let m = major << 5;
+    match value {
+        0..=23 => buf.push(m | value as u8),
+        24..=0xff => buf.extend_from_slice(&[m | 24, value as u8]),
+        0x100..=0xffff => {
+            buf.push(m | 25);
+            buf.extend_from_slice(&(value as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            buf.push(m | 26);
+            buf.extend_from_slice(&(value as u32).to_be_bytes());
+        }
+        _ => {
+            buf.push(m | 27);
+            buf.extend_from_slice(&value.to_be_bytes());
+        }
+    }
+}
+
+/// Appends a CBOR byte string; returns where its content lies in `buf`.
+fn push_bytes(buf: &mut Vec<u8>, b: &[u8]) -> std::ops::Range<usize> {
+    push_head(buf, 2, b.len() as u64);
+    let start = buf.len();
+    buf.extend_from_slice(b);
+    start..buf.len()
+}
+
+/// The chunking rule applied while encoding: items are appended, already in their node
+/// encoding (section 6 of the format), to one buffer; when a boundary falls the node's heads
+/// are written in front, the bytes hashed once, and the parent item made from the buffer.
+/// Gives exactly the nodes (bytes and ids) that [`Chunker`] and [`Node`]'s encoding give.
+#[derive(Debug)]
+pub struct NodeChunker {
+    level: u8,
+    buf: Vec<u8>,
+    items: usize,
+    count: u64,
+    first: std::ops::Range<usize>,
+    last: std::ops::Range<usize>,
+}
+
+impl NodeChunker {
+    /// An empty chunker for `level`.
+    pub fn new(level: u8) -> Self {
+        let mut buf = Vec::with_capacity(HEAD_ROOM + MAX_NODE);
+        buf.resize(HEAD_ROOM, 0);
+        NodeChunker {
+            level,
+            buf,
+            items: 0,
+            count: 0,
+            first: 0..0,
+            last: 0..0,
+        }
+    }
+
+    /// The level this chunker builds.
+    pub fn level(&self) -> u8 {
+        self.level
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    /// Appends an item; returns the finished node when a boundary falls after it.
+    pub fn push(&mut self, it: ItemRef<'_>) -> Option<MadeNode> {
+        let before = self.buf.len() - HEAD_ROOM;
+        let buf = &mut self.buf;
+        let (key, last);
+        if self.level == 0 {
+            buf.push(0x82);
+            key = push_bytes(buf, it.key);
+            last = key.clone();
+        } else {
+            buf.push(0x84);
+            key = push_bytes(buf, it.key);
+            last = push_bytes(buf, it.last_key());
+        }
+        push_bytes(buf, it.id.as_bytes());
+        if self.level > 0 {
+            push_head(buf, 0, it.count);
+        }
+        let after = buf.len() - HEAD_ROOM;
+        if self.items == 0 {
+            self.first = key;
+        }
+        self.last = last;
+        self.items += 1;
+        self.count += it.count;
+        is_boundary(it.last_key(), self.level, before, after).then(|| self.finish())
+    }
+
+    /// Ends the pending node (the last, possibly short, node of a level).
+    ///
+    /// # Panics
+    /// If nothing is pending.
+    pub fn finish(&mut self) -> MadeNode {
+        assert!(self.items > 0, "finishing an empty node");
+        let mut head = Vec::with_capacity(HEAD_ROOM);
+        push_head(&mut head, 4, 3);
+        push_head(&mut head, 0, Kind::Node as u64);
+        push_head(&mut head, 0, self.level as u64);
+        push_head(&mut head, 4, self.items as u64);
+        let start = HEAD_ROOM - head.len();
+        self.buf[start..HEAD_ROOM].copy_from_slice(&head);
+        let bytes = self.buf[start..].to_vec();
+        let id = ObjectId::of(Kind::Node, &bytes);
+        let item = Item {
+            key: self.buf[self.first.clone()].into(),
+            last: self.buf[self.last.clone()].into(),
+            id,
+            count: self.count,
+        };
+        self.buf.truncate(HEAD_ROOM);
+        self.items = 0;
+        self.count = 0;
+        MadeNode { id, bytes, item }
+    }
 }

@@ -44,6 +44,31 @@ impl LevelCursor {
         })
     }
 
+    /// Moves to the node of this level whose region holds `key`, as [`LevelCursor::seek`]
+    /// from the same root would, loading only the nodes below the first level where the
+    /// path to `key` leaves the current one.
+    pub fn reseek(&mut self, ns: &NodeStore, key: &[u8]) -> ProllyResult<()> {
+        let Some(d) = self.stack.iter().position(|(n, i)| n.child_for(key) != *i) else {
+            return Ok(()); // same path, same node
+        };
+        self.stack.truncate(d + 1);
+        let (n, i) = self.stack.last_mut().expect("d is an index of the stack");
+        *i = n.child_for(key);
+        let mut id = n.items[*i].id;
+        let mut node = ns.load_at(&id, n.level - 1)?;
+        while node.level > self.level {
+            let idx = node.child_for(key);
+            let child_id = node.items[idx].id;
+            let child = ns.load_at(&child_id, node.level - 1)?;
+            self.stack.push((node, idx));
+            node = child;
+            id = child_id;
+        }
+        self.node = node;
+        self.id = id;
+        Ok(())
+    }
+
     /// The current node.
     pub fn node(&self) -> &Arc<Node> {
         &self.node
@@ -54,13 +79,14 @@ impl LevelCursor {
         &self.id
     }
 
-    /// First key of the next node on this level, if there is one.
-    pub fn next_first(&self) -> Option<&[u8]> {
+    /// The parent holding the next node's item, and that item's index (the next node's
+    /// first key is its key), if there is a next node.
+    pub fn next_parent(&self) -> Option<(Arc<Node>, usize)> {
         self.stack
             .iter()
             .rev()
             .find(|(n, i)| i + 1 < n.items.len())
-            .map(|(n, i)| &n.items[i + 1].key[..])
+            .map(|(n, i)| (n.clone(), i + 1))
     }
 
     /// Moves to the next node on this level; false at the end.

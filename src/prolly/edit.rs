@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::chunker::Chunker;
+use super::chunker::{ItemRef, MadeNode, NodeChunker};
 use super::cursor::LevelCursor;
 use super::node::{Item, Node};
 use super::{check_key, NodeStore, ProllyError, ProllyResult};
@@ -75,20 +75,22 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// Encodes a node of `items` at `level`; returns the item that points at it.
-    fn emit(&mut self, level: u8, items: Vec<Item>) -> Item {
-        let node = Node { level, items };
-        let (id, bytes) = node.to_bytes_and_id();
-        let parent = Item {
-            key: node.items[0].key.clone(),
-            last: node.last_key().unwrap_or_default().into(),
-            id,
-            count: node.count(),
-        };
-        self.ns.remember(id, Arc::new(node));
-        self.pending.push((*id.as_bytes(), bytes));
+    /// Queues a finished node for writing; returns the item that points at it. The node is
+    /// not decoded into the cache: a later read of it decodes it then.
+    fn emit(&mut self, made: MadeNode) -> Item {
+        self.pending.push((*made.id.as_bytes(), made.bytes));
         self.made += 1;
-        parent
+        made.item
+    }
+
+    /// A node made by this batch (not written yet) or stored.
+    fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
+        match self.pending.iter().rev().find(|(p, _)| p == id.as_bytes()) {
+            Some((_, bytes)) => Node::decode(bytes)
+                .map(Arc::new)
+                .map_err(|e| super::corrupt(id, e.to_string())),
+            None => self.ns.load(id),
+        }
     }
 
     fn write(&mut self, stats: &mut ApplyStats) -> ProllyResult<()> {
@@ -109,7 +111,7 @@ impl<'a> Writer<'a> {
 /// Builds levels upward from a stream of items of `base` level.
 struct Builder {
     base: u8,
-    chunkers: Vec<Chunker>,
+    chunkers: Vec<NodeChunker>,
     /// The last node emitted on each level, held back until the level is known to have
     /// another node (a level with one node is the top, and gets no parent).
     held: Vec<Option<Item>>,
@@ -129,24 +131,24 @@ impl Builder {
     fn ensure(&mut self, l: usize) {
         while self.chunkers.len() <= l {
             self.chunkers
-                .push(Chunker::new(self.base + self.chunkers.len() as u8));
+                .push(NodeChunker::new(self.base + self.chunkers.len() as u8));
             self.held.push(None);
             self.nodes.push(0);
         }
     }
 
-    fn push(&mut self, w: &mut Writer<'_>, l: usize, item: Item) {
+    fn push(&mut self, w: &mut Writer<'_>, l: usize, item: ItemRef<'_>) {
         self.ensure(l);
-        if let Some(items) = self.chunkers[l].push(item) {
-            self.emitted(w, l, items);
+        if let Some(made) = self.chunkers[l].push(item) {
+            self.emitted(w, l, made);
         }
     }
 
-    fn emitted(&mut self, w: &mut Writer<'_>, l: usize, items: Vec<Item>) {
-        let parent = w.emit(self.base + l as u8, items);
+    fn emitted(&mut self, w: &mut Writer<'_>, l: usize, made: MadeNode) {
+        let parent = w.emit(made);
         self.nodes[l] += 1;
         if let Some(prev) = self.held[l].replace(parent) {
-            self.push(w, l + 1, prev);
+            self.push(w, l + 1, (&prev).into());
         }
     }
 
@@ -159,14 +161,14 @@ impl Builder {
                 return None;
             }
             if !self.chunkers[l].is_empty() {
-                let items = self.chunkers[l].take();
-                self.emitted(w, l, items);
+                let made = self.chunkers[l].finish();
+                self.emitted(w, l, made);
             }
             if self.nodes[l] == 1 {
                 return self.held[l].take();
             }
             if let Some(last) = self.held[l].take() {
-                self.push(w, l + 1, last);
+                self.push(w, l + 1, (&last).into());
             }
             l += 1;
         }
@@ -182,15 +184,14 @@ impl NodeStore {
     ) -> ProllyResult<ObjectId> {
         let mut w = Writer::new(self);
         let mut b = Builder::new(0);
-        let mut prev: Option<Box<[u8]>> = None;
+        let mut prev: Option<Vec<u8>> = None;
         for (k, v) in entries {
             check_key(&k)?;
             if prev.as_deref().is_some_and(|p| p >= &k[..]) {
                 return Err(ProllyError::Unsorted);
             }
-            let it = Item::leaf(&k, v);
-            prev = Some(it.key.clone());
-            b.push(&mut w, 0, it);
+            b.push(&mut w, 0, ItemRef::leaf(&k, &v));
+            prev = Some(k);
             if w.pending.len() >= 4096 {
                 w.write(&mut ApplyStats::default())?;
             }
@@ -237,9 +238,9 @@ impl NodeStore {
         let mut w = Writer::new(self);
         if old_root.items.is_empty() {
             let mut b = Builder::new(0);
-            for e in level_edits {
+            for e in &level_edits {
                 if let LevelEdit::Put(it) = e {
-                    b.push(&mut w, 0, it);
+                    b.push(&mut w, 0, it.into());
                 }
             }
             let new_root = match b.finish(&mut w) {
@@ -277,8 +278,8 @@ impl NodeStore {
                 1 => tops[0].id,
                 _ => {
                     let mut b = Builder::new(level + 1);
-                    for it in tops {
-                        b.push(&mut w, 0, it);
+                    for it in &tops {
+                        b.push(&mut w, 0, it.into());
                     }
                     b.finish(&mut w).map(|it| it.id).unwrap_or(*root)
                 }
@@ -292,7 +293,7 @@ impl NodeStore {
     /// Drops internal roots with a single child (and their pending writes).
     fn collapse(&self, mut root: ObjectId, w: &mut Writer<'_>) -> ProllyResult<ObjectId> {
         loop {
-            let n = self.load(&root)?;
+            let n = w.load(&root)?;
             if n.level == 0 || n.items.len() != 1 {
                 return Ok(root);
             }
@@ -311,51 +312,62 @@ impl NodeStore {
         edits: &[LevelEdit],
         w: &mut Writer<'_>,
     ) -> ProllyResult<Vec<LevelEdit>> {
-        let mut removed: Vec<(Box<[u8]>, ObjectId)> = Vec::new();
+        // Replaced nodes (their first key is the parent item's key).
+        let mut removed: Vec<(Arc<Node>, ObjectId)> = Vec::new();
         let mut made: Vec<Item> = Vec::new();
+        let mut ch = NodeChunker::new(level);
+        fn feed(ch: &mut NodeChunker, it: ItemRef<'_>, w: &mut Writer<'_>, made: &mut Vec<Item>) {
+            if let Some(node) = ch.push(it) {
+                made.push(w.emit(node));
+            }
+        }
+        let mut cur: Option<LevelCursor> = None;
         let mut i = 0;
         while i < edits.len() {
-            let mut cur = LevelCursor::seek(self, root, root_id, level, edits[i].key())?;
-            let mut ch = Chunker::new(level);
+            let cur = match &mut cur {
+                // Later groups re-descend only from where their path leaves the last one.
+                Some(c) => {
+                    c.reseek(self, edits[i].key())?;
+                    c
+                }
+                None => cur.insert(LevelCursor::seek(
+                    self,
+                    root,
+                    root_id,
+                    level,
+                    edits[i].key(),
+                )?),
+            };
             loop {
                 let node = cur.node().clone();
-                let bound: Option<Box<[u8]>> = cur.next_first().map(Into::into);
-                removed.push((node.items[0].key.clone(), *cur.id()));
-                let in_region = |k: &[u8]| bound.as_deref().is_none_or(|b| k < b);
+                // The next node's first key, held through its parent (no copy).
+                let next = cur.next_parent();
+                let bound = next.as_ref().map(|(n, i)| &n.items[*i].key[..]);
+                removed.push((node.clone(), *cur.id()));
+                let in_region = |k: &[u8]| bound.is_none_or(|b| k < b);
+                let items = &node.items[..];
                 let mut j = 0;
-                loop {
-                    let edit = edits.get(i).filter(|e| in_region(e.key()));
-                    let item = node.items.get(j);
-                    let out = match (item, edit) {
-                        (None, None) => break,
-                        (Some(it), None) => {
-                            j += 1;
-                            Some(it.clone())
-                        }
-                        (Some(it), Some(e)) if it.key[..] < *e.key() => {
-                            j += 1;
-                            Some(it.clone())
-                        }
-                        (it, Some(e)) => {
-                            if it.is_some_and(|it| it.key[..] == *e.key()) {
-                                j += 1;
-                            }
-                            i += 1;
-                            match e {
-                                LevelEdit::Put(new) => Some(new.clone()),
-                                LevelEdit::Delete(_) => None,
-                            }
-                        }
-                    };
-                    if let Some(out) = out {
-                        if let Some(items) = ch.push(out) {
-                            made.push(w.emit(level, items));
-                        }
+                while let Some(e) = edits.get(i).filter(|e| in_region(e.key())) {
+                    // The old items before the edit's key go through unchanged.
+                    let k = j + items[j..].partition_point(|it| it.key[..] < *e.key());
+                    for it in &items[j..k] {
+                        feed(&mut ch, it.into(), w, &mut made);
                     }
+                    j = k;
+                    if items.get(j).is_some_and(|it| it.key[..] == *e.key()) {
+                        j += 1; // replaced or deleted
+                    }
+                    if let LevelEdit::Put(new) = e {
+                        feed(&mut ch, new.into(), w, &mut made);
+                    }
+                    i += 1;
+                }
+                for it in &items[j..] {
+                    feed(&mut ch, it.into(), w, &mut made);
                 }
                 if bound.is_none() {
                     if !ch.is_empty() {
-                        made.push(w.emit(level, ch.take()));
+                        made.push(w.emit(ch.finish()));
                     }
                     break;
                 }
@@ -371,17 +383,22 @@ impl NodeStore {
         loop {
             match (a.peek(), b.peek()) {
                 (None, None) => break,
-                (Some((k, id)), Some(it)) if *k == it.key => {
-                    if *id != it.id {
-                        out.push(LevelEdit::Put(it.clone()));
-                    }
+                (Some((n, id)), Some(it)) if n.items[0].key == it.key => {
+                    let same = *id == it.id;
                     a.next();
-                    b.next();
+                    let it = b.next().expect("peeked");
+                    if !same {
+                        out.push(LevelEdit::Put(it));
+                    }
                 }
-                (Some((k, _)), Some(it)) if *k < it.key => {
-                    out.push(LevelEdit::Delete(a.next().expect("peeked").0));
+                (Some((n, _)), Some(it)) if n.items[0].key < it.key => {
+                    let (n, _) = a.next().expect("peeked");
+                    out.push(LevelEdit::Delete(n.items[0].key.clone()));
                 }
-                (Some(_), None) => out.push(LevelEdit::Delete(a.next().expect("peeked").0)),
+                (Some(_), None) => {
+                    let (n, _) = a.next().expect("peeked");
+                    out.push(LevelEdit::Delete(n.items[0].key.clone()));
+                }
                 (_, Some(_)) => out.push(LevelEdit::Put(b.next().expect("peeked"))),
             }
         }

@@ -8,12 +8,14 @@
 //!
 //! A tree is named by its root node id. The empty tree is an empty leaf.
 
+mod cache;
 pub mod chunker;
 mod cursor;
 mod diff;
 mod edit;
 pub mod node;
 mod reach;
+mod proof;
 mod read;
 mod verify;
 
@@ -21,13 +23,13 @@ pub use diff::Change;
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, Node, MAX_KEY_BYTES};
 pub use reach::{IdHasher, IdSet, MarkStats};
+pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
 pub use read::{prefix_range, KeyRange};
 pub use verify::{TreeReport, Violation};
 
-use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
-use lru::LruCache;
+use cache::NodeCache;
 
 use crate::object::{Object, ObjectError, ObjectId, Objects};
 use crate::store::ObjectStore;
@@ -64,16 +66,15 @@ pub const DEFAULT_CACHE_NODES: usize = 4096;
 /// Nodes are immutable and named by their hash, so the cache never needs invalidation.
 pub struct NodeStore {
     objects: Objects,
-    cache: Mutex<LruCache<ObjectId, Arc<Node>>>,
+    cache: Mutex<NodeCache>,
 }
 
 impl NodeStore {
     /// Tree access over `store`, caching up to `cache_nodes` decoded nodes.
     pub fn new(store: Arc<dyn ObjectStore>, cache_nodes: usize) -> Self {
-        let cap = NonZeroUsize::new(cache_nodes.max(16)).unwrap_or(NonZeroUsize::MIN);
         NodeStore {
             objects: Objects::new(store),
-            cache: Mutex::new(LruCache::new(cap)),
+            cache: Mutex::new(NodeCache::new(cache_nodes.max(16))),
         }
     }
 
@@ -107,11 +108,7 @@ impl NodeStore {
         Ok(n)
     }
 
-    pub(crate) fn remember(&self, id: ObjectId, node: Arc<Node>) {
-        self.cache_lock().put(id, node);
-    }
-
-    fn cache_lock(&self) -> std::sync::MutexGuard<'_, LruCache<ObjectId, Arc<Node>>> {
+    fn cache_lock(&self) -> std::sync::MutexGuard<'_, NodeCache> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 

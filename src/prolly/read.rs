@@ -206,26 +206,52 @@ impl NodeStore {
         group: &dyn Fn(&[u8]) -> &[u8],
         out: &mut Vec<(Vec<u8>, u64)>,
     ) -> ProllyResult<()> {
+        fn add(out: &mut Vec<(Vec<u8>, u64)>, g: &[u8], n: u64) {
+            match out.last_mut() {
+                Some((last, c)) if last[..] == *g => *c += n,
+                _ => out.push((g.to_vec(), n)),
+            }
+        }
+        let items = &node.items[..];
         let start = match &range.lo {
-            Some(lo) => node.child_for(lo),
+            Some(lo) => node.child_for(lo).min(items.len()),
             None => 0,
         };
-        for it in &node.items[start.min(node.items.len())..] {
-            if !range.meets(&it.key, it.last_key()) {
-                if range.hi.as_deref().is_some_and(|hi| &it.key[..] >= hi) {
-                    break;
+        // Items from `end` on start at or after the range's end.
+        let end = match &range.hi {
+            Some(hi) => start + items[start..].partition_point(|it| it.key[..] < hi[..]),
+            None => items.len(),
+        };
+        let mut i = start;
+        while i < end {
+            let it = &items[i];
+            if !range.covers(&it.key, it.last_key()) {
+                // Only the first and last items of the range can be partly outside it.
+                if node.level > 0 && range.meets(&it.key, it.last_key()) {
+                    let child = self.load_at(&it.id, node.level - 1)?;
+                    self.histogram_in(&child, range, group, out)?;
                 }
+                i += 1;
                 continue;
             }
+            // The run of items whose first key is in the group of this one (groups are
+            // monotone in key order, so it is contiguous; found by binary search). Every item
+            // of the run but the last ends before the next one's first key, so lies wholly in
+            // the group (and in the range); only the last may reach past it.
             let g = group(&it.key);
-            if range.covers(&it.key, it.last_key()) && g == group(it.last_key()) {
-                match out.last_mut() {
-                    Some((last, n)) if last[..] == *g => *n += it.count,
-                    _ => out.push((g.to_vec(), it.count)),
-                }
-            } else if node.level > 0 {
-                self.histogram_in(&*self.load_at(&it.id, node.level - 1)?, range, group, out)?;
+            let run_end = i + 1 + items[i + 1..end].partition_point(|x| group(&x.key) == g);
+            let whole: u64 = items[i..run_end - 1].iter().map(|x| x.count).sum();
+            if run_end - 1 > i {
+                add(out, g, whole);
             }
+            let tail = &items[run_end - 1];
+            if range.covers(&tail.key, tail.last_key()) && group(tail.last_key()) == g {
+                add(out, g, tail.count);
+            } else if node.level > 0 {
+                let child = self.load_at(&tail.id, node.level - 1)?;
+                self.histogram_in(&child, range, group, out)?;
+            }
+            i = run_end;
         }
         Ok(())
     }

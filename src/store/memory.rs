@@ -13,8 +13,32 @@ use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
 /// compare-and-swap semantics), so upper layers can be tested without touching the disk.
 #[derive(Debug, Default)]
 pub struct MemoryBackend {
-    objects: RwLock<BTreeMap<RawId, Vec<u8>>>,
+    objects: RwLock<BTreeMap<MemKey, Vec<u8>>>,
     refs: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+/// An id as four big-endian words: ordered exactly like the id's bytes, but compared with
+/// four integer comparisons instead of a call to `memcmp` (the map is searched on every put).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct MemKey([u64; 4]);
+
+impl MemKey {
+    fn of(id: &RawId) -> MemKey {
+        let w = |i: usize| {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&id[i * 8..i * 8 + 8]);
+            u64::from_be_bytes(b)
+        };
+        MemKey([w(0), w(1), w(2), w(3)])
+    }
+
+    fn id(&self) -> RawId {
+        let mut id = [0u8; 32];
+        for (i, w) in self.0.iter().enumerate() {
+            id[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
+        }
+        id
+    }
 }
 
 /// Lock helpers that survive poisoning: the maps are always left consistent (every mutation
@@ -28,16 +52,21 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 }
 
 /// Store `bytes` under `id` in `map`, with the dedup-or-repair rule of [`ObjectStore::put`].
-fn put_into(map: &mut BTreeMap<RawId, Vec<u8>>, id: &RawId, bytes: &[u8]) -> PutOutcome {
-    match map.get_mut(id) {
-        Some(stored) if stored.as_slice() == bytes => PutOutcome::Existing,
-        Some(stored) => {
-            stored.clear();
-            stored.extend_from_slice(bytes);
-            PutOutcome::Repaired
+fn put_into(map: &mut BTreeMap<MemKey, Vec<u8>>, id: &RawId, bytes: &[u8]) -> PutOutcome {
+    // One descent of the map whether the id is new or not.
+    match map.entry(MemKey::of(id)) {
+        std::collections::btree_map::Entry::Occupied(mut e) => {
+            let stored = e.get_mut();
+            if stored.as_slice() == bytes {
+                PutOutcome::Existing
+            } else {
+                stored.clear();
+                stored.extend_from_slice(bytes);
+                PutOutcome::Repaired
+            }
         }
-        None => {
-            map.insert(*id, bytes.to_vec());
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(bytes.to_vec());
             PutOutcome::Written
         }
     }
@@ -52,13 +81,13 @@ impl MemoryBackend {
     /// Test and fault-injection use: replace the stored bytes of `id` without verification
     /// (inserting them if `id` is absent), to simulate a damaged copy.
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
-        write(&self.objects).insert(*id, bytes.to_vec());
+        write(&self.objects).insert(MemKey::of(id), bytes.to_vec());
     }
 }
 
 impl ObjectStore for MemoryBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
-        Ok(read(&self.objects).get(id).cloned())
+        Ok(read(&self.objects).get(&MemKey::of(id)).cloned())
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
@@ -75,7 +104,7 @@ impl ObjectStore for MemoryBackend {
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(read(&self.objects).contains_key(id))
+        Ok(read(&self.objects).contains_key(&MemKey::of(id)))
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
@@ -86,8 +115,8 @@ impl ObjectStore for MemoryBackend {
         let mut start = [0u8; 32];
         start[..prefix.len()].copy_from_slice(prefix);
         Ok(read(&self.objects)
-            .range(start..)
-            .map(|(id, _)| *id)
+            .range(MemKey::of(&start)..)
+            .map(|(k, _)| k.id())
             .take_while(|id| id.starts_with(prefix))
             .collect())
     }
@@ -95,7 +124,7 @@ impl ObjectStore for MemoryBackend {
     /// Visits a snapshot of the ids taken up front, so `f` may call back into this backend
     /// (even to write) without deadlocking.
     fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        let ids: Vec<RawId> = read(&self.objects).keys().copied().collect();
+        let ids: Vec<RawId> = read(&self.objects).keys().map(MemKey::id).collect();
         for id in ids {
             if !f(id) {
                 break;
@@ -105,7 +134,7 @@ impl ObjectStore for MemoryBackend {
     }
 
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(write(&self.objects).remove(id).is_some())
+        Ok(write(&self.objects).remove(&MemKey::of(id)).is_some())
     }
 
     /// Nothing to do: memory is never durable.
