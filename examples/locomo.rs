@@ -44,8 +44,18 @@ struct Tally {
 /// Unix seconds of a LoCoMo session date such as `1:56 pm on 8 May, 2023` (0 if unreadable).
 fn session_time(text: &str) -> f64 {
     let months = [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september",
-        "october", "november", "december",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
     ];
     let lower = text.to_lowercase().replace(',', "");
     let words: Vec<&str> = lower.split_whitespace().collect();
@@ -66,7 +76,11 @@ fn session_time(text: &str) -> f64 {
         + 1;
     let year: i64 = words.get(5).and_then(|y| y.parse().ok()).unwrap_or(1970);
     // Days from the civil date (proleptic Gregorian).
-    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
     let doy = (153 * mo + 2) / 5 + day - 1;
@@ -134,7 +148,11 @@ fn main() {
             let category = qa["category"].as_u64().unwrap_or(0);
             let evidence: Vec<String> = qa["evidence"]
                 .as_array()
-                .map(|e| e.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+                .map(|e| {
+                    e.iter()
+                        .filter_map(|x| x.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default();
             if !(1..=4).contains(&category) || evidence.is_empty() {
                 continue;
@@ -192,7 +210,10 @@ fn main() {
             tally.turn[i] += found as f64 / q.evidence.len() as f64;
         }
         for (i, k) in [5usize, 10].iter().enumerate() {
-            let top: Vec<String> = got[..got.len().min(*k)].iter().map(|d| session(d)).collect();
+            let top: Vec<String> = got[..got.len().min(*k)]
+                .iter()
+                .map(|d| session(d))
+                .collect();
             let found = ev_sessions.iter().filter(|s| top.contains(s)).count();
             tally.session_turns[i] += found as f64 / ev_sessions.len() as f64;
             let top = &ranked_sessions[..ranked_sessions.len().min(*k)];
@@ -227,10 +248,19 @@ fn main() {
 
     // One more memory, then the incremental update of the cached index.
     let key = Key::new("conv-26", "s99.t001").expect("key");
-    let rec = Record::new(&key, Entry::new("Caroline: one more thing", 1.0, 0.0), vec![]);
+    let rec = Record::new(
+        &key,
+        Entry::new("Caroline: one more thing", 1.0, 0.0),
+        vec![],
+    );
     let v = repo.objects().write(&rec.to_blob().unwrap()).unwrap();
-    repo.commit("main", vec![Edit::Put(key.encode(), v)], &sig, "Store s99.t001")
-        .unwrap();
+    repo.commit(
+        "main",
+        vec![Edit::Put(key.encode(), v)],
+        &sig,
+        "Store s99.t001",
+    )
+    .unwrap();
     let root2 = repo.root_of(&repo.head_commit().unwrap()).unwrap();
     let t1 = Instant::now();
     let (_, stats, _) =

@@ -1238,3 +1238,41 @@ fn fsck_gc_and_purge() {
         .iter()
         .any(|x| x["subject"].as_str().unwrap().contains(&id.to_hex())));
 }
+
+#[test]
+fn proof_and_verify() {
+    let f = Fixture::new();
+    f.ok(&["remember", "x", "-p", "a.b"]);
+    f.ok(&["remember", "y", "-p", "a.c"]);
+    let p = f.ok(&["proof", "a.b"]);
+    assert_eq!(p["found"], true);
+    let proof = p["proof"].as_str().unwrap().to_string();
+    let root = p["root"].as_str().unwrap().to_string();
+    let v = f.ok(&["verify", "a.b", "-p", &proof]);
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["value"], p["value"]);
+    // Without the store, against the root alone.
+    let o = cmd(
+        &[],
+        &["--json", "verify", "a.b", "-p", &proof, "--root", &root],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    // Another key, another root, or a tampered proof: exit 1.
+    assert_error(&f.run(true, &["verify", "a.c", "-p", &proof]), 1);
+    f.ok(&["remember", "z", "-p", "a.d"]);
+    assert_error(&f.run(true, &["verify", "a.b", "-p", &proof]), 1);
+    let mut bad = proof.clone().into_bytes();
+    let i = bad.len() - 3;
+    bad[i] = if bad[i] == b'0' { b'1' } else { b'0' };
+    let bad = String::from_utf8(bad).unwrap();
+    assert_error(
+        &f.run(true, &["verify", "a.b", "-p", &bad, "--root", &root]),
+        1,
+    );
+    // Absence is provable too.
+    let a = f.ok(&["proof", "no.such"]);
+    assert_eq!(a["found"], false);
+    let v = f.ok(&["verify", "no.such", "-p", a["proof"].as_str().unwrap()]);
+    assert_eq!(v["found"], false);
+}

@@ -19,6 +19,7 @@ mod import;
 mod maintenance;
 mod merge;
 mod new;
+mod proof;
 mod recall;
 mod remember;
 mod search;
@@ -129,6 +130,10 @@ enum Command {
     Diff(history::DiffArgs),
     /// Check out a past revision on a new branch
     TimeTravel(history::TimeTravelArgs),
+    /// Print a Merkle proof of a key's value
+    Proof(proof::ProofArgs),
+    /// Check a Merkle proof
+    Verify(proof::VerifyArgs),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -152,6 +157,8 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Blame(a) => history::blame(ctx, a),
         Command::Diff(a) => history::diff(ctx, a),
         Command::TimeTravel(a) => history::time_travel(ctx, a),
+        Command::Proof(a) => proof::proof(ctx, a),
+        Command::Verify(a) => proof::verify(ctx, a),
     }
 }
 

@@ -14,16 +14,16 @@ mod cursor;
 mod diff;
 mod edit;
 pub mod node;
-mod reach;
 mod proof;
+mod reach;
 mod read;
 mod verify;
 
 pub use diff::Change;
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, Node, MAX_KEY_BYTES};
-pub use reach::{IdHasher, IdSet, MarkStats};
 pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
+pub use reach::{IdHasher, IdSet, MarkStats};
 pub use read::{prefix_range, KeyRange};
 pub use verify::{TreeReport, Violation};
 
