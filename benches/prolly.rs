@@ -25,7 +25,7 @@ use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
 use memoir::prolly::{Edit, KeyRange, NodeStore, Proof};
-use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, Store};
+use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, PutOutcome, RawId, Store, StoreResult};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -255,6 +255,37 @@ fn bench_build<M: Measurement>(c: &mut Criterion<M>) {
     g.finish();
 }
 
+/// Reads from an inner store and drops every write: applying edits over it measures the
+/// tree work alone (descending, chunking, encoding, hashing), without the store's own cost.
+struct DiscardWrites(Arc<MemoryBackend>);
+
+impl ObjectStore for DiscardWrites {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        self.0.get(id)
+    }
+    fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
+        Ok(PutOutcome::Written)
+    }
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        Ok(vec![PutOutcome::Written; objects.len()])
+    }
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        self.0.contains(id)
+    }
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        self.0.ids_with_prefix(prefix)
+    }
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        self.0.for_each_id(f)
+    }
+    fn delete(&self, _id: &RawId) -> StoreResult<bool> {
+        Ok(false)
+    }
+    fn flush(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}
+
 /// 2. A fresh batch of 100 random edits (50 updates, 50 inserts) applied to the same 1M root.
 fn bench_edit100<M: Measurement>(c: &mut Criterion<M>) {
     let mut g = c.benchmark_group("edit100_1M");
@@ -276,6 +307,23 @@ fn bench_edit100<M: Measurement>(c: &mut Criterion<M>) {
         b.iter_batched(
             || random_batch(&mut rng, f.n, 50, 50),
             |edits| f.ns.apply(&f.root, edits).unwrap(),
+            BatchSize::PerIteration,
+        )
+    });
+    // Tree work only: the same batches over a store that drops writes.
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut tree_only: Option<NodeStore> = None;
+    g.bench_function("tree_only", |b| {
+        let f = mem_1m();
+        let ns = tree_only.get_or_insert_with(|| {
+            let mem = f.mem.clone().expect("memory fixture");
+            let ns = NodeStore::new(Arc::new(DiscardWrites(mem)), CACHE_NODES);
+            ns.count_range(&f.root, &KeyRange::all()).unwrap();
+            ns
+        });
+        b.iter_batched(
+            || random_batch(&mut rng, f.n, 50, 50),
+            |edits| ns.apply(&f.root, edits).unwrap(),
             BatchSize::PerIteration,
         )
     });
