@@ -67,6 +67,17 @@ pub enum Changed {
     Maybe,
 }
 
+/// A change filter as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter<'a> {
+    /// Not computed yet.
+    NotComputed,
+    /// Too many keys changed: every key may have.
+    Unknown,
+    /// A Bloom filter (no words: nothing changed).
+    Bloom(&'a [u64]),
+}
+
 /// A key prepared for filter queries (its two hashes).
 #[derive(Debug, Clone, Copy)]
 pub struct FilterKey(u64, u64);
@@ -163,6 +174,16 @@ impl CommitGraph {
     /// Number of parents.
     pub fn parent_count(&self, pos: u32) -> usize {
         self.parents(pos).count()
+    }
+
+    /// The change filter of parent slot `i` of commit `pos`.
+    pub fn filter(&self, pos: u32, i: usize) -> Filter<'_> {
+        let s = self.slots[self.slot_range(pos)][i];
+        match s.len {
+            NOT_COMPUTED => Filter::NotComputed,
+            UNKNOWN => Filter::Unknown,
+            n => Filter::Bloom(&self.words[s.off as usize..(s.off + n) as usize]),
+        }
     }
 
     /// Whether `key` may have changed between parent number `i` of commit `pos` and the
