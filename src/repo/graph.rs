@@ -17,8 +17,8 @@
 //! holding the encoded keys whose value id differs between the parent's tree and the
 //! commit's tree; a first commit has one slot holding every key of its tree. A filter is
 //! either not computed yet, "unknown" (more than [`MAX_FILTER_KEYS`] keys changed: every
-//! key may have changed), or a Bloom filter of 10 bits per key and 7 probes (no false
-//! negatives; about 1% false positives). A filter with no words means nothing changed.
+//! key may have changed), or a Bloom filter of 20 bits per key and 10 probes (no false
+//! negatives; about 1 in 10,000 false positives). A filter with no words means nothing changed.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -31,8 +31,10 @@ use crate::prolly::KeyRange;
 
 /// More changed keys than this in one slot make its filter "unknown".
 pub const MAX_FILTER_KEYS: usize = 4096;
-const BITS_PER_KEY: usize = 10;
-const PROBES: u64 = 7;
+const BITS_PER_KEY: usize = 20;
+const PROBES: u64 = 10;
+/// The filter parameters as recorded in the header: a file made with others is rebuilt.
+const PARAMS: u32 = ((BITS_PER_KEY as u32) << 16) | PROBES as u32;
 const MAGIC: &[u8; 8] = b"MEMCGR01";
 const NONE: u32 = u32::MAX;
 /// Filter length marking a filter not computed yet.
@@ -94,8 +96,14 @@ impl FilterKey {
     }
 }
 
+impl Default for CommitGraph {
+    fn default() -> Self {
+        CommitGraph::new()
+    }
+}
+
 /// The commit graph; see the module docs.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CommitGraph {
     ids: Vec<ObjectId>,
     roots: Vec<ObjectId>,
@@ -114,8 +122,15 @@ impl CommitGraph {
     /// An empty graph.
     pub fn new() -> CommitGraph {
         CommitGraph {
+            ids: Vec::new(),
+            roots: Vec::new(),
+            timestamps: Vec::new(),
+            generations: Vec::new(),
             first_slot: vec![0],
-            ..Default::default()
+            slots: Vec::new(),
+            words: Vec::new(),
+            index: HashMap::new(),
+            dirty: false,
         }
     }
 
@@ -280,7 +295,7 @@ impl CommitGraph {
             HEADER + n * COMMIT_BYTES + self.slots.len() * SLOT_BYTES + self.words.len() * 8 + 16,
         );
         out.extend_from_slice(MAGIC);
-        for v in [n, self.slots.len(), self.words.len(), 0] {
+        for v in [n, self.slots.len(), self.words.len(), PARAMS as usize] {
             out.extend_from_slice(&(v as u32).to_le_bytes());
         }
         for id in &self.ids {
@@ -330,7 +345,7 @@ impl CommitGraph {
             + ns as u64 * SLOT_BYTES as u64
             + nw as u64 * 8
             + HEADER as u64;
-        if body.len() as u64 != expect || u32_at(body, 20) != 0 {
+        if body.len() as u64 != expect || u32_at(body, 20) != PARAMS {
             return None;
         }
         let mut at = HEADER;
@@ -419,7 +434,7 @@ impl CommitGraph {
         std::fs::read(path)
             .ok()
             .and_then(|b| CommitGraph::from_bytes(&b))
-            .unwrap_or_else(CommitGraph::new)
+            .unwrap_or_default()
     }
 
     /// Writes the graph to `path` atomically (a temporary file renamed over the old one).
