@@ -84,6 +84,13 @@ fn forbidden(ch: char, in_namespace: bool) -> Option<&'static str> {
     }
 }
 
+/// Whether an ASCII byte may appear in a namespace (and, except `.` and `:`, in a path):
+/// printable, not a space, not a glob metacharacter. Bytes of 0x80 and above are not
+/// judged here.
+fn ascii_name_byte(b: u8) -> bool {
+    (0x21..=0x7e).contains(&b) && !matches!(b, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\')
+}
+
 /// Checks a namespace: 1..=64 bytes of printable characters without whitespace or glob
 /// characters; `:` and `.` allowed inside, not at either end.
 pub fn validate_namespace(ns: &str) -> Result<(), KeyError> {
@@ -198,8 +205,64 @@ impl Key {
         out
     }
 
-    /// Decodes and re-validates an encoded key.
+    /// Decodes and re-validates an encoded key. Keys of printable ASCII (the common case)
+    /// are checked byte by byte against a table; others go through the full rules of
+    /// [`Key::new`]. Either way an invalid key is an error.
     pub fn decode(bytes: &[u8]) -> Result<Key, KeyError> {
+        if let Some(k) = Key::decode_ascii(bytes) {
+            return Ok(k);
+        }
+        Key::decode_full(bytes)
+    }
+
+    /// The fast path of [`Key::decode`]: `Some` only for a valid key made of printable
+    /// ASCII, `None` for anything else (which the full rules then judge).
+    fn decode_ascii(bytes: &[u8]) -> Option<Key> {
+        let split = bytes.iter().position(|&b| b == NS_END)?;
+        let (ns, rest) = (&bytes[..split], &bytes[split + 1..]);
+        let ends_ok = |b: u8| b != b':' && b != b'.';
+        if ns.is_empty()
+            || ns.len() > MAX_NAMESPACE_BYTES
+            || !ns.iter().all(|&b| ascii_name_byte(b))
+            || !ends_ok(ns[0])
+            || !ends_ok(ns[ns.len() - 1])
+        {
+            return None;
+        }
+        if rest.is_empty() || rest.len() > MAX_PATH_BYTES {
+            return None;
+        }
+        let (mut segments, mut seg_len) = (1usize, 0usize);
+        let mut path = Vec::with_capacity(rest.len());
+        for &b in rest {
+            if b == SEG_SEP {
+                if seg_len == 0 {
+                    return None;
+                }
+                segments += 1;
+                seg_len = 0;
+                path.push(b'.');
+            } else {
+                if !ascii_name_byte(b) || b == b':' || b == b'.' {
+                    return None;
+                }
+                seg_len += 1;
+                if seg_len > MAX_SEGMENT_BYTES {
+                    return None;
+                }
+                path.push(b);
+            }
+        }
+        if seg_len == 0 || segments > MAX_SEGMENTS {
+            return None;
+        }
+        Some(Key {
+            namespace: String::from_utf8(ns.to_vec()).ok()?,
+            path: String::from_utf8(path).ok()?,
+        })
+    }
+
+    fn decode_full(bytes: &[u8]) -> Result<Key, KeyError> {
         let split = bytes
             .iter()
             .position(|&b| b == NS_END)
@@ -280,6 +343,60 @@ pub fn group_range(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_decode_agrees_with_full_rules() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for b in 0..=255u8 {
+            for (ns, path) in [
+                (vec![b'n', b], vec![b'a']),
+                (vec![b], vec![b'a']),
+                (b"ns".to_vec(), vec![b'a', b]),
+                (b"ns".to_vec(), vec![b]),
+                (b"ns".to_vec(), vec![b'a', SEG_SEP, b]),
+            ] {
+                let mut e = ns.clone();
+                e.push(NS_END);
+                e.extend(&path);
+                cases.push(e);
+            }
+        }
+        let long = |n: usize| vec![b'x'; n];
+        for (ns, path) in [
+            (long(64), long(64)),
+            (long(65), long(1)),
+            (long(3), long(65)),
+            (
+                b"a".to_vec(),
+                [long(64), long(64), long(64), long(61)].join(&SEG_SEP),
+            ),
+            (
+                b"a".to_vec(),
+                [long(64), long(64), long(64), long(62)].join(&SEG_SEP),
+            ),
+            (b"a".to_vec(), [b'x', SEG_SEP].repeat(8)[..15].to_vec()),
+            (b"a".to_vec(), [b'x', SEG_SEP].repeat(9)[..17].to_vec()),
+            (b"a".to_vec(), vec![SEG_SEP, b'x']),
+            (b"a".to_vec(), vec![b'x', SEG_SEP]),
+            (b"a:b".to_vec(), vec![b'x']),
+            (b"a.".to_vec(), vec![b'x']),
+            (b"a".to_vec(), vec![]),
+        ] {
+            let mut e = ns.clone();
+            e.push(NS_END);
+            e.extend(&path);
+            cases.push(e);
+        }
+        cases.push(b"no separator".to_vec());
+        for c in cases {
+            let full = Key::decode_full(&c);
+            match Key::decode_ascii(&c) {
+                Some(k) => assert_eq!(full, Ok(k), "{c:?}"),
+                None => assert!(full.is_err() || !c.is_ascii(), "{c:?}"),
+            }
+            assert_eq!(Key::decode(&c), full, "{c:?}");
+        }
+    }
 
     fn k(ns: &str, p: &str) -> Key {
         Key::new(ns, p).unwrap()

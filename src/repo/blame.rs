@@ -11,11 +11,13 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use super::diff::Op;
-use super::walk::{dedup, CommitCache, Follow, Step, TopoWalk};
+use super::graph::{Changed, CommitGraph, FilterKey};
+use super::walk::{dedup, Follow, Step, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
@@ -53,53 +55,97 @@ struct Seen {
 /// The blame rule as a [`Follow`]: records, per examined commit, its value and whether it
 /// is reported.
 struct BlameFollow<'k> {
+    repo: &'k Repo,
     key: &'k [u8],
+    hashed: FilterKey,
+    /// Use the change filters (false: read every tree, the reference behaviour).
+    filters: bool,
     by_root: HashMap<ObjectId, Option<ObjectId>>,
-    seen: HashMap<ObjectId, Seen>,
+    by_commit: HashMap<u32, Option<ObjectId>>,
+    seen: HashMap<u32, Seen>,
 }
 
-impl BlameFollow<'_> {
-    fn value(
-        &mut self,
-        commits: &CommitCache<'_>,
-        root: &ObjectId,
-    ) -> RepoResult<Option<ObjectId>> {
+impl<'k> BlameFollow<'k> {
+    fn new(repo: &'k Repo, key: &'k [u8], filters: bool) -> Self {
+        BlameFollow {
+            repo,
+            key,
+            hashed: FilterKey::new(key),
+            filters,
+            by_root: HashMap::new(),
+            by_commit: HashMap::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    fn at_root(&mut self, root: &ObjectId) -> RepoResult<Option<ObjectId>> {
         if let Some(v) = self.by_root.get(root) {
             return Ok(*v);
         }
-        let v = commits.repo().tree().get(root, self.key)?;
+        let v = self.repo.tree().get(root, self.key)?;
         self.by_root.insert(*root, v);
+        Ok(v)
+    }
+
+    /// The key's value at commit `pos`. Goes down through parents whose change filter says
+    /// the key did not change (the value is then the parent's) until a commit whose value
+    /// is known, a first commit whose filter rules the key out, or a commit whose filters
+    /// all say "maybe": only that one reads its tree.
+    fn value(&mut self, g: &CommitGraph, pos: u32) -> RepoResult<Option<ObjectId>> {
+        if !self.filters {
+            return self.at_root(&g.root(pos));
+        }
+        let mut chain = Vec::new();
+        let mut cur = pos;
+        let v = loop {
+            if let Some(v) = self.by_commit.get(&cur) {
+                break *v;
+            }
+            if let Some(v) = self.by_root.get(&g.root(cur)) {
+                break *v;
+            }
+            chain.push(cur);
+            let n = g.parent_count(cur);
+            if n == 0 {
+                if g.changed(cur, 0, self.hashed) == Changed::No {
+                    break None;
+                }
+                break self.at_root(&g.root(cur))?;
+            }
+            match (0..n).find(|&i| g.changed(cur, i, self.hashed) == Changed::No) {
+                Some(i) => cur = g.parents(cur).nth(i).expect("in range"),
+                None => break self.at_root(&g.root(cur))?,
+            }
+        };
+        for c in chain {
+            self.by_commit.insert(c, v);
+        }
         Ok(v)
     }
 }
 
 impl Follow for BlameFollow<'_> {
-    fn follow(
-        &mut self,
-        commits: &mut CommitCache<'_>,
-        id: &ObjectId,
-        c: &Commit,
-    ) -> RepoResult<Vec<ObjectId>> {
-        let value = self.value(commits, &c.root)?;
-        let mut values = Vec::with_capacity(c.parents.len());
-        for p in &c.parents {
-            let pc = commits.get(p)?;
-            values.push(self.value(commits, &pc.root)?);
+    fn follow(&mut self, g: &CommitGraph, pos: u32) -> RepoResult<Vec<u32>> {
+        let value = self.value(g, pos)?;
+        let parents: Vec<u32> = g.parents(pos).collect();
+        let mut values = Vec::with_capacity(parents.len());
+        for &p in &parents {
+            values.push(self.value(g, p)?);
         }
-        let same: Vec<ObjectId> = dedup(
-            c.parents
+        let same: Vec<u32> = dedup(
+            parents
                 .iter()
                 .zip(&values)
                 .filter(|(_, v)| **v == value)
                 .map(|(p, _)| *p),
         );
-        let reported = if c.parents.is_empty() {
+        let reported = if parents.is_empty() {
             value.is_some()
         } else {
             same.is_empty()
         };
         self.seen.insert(
-            *id,
+            pos,
             Seen {
                 value,
                 first_parent_value: values.first().copied().flatten(),
@@ -107,7 +153,7 @@ impl Follow for BlameFollow<'_> {
             },
         );
         Ok(if same.is_empty() {
-            dedup(c.parents.iter().copied())
+            dedup(parents.into_iter())
         } else {
             same
         })
@@ -134,28 +180,38 @@ impl Repo {
         key: &Key,
         limit: Option<usize>,
     ) -> RepoResult<Vec<BlameEntry>> {
+        self.blame_with(at, key, limit, true)
+    }
+
+    /// [`Repo::blame`], with the commit graph's change filters or (`filters` false) reading
+    /// the key from every examined commit's tree; the results are the same.
+    pub fn blame_with(
+        &self,
+        at: &ObjectId,
+        key: &Key,
+        limit: Option<usize>,
+        filters: bool,
+    ) -> RepoResult<Vec<BlameEntry>> {
         let mut out = Vec::new();
         if limit == Some(0) {
             return Ok(out);
         }
         let enc = key.encode();
-        let mut follow = BlameFollow {
-            key: &enc,
-            by_root: HashMap::new(),
-            seen: HashMap::new(),
-        };
-        let mut walk = TopoWalk::new(self, &[*at], limit.is_none())?;
+        let mut follow = BlameFollow::new(self, &enc, filters);
+        let graph = self.commit_graph(&[*at], filters)?;
+        let mut walk = TopoWalk::new(graph.clone(), &[*at], limit.is_none());
         loop {
             match walk.next(&mut follow)? {
                 Step::Done => return Ok(out),
                 Step::Restart => out.clear(),
-                Step::Commit(id, c) => {
-                    let s = &follow.seen[&id];
+                Step::Commit(pos) => {
+                    let s = &follow.seen[&pos];
                     if s.reported {
                         let old = s.first_parent_value;
+                        let id = graph.id(pos);
                         out.push(BlameEntry {
                             commit: id,
-                            info: (*c).clone(),
+                            info: self.read_commit(&id)?,
                             change: Op::between(old.as_ref(), s.value.as_ref())
                                 .unwrap_or(Op::Modified),
                             old,
@@ -183,26 +239,24 @@ impl Repo {
         text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
     ) -> RepoResult<Vec<LineBlame>> {
         let enc = key.encode();
-        let mut follow = BlameFollow {
-            key: &enc,
-            by_root: HashMap::new(),
-            seen: HashMap::new(),
-        };
-        let mut walk = TopoWalk::new(self, &[*at], true)?;
+        let mut follow = BlameFollow::new(self, &enc, true);
+        let graph: Arc<CommitGraph> = self.commit_graph(&[*at], true)?;
+        let mut walk = TopoWalk::new(graph.clone(), &[*at], true);
         let mut order = Vec::new();
         loop {
             match walk.next(&mut follow)? {
                 Step::Done => break,
                 Step::Restart => order.clear(),
-                Step::Commit(id, _) => order.push(id),
+                Step::Commit(pos) => order.push(pos),
             }
         }
         let mut texts: HashMap<ObjectId, Rc<Vec<String>>> = HashMap::new();
         let empty: Rc<Vec<String>> = Rc::new(Vec::new());
-        let mut versions: HashMap<ObjectId, Rc<Version>> = HashMap::new();
-        for id in order.iter().rev() {
-            let s = &follow.seen[id];
-            let parents = walk.followed(id);
+        let mut versions: HashMap<u32, Rc<Version>> = HashMap::new();
+        for &pos in order.iter().rev() {
+            let id = graph.id(pos);
+            let s = &follow.seen[&pos];
+            let parents = walk.followed(pos);
             let version = if !s.reported {
                 match parents.first() {
                     Some(p) => versions[p].clone(),
@@ -243,13 +297,13 @@ impl Repo {
                     }
                 }
                 Rc::new(Version {
-                    owners: owners.into_iter().map(|o| o.unwrap_or(*id)).collect(),
+                    owners: owners.into_iter().map(|o| o.unwrap_or(id)).collect(),
                     lines,
                 })
             };
-            versions.insert(*id, version);
+            versions.insert(pos, version);
         }
-        let Some(top) = versions.get(at) else {
+        let Some(top) = graph.position(at).and_then(|p| versions.get(&p)) else {
             return Ok(Vec::new());
         };
         Ok(top

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use super::filter::KeyFilter;
+use super::graph::CommitGraph;
 use super::walk::{AllParents, Step, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;
@@ -49,7 +50,8 @@ impl Repo {
             .filter(|t| !excluded.contains(t))
             .copied()
             .collect();
-        let mut walk = TopoWalk::new(self, &tips, limit.is_none())?;
+        let graph = self.commit_graph(&tips, false)?;
+        let mut walk = TopoWalk::new(graph.clone(), &tips, limit.is_none());
         let mut follow = AllParents {
             excluded: &excluded,
         };
@@ -57,9 +59,10 @@ impl Repo {
             match walk.next(&mut follow)? {
                 Step::Done => return Ok(out),
                 Step::Restart => out.clear(),
-                Step::Commit(id, c) => {
-                    if self.changes_filtered(&mut walk, &c, filter)? {
-                        out.push((id, (*c).clone()));
+                Step::Commit(pos) => {
+                    if self.changes_filtered(&graph, pos, filter)? {
+                        let id = graph.id(pos);
+                        out.push((id, self.read_commit(&id)?));
                         if limit == Some(out.len()) {
                             return Ok(out);
                         }
@@ -72,19 +75,19 @@ impl Repo {
     /// Whether commit `c` passes `filter` (see [`Repo::log`]).
     fn changes_filtered(
         &self,
-        walk: &mut TopoWalk<'_>,
-        c: &Commit,
+        graph: &CommitGraph,
+        pos: u32,
         filter: Option<&KeyFilter>,
     ) -> RepoResult<bool> {
         let Some(f) = filter else {
             return Ok(true);
         };
-        if c.parents.is_empty() {
-            return self.holds_any(&c.root, Some(f));
+        let root = graph.root(pos);
+        if graph.parent_count(pos) == 0 {
+            return self.holds_any(&root, Some(f));
         }
-        for p in &c.parents {
-            let pc = walk.commits.get(p)?;
-            if !self.differs(&pc.root, &c.root, Some(f))? {
+        for p in graph.parents(pos) {
+            if !self.differs(&graph.root(p), &root, Some(f))? {
                 return Ok(false);
             }
         }

@@ -10,9 +10,8 @@
 use std::collections::{HashMap, HashSet};
 
 use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::Dfs;
-use petgraph::Direction;
 
+use super::graph::CommitGraph;
 use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
 use crate::prolly::Edit;
@@ -138,7 +137,27 @@ pub struct TreeMerge {
 /// timestamp), one edge from each commit to each of its parents.
 pub(super) struct Ancestry {
     pub(super) graph: DiGraph<(ObjectId, i64), ()>,
-    pub(super) index: HashMap<ObjectId, NodeIndex>,
+}
+
+/// Whether commit `target` is reachable from commit `from` (both positions in `graph`).
+fn reaches(graph: &CommitGraph, from: u32, target: u32) -> bool {
+    let floor = graph.generation(target);
+    let mut seen = HashSet::new();
+    let mut stack = vec![from];
+    while let Some(pos) = stack.pop() {
+        if pos == target {
+            return true;
+        }
+        if graph.generation(pos) <= floor {
+            continue;
+        }
+        for p in graph.parents(pos) {
+            if seen.insert(p) {
+                stack.push(p);
+            }
+        }
+    }
+    false
 }
 
 /// How a merge source relates to the branch tip.
@@ -148,69 +167,87 @@ enum Relation {
     Diverged(Option<ObjectId>),
 }
 
-impl Ancestry {
-    /// The best common ancestors of two ancestor sets (see [`Repo::merge_bases`]).
-    fn best_common(&self, of_a: &HashSet<NodeIndex>, of_b: &HashSet<NodeIndex>) -> Vec<ObjectId> {
-        let common: HashSet<NodeIndex> = of_a.intersection(of_b).copied().collect();
-        // Common ancestors are closed under "parent of", so a common ancestor is an ancestor
-        // of another one exactly when one of its children is common too.
-        let mut best: Vec<(ObjectId, i64)> = common
-            .iter()
-            .filter(|&&n| {
-                !self
-                    .graph
-                    .neighbors_directed(n, Direction::Incoming)
-                    .any(|child| common.contains(&child))
-            })
-            .map(|&n| self.graph[n])
-            .collect();
-        best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-        best.into_iter().map(|(id, _)| id).collect()
+/// The ancestors of `tips` (themselves included) as a membership table over `graph`.
+fn ancestors(graph: &CommitGraph, tips: &[u32]) -> Vec<bool> {
+    let mut seen = vec![false; graph.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    for &t in tips {
+        if !seen[t as usize] {
+            seen[t as usize] = true;
+            stack.push(t);
+        }
     }
-
-    fn ancestors(&self, of: &ObjectId) -> HashSet<NodeIndex> {
-        let mut out = HashSet::new();
-        if let Some(&start) = self.index.get(of) {
-            let mut dfs = Dfs::new(&self.graph, start);
-            while let Some(n) = dfs.next(&self.graph) {
-                out.insert(n);
+    while let Some(pos) = stack.pop() {
+        for p in graph.parents(pos) {
+            if !seen[p as usize] {
+                seen[p as usize] = true;
+                stack.push(p);
             }
         }
-        out
     }
+    seen
+}
+
+/// The best common ancestors of two ancestor tables (see [`Repo::merge_bases`]).
+fn best_common(graph: &CommitGraph, of_a: &[bool], of_b: &[bool]) -> Vec<ObjectId> {
+    // Common ancestors are closed under "parent of", so a common ancestor is an ancestor of
+    // another one exactly when one of its children is common too.
+    let common: Vec<u32> = (0..graph.len() as u32)
+        .filter(|&i| of_a[i as usize] && of_b[i as usize])
+        .collect();
+    let mut below = vec![false; graph.len()];
+    for &c in &common {
+        for p in graph.parents(c) {
+            below[p as usize] = true;
+        }
+    }
+    let mut best: Vec<(ObjectId, i64)> = common
+        .iter()
+        .filter(|&&c| !below[c as usize])
+        .map(|&c| (graph.id(c), graph.timestamp(c)))
+        .collect();
+    best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    best.into_iter().map(|(id, _)| id).collect()
 }
 
 impl Repo {
-    /// Reads every commit reachable from `tips` into a graph.
+    /// Every commit reachable from `tips` as a graph (from the commit graph cache).
     pub(super) fn ancestry(&self, tips: &[ObjectId]) -> RepoResult<Ancestry> {
+        let cg = self.commit_graph(tips, false)?;
+        let tip_pos: Vec<u32> = tips
+            .iter()
+            .map(|t| cg.position(t).expect("extended"))
+            .collect();
+        let seen = ancestors(&cg, &tip_pos);
         let mut graph = DiGraph::new();
-        let mut index: HashMap<ObjectId, NodeIndex> = HashMap::new();
-        let mut parents_of: Vec<(NodeIndex, Vec<ObjectId>)> = Vec::new();
-        let mut todo: Vec<ObjectId> = tips.to_vec();
-        while let Some(id) = todo.pop() {
-            if index.contains_key(&id) {
-                continue;
-            }
-            let c = self.read_commit(&id)?;
-            let n = graph.add_node((id, c.timestamp));
-            index.insert(id, n);
-            todo.extend(c.parents.iter().filter(|p| !index.contains_key(p)));
-            parents_of.push((n, c.parents));
+        let mut node_of: HashMap<u32, NodeIndex> = HashMap::new();
+        for pos in (0..cg.len() as u32).filter(|&p| seen[p as usize]) {
+            let id = cg.id(pos);
+            let n = graph.add_node((id, cg.timestamp(pos)));
+            node_of.insert(pos, n);
         }
-        for (n, parents) in parents_of {
-            for p in parents {
-                graph.add_edge(n, index[&p], ());
+        for (&pos, &n) in &node_of {
+            for p in cg.parents(pos) {
+                graph.add_edge(n, node_of[&p], ());
             }
         }
-        Ok(Ancestry { graph, index })
+        Ok(Ancestry { graph })
     }
 
     /// Every best common ancestor of commits `a` and `b`: the common ancestors (a commit
     /// counts as its own ancestor) that are not ancestors of another common ancestor. Sorted
     /// by timestamp, newest first, ties by ascending id. Empty for unrelated histories.
     pub fn merge_bases(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Vec<ObjectId>> {
-        let anc = self.ancestry(&[*a, *b])?;
-        Ok(anc.best_common(&anc.ancestors(a), &anc.ancestors(b)))
+        let g = self.commit_graph(&[*a, *b], false)?;
+        let (pa, pb) = (
+            g.position(a).expect("extended"),
+            g.position(b).expect("extended"),
+        );
+        Ok(best_common(
+            &g,
+            &ancestors(&g, &[pa]),
+            &ancestors(&g, &[pb]),
+        ))
     }
 
     /// A best common ancestor of `a` and `b` (see [`Repo::merge_bases`]); when there are
@@ -221,13 +258,18 @@ impl Repo {
     }
 
     /// Whether `ancestor` is reachable from `descendant` through parent links (a commit is
-    /// its own ancestor).
+    /// its own ancestor). Generation numbers cut the search: no commit of a generation at
+    /// most `ancestor`'s, other than `ancestor`, can lead to it.
     pub fn is_ancestor(&self, ancestor: &ObjectId, descendant: &ObjectId) -> RepoResult<bool> {
         if ancestor == descendant {
             return Ok(true);
         }
-        let anc = self.ancestry(&[*descendant])?;
-        Ok(anc.index.contains_key(ancestor))
+        let g = self.commit_graph(&[*descendant], false)?;
+        let Some(target) = g.position(ancestor) else {
+            return Ok(false);
+        };
+        let start = g.position(descendant).expect("extended");
+        Ok(reaches(&g, start, target))
     }
 
     /// Three-way merge of trees at the key level: the changes `base -> theirs` are applied
@@ -371,18 +413,22 @@ impl Repo {
         }
     }
 
-    /// How `theirs` relates to `ours`, from one walk of their ancestry.
+    /// How `theirs` relates to `ours`, from the commit graph.
     fn relate(&self, ours: &ObjectId, theirs: &ObjectId) -> RepoResult<Relation> {
-        let anc = self.ancestry(&[*ours, *theirs])?;
-        let of_ours = anc.ancestors(ours);
-        if of_ours.contains(&anc.index[theirs]) {
+        let g = self.commit_graph(&[*ours, *theirs], false)?;
+        let (po, pt) = (
+            g.position(ours).expect("extended"),
+            g.position(theirs).expect("extended"),
+        );
+        if reaches(&g, po, pt) {
             return Ok(Relation::UpToDate);
         }
-        let of_theirs = anc.ancestors(theirs);
-        if of_theirs.contains(&anc.index[ours]) {
+        if reaches(&g, pt, po) {
             return Ok(Relation::FastForward);
         }
-        let base = anc.best_common(&of_ours, &of_theirs).into_iter().next();
+        let base = best_common(&g, &ancestors(&g, &[po]), &ancestors(&g, &[pt]))
+            .into_iter()
+            .next();
         Ok(Relation::Diverged(base))
     }
 

@@ -10,6 +10,7 @@ mod diff;
 mod filter;
 mod fsck;
 mod gc;
+pub mod graph;
 mod log;
 mod merge;
 mod purge;
@@ -27,7 +28,9 @@ pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMer
 pub use purge::PurgeReport;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use graph::CommitGraph;
 
 use crate::object::{Object, ObjectError, ObjectId, Objects};
 use crate::prolly::{Edit, NodeStore, ProllyError, DEFAULT_CACHE_NODES};
@@ -139,6 +142,8 @@ pub struct Repo {
     store: Store,
     objects: Objects,
     tree: NodeStore,
+    /// The commit graph cache, loaded on first use (see [`graph`]).
+    graph: Mutex<Option<Arc<CommitGraph>>>,
 }
 
 fn branch_ref(name: &str) -> String {
@@ -185,7 +190,43 @@ impl Repo {
             objects: Objects::new(shared.clone()),
             tree: NodeStore::new(shared, DEFAULT_CACHE_NODES),
             store,
+            graph: Mutex::new(None),
         }
+    }
+
+    /// The commit graph cache holding every commit reachable from `tips` (read from the
+    /// store where the cache lacks them), with the change filters of all of them when
+    /// `filters`. The cache is loaded from `<store>/cache/commit-graph` on first use and
+    /// saved back (atomically) when it grew; failing to save it is not an error.
+    pub fn commit_graph(&self, tips: &[ObjectId], filters: bool) -> RepoResult<Arc<CommitGraph>> {
+        let mut guard = self.graph.lock().unwrap_or_else(|e| e.into_inner());
+        let path = self.store.path().map(graph::cache_path);
+        let g = guard.get_or_insert_with(|| {
+            Arc::new(
+                path.as_deref()
+                    .map_or_else(CommitGraph::new, CommitGraph::load),
+            )
+        });
+        if tips.iter().any(|t| g.position(t).is_none()) {
+            Arc::make_mut(g).extend(self, tips)?;
+        }
+        if filters {
+            let todo = g.missing_filters(tips);
+            if !todo.is_empty() {
+                Arc::make_mut(g).fill_filters(self, &todo)?;
+            }
+        }
+        if g.is_dirty() {
+            if let Some(p) = &path {
+                let _ = Arc::make_mut(g).save(p);
+            }
+        }
+        Ok(g.clone())
+    }
+
+    /// Drops the in-memory commit graph; the next use loads the cache file again.
+    pub fn forget_commit_graph(&self) {
+        *self.graph.lock().unwrap_or_else(|e| e.into_inner()) = None;
     }
 
     /// The store underneath.

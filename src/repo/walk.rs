@@ -5,69 +5,38 @@
 //! timestamp comes first, ties by the smaller id. This is Kahn's algorithm over the walked
 //! graph with a priority queue, and the order is fully determined by the graph.
 //!
+//! The walk runs over the commit graph cache ([`CommitGraph`]): parents and timestamps come
+//! from memory, and commit objects are read only for what callers report.
+//!
 //! Laziness: commits are discovered from the tips downwards, and a commit is emitted once
-//! every discovered commit at least as new as it has been expanded (its parents read). When
-//! no parent is newer than its child (timestamps never decrease from parent to child), no
-//! commit still unread can be a child of the emitted one, so the order equals that of the
-//! whole graph while reading only slightly more than what is emitted. As soon as the walk
-//! sees a parent newer than its child (clock skew), it falls back to reading the whole
+//! every discovered commit at least as new as it has been expanded (its parents visited).
+//! When no parent is newer than its child (timestamps never decrease from parent to child),
+//! no commit still unvisited can be a child of the emitted one, so the order equals that of
+//! the whole graph while visiting only slightly more than what is emitted. As soon as the
+//! walk sees a parent newer than its child (clock skew), it falls back to visiting the whole
 //! graph first: the walk restarts ([`Step::Restart`]; callers drop what they received) in
-//! full mode. A skew entirely outside the part of history a limited walk reads cannot be
+//! full mode. A skew entirely outside the part of history a limited walk visits cannot be
 //! seen; then the first commits emitted may differ from a full walk's. Equal timestamps
-//! are fine (commits made in the same second), though a long run of them is read whole.
+//! are fine (commits made in the same second), though a long run of them is visited whole.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::rc::Rc;
+use std::sync::Arc;
 
-use super::{Commit, Repo, RepoResult};
+use super::graph::CommitGraph;
+use super::{Repo, RepoResult};
 use crate::object::ObjectId;
-
-/// Commits read during one walk, each read (and hash-checked) once.
-pub(crate) struct CommitCache<'r> {
-    repo: &'r Repo,
-    map: HashMap<ObjectId, Rc<Commit>>,
-}
-
-impl<'r> CommitCache<'r> {
-    pub(crate) fn new(repo: &'r Repo) -> Self {
-        CommitCache {
-            repo,
-            map: HashMap::new(),
-        }
-    }
-
-    /// The repository.
-    pub(crate) fn repo(&self) -> &'r Repo {
-        self.repo
-    }
-
-    /// A commit, read on first use.
-    pub(crate) fn get(&mut self, id: &ObjectId) -> RepoResult<Rc<Commit>> {
-        if let Some(c) = self.map.get(id) {
-            return Ok(c.clone());
-        }
-        let c = Rc::new(self.repo.read_commit(id)?);
-        self.map.insert(*id, c.clone());
-        Ok(c)
-    }
-}
 
 /// Which parents of a commit the walk goes on to.
 pub(crate) trait Follow {
-    /// The parents of commit `id` (`c`) to walk to, without duplicates.
-    fn follow(
-        &mut self,
-        commits: &mut CommitCache<'_>,
-        id: &ObjectId,
-        c: &Commit,
-    ) -> RepoResult<Vec<ObjectId>>;
+    /// The parents (graph positions) of commit `pos` to walk to, without duplicates.
+    fn follow(&mut self, graph: &CommitGraph, pos: u32) -> RepoResult<Vec<u32>>;
 }
 
 /// What [`TopoWalk::next`] produced.
 pub(crate) enum Step {
-    /// The next commit in order.
-    Commit(ObjectId, Rc<Commit>),
+    /// The next commit in order (its graph position).
+    Commit(u32),
     /// The walk found clock skew after emitting commits and starts over in full mode:
     /// forget every commit received so far.
     Restart,
@@ -75,103 +44,102 @@ pub(crate) enum Step {
     Done,
 }
 
-/// Priority: newest first, then the smaller id.
+/// Priority: newest first, then the smaller id; carries the position.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Rank(i64, Reverse<ObjectId>);
+struct Rank(i64, Reverse<ObjectId>, Reverse<u32>);
 
+#[derive(Default)]
 struct State {
-    commit: Rc<Commit>,
     /// Discovered children not yet emitted.
     pending: u32,
     expanded: bool,
     emitted: bool,
-    follow: Vec<ObjectId>,
+    follow: Vec<u32>,
 }
 
 /// The walk itself; see the module docs.
-pub(crate) struct TopoWalk<'r> {
-    pub(crate) commits: CommitCache<'r>,
-    tips: Vec<ObjectId>,
-    states: HashMap<ObjectId, State>,
+pub(crate) struct TopoWalk {
+    pub(crate) graph: Arc<CommitGraph>,
+    tips: Vec<u32>,
+    states: HashMap<u32, State>,
     ready: BinaryHeap<Rank>,
     frontier: BinaryHeap<Rank>,
     full: bool,
     emitted: usize,
 }
 
-impl<'r> TopoWalk<'r> {
-    /// A walk from `tips`; `full` reads the whole graph before emitting anything.
-    pub(crate) fn new(repo: &'r Repo, tips: &[ObjectId], full: bool) -> RepoResult<Self> {
+impl TopoWalk {
+    /// A walk from `tips` over `graph` (which holds them and their ancestry); `full` visits
+    /// the whole graph before emitting anything.
+    pub(crate) fn new(graph: Arc<CommitGraph>, tips: &[ObjectId], full: bool) -> Self {
         let mut w = TopoWalk {
-            commits: CommitCache::new(repo),
             tips: Vec::new(),
             states: HashMap::new(),
             ready: BinaryHeap::new(),
             frontier: BinaryHeap::new(),
             full,
             emitted: 0,
+            graph,
         };
         for t in tips {
-            if !w.tips.contains(t) {
-                w.tips.push(*t);
+            let p = w.graph.position(t).expect("tips are in the graph");
+            if !w.tips.contains(&p) {
+                w.tips.push(p);
             }
         }
-        w.start()?;
-        Ok(w)
+        w.start();
+        w
     }
 
-    fn start(&mut self) -> RepoResult<()> {
+    fn rank(&self, pos: u32) -> Rank {
+        Rank(
+            self.graph.timestamp(pos),
+            Reverse(self.graph.id(pos)),
+            Reverse(pos),
+        )
+    }
+
+    fn start(&mut self) {
         self.states.clear();
         self.ready.clear();
         self.frontier.clear();
         self.emitted = 0;
         for t in self.tips.clone() {
-            let rank = self.discover(&t)?;
+            let rank = self.discover(t);
             self.ready.push(rank);
         }
-        Ok(())
     }
 
-    fn discover(&mut self, id: &ObjectId) -> RepoResult<Rank> {
-        let commit = self.commits.get(id)?;
-        let rank = Rank(commit.timestamp, Reverse(*id));
-        self.states.insert(
-            *id,
-            State {
-                commit,
-                pending: 0,
-                expanded: false,
-                emitted: false,
-                follow: Vec::new(),
-            },
-        );
+    fn discover(&mut self, pos: u32) -> Rank {
+        let rank = self.rank(pos);
+        self.states.insert(pos, State::default());
         self.frontier.push(rank);
-        Ok(rank)
+        rank
     }
 
-    /// Reads the parents of `id` that `f` follows; true when the walk's assumptions broke
+    /// Visits the parents of `pos` that `f` follows; true when the walk's assumptions broke
     /// (a parent newer than its child, or already emitted).
-    fn expand(&mut self, id: &ObjectId, f: &mut dyn Follow) -> RepoResult<bool> {
-        let commit = self.states[id].commit.clone();
-        let follow = f.follow(&mut self.commits, id, &commit)?;
+    fn expand(&mut self, pos: u32, f: &mut dyn Follow) -> RepoResult<bool> {
+        let follow = f.follow(&self.graph, pos)?;
+        let ts = self.graph.timestamp(pos);
         let mut trouble = false;
-        for p in &follow {
-            if !self.states.contains_key(p) {
-                self.discover(p)?;
+        for &p in &follow {
+            if !self.states.contains_key(&p) {
+                self.discover(p);
             }
-            let s = self.states.get_mut(p).expect("just discovered");
-            trouble |= s.emitted || s.commit.timestamp > commit.timestamp;
+            let s = self.states.get_mut(&p).expect("just discovered");
+            trouble |= s.emitted || self.graph.timestamp(p) > ts;
             s.pending += 1;
         }
-        let s = self.states.get_mut(id).expect("known");
+        let s = self.states.get_mut(&pos).expect("known");
         s.expanded = true;
         s.follow = follow;
         Ok(trouble && !self.full)
     }
 
     /// The parents the walk followed from an expanded commit.
-    pub(crate) fn followed(&self, id: &ObjectId) -> &[ObjectId] {
-        self.states.get(id).map_or(&[], |s| &s.follow)
+    pub(crate) fn followed(&self, pos: u32) -> &[u32] {
+        self.states.get(&pos).map_or(&[], |s| &s.follow)
     }
 
     /// The next commit in order.
@@ -180,8 +148,8 @@ impl<'r> TopoWalk<'r> {
             let Some(rank) = self.ready.pop() else {
                 return Ok(Step::Done);
             };
-            let id = rank.1 .0;
-            let s = &self.states[&id];
+            let pos = rank.2 .0;
+            let s = &self.states[&pos];
             if s.emitted || s.pending > 0 {
                 continue; // stale entry
             }
@@ -191,37 +159,37 @@ impl<'r> TopoWalk<'r> {
                     break;
                 }
                 self.frontier.pop();
-                let x = top.1 .0;
+                let x = top.2 .0;
                 if !self.states[&x].expanded {
-                    trouble |= self.expand(&x, f)?;
+                    trouble |= self.expand(x, f)?;
                 }
             }
             if trouble {
                 self.full = true;
                 if self.emitted > 0 {
-                    self.start()?;
+                    self.start();
                     return Ok(Step::Restart);
                 }
                 self.ready.push(rank);
                 continue;
             }
-            if self.states[&id].pending > 0 {
+            if self.states[&pos].pending > 0 {
                 continue; // a child turned up; re-queued when that child is emitted
             }
-            let s = self.states.get_mut(&id).expect("known");
+            let s = self.states.get_mut(&pos).expect("known");
             s.emitted = true;
-            let commit = s.commit.clone();
             let follow = std::mem::take(&mut s.follow);
-            for p in &follow {
-                let ps = self.states.get_mut(p).expect("discovered");
+            for &p in &follow {
+                let ps = self.states.get_mut(&p).expect("discovered");
                 ps.pending -= 1;
                 if ps.pending == 0 {
-                    self.ready.push(Rank(ps.commit.timestamp, Reverse(*p)));
+                    let r = self.rank(p);
+                    self.ready.push(r);
                 }
             }
-            self.states.get_mut(&id).expect("known").follow = follow;
+            self.states.get_mut(&pos).expect("known").follow = follow;
             self.emitted += 1;
-            return Ok(Step::Commit(id, commit));
+            return Ok(Step::Commit(pos));
         }
     }
 }
@@ -232,27 +200,21 @@ pub(crate) struct AllParents<'a> {
 }
 
 impl Follow for AllParents<'_> {
-    fn follow(
-        &mut self,
-        _commits: &mut CommitCache<'_>,
-        _id: &ObjectId,
-        c: &Commit,
-    ) -> RepoResult<Vec<ObjectId>> {
+    fn follow(&mut self, graph: &CommitGraph, pos: u32) -> RepoResult<Vec<u32>> {
         Ok(dedup(
-            c.parents
-                .iter()
-                .filter(|p| !self.excluded.contains(p))
-                .copied(),
+            graph
+                .parents(pos)
+                .filter(|p| !self.excluded.contains(&graph.id(*p))),
         ))
     }
 }
 
-/// The ids in first-seen order without repeats.
-pub(crate) fn dedup(ids: impl Iterator<Item = ObjectId>) -> Vec<ObjectId> {
-    let mut out: Vec<ObjectId> = Vec::new();
-    for id in ids {
-        if !out.contains(&id) {
-            out.push(id);
+/// The items in first-seen order without repeats.
+pub(crate) fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for x in items {
+        if !out.contains(&x) {
+            out.push(x);
         }
     }
     out
@@ -261,20 +223,26 @@ pub(crate) fn dedup(ids: impl Iterator<Item = ObjectId>) -> Vec<ObjectId> {
 impl Repo {
     /// Every commit reachable from `tips` (the tips included).
     pub fn reachable(&self, tips: &[ObjectId]) -> RepoResult<std::collections::HashSet<ObjectId>> {
-        let mut seen = std::collections::HashSet::new();
-        let mut stack: Vec<ObjectId> = Vec::new();
+        let graph = self.commit_graph(tips, false)?;
+        let mut seen = vec![false; graph.len()];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut out = std::collections::HashSet::new();
         for t in tips {
-            if seen.insert(*t) {
-                stack.push(*t);
+            let p = graph.position(t).expect("extended");
+            if !seen[p as usize] {
+                seen[p as usize] = true;
+                stack.push(p);
             }
         }
-        while let Some(id) = stack.pop() {
-            for p in self.read_commit(&id)?.parents {
-                if seen.insert(p) {
+        while let Some(pos) = stack.pop() {
+            out.insert(graph.id(pos));
+            for p in graph.parents(pos) {
+                if !seen[p as usize] {
+                    seen[p as usize] = true;
                     stack.push(p);
                 }
             }
         }
-        Ok(seen)
+        Ok(out)
     }
 }
