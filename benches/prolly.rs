@@ -25,7 +25,9 @@ use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
 use memoir::prolly::{Edit, KeyRange, NodeStore, Proof};
-use memoir::store::{MemoryBackend, ObjectStore, OpenOptions, PutOutcome, RawId, Store, StoreResult};
+use memoir::store::{
+    MemoryBackend, ObjectStore, OpenOptions, PutOutcome, RawId, Store, StoreResult,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -457,31 +457,37 @@ impl LexicalIndex {
                 *g = g.max(s);
             }
         }
-        let mut out = own.clone();
+        // Each key's context is summed in a fixed order (previous sibling, next sibling,
+        // parent's best), so scores do not depend on map iteration order.
+        let mut out = HashMap::with_capacity(own.len());
         for (&d, &s) in own {
             let Some(e) = &self.docs[d as usize] else {
                 continue;
             };
             let p = parent(&e.key);
             let key: &[u8] = &e.key;
+            let sibling_score = |k: &Vec<u8>, n: &u32| {
+                if parent(k) == p {
+                    own.get(n).copied().unwrap_or(0.0)
+                } else {
+                    0.0
+                }
+            };
             let before = self
                 .by_key
                 .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
-                .next_back();
+                .next_back()
+                .map_or(0.0, |(k, n)| sibling_score(k, n));
             let after = self
                 .by_key
                 .range::<[u8], _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-                .next();
-            for (k, n) in before.into_iter().chain(after) {
-                if parent(k) == p {
-                    if let Some(t) = out.get_mut(n) {
-                        *t += pr.neighbour_weight * s;
-                    }
-                }
-            }
-            if let Some(t) = out.get_mut(&d) {
-                *t += pr.group_weight * best_in.get(p).copied().unwrap_or(0.0);
-            }
+                .next()
+                .map_or(0.0, |(k, n)| sibling_score(k, n));
+            let best = best_in.get(p).copied().unwrap_or(0.0);
+            out.insert(
+                d,
+                s + pr.neighbour_weight * (before + after) + pr.group_weight * best,
+            );
         }
         out
     }
