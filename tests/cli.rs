@@ -1276,3 +1276,79 @@ fn proof_and_verify() {
     let v = f.ok(&["verify", "no.such", "-p", a["proof"].as_str().unwrap()]);
     assert_eq!(v["found"], false);
 }
+
+#[test]
+fn five_thousand_keys_are_never_truncated() {
+    let f = Fixture::new();
+    let lines: Vec<String> = (0..5000)
+        .map(|i| {
+            serde_json::json!({"key": format!("topic{}.sub{}.item{i:04}", i % 7, i % 11),
+                "namespace": "default", "content": format!("memory number {i} about widgets"),
+                "confidence": 1.0, "timestamp": 1767225600.0})
+            .to_string()
+        })
+        .collect();
+    let o = cmd(
+        &[],
+        &["-s", f.s(), "--json", "import", "-"],
+        Some(&(lines.join("\n") + "\n")),
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = f.ok(&["summarize", "--keys", "*"]);
+    assert_eq!(
+        v["matching_keys"]["default"].as_array().unwrap().len(),
+        5000
+    );
+    assert_eq!(v["total_memories"], 5000);
+    let d = f.ok(&["summarize", "--depth", "3"]);
+    let sum: u64 = d["prefix_counts"]["default"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|n| n.as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 5000);
+    let e = f.run(false, &["export"]);
+    assert_eq!(e.stdout.lines().count(), 5000);
+    let s = f.ok(&["search", "widgets", "-k", "6000"]);
+    assert_eq!(s["count"], 5000);
+    let keys: Vec<String> = (0..300)
+        .map(|i| format!("topic{}.sub{}.item{i:04}", i % 7, i % 11))
+        .collect();
+    let mut args = vec!["get"];
+    args.extend(keys.iter().map(String::as_str));
+    let g = f.ok(&args);
+    assert_eq!(g["found_count"], 300);
+    assert_eq!(g["items"][299]["key"], keys[299].as_str());
+}
+
+#[test]
+fn ambiguous_commit_prefix_lists_candidates() {
+    let f = Fixture::new();
+    // Make commits through the library until two share a 4-hex-digit prefix.
+    let prefix = {
+        let repo = f.repo();
+        let mut seen = std::collections::HashMap::new();
+        let mut found = None;
+        for i in 0..5000i64 {
+            let v = repo
+                .objects()
+                .write(&memoir::object::Blob(vec![i as u8]))
+                .unwrap();
+            let e = vec![memoir::prolly::Edit::Put(
+                Key::new("default", "k").unwrap().encode(),
+                v,
+            )];
+            let sig = memoir::repo::Signature::new("t", 1_767_225_600 + i);
+            let id = repo.commit("main", e, &sig, &format!("c{i}")).unwrap();
+            let p = id.to_hex()[..4].to_string();
+            if seen.insert(p.clone(), id).is_some() {
+                found = Some(p);
+                break;
+            }
+        }
+        found.expect("a 4-digit collision within 5000 commits")
+    };
+    let msg = assert_error(&f.run(true, &["log", &prefix]), 1);
+    assert!(msg.contains("ambiguous") && msg.contains(&prefix), "{msg}");
+}

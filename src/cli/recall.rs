@@ -309,8 +309,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         for l in content.lines().take(3) {
             lines.push(format!("  {}", esc(l)));
         }
-        let mut m = meta.clone();
-        m.remove("llm_prompts");
+        let m = meta.clone();
         memories.push(json!({
             "path": path,
             "namespace": ns,

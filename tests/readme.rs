@@ -1,0 +1,90 @@
+//! The README's quickstart, executed line by line with the real binary, so it cannot rot.
+
+use std::process::Command;
+
+/// The shell lines of the README's `## Quickstart` code block.
+fn quickstart_lines() -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let section = readme
+        .split("## Quickstart")
+        .nth(1)
+        .expect("a Quickstart section");
+    let block = section
+        .split("```sh")
+        .nth(1)
+        .expect("a sh block")
+        .split("```")
+        .next()
+        .unwrap();
+    block
+        .lines()
+        .map(|l| l.split("  #").next().unwrap().trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Splits a shell line into words, honouring single and double quotes.
+fn words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[test]
+fn readme_quickstart_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = quickstart_lines();
+    assert!(lines.len() >= 10, "quickstart too short: {lines:?}");
+    let mut store_env: Option<String> = None;
+    let mut ran = 0;
+    for line in &lines {
+        let w = words(line);
+        if w[0] == "export" {
+            let (k, v) = w[1].split_once('=').unwrap();
+            assert_eq!(k, "MEMOIR_STORE");
+            store_env = Some(v.to_string());
+            continue;
+        }
+        assert_eq!(w[0], "memoir", "unexpected line {line:?}");
+        let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
+        c.current_dir(dir.path())
+            .env_clear()
+            .env("MEMOIR_AUTHOR", "Reader <reader@example.org>")
+            .args(&w[1..]);
+        if let Some(s) = &store_env {
+            c.env("MEMOIR_STORE", s);
+        }
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "README line {line:?} failed: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 10);
+}
