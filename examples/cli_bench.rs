@@ -1,0 +1,235 @@
+//! Whole-process timings of the `memoir` command line (release build), as an agent sees them.
+//!
+//! Builds a store of N memories (3-level keys, 200-byte contents) with `memoir import`, adds a
+//! history of C single-memory commits through the library, then runs each command R times
+//! and prints the median and p95 wall time. Also: `--version` (process start), `status`
+//! (open + close), a 5,000-memory store for `summarize --depth 3`, and the on-disk size of a
+//! store written by 1,000 separate `remember` commands.
+//!
+//! `cargo build --release && cargo run --release --example cli_bench [N] [C] [R]`
+//! (defaults 100000 10000 15).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use memoir::key::Key;
+use memoir::memory::{Entry, Record};
+use memoir::prolly::Edit;
+use memoir::repo::{Repo, Signature};
+use memoir::store::{OpenOptions, Store};
+
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("memoir");
+    assert!(
+        bin.exists(),
+        "build the binary first: cargo build --release"
+    );
+    bin
+}
+
+fn path_of(i: usize) -> String {
+    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
+}
+
+fn content_of(i: usize, version: usize) -> String {
+    let mut s = format!("memory {i} version {version}: ");
+    while s.len() < 200 {
+        s.push_str("the agent learned something worth keeping. ");
+    }
+    s.truncate(200);
+    s
+}
+
+fn run(bin: &Path, store: &Path, args: &[&str]) -> f64 {
+    let t = Instant::now();
+    let out = Command::new(bin)
+        .arg("-s")
+        .arg(store)
+        .args(args)
+        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
+        .env_remove("MEMOIR_STORE")
+        .output()
+        .expect("run memoir");
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    assert!(
+        out.status.success(),
+        "memoir {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ms
+}
+
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[(v.len() * 95 / 100).min(v.len() - 1)])
+}
+
+fn measure(label: &str, target: &str, reps: usize, mut f: impl FnMut(usize) -> f64) {
+    let (med, p95) = stats((0..reps).map(&mut f).collect());
+    println!("{label:<44} median {med:>8.2} ms   p95 {p95:>8.2} ms   target {target}");
+}
+
+fn dir_size(p: &Path) -> u64 {
+    let mut total = 0;
+    for e in std::fs::read_dir(p).expect("read dir").flatten() {
+        let m = e.metadata().expect("metadata");
+        total += if m.is_dir() {
+            dir_size(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    total
+}
+
+fn import_store(bin: &Path, dir: &Path, name: &str, n: usize) -> (PathBuf, f64) {
+    let store = dir.join(name);
+    run(bin, &store, &["new", store.to_str().expect("utf-8")]);
+    let file = dir.join(format!("{name}.jsonl"));
+    let mut text = String::with_capacity(n * 300);
+    for i in 0..n {
+        text.push_str(
+            &serde_json::json!({"key": path_of(i), "namespace": "default",
+                "content": content_of(i, 0), "confidence": 1.0, "timestamp": 1767225600.0})
+            .to_string(),
+        );
+        text.push('\n');
+    }
+    std::fs::write(&file, text).expect("write jsonl");
+    let ms = run(bin, &store, &["import", file.to_str().expect("utf-8")]);
+    (store, ms)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("number"))
+        .collect();
+    let n = args.first().copied().unwrap_or(100_000);
+    let commits = args.get(1).copied().unwrap_or(10_000);
+    let reps = args.get(2).copied().unwrap_or(15);
+    let bin = binary();
+    let dir = std::env::temp_dir().join(format!("memoir-cli-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+
+    let (big, import_ms) = import_store(&bin, &dir, "big", n);
+    println!(
+        "{:<44} {import_ms:>8.0} ms   target <= 10000 ms at 100k",
+        format!("import of {n} memories")
+    );
+
+    // History: single-memory commits through the library (setup, not measured).
+    {
+        let store = Store::open(&big, &OpenOptions::default()).expect("open");
+        let repo = Repo::open(store).expect("repo");
+        let t = Instant::now();
+        for c in 0..commits {
+            let i = (c * 7919) % n.max(1);
+            let key = Key::new("default", &path_of(i)).expect("key");
+            let rec = Record::new(
+                &key,
+                Entry::new(&content_of(i, c + 1), 1.0, c as f64),
+                vec![],
+            );
+            let v = repo
+                .objects()
+                .write(&rec.to_blob().expect("record"))
+                .expect("write");
+            let sig = Signature::new("bench", 1_767_225_600 + c as i64);
+            repo.commit(
+                "main",
+                vec![Edit::Put(key.encode(), v)],
+                &sig,
+                &format!("Store {} in default", path_of(i)),
+            )
+            .expect("commit");
+        }
+        println!(
+            "(setup: {commits} commits in {:.1} s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let size = dir_size(&big);
+    println!(
+        "store of {n} memories + {commits} commits: {:.1} MB on disk",
+        size as f64 / 1e6
+    );
+
+    let five: Vec<String> = (0..5).map(|i| path_of(i * 1013 % n.max(1))).collect();
+    let hot = path_of(0);
+    measure("memoir --version (process start)", "-", reps, |_| {
+        let t = Instant::now();
+        let o = Command::new(&bin).arg("--version").output().expect("run");
+        assert!(o.status.success());
+        t.elapsed().as_secs_f64() * 1e3
+    });
+    measure("status (open, read HEAD, count, close)", "-", reps, |_| {
+        run(&bin, &big, &["--json", "status"])
+    });
+    let mut get_args = vec!["--json", "get"];
+    get_args.extend(five.iter().map(String::as_str));
+    measure("get of 5 keys", "<= 15 ms", reps, |_| {
+        run(&bin, &big, &get_args)
+    });
+    measure("summarize --depth 1 (big store)", "<= 20 ms", reps, |_| {
+        run(&bin, &big, &["--json", "summarize", "--depth", "1"])
+    });
+    measure("blame (key with history)", "<= 40 ms", reps, |_| {
+        run(&bin, &big, &["--json", "blame", &hot])
+    });
+    measure("diff HEAD~10 HEAD", "<= 25 ms", reps, |_| {
+        run(&bin, &big, &["--json", "diff", "HEAD~10", "HEAD"])
+    });
+    measure("log -n 20", "-", reps, |_| {
+        run(&bin, &big, &["--json", "log", "-n", "20"])
+    });
+    measure("remember -p (durable)", "<= 25 ms", reps, |r| {
+        let p = format!("bench.remember.r{r}");
+        run(
+            &bin,
+            &big,
+            &[
+                "--json",
+                "remember",
+                "a new memory from the bench",
+                "-p",
+                &p,
+            ],
+        )
+    });
+    measure("search (warm index)", "-", reps, |_| {
+        run(&bin, &big, &["--json", "search", "memory 4242"])
+    });
+
+    let (small, _) = import_store(&bin, &dir, "small", 5000);
+    measure(
+        "summarize --depth 3 (5,000 memories)",
+        "<= 25 ms",
+        reps,
+        |_| run(&bin, &small, &["--json", "summarize", "--depth", "3"]),
+    );
+
+    let thousand = dir.join("thousand");
+    run(&bin, &thousand, &["new", thousand.to_str().expect("utf-8")]);
+    let t = Instant::now();
+    for i in 0..1000 {
+        run(
+            &bin,
+            &thousand,
+            &["remember", &content_of(i, 0), "-p", &path_of(i)],
+        );
+    }
+    println!(
+        "1,000 separate remember commands: {:.1} s; store {:.2} MB on disk (target <= 15 MB)",
+        t.elapsed().as_secs_f64(),
+        dir_size(&thousand) as f64 / 1e6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
