@@ -17,6 +17,7 @@ mod get;
 mod history;
 mod import;
 mod maintenance;
+mod mcp;
 mod merge;
 mod new;
 mod recall;
@@ -129,6 +130,8 @@ enum Command {
     Diff(history::DiffArgs),
     /// Check out a past revision on a new branch
     TimeTravel(history::TimeTravelArgs),
+    /// Serve the store to an agent host over MCP (stdio)
+    Mcp(mcp::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -152,6 +155,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Blame(a) => history::blame(ctx, a),
         Command::Diff(a) => history::diff(ctx, a),
         Command::TimeTravel(a) => history::time_travel(ctx, a),
+        Command::Mcp(a) => mcp::run(ctx, a),
     }
 }
 

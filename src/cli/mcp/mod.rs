@@ -1,0 +1,90 @@
+//! `memoir mcp`: serve the store to an agent host over the Model Context Protocol (stdio).
+//!
+//! [`tools`] maps each tool onto a command's `Args` and `run`, free of any protocol library;
+//! [`adapter`] is the one file that speaks `rmcp`. Each tool call opens the store and drops it
+//! before answering, exactly like one CLI invocation, so the store's LOCK is held only while a
+//! call runs: between calls (and whenever the server is idle) other processes, the CLI
+//! included, open the store freely and the next call sees their writes. Calls of one server
+//! are serialised; a call that meets a store held by another process waits up to
+//! `--lock-timeout` and then fails with code 7 (store busy).
+//!
+//! stdout carries only protocol messages; the server's own messages go to stderr.
+
+mod adapter;
+pub mod tools;
+
+use std::path::PathBuf;
+
+use memoir::store::{Store, StoreError};
+
+use super::context::{Ctx, WriteArgs};
+use super::output::{CliError, Report, Style};
+
+const HELP: &str = "\
+Examples:
+  memoir -s ./mem mcp
+  memoir mcp --store ./mem --init        # create the store on first start
+
+Host configuration (Claude Desktop / Claude Code / Cursor `mcpServers`):
+  {\"mcpServers\": {\"memoir\": {\"command\": \"memoir\", \"args\": [\"mcp\", \"--store\", \"/path/to/mem\"]}}}
+
+Each tool call opens the store and releases its lock before answering, so CLI calls from
+other processes are never starved; the next tool call sees their writes.";
+
+/// Serve the store over MCP (stdio)
+#[derive(Debug, clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// Store directory (overrides -s and MEMOIR_STORE)
+    #[arg(long = "store", value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Create the store if it does not exist yet
+    #[arg(long)]
+    pub init: bool,
+}
+
+/// Runs the server until the host closes stdin.
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    let mut ctx = ctx.clone();
+    if let Some(p) = args.store {
+        ctx.store_path = p;
+    }
+    // Tool answers carry plain text, never terminal colours.
+    ctx.style = Style::new(false);
+    ctx.printer.out = Style::new(false);
+    ctx.printer.err = Style::new(false);
+    let exists = match Store::open(&ctx.store_path, &ctx.open_options()) {
+        Ok(_) => true,
+        Err(StoreError::NotAStore { .. }) if args.init => false,
+        Err(e) => return Err(e.into()),
+    };
+    if !exists {
+        super::new::run(
+            &ctx,
+            super::new::Args {
+                path: ctx.store_path.clone(),
+                write: WriteArgs::default(),
+            },
+        )?;
+        if !ctx.quiet {
+            eprintln!(
+                "memoir mcp: created store at {}",
+                ctx.abs_store_path().display()
+            );
+        }
+    } else {
+        // Opened only to check; a store that is not initialised is reported as the CLI does.
+        drop(ctx.open_repo()?);
+    }
+    if !ctx.quiet {
+        eprintln!(
+            "memoir mcp: serving {} over stdio",
+            ctx.abs_store_path().display()
+        );
+    }
+    adapter::serve_stdio(tools::Tools::new(ctx)).map_err(CliError::invalid)?;
+    // Nothing more goes to stdout: it belonged to the protocol.
+    let mut r = Report::default();
+    r.raw = Some(String::new());
+    Ok(r)
+}
