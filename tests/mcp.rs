@@ -284,7 +284,7 @@ fn every_tool_round_trips() {
     // Past reads.
     let g = s.ok(
         "memoir_get",
-        json!({"keys": ["preferences.coding.testing"], "at": "HEAD~2"}),
+        json!({"keys": ["preferences.coding.testing"], "at": "HEAD~1"}),
     );
     assert_eq!(g["found_count"], 1);
 
@@ -470,7 +470,8 @@ fn concurrent_calls_are_safe() {
         out
     });
     for r in results {
-        assert_eq!(r.unwrap().is_error, Some(false));
+        let r = r.unwrap();
+        assert_eq!(r.is_error, Some(false), "{:?}", r.structured_content);
     }
     let st = s.ok("memoir_status", json!({}));
     assert_eq!(st["memory_count"], 16);
