@@ -84,7 +84,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     }
     adapter::serve_stdio(tools::Tools::new(ctx)).map_err(CliError::invalid)?;
     // Nothing more goes to stdout: it belonged to the protocol.
-    let mut r = Report::default();
-    r.raw = Some(String::new());
-    Ok(r)
+    Ok(Report {
+        raw: Some(String::new()),
+        ..Report::default()
+    })
 }
