@@ -223,6 +223,7 @@ fn run(args: Vec<OsString>) -> u8 {
         clock,
         style: p.out,
         printer: p,
+        hold: None,
     };
     if ctx.verbose {
         eprintln!("store: {}", ctx.abs_store_path().display());

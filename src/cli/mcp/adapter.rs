@@ -67,9 +67,9 @@ impl ServerHandler for Handler {
 }
 
 /// Serves `tools` over stdin/stdout until the host closes the stream.
-pub fn serve_stdio(tools: Tools) -> Result<(), String> {
+pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
     let handler = Handler {
-        tools: Arc::new(tools),
+        tools,
         list: Arc::new(specs().into_iter().map(tool_of).collect()),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

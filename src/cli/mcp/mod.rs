@@ -14,6 +14,7 @@ mod adapter;
 pub mod tools;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use memoir::store::{Store, StoreError};
 
@@ -82,7 +83,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             ctx.abs_store_path().display()
         );
     }
-    adapter::serve_stdio(tools::Tools::new(ctx)).map_err(CliError::invalid)?;
+    let tools = Arc::new(tools::Tools::new(ctx));
+    let served = adapter::serve_stdio(Arc::clone(&tools));
+    tools.close();
+    served.map_err(CliError::invalid)?;
     // Nothing more goes to stdout: it belonged to the protocol.
     Ok(Report {
         raw: Some(String::new()),

@@ -9,7 +9,8 @@
 //! mutex (so they never poll the lock against each other); other processes wait on the LOCK
 //! with the usual `--lock-timeout`.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -19,7 +20,7 @@ use serde_json::{Map, Value};
 use memoir::memory::secrets;
 use memoir::memory::MergePolicy;
 
-use super::super::context::{AtArg, BranchArg, Ctx, WriteArgs};
+use super::super::context::{AtArg, BranchArg, Ctx, StoreHold, WriteArgs};
 use super::super::output::{error_json, exit, CliError, Report};
 use super::super::{
     branch, checkout, forget, get, history, merge, recall, remember, search, status, summarize,
@@ -69,7 +70,7 @@ pub struct Answer {
 /// The tools of one store.
 pub struct Tools {
     ctx: Ctx,
-    gate: Mutex<()>,
+    gate: Arc<Mutex<()>>,
 }
 
 fn schema_of<T: JsonSchema>() -> Map<String, Value> {
@@ -481,11 +482,29 @@ pub fn refuse_secret(content: &str) -> Result<(), CliError> {
 }
 
 impl Tools {
-    /// The tools of the store `ctx` names.
-    pub fn new(ctx: Ctx) -> Self {
-        Tools {
-            ctx,
-            gate: Mutex::new(()),
+    /// The tools of the store `ctx` names. The store is kept open while calls keep coming
+    /// and closed by a background thread once no call ran for [`StoreHold::IDLE`] (or it
+    /// was held for [`StoreHold::MAX_HOLD`]), which releases the LOCK for other processes.
+    pub fn new(mut ctx: Ctx) -> Self {
+        let hold = Arc::new(StoreHold::default());
+        ctx.hold = Some(Arc::clone(&hold));
+        let gate = Arc::new(Mutex::new(()));
+        let g = Arc::clone(&gate);
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(10));
+            // Only between calls: a running call holds the gate.
+            if let Ok(_idle) = g.try_lock() {
+                hold.release_if_idle();
+            }
+        });
+        Tools { ctx, gate }
+    }
+
+    /// Closes the store if it is open (when the server stops).
+    pub fn close(&self) {
+        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = &self.ctx.hold {
+            h.release();
         }
     }
 
