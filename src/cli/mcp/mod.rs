@@ -1,11 +1,13 @@
 //! `memoir mcp`: serve the store to an agent host over the Model Context Protocol (stdio).
 //!
 //! [`tools`] maps each tool onto a command's `Args` and `run`, free of any protocol library;
-//! [`adapter`] is the one file that speaks `rmcp`. Each tool call opens the store and drops it
-//! before answering, exactly like one CLI invocation, so the store's LOCK is held only while a
-//! call runs: between calls (and whenever the server is idle) other processes, the CLI
-//! included, open the store freely and the next call sees their writes. Calls of one server
-//! are serialised; a call that meets a store held by another process waits up to
+//! [`adapter`] is the one file that speaks `rmcp`. Each tool call runs like one CLI
+//! invocation, except that the store stays open while calls keep coming (warm caches, no
+//! reopen per call). The LOCK is released between calls: the server closes the store once
+//! no call ran for 50 ms, and after 1 s of continuous holding it steps away for 25 ms, so CLI
+//! calls from other processes (which wait up to `--lock-timeout`) are never starved, and the
+//! next tool call reopens the store and sees their writes. Calls of one server are
+//! serialised; a call that meets a store held by another process waits up to
 //! `--lock-timeout` and then fails with code 7 (store busy).
 //!
 //! stdout carries only protocol messages; the server's own messages go to stderr.
@@ -29,8 +31,9 @@ Examples:
 Host configuration (Claude Desktop / Claude Code / Cursor `mcpServers`):
   {\"mcpServers\": {\"memoir\": {\"command\": \"memoir\", \"args\": [\"mcp\", \"--store\", \"/path/to/mem\"]}}}
 
-Each tool call opens the store and releases its lock before answering, so CLI calls from
-other processes are never starved; the next tool call sees their writes.";
+The store stays open while calls keep coming and its lock is released after 50 ms without a
+call (or 1 s of continuous use), so CLI calls from other processes are never starved; the
+next tool call sees their writes.";
 
 /// Serve the store over MCP (stdio)
 #[derive(Debug, clap::Args)]

@@ -4,10 +4,10 @@
 //! `memoir --json` prints) plus a short text rendering; a failure carries the CLI's message
 //! and exit code.
 //!
-//! Every call opens the store and drops it before returning, like one CLI invocation, so the
-//! store's LOCK is held only while a call runs. Calls of one server are serialised by a
-//! mutex (so they never poll the lock against each other); other processes wait on the LOCK
-//! with the usual `--lock-timeout`.
+//! Every call runs a command as one CLI invocation does; the store it opens comes from a
+//! [`StoreHold`] that keeps it open while calls keep coming and closes it (releasing the
+//! LOCK) when idle. Calls of one server are serialised by a mutex; other processes wait on
+//! the LOCK with the usual `--lock-timeout`.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
