@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
@@ -15,7 +16,7 @@ use memoir::object::ObjectId;
 use memoir::prolly::Edit;
 use memoir::repo::revision::format_iso8601;
 use memoir::repo::{Head, Repo, RepoError, Signature};
-use memoir::store::{OpenOptions, Store};
+use memoir::store::{OpenOptions, Store, StoreError};
 
 use super::output::{CliError, Printer, Style};
 
@@ -156,6 +157,85 @@ pub struct Ctx {
     pub style: Style,
     /// Styling and printing.
     pub printer: Printer,
+    /// A store kept open across commands by a long-running server (None: each command
+    /// opens and closes the store itself).
+    pub hold: Option<Arc<StoreHold>>,
+}
+
+/// A store a long-running process keeps open between commands while it is busy, so that a
+/// burst of requests pays for opening once and reads from a warm cache. The holder releases
+/// it ([`StoreHold::release_if_idle`]) when idle, and after holding it for a while it
+/// lets go for a moment even while busy, so other processes waiting on the LOCK get their
+/// turn.
+#[derive(Debug, Default)]
+pub struct StoreHold {
+    slot: Mutex<Slot>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    store: Option<Store>,
+    opened: Option<Instant>,
+    last_used: Option<Instant>,
+    released: Option<Instant>,
+}
+
+impl StoreHold {
+    /// How long the store stays open after the last command.
+    pub const IDLE: Duration = Duration::from_millis(50);
+    /// Longest continuous hold while busy.
+    pub const MAX_HOLD: Duration = Duration::from_millis(1000);
+    /// After a release forced by [`StoreHold::MAX_HOLD`], how long the holder stays away
+    /// (longer than a waiter's lock poll).
+    pub const GAP: Duration = Duration::from_millis(25);
+
+    fn open(&self, path: &Path, opts: &OpenOptions) -> Result<Store, StoreError> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        slot.last_used = Some(now);
+        if let Some(st) = &slot.store {
+            return Ok(st.clone());
+        }
+        if let Some(r) = slot.released {
+            let since = now.duration_since(r);
+            if since < Self::GAP {
+                std::thread::sleep(Self::GAP - since);
+            }
+        }
+        let st = Store::open(path, opts)?;
+        slot.store = Some(st.clone());
+        slot.opened = Some(Instant::now());
+        Ok(st)
+    }
+
+    /// Closes the store (releasing its LOCK once the commands' handles are dropped) if it
+    /// was idle for [`StoreHold::IDLE`] or held for [`StoreHold::MAX_HOLD`]. Call it between
+    /// commands, never while one runs. Returns whether it was released.
+    pub fn release_if_idle(&self) -> bool {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let idle = slot
+            .last_used
+            .is_some_and(|t| now.duration_since(t) >= Self::IDLE);
+        let long = slot
+            .opened
+            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
+        if slot.store.is_some() && (idle || long) {
+            slot.store = None;
+            slot.opened = None;
+            slot.released = Some(now);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Closes the store now.
+    pub fn release(&self) {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        slot.store = None;
+        slot.opened = None;
+    }
 }
 
 impl Ctx {
@@ -169,8 +249,15 @@ impl Ctx {
 
     /// Opens the store at [`Ctx::store_path`] with its history (exit 3 if it is not a store).
     pub fn open_repo(&self) -> Result<Repo, CliError> {
-        let store = Store::open(&self.store_path, &self.open_options())?;
-        Ok(Repo::open(store)?)
+        Ok(Repo::open(self.open_store()?)?)
+    }
+
+    /// Opens the store at [`Ctx::store_path`] (or takes the one the server holds).
+    pub fn open_store(&self) -> Result<Store, CliError> {
+        Ok(match &self.hold {
+            Some(h) => h.open(&self.store_path, &self.open_options())?,
+            None => Store::open(&self.store_path, &self.open_options())?,
+        })
     }
 
     /// The store path made absolute (for messages).

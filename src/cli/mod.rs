@@ -17,6 +17,7 @@ mod get;
 mod history;
 mod import;
 mod maintenance;
+mod mcp;
 mod merge;
 mod new;
 mod proof;
@@ -134,6 +135,8 @@ enum Command {
     Proof(proof::ProofArgs),
     /// Check a Merkle proof
     Verify(proof::VerifyArgs),
+    /// Serve the store to an agent host over MCP (stdio)
+    Mcp(mcp::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -159,6 +162,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::TimeTravel(a) => history::time_travel(ctx, a),
         Command::Proof(a) => proof::proof(ctx, a),
         Command::Verify(a) => proof::verify(ctx, a),
+        Command::Mcp(a) => mcp::run(ctx, a),
     }
 }
 
@@ -226,6 +230,7 @@ fn run(args: Vec<OsString>) -> u8 {
         clock,
         style: p.out,
         printer: p,
+        hold: None,
     };
     if ctx.verbose {
         eprintln!("store: {}", ctx.abs_store_path().display());

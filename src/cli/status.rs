@@ -8,7 +8,7 @@ use memoir::key::{group_prefix, split_encoded};
 use memoir::object::ObjectId;
 use memoir::prolly::KeyRange;
 use memoir::repo::{Head, Repo, HEAD};
-use memoir::store::{RefStore, Store};
+use memoir::store::RefStore;
 
 use super::context::Ctx;
 use super::output::{esc, CliError, Report};
@@ -45,7 +45,7 @@ pub fn namespace_counts(repo: &Repo, root: &ObjectId) -> Result<Vec<(String, u64
 /// Runs `status`.
 pub fn run(ctx: &Ctx, _args: Args) -> Result<Report, CliError> {
     let path = ctx.abs_store_path().display().to_string();
-    let store = Store::open(&ctx.store_path, &ctx.open_options())?;
+    let store = ctx.open_store()?;
     if store.get_ref(HEAD)?.is_none() {
         let v = json!({
             "success": true, "path": path, "exists": true, "initialized": false,

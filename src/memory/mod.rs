@@ -12,6 +12,7 @@
 //! cap.
 
 mod policy;
+pub mod secrets;
 
 pub use policy::{
     default_policy, parse_facet_cap, union, write, Conflict, FacetCap, Incoming, MergePolicy,

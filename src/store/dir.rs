@@ -249,6 +249,29 @@ fn acquire_lock(file: &File, path: &Path, timeout: Duration) -> StoreResult<()> 
     }
 }
 
+/// Open the sled database of a store whose LOCK is held. sled's own file lock can outlive the
+/// previous holder's handle by a moment (its I/O threads drop the last reference after the
+/// LOCK is released), so a database still locked is retried like the LOCK, within
+/// `opts.lock_timeout`.
+fn open_sled(db_path: &Path, path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
+    let start = Instant::now();
+    loop {
+        match SledBackend::open(db_path, opts.cache_bytes) {
+            Err(StoreError::Busy { .. }) => {
+                let waited = start.elapsed();
+                if waited >= opts.lock_timeout {
+                    return Err(StoreError::Busy {
+                        path: path.to_path_buf(),
+                        waited_ms: u64::try_from(waited.as_millis()).unwrap_or(u64::MAX),
+                    });
+                }
+                std::thread::sleep(LOCK_POLL.min(opts.lock_timeout - waited));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Make the entries of directory `dir` durable (a no-op where directories cannot be opened
 /// as files).
 fn sync_dir(dir: &Path) -> StoreResult<()> {
@@ -430,7 +453,7 @@ impl Store {
             ));
         }
         let engine = match kind {
-            BackendKind::Sled => Engine::Sled(SledBackend::open(&db_path, opts.cache_bytes)?),
+            BackendKind::Sled => Engine::Sled(open_sled(&db_path, path, opts)?),
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {
                 return Err(not_a_store(path, "memory backend in a store directory"))

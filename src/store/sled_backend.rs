@@ -35,6 +35,13 @@ fn engine(e: sled::Error) -> StoreError {
     StoreError::Backend(e.to_string())
 }
 
+/// Whether sled refused to open because its own lock on the database files is still held:
+/// a handle that was just dropped releases it only when sled's I/O threads let go of their
+/// last reference, a moment after the store's LOCK was released.
+fn lock_held(e: &sled::Error) -> bool {
+    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+}
+
 /// Turn a key of the objects tree back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| {
@@ -62,7 +69,16 @@ impl SledBackend {
             // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
             .flush_every_ms(None)
             .open()
-            .map_err(engine)?;
+            .map_err(|e| {
+                if lock_held(&e) {
+                    StoreError::Busy {
+                        path: path.to_path_buf(),
+                        waited_ms: 0,
+                    }
+                } else {
+                    engine(e)
+                }
+            })?;
         let objects = db.open_tree(OBJECTS_TREE).map_err(engine)?;
         let refs = db.open_tree(REFS_TREE).map_err(engine)?;
         Ok(Self { db, objects, refs })

@@ -1,0 +1,583 @@
+//! `memoir mcp` run for real: the binary is started as a child process and spoken to with
+//! rmcp's client over stdio, on temporary stores.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Map, Value};
+
+const AUTHOR: &str = "Tester <t@example.org>";
+
+fn base_command(program: &str) -> Command {
+    let mut c = Command::new(program);
+    c.env_clear()
+        .env("MEMOIR_AUTHOR", AUTHOR)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs the CLI: exit code and JSON stdout.
+fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
+    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
+        .arg("-s")
+        .arg(store)
+        .arg("--json")
+        .args(args)
+        .output()
+        .expect("run memoir");
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout of {args:?} is not JSON ({e}): {} / {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o.status.code().unwrap_or(-1), v)
+}
+
+fn new_store(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
+        .arg("new")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store
+}
+
+/// A running `memoir mcp` and a client connected to it.
+struct Server {
+    rt: tokio::runtime::Runtime,
+    client: Option<RunningService<RoleClient, ()>>,
+}
+
+impl Server {
+    fn start(store: &Path, extra: &[&str]) -> Server {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = store.to_path_buf();
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let client = rt.block_on(async move {
+            let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
+            c.env_clear()
+                .env("MEMOIR_AUTHOR", AUTHOR)
+                .arg("-q")
+                .arg("mcp")
+                .arg("--store")
+                .arg(&store)
+                .args(&extra);
+            let transport = TokioChildProcess::new(c).expect("spawn memoir mcp");
+            ().serve(transport).await.expect("MCP handshake")
+        });
+        Server {
+            rt,
+            client: Some(client),
+        }
+    }
+
+    fn client(&self) -> &RunningService<RoleClient, ()> {
+        self.client.as_ref().unwrap()
+    }
+
+    fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let args: Map<String, Value> = match args {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
+        self.rt
+            .block_on(self.client().call_tool(params))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// Calls a tool that must succeed; returns its structured content.
+    fn ok(&self, name: &str, args: Value) -> Value {
+        let r = self.call(name, args);
+        let v = r.structured_content.clone().expect("structured content");
+        assert_eq!(r.is_error, Some(false), "{name}: {v}");
+        assert!(!text_of(&r).is_empty(), "{name}: no text");
+        v
+    }
+
+    /// Calls a tool that must fail; returns its structured content.
+    fn err(&self, name: &str, args: Value) -> Value {
+        let r = self.call(name, args);
+        assert_eq!(r.is_error, Some(true), "{name} should fail: {r:?}");
+        r.structured_content.expect("structured content")
+    }
+
+    fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.rt.block_on(self.client().list_all_tools()).unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = self.rt.block_on(c.cancel());
+        }
+    }
+}
+
+fn text_of(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+#[test]
+fn tool_list_matches_the_golden_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let s = Server::start(&store, &[]);
+    let tools = s.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "memoir_summarize",
+            "memoir_get",
+            "memoir_recall",
+            "memoir_search",
+            "memoir_log",
+            "memoir_blame",
+            "memoir_diff",
+            "memoir_status",
+            "memoir_branches",
+            "memoir_remember",
+            "memoir_forget",
+            "memoir_checkout",
+            "memoir_merge",
+        ]
+    );
+    for t in &tools {
+        let a = t.annotations.as_ref().expect("annotations");
+        let read_only = !matches!(
+            t.name.as_ref(),
+            "memoir_remember" | "memoir_forget" | "memoir_checkout" | "memoir_merge"
+        );
+        assert_eq!(a.read_only_hint, Some(read_only), "{}", t.name);
+        assert_eq!(
+            a.destructive_hint,
+            Some(t.name == "memoir_forget"),
+            "{}",
+            t.name
+        );
+        assert_eq!(t.input_schema.get("type"), Some(&json!("object")));
+    }
+    let got = serde_json::to_string_pretty(&sorted(serde_json::to_value(&tools).unwrap())).unwrap()
+        + "\n";
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/mcp_tools.json");
+    if std::env::var_os("MEMOIR_UPDATE_GOLDEN").is_some() || !golden.exists() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden).unwrap();
+    assert!(
+        got == want,
+        "tool list differs from {} (set MEMOIR_UPDATE_GOLDEN=1 to rewrite it):\n{got}",
+        golden.display()
+    );
+}
+
+#[test]
+fn every_tool_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let s = Server::start(&store, &[]);
+
+    let r = s.ok(
+        "memoir_remember",
+        json!({"content": "prefers pytest over unittest", "path": "preferences.coding.testing"}),
+    );
+    assert_eq!(r["full_key"], "default:preferences.coding.testing");
+    assert!(r["commit_hash"].is_string());
+    let r = s.ok(
+        "memoir_remember",
+        json!({"content": "uses postgres 16", "paths": ["infra.database", "infra.db"], "namespace": "work"}),
+    );
+    assert_eq!(r["keys"], json!(["infra.database", "infra.db"]));
+
+    let g = s.ok(
+        "memoir_get",
+        json!({"keys": ["preferences.coding.testing", "work:infra.database", "nope.x"]}),
+    );
+    assert_eq!(g["count"], 3);
+    assert_eq!(g["found_count"], 2);
+    assert_eq!(
+        g["items"][0]["value"]["content"],
+        "prefers pytest over unittest"
+    );
+    assert_eq!(g["items"][2]["found"], false);
+
+    let sm = s.ok("memoir_summarize", json!({"depth": 1}));
+    assert_eq!(sm["total_memories"], 3);
+    assert_eq!(sm["prefix_counts"]["work"]["infra"], 2);
+    let sm = s.ok(
+        "memoir_summarize",
+        json!({"keys": ["infra.*"], "namespace": "work"}),
+    );
+    assert_eq!(
+        sm["matching_keys"]["work"],
+        json!(["infra.database", "infra.db"])
+    );
+
+    let rc = s.ok(
+        "memoir_recall",
+        json!({"query": "which database", "mode": "lexical", "limit": 2}),
+    );
+    assert_eq!(rc["memories"][0]["namespace"], "work");
+    let se = s.ok("memoir_search", json!({"query": "pytest"}));
+    assert_eq!(se["hits"][0]["key"], "preferences.coding.testing");
+
+    let log = s.ok("memoir_log", json!({"limit": 10}));
+    assert_eq!(log["commits"].as_array().unwrap().len(), 3);
+    let bl = s.ok("memoir_blame", json!({"key": "preferences.coding.testing"}));
+    assert_eq!(bl["entries"].as_array().unwrap().len(), 1);
+    let df = s.ok("memoir_diff", json!({}));
+    assert_eq!(df["changes"].as_array().unwrap().len(), 2);
+    let st = s.ok("memoir_status", json!({}));
+    assert_eq!(st["memory_count"], 3);
+    assert_eq!(st["branch"], "main");
+
+    // Per-call branch: written there without moving HEAD.
+    let r = s.ok(
+        "memoir_remember",
+        json!({"content": "try ruff", "path": "tools.lint", "branch": "exp"}),
+    );
+    assert!(r["commit_hash"].is_string());
+    let br = s.ok("memoir_branches", json!({}));
+    assert_eq!(br["current"], "main");
+    assert!(br["branches"].to_string().contains("exp"));
+    let g = s.ok(
+        "memoir_get",
+        json!({"keys": ["tools.lint"], "branch": "exp"}),
+    );
+    assert_eq!(g["found_count"], 1);
+    let g = s.err("memoir_get", json!({"keys": ["tools.lint"]}));
+    assert_eq!(g["code"], 2);
+    // Past reads.
+    let g = s.ok(
+        "memoir_get",
+        json!({"keys": ["preferences.coding.testing"], "at": "HEAD~1"}),
+    );
+    assert_eq!(g["found_count"], 1);
+
+    let m = s.ok("memoir_merge", json!({"source": "exp"}));
+    assert_eq!(m["target_branch"], "main");
+    let g = s.ok("memoir_get", json!({"keys": ["tools.lint"]}));
+    assert_eq!(g["found_count"], 1);
+
+    let co = s.ok("memoir_checkout", json!({"target": "side", "create": true}));
+    assert_eq!(co["branch"], "side");
+    let co = s.ok("memoir_checkout", json!({"target": "main"}));
+    assert_eq!(co["branch"], "main");
+
+    let f = s.ok("memoir_forget", json!({"key": "tools.lint"}));
+    assert!(f["commit_hash"].is_string());
+    let g = s.err("memoir_get", json!({"keys": ["tools.lint"]}));
+    assert_eq!(g["code"], 2);
+}
+
+#[test]
+fn errors_carry_the_cli_messages_and_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let (code, _) = cli(&store, &["remember", "x", "-p", "a.b"]);
+    assert_eq!(code, 0);
+    let s = Server::start(&store, &[]);
+
+    // (tool, arguments, CLI arguments of the same request)
+    let cases: Vec<(&str, Value, Vec<&str>)> = vec![
+        (
+            "memoir_get",
+            json!({"keys": ["no.such"]}),
+            vec!["get", "no.such"],
+        ),
+        (
+            "memoir_summarize",
+            json!({"namespace": "nowhere"}),
+            vec!["summarize", "-n", "nowhere"],
+        ),
+        (
+            "memoir_forget",
+            json!({"key": "no.such"}),
+            vec!["forget", "no.such"],
+        ),
+        (
+            "memoir_get",
+            json!({"keys": ["a.b"], "branch": "ghost"}),
+            vec!["get", "a.b", "--branch", "ghost"],
+        ),
+        (
+            "memoir_log",
+            json!({"rev": "nowhere~3"}),
+            vec!["log", "nowhere~3"],
+        ),
+        (
+            "memoir_get",
+            json!({"keys": ["bad key"]}),
+            vec!["get", "bad key"],
+        ),
+        (
+            "memoir_remember",
+            json!({"content": "y", "path": "a.b", "merge_policy": "reject"}),
+            vec!["remember", "y", "-p", "a.b", "--merge-policy", "reject"],
+        ),
+        (
+            "memoir_checkout",
+            json!({"target": "ghost"}),
+            vec!["checkout", "ghost"],
+        ),
+    ];
+    for (tool, args, cli_args) in cases {
+        let got = s.err(tool, args.clone());
+        let (code, want) = cli(&store, &cli_args);
+        assert_ne!(code, 0, "{cli_args:?}");
+        assert_eq!(got["code"], json!(code), "{tool} {args}: {got}");
+        if let Some(e) = want.get("error").filter(|e| e.is_string()) {
+            assert_eq!(&got["error"], e, "{tool} {args}");
+        }
+        assert_eq!(got["success"], json!(false), "{tool}");
+    }
+
+    // Arguments the schema does not allow are tool errors too (usage, code 2).
+    let e = s.err("memoir_get", json!({"keys": ["a.b"], "colour": "red"}));
+    assert_eq!(e["code"], 2);
+    assert!(e["error"].as_str().unwrap().contains("colour"), "{e}");
+    let e = s.err("memoir_summarize", json!({"depth": 0}));
+    assert_eq!(e["code"], 2);
+    let e = s.err("memoir_nothing", json!({}));
+    assert_eq!(e["code"], 2);
+}
+
+#[test]
+fn credentials_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let s = Server::start(&store, &[]);
+    let key = format!("sk-proj-{}", "Ab3dEf6h".repeat(4));
+    for content in [
+        format!("the openai key is {key}"),
+        "deploy with AKIAIOSFODNN7EXAMPLE".to_string(),
+        "db password=hunter2hunter2".to_string(),
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----"
+            .to_string(),
+    ] {
+        let r = s.call(
+            "memoir_remember",
+            json!({"content": content, "path": "secrets.x"}),
+        );
+        assert_eq!(r.is_error, Some(true));
+        let v = r.structured_content.clone().unwrap();
+        assert_eq!(v["code"], 1);
+        let msg = v["error"].as_str().unwrap();
+        assert!(msg.contains("credential"), "{msg}");
+        assert!(
+            !msg.contains(&key),
+            "the message must not repeat the secret"
+        );
+        assert!(text_of(&r).contains("credential"));
+    }
+    let st = s.ok("memoir_status", json!({}));
+    assert_eq!(st["memory_count"], 0, "nothing was stored");
+}
+
+#[test]
+fn a_cli_write_during_serving_is_seen_by_the_next_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let s = Server::start(&store, &[]);
+    let g = s.err("memoir_get", json!({"keys": ["shared.note"]}));
+    assert_eq!(g["code"], 2);
+    // The server lets go of the store when idle: a CLI write waits a moment at most.
+    let t = Instant::now();
+    let (code, out) = cli(
+        &store,
+        &[
+            "--lock-timeout",
+            "3",
+            "remember",
+            "from the cli",
+            "-p",
+            "shared.note",
+        ],
+    );
+    assert_eq!(code, 0, "{out}");
+    println!("CLI write while serving took {:?}", t.elapsed());
+    assert!(t.elapsed().as_secs() < 3);
+    let g = s.ok("memoir_get", json!({"keys": ["shared.note"]}));
+    assert_eq!(g["items"][0]["value"]["content"], "from the cli");
+    // And the other way round.
+    s.ok(
+        "memoir_remember",
+        json!({"content": "from the server", "path": "shared.other"}),
+    );
+    let (code, out) = cli(&store, &["get", "shared.other"]);
+    assert_eq!(code, 0);
+    assert_eq!(out["items"][0]["value"]["content"], "from the server");
+}
+
+#[test]
+fn concurrent_calls_are_safe() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let s = Server::start(&store, &[]);
+    let peer = s.client().peer().clone();
+    let results = s.rt.block_on(async move {
+        let handles: Vec<_> = (0..16)
+            .map(|i| {
+                let peer = peer.clone();
+                let mut args = Map::new();
+                args.insert("content".into(), json!(format!("note {i}")));
+                args.insert("path".into(), json!(format!("notes.n{i}")));
+                tokio::spawn(async move {
+                    peer.call_tool(
+                        CallToolRequestParams::new("memoir_remember").with_arguments(args),
+                    )
+                    .await
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for h in handles {
+            out.push(h.await.unwrap());
+        }
+        out
+    });
+    for r in results {
+        let r = r.unwrap();
+        assert_eq!(r.is_error, Some(false), "{:?}", r.structured_content);
+    }
+    let st = s.ok("memoir_status", json!({}));
+    assert_eq!(st["memory_count"], 16);
+}
+
+#[test]
+fn the_store_must_exist_unless_init_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("fresh");
+    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
+        .arg("mcp")
+        .arg("--store")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    assert!(o.stdout.is_empty(), "stdout is the protocol's");
+    assert!(!missing.exists());
+    let s = Server::start(&missing, &["--init"]);
+    let st = s.ok("memoir_status", json!({}));
+    assert_eq!(st["initialized"], true);
+}
+
+/// Median of `n` timed calls, in milliseconds, and the median of the command's own
+/// `timing_ms` when it reports one.
+fn median_ms(s: &Server, n: usize, tool: &str, args: &Value) -> (f64, Option<f64>) {
+    let mut wall = Vec::with_capacity(n);
+    let mut inner = Vec::new();
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = s.call(tool, args.clone());
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(r.is_error, Some(false));
+        if let Some(ms) = r
+            .structured_content
+            .as_ref()
+            .and_then(|v| v.get("timing_ms"))
+            .and_then(Value::as_f64)
+        {
+            inner.push(ms);
+        }
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    let inner = (!inner.is_empty()).then(|| med(&mut inner));
+    (med(&mut wall), inner)
+}
+
+/// Figures, not assertions: `cargo test --release --test mcp -- --nocapture timings`.
+#[test]
+fn timings_on_a_5000_memory_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let file = dir.path().join("mem.jsonl");
+    let mut lines = String::new();
+    let topics = [
+        "preferences",
+        "infra",
+        "workflow",
+        "tools",
+        "people",
+        "projects",
+    ];
+    for i in 0..5000 {
+        let key = format!(
+            "{}.area{}.topic{}.item{i}",
+            topics[i % topics.len()],
+            i % 9,
+            i % 13
+        );
+        lines.push_str(
+            &json!({"key": key, "namespace": "default", "content": format!("memory number {i} about {key}"), "confidence": 0.9, "timestamp": 1_767_225_600.0 + i as f64})
+                .to_string(),
+        );
+        lines.push('\n');
+    }
+    std::fs::write(&file, lines).unwrap();
+    let (code, out) = cli(&store, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let s = Server::start(&store, &[]);
+    let keys: Vec<String> = (0..5)
+        .map(|j| {
+            let i = j * 997;
+            format!(
+                "{}.area{}.topic{}.item{i}",
+                topics[i % topics.len()],
+                i % 9,
+                i % 13
+            )
+        })
+        .collect();
+    let get = json!({ "keys": keys });
+    let g = s.ok("memoir_get", get.clone());
+    assert_eq!(g["found_count"], 5);
+    let sum = json!({"depth": 3});
+    let sm = s.ok("memoir_summarize", sum.clone());
+    assert_eq!(sm["total_memories"], 5000);
+    let n = 200;
+    let (get_wall, get_inner) = median_ms(&s, n, "memoir_get", &get);
+    let (sum_wall, _) = median_ms(&s, n, "memoir_summarize", &sum);
+    println!(
+        "timings (5,000 memories, {n} calls each, median): memoir_get of 5 keys {get_wall:.3} ms \
+         round trip ({:.3} ms inside the command); memoir_summarize depth 3 {sum_wall:.3} ms round trip",
+        get_inner.unwrap_or(f64::NAN)
+    );
+}
