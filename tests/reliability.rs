@@ -1,6 +1,6 @@
-//! Reliability of the real binary: concurrent writers lose nothing, and a writer killed with
-//! SIGKILL at any moment leaves a store that opens, is consistent, keeps every acknowledged
-//! write and shows nothing half-written.
+//! Reliability of the real binary: concurrent writers lose nothing, and a writer (import,
+//! multi-key remember, merge) killed with SIGKILL at any moment leaves a store that opens,
+//! passes fsck, keeps every acknowledged write and shows nothing half-written.
 //!
 //! `MEMOIR_CRASH_ITERATIONS` raises the number of kills (default 24 in CI).
 
@@ -186,8 +186,44 @@ fn killed_writers_leave_a_consistent_store() {
             })
             .collect();
         std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-        let mut child = memoir(&store)
-            .args(["import", file.to_str().unwrap()])
+        // Kill one of: an import, a multi-key remember, a merge of a side branch.
+        let kind = it % 3;
+        let side_keys: Vec<String> = (0..3).map(|j| format!("multi{it}.k{j}")).collect();
+        let mut cmd = memoir(&store);
+        match kind {
+            0 => {
+                cmd.args(["import", file.to_str().unwrap()]);
+            }
+            1 => {
+                cmd.args(["remember", &format!("fact {it}")]);
+                for k in &side_keys {
+                    cmd.args(["-p", k]);
+                }
+            }
+            _ => {
+                let b = format!("side{it}");
+                let o = run(
+                    &store,
+                    &[
+                        "remember",
+                        "side fact",
+                        "-p",
+                        &format!("side{it}.k"),
+                        "--branch",
+                        &b,
+                    ],
+                );
+                assert!(o.status.success());
+                let o = run(
+                    &store,
+                    &["remember", "main fact", "-p", &format!("main{it}.k")],
+                );
+                assert!(o.status.success());
+                acknowledged.insert(format!("default:main{it}.k"));
+                cmd.args(["merge", &b]);
+            }
+        }
+        let mut child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -195,18 +231,26 @@ fn killed_writers_leave_a_consistent_store() {
         std::thread::sleep(Duration::from_millis(rng.next(60)));
         let _ = child.kill();
         let status = child.wait().unwrap();
-        let present = keys(&store, None);
-        let landed: Vec<&String> = present
-            .iter()
-            .filter(|k| k.starts_with(&format!("default:batch{it}.")))
-            .collect();
+        // The store opens, is sound, and shows each command whole or not at all.
+        let fsck = memoir(&store).args(["--json", "fsck"]).output().unwrap();
         assert!(
-            landed.is_empty() || landed.len() == batch,
-            "iteration {it}: {} of {batch} keys of one import are visible",
-            landed.len()
+            fsck.status.success(),
+            "iteration {it}: fsck after a kill: {}",
+            String::from_utf8_lossy(&fsck.stdout)
+        );
+        let present = keys(&store, None);
+        let (prefix, whole) = match kind {
+            0 => (format!("default:batch{it}."), batch),
+            1 => (format!("default:multi{it}."), side_keys.len()),
+            _ => (format!("default:side{it}."), 1),
+        };
+        let landed = present.iter().filter(|k| k.starts_with(&prefix)).count();
+        assert!(
+            landed == 0 || landed == whole,
+            "iteration {it}: {landed} of {whole} keys of one command are visible"
         );
         if status.success() {
-            assert_eq!(landed.len(), batch, "a successful import is fully visible");
+            assert_eq!(landed, whole, "a successful command is fully visible");
         }
         for k in &acknowledged {
             assert!(
