@@ -1,7 +1,5 @@
 //! `memoir status`: where the store is, which branch, how many commits and memories.
 
-use std::collections::BTreeSet;
-
 use serde_json::json;
 
 use memoir::key::{group_prefix, split_encoded};
@@ -20,15 +18,8 @@ pub struct Args {}
 
 /// Number of commits reachable from `tip` (all parents followed).
 pub fn count_commits(repo: &Repo, tip: &ObjectId) -> Result<u64, CliError> {
-    let mut seen = BTreeSet::new();
-    let mut todo = vec![*tip];
-    while let Some(id) = todo.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        todo.extend(repo.read_commit(&id)?.parents);
-    }
-    Ok(seen.len() as u64)
+    // From the commit graph (cached beside the store), not by reading every commit.
+    Ok(repo.reachable(&[*tip])?.len() as u64)
 }
 
 /// The namespaces of a tree, sorted, with their key counts: O(namespaces x height).

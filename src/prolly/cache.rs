@@ -6,9 +6,11 @@
 //! first entry not referenced since the hand last passed: recently used nodes stay.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::node::Node;
+use super::IdHasher;
 use crate::object::ObjectId;
 
 struct Slot {
@@ -19,7 +21,8 @@ struct Slot {
 
 /// Decoded nodes by id, at most `cap` of them.
 pub(crate) struct NodeCache {
-    index: HashMap<ObjectId, usize>,
+    /// Ids are uniform hashes already, so the cheap id hasher spreads them well.
+    index: HashMap<ObjectId, usize, BuildHasherDefault<IdHasher>>,
     slots: Vec<Slot>,
     hand: usize,
     cap: usize,
@@ -30,7 +33,7 @@ impl NodeCache {
     pub fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         NodeCache {
-            index: HashMap::with_capacity(cap.min(1 << 16)),
+            index: HashMap::with_capacity_and_hasher(cap.min(1 << 16), Default::default()),
             slots: Vec::with_capacity(cap.min(1 << 16)),
             hand: 0,
             cap,
