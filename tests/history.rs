@@ -345,6 +345,18 @@ fn diff_is_sorted_and_filtered_and_texts_diff() {
         "--- old\n+++ new\n@@ -1,3 +1,4 @@\n a\n-b\n+B\n c\n+d\n"
     );
     assert_eq!(unified_diff("same\n", "same\n", "a", "b"), "");
+    // Record contents have no final newline: lines compare whole, nothing is marked.
+    assert_eq!(
+        unified_diff("v1", "v1\nv2", "a", "b"),
+        "--- a\n+++ b\n@@ -1 +1,2 @@\n v1\n+v2\n"
+    );
+    assert_eq!(
+        line_stat("v1", "v1\nv2"),
+        LineStat {
+            added: 1,
+            removed: 0
+        }
+    );
     assert_eq!(
         line_stat("a\nb\nc\n", "a\nB\nc\nd\n"),
         LineStat {

@@ -312,17 +312,9 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
         }
         lines.push(head);
         if args.patch {
-            // Record contents have no final newline; compare them as whole lines.
-            let whole = |t: &str| {
-                if t.is_empty() {
-                    String::new()
-                } else {
-                    format!("{t}\n")
-                }
-            };
             let p = unified_diff(
-                &whole(&old_text),
-                &whole(&new_text),
+                &old_text,
+                &new_text,
                 &format!("a/{}", c.key),
                 &format!("b/{}", c.key),
             );

@@ -1,7 +1,7 @@
 //! Structural diff of two trees: descends only where subtree ids differ.
 
 use super::node::Node;
-use super::{NodeStore, ProllyResult};
+use super::{KeyRange, NodeStore, ProllyResult};
 use crate::object::ObjectId;
 
 /// One key that differs between two trees.
@@ -21,8 +21,12 @@ enum Front {
     Entry { key: Box<[u8]>, id: ObjectId },
 }
 
-fn push_children(stack: &mut Vec<Front>, node: &Node) {
+/// Pushes the children of `node` that meet `range`, last first.
+fn push_children(stack: &mut Vec<Front>, node: &Node, range: &KeyRange) {
     for it in node.items.iter().rev() {
+        if !range.meets(&it.key, it.last_key()) {
+            continue;
+        }
         stack.push(if node.level == 0 {
             Front::Entry {
                 key: it.key.clone(),
@@ -47,6 +51,21 @@ impl NodeStore {
         new: &ObjectId,
         f: &mut dyn FnMut(Change) -> bool,
     ) -> ProllyResult<()> {
+        self.diff_range(old, new, &KeyRange::all(), f)
+    }
+
+    /// [`NodeStore::diff`] confined to `range`: subtrees outside it are never opened, so the
+    /// cost is O((changes in range + 1) x height) node reads.
+    pub fn diff_range(
+        &self,
+        old: &ObjectId,
+        new: &ObjectId,
+        range: &KeyRange,
+        f: &mut dyn FnMut(Change) -> bool,
+    ) -> ProllyResult<()> {
+        if old == new {
+            return Ok(());
+        }
         let mut a = Vec::new();
         let mut b = Vec::new();
         for (stack, id) in [(&mut a, old), (&mut b, new)] {
@@ -62,7 +81,7 @@ impl NodeStore {
                 if n.level != level {
                     return Err(super::corrupt(&id, "node level differs from its parent's"));
                 }
-                push_children(s, &n);
+                push_children(s, &n, range);
             }
             Ok(())
         };

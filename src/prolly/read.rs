@@ -36,13 +36,13 @@ impl KeyRange {
     }
 
     /// Whether `[first, last]` lies wholly inside.
-    fn covers(&self, first: &[u8], last: &[u8]) -> bool {
+    pub(crate) fn covers(&self, first: &[u8], last: &[u8]) -> bool {
         self.lo.as_deref().is_none_or(|lo| first >= lo)
             && self.hi.as_deref().is_none_or(|hi| last < hi)
     }
 
     /// Whether `[first, last]` meets the range at all.
-    fn meets(&self, first: &[u8], last: &[u8]) -> bool {
+    pub(crate) fn meets(&self, first: &[u8], last: &[u8]) -> bool {
         self.lo.as_deref().is_none_or(|lo| last >= lo)
             && self.hi.as_deref().is_none_or(|hi| first < hi)
     }

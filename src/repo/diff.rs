@@ -3,10 +3,10 @@
 use similar::{DiffOp, TextDiff};
 
 use super::filter::KeyFilter;
-use super::{Repo, RepoError, RepoResult};
+use super::{Repo, RepoResult};
 use crate::key::Key;
-use crate::object::{ObjectError, ObjectId};
-use crate::prolly::{Change, KeyRange, Node};
+use crate::object::ObjectId;
+use crate::prolly::{Change, KeyRange};
 
 /// How a key's value changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -67,19 +67,32 @@ pub struct LineStat {
     pub removed: usize,
 }
 
+/// `text` as whole lines: a final newline added when missing, so a last line compares
+/// equal whether or not text follows it (record contents end without one).
+fn whole_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.is_empty() || text.ends_with('\n') {
+        text.into()
+    } else {
+        format!("{text}\n").into()
+    }
+}
+
 /// A unified diff (`--- old_label`, `+++ new_label`, hunks with 3 lines of context) of two
-/// texts, line by line; empty when they are equal.
+/// texts, line by line, as whole lines (a missing final newline is neither a change nor
+/// marked); empty when they are equal.
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
-    TextDiff::from_lines(old, new)
+    let (old, new) = (whole_lines(old), whole_lines(new));
+    TextDiff::from_lines(old.as_ref(), new.as_ref())
         .unified_diff()
         .context_radius(3)
         .header(old_label, new_label)
         .to_string()
 }
 
-/// How many lines a change from `old` to `new` adds and removes.
+/// How many lines a change from `old` to `new` adds and removes (as whole lines).
 pub fn line_stat(old: &str, new: &str) -> LineStat {
-    let diff = TextDiff::from_lines(old, new);
+    let (old, new) = (whole_lines(old), whole_lines(new));
+    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
     let mut s = LineStat::default();
     for op in diff.ops() {
         match *op {
@@ -95,17 +108,6 @@ pub fn line_stat(old: &str, new: &str) -> LineStat {
         }
     }
     s
-}
-
-fn meets(range: &KeyRange, first: &[u8], last: &[u8]) -> bool {
-    range.lo.as_deref().is_none_or(|lo| last >= lo)
-        && range.hi.as_deref().is_none_or(|hi| first < hi)
-}
-
-/// The next unvisited piece of one side of a range diff, in key order.
-enum Piece {
-    Subtree { level: u8, id: ObjectId },
-    Entry { key: Box<[u8]>, value: ObjectId },
 }
 
 impl Repo {
@@ -181,148 +183,12 @@ impl Repo {
         f: &mut dyn FnMut(Change) -> bool,
     ) -> RepoResult<()> {
         let filter = filter.filter(|f| !f.is_all());
-        match filter {
-            None => Ok(self.tree().diff(from_root, to_root, f)?),
-            Some(flt) if flt.namespace.is_none() => {
-                Ok(self.tree().diff(from_root, to_root, &mut |c| {
-                    !flt.matches_encoded(&c.key) || f(c)
-                })?)
-            }
-            Some(flt) => {
-                let range = flt.range();
-                self.diff_range(from_root, to_root, &range, &mut |c| {
-                    !flt.matches_encoded(&c.key) || f(c)
-                })
-            }
-        }
-    }
-
-    /// Structural diff confined to `range`: subtrees outside it are never opened, equal
-    /// subtrees are skipped, so the cost is O((changes in range + 1) x height) node reads.
-    fn diff_range(
-        &self,
-        from_root: &ObjectId,
-        to_root: &ObjectId,
-        range: &KeyRange,
-        f: &mut dyn FnMut(Change) -> bool,
-    ) -> RepoResult<()> {
-        let tree = self.tree();
-        let push = |stack: &mut Vec<Piece>, node: &Node| {
-            for it in node.items.iter().rev() {
-                if !meets(range, &it.key, it.last_key()) {
-                    continue;
-                }
-                stack.push(if node.level == 0 {
-                    Piece::Entry {
-                        key: it.key.clone(),
-                        value: it.id,
-                    }
-                } else {
-                    Piece::Subtree {
-                        level: node.level - 1,
-                        id: it.id,
-                    }
-                });
-            }
-        };
-        let open = |stack: &mut Vec<Piece>| -> RepoResult<()> {
-            if let Some(Piece::Subtree { level, id }) = stack.pop() {
-                let n = tree.load(&id)?;
-                if n.level != level {
-                    return Err(RepoError::Object(ObjectError::Corrupt {
-                        id,
-                        reason: format!("node at level {} where {} was expected", n.level, level),
-                    }));
-                }
-                push(stack, &n);
-            }
-            Ok(())
-        };
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        if from_root == to_root {
-            return Ok(());
-        }
-        push(&mut a, &*tree.load(from_root)?);
-        push(&mut b, &*tree.load(to_root)?);
-        loop {
-            let change = match (a.last(), b.last()) {
-                (None, None) => return Ok(()),
-                (Some(Piece::Subtree { id: x, .. }), Some(Piece::Subtree { id: y, .. }))
-                    if x == y =>
-                {
-                    a.pop();
-                    b.pop();
-                    continue;
-                }
-                (
-                    Some(Piece::Subtree { level: la, .. }),
-                    Some(Piece::Subtree { level: lb, .. }),
-                ) => {
-                    if lb > la {
-                        open(&mut b)?;
-                    } else {
-                        open(&mut a)?;
-                    }
-                    continue;
-                }
-                (Some(Piece::Subtree { .. }), _) => {
-                    open(&mut a)?;
-                    continue;
-                }
-                (_, Some(Piece::Subtree { .. })) => {
-                    open(&mut b)?;
-                    continue;
-                }
-                (
-                    Some(Piece::Entry { key: ka, value: va }),
-                    Some(Piece::Entry { key: kb, value: vb }),
-                ) => match ka.cmp(kb) {
-                    std::cmp::Ordering::Less => Change {
-                        key: ka.to_vec(),
-                        old: Some(*va),
-                        new: None,
-                    },
-                    std::cmp::Ordering::Greater => Change {
-                        key: kb.to_vec(),
-                        old: None,
-                        new: Some(*vb),
-                    },
-                    std::cmp::Ordering::Equal => {
-                        let c = (va != vb).then(|| Change {
-                            key: ka.to_vec(),
-                            old: Some(*va),
-                            new: Some(*vb),
-                        });
-                        a.pop();
-                        b.pop();
-                        if let Some(c) = c {
-                            if !f(c) {
-                                return Ok(());
-                            }
-                        }
-                        continue;
-                    }
-                },
-                (Some(Piece::Entry { key, value }), None) => Change {
-                    key: key.to_vec(),
-                    old: Some(*value),
-                    new: None,
-                },
-                (None, Some(Piece::Entry { key, value })) => Change {
-                    key: key.to_vec(),
-                    old: None,
-                    new: Some(*value),
-                },
-            };
-            if change.new.is_some() {
-                b.pop();
-            } else {
-                a.pop();
-            }
-            if !f(change) {
-                return Ok(());
-            }
-        }
+        let range = filter.map_or_else(KeyRange::all, KeyFilter::range);
+        Ok(self
+            .tree()
+            .diff_range(from_root, to_root, &range, &mut |c| match filter {
+                Some(flt) if !flt.matches_encoded(&c.key) => true,
+                _ => f(c),
+            })?)
     }
 }
