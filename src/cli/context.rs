@@ -431,6 +431,19 @@ pub fn read_at(
     }
 }
 
+/// Opens the store for a read at `--at` / `--branch` / HEAD: the repository, the commit
+/// looked at and its tree root.
+pub fn open_read(
+    ctx: &Ctx,
+    at: &AtArg,
+    branch: &BranchArg,
+) -> Result<(Repo, ObjectId, ObjectId), CliError> {
+    let repo = ctx.open_repo()?;
+    let commit = read_at(ctx, &repo, at.at.as_deref(), branch.branch.as_deref())?;
+    let root = repo.root_of(&commit)?;
+    Ok((repo, commit, root))
+}
+
 /// Resolves a revision to a commit: a branch, `HEAD`, a full or unique-prefix commit id,
 /// `REV~N`, `REV^N`, `REV@{DATE}`. An unknown revision is exit 2, an ambiguous prefix exit 1
 /// listing the candidates.

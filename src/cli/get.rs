@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::context::{load_record, parse_key, read_at, AtArg, BranchArg, Ctx};
+use super::context::{load_record, open_read, parse_key, AtArg, BranchArg, Ctx};
 use super::output::{esc, exit, CliError, Report};
 
 /// Read the memories at one or more keys
@@ -31,14 +31,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         .iter()
         .map(|k| parse_key(k, args.namespace.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    let repo = ctx.open_repo()?;
-    let commit = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
-    )?;
-    let root = repo.root_of(&commit)?;
+    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
     let mut items = Vec::with_capacity(keys.len());
     let mut lines = Vec::new();
     let mut found_count = 0u64;

@@ -19,7 +19,7 @@ use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::Sort;
 use memoir::repo::Repo;
 
-use super::context::{env_var, load_record_at, read_at, AtArg, BranchArg, Ctx};
+use super::context::{env_var, load_record_at, open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 use super::search::{lexical, round_score, Scope};
 
@@ -177,14 +177,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     } else {
         ModeArg::Lexical
     });
-    let repo = ctx.open_repo()?;
-    let commit = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
-    )?;
-    let root = repo.root_of(&commit)?;
+    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
     let scope = Scope {
         namespace: args.namespace.clone(),
         globs: KeyGlobs::all(),

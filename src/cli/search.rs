@@ -10,7 +10,7 @@ use memoir::recall::{synced_index, Hit, Query, Sort};
 use memoir::repo::revision::parse_date;
 use memoir::repo::Repo;
 
-use super::context::{load_record_at, read_at, AtArg, BranchArg, Ctx};
+use super::context::{load_record_at, open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 const HELP: &str = "\
@@ -136,14 +136,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             SortArg::Recency => Sort::Recency,
         },
     };
-    let repo = ctx.open_repo()?;
-    let commit = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
-    )?;
-    let root = repo.root_of(&commit)?;
+    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
     let hits = lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?;
     let mut out = Vec::with_capacity(hits.len());
     let mut lines = Vec::new();

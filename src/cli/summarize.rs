@@ -11,7 +11,7 @@ use memoir::glob::KeyGlobs;
 use memoir::key::{group_prefix, namespace_prefix, split_encoded, validate_namespace};
 use memoir::prolly::prefix_range;
 
-use super::context::{read_at, AtArg, BranchArg, Ctx};
+use super::context::{open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 use super::status::namespace_counts;
 
@@ -83,14 +83,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         validate_namespace(ns)?;
     }
     let depth = args.depth.map(|d| d as usize);
-    let repo = ctx.open_repo()?;
-    let commit = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
-    )?;
-    let root = repo.root_of(&commit)?;
+    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
     let all = namespace_counts(&repo, &root)?;
     let scope: Vec<(String, u64)> = match &args.namespace {
         None => all,
