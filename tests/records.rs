@@ -4,9 +4,7 @@ use memoir::key::Key;
 use memoir::memory::{Entry, Record, Status};
 use memoir::object::{Object, ObjectId};
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
+use memoir::object::{from_hex, to_hex as hex};
 
 fn vector() -> Record {
     let key = Key::new("default", "preferences.coding.testing").unwrap();
@@ -85,10 +83,7 @@ mod fuzz {
     use proptest::prelude::*;
 
     fn valid() -> Vec<u8> {
-        (0..BYTES.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&BYTES[i..i + 2], 16).unwrap())
-            .collect()
+        from_hex(BYTES).unwrap()
     }
 
     proptest! {

@@ -3,10 +3,10 @@
 
 use serde_json::json;
 
-use memoir::object::ObjectId;
+use memoir::object::{from_hex, to_hex, ObjectId};
 use memoir::prolly::Proof;
 
-use super::context::{parse_key, read_at, AtArg, BranchArg, Ctx};
+use super::context::{open_read, parse_key, read_at, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 /// Print a proof that KEY has its value (or is absent) at a revision
@@ -49,32 +49,10 @@ pub struct VerifyArgs {
     pub at: AtArg,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    let t = text.trim();
-    if !t.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..t.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(t.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
 /// Runs `proof`.
 pub fn proof(ctx: &Ctx, args: ProofArgs) -> Result<Report, CliError> {
     let key = parse_key(&args.key, args.namespace.as_deref())?;
-    let repo = ctx.open_repo()?;
-    let commit = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
-    )?;
-    let root = repo.root_of(&commit)?;
+    let (repo, commit, root) = open_read(ctx, &args.at, &args.branch)?;
     let proof = repo.tree().prove(&root, &key.encode())?;
     let value = proof
         .verify(&root, &key.encode())
@@ -98,12 +76,12 @@ pub fn proof(ctx: &Ctx, args: ProofArgs) -> Result<Report, CliError> {
         "root": root.to_hex(),
         "found": value.is_some(),
         "value": value.map(|v| v.to_hex()),
-        "proof": hex(&bytes),
+        "proof": to_hex(&bytes),
         "proof_bytes": bytes.len(),
     }));
     r.data = true;
     r.lines.push(ctx.style.ok(&esc(&message)));
-    r.lines.push(hex(&bytes));
+    r.lines.push(to_hex(&bytes));
     Ok(r)
 }
 
@@ -115,7 +93,7 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> Result<Report, CliError> {
             .map_err(|e| CliError::invalid(format!("cannot read proof file {file}: {e}")))?,
         None => args.proof.clone(),
     };
-    let bytes = unhex(&text).ok_or_else(|| CliError::invalid("the proof is not hex"))?;
+    let bytes = from_hex(text.trim()).ok_or_else(|| CliError::invalid("the proof is not hex"))?;
     let proof = Proof::from_bytes(&bytes)
         .map_err(|e| CliError::invalid(format!("the proof does not decode: {e}")))?;
     let root = match &args.root {

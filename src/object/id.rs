@@ -33,12 +33,7 @@ impl ObjectId {
 
     /// Lower-case hex, 64 characters.
     pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            s.push(HEX[(b >> 4) as usize] as char);
-            s.push(HEX[(b & 15) as usize] as char);
-        }
-        s
+        to_hex(&self.0)
     }
 
     /// The first `n` hex digits (for short display).
@@ -50,6 +45,25 @@ impl ObjectId {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Lower-case hex of any bytes.
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for &b in bytes {
+        s.push(HEX[(b >> 4) as usize] as char);
+        s.push(HEX[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Bytes of a hex text (either case, even length); `None` for anything else.
+pub fn from_hex(text: &str) -> Option<Vec<u8>> {
+    let nibbles = hex_nibbles(text)?;
+    if nibbles.len() % 2 != 0 {
+        return None;
+    }
+    Some(nibbles.chunks_exact(2).map(|p| p[0] << 4 | p[1]).collect())
+}
 
 /// Decodes hex digits (either case) to nibbles; `None` on any other character.
 pub(crate) fn hex_nibbles(s: &str) -> Option<Vec<u8>> {

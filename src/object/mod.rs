@@ -8,7 +8,8 @@
 pub mod cbor;
 mod id;
 
-pub use id::{ObjectId, ParseIdError};
+pub(crate) use id::hex_nibbles;
+pub use id::{from_hex, to_hex, ObjectId, ParseIdError};
 
 use std::sync::Arc;
 
@@ -234,7 +235,7 @@ impl Objects {
 
     /// The unique stored id that starts with the hex `prefix` (at least 4 digits).
     pub fn resolve_prefix(&self, prefix: &str) -> ObjectResult<ObjectId> {
-        let nibbles = id::hex_nibbles(prefix)
+        let nibbles = hex_nibbles(prefix)
             .filter(|n| (4..=64).contains(&n.len()))
             .ok_or_else(|| ObjectError::BadPrefix(prefix.to_string()))?;
         let whole: Vec<u8> = nibbles.chunks_exact(2).map(|p| p[0] << 4 | p[1]).collect();

@@ -13,15 +13,6 @@ use crate::store::{ObjectStore, RefStore};
 /// Shortest hex prefix accepted as a commit id.
 pub const MIN_PREFIX_DIGITS: usize = 4;
 
-fn hex_digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
 impl Repo {
     /// Resolves a revision (`main`, `HEAD`, `3fa9c1`, `main~2^2`, `HEAD@{yesterday}`) to a
     /// commit id. `now` (unix seconds) anchors relative dates. A revision that names nothing
@@ -61,11 +52,7 @@ impl Repo {
     /// case). Ids of other objects are ignored.
     pub fn resolve_commit_prefix(&self, prefix: &str) -> RepoResult<ObjectId> {
         let not_found = || RepoError::RevisionNotFound(prefix.to_string());
-        let nibbles: Vec<u8> = prefix
-            .bytes()
-            .map(hex_digit)
-            .collect::<Option<_>>()
-            .ok_or_else(not_found)?;
+        let nibbles = crate::object::hex_nibbles(prefix).ok_or_else(not_found)?;
         if !(MIN_PREFIX_DIGITS..=64).contains(&nibbles.len()) {
             return Err(not_found());
         }
