@@ -200,22 +200,7 @@ impl LexicalIndex {
         let mut terms: Vec<(u32, u16, u16)> =
             counts.into_iter().map(|(t, (k, c))| (t, k, c)).collect();
         terms.sort_unstable_by_key(|t| t.0);
-        let slot = match self.free.pop() {
-            Some(s) => s,
-            None => {
-                self.docs.push(None);
-                (self.docs.len() - 1) as u32
-            }
-        };
-        for &(t, key_tf, content_tf) in &terms {
-            self.postings[t as usize].push(Posting {
-                doc: slot,
-                key_tf,
-                content_tf,
-            });
-        }
-        self.total_len += len;
-        self.docs[slot as usize] = Some(Entry {
+        self.attach(Entry {
             key: key.to_vec(),
             value,
             namespace: doc.namespace.clone(),
@@ -224,7 +209,32 @@ impl LexicalIndex {
             len,
             terms,
         });
-        self.by_key.insert(key.to_vec(), slot);
+    }
+
+    /// Stores an entry whose key is not indexed yet in a free slot: its postings, its length
+    /// and its key. Returns false (and stores nothing) when the key is already indexed.
+    fn attach(&mut self, e: Entry) -> bool {
+        if self.by_key.contains_key(&e.key) {
+            return false;
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.docs.push(None);
+                (self.docs.len() - 1) as u32
+            }
+        };
+        for &(t, key_tf, content_tf) in &e.terms {
+            self.postings[t as usize].push(Posting {
+                doc: slot,
+                key_tf,
+                content_tf,
+            });
+        }
+        self.total_len += e.len;
+        self.by_key.insert(e.key.clone(), slot);
+        self.docs[slot as usize] = Some(e);
+        true
     }
 
     /// Removes one key (a no-op when absent).
@@ -600,19 +610,7 @@ impl LexicalIndex {
             if terms.windows(2).any(|w| w[0].0 == w[1].0) {
                 return Err(bad());
             }
-            let slot = idx.docs.len() as u32;
-            for &(t, key_tf, content_tf) in &terms {
-                idx.postings[t as usize].push(Posting {
-                    doc: slot,
-                    key_tf,
-                    content_tf,
-                });
-            }
-            idx.total_len += len;
-            if idx.by_key.insert(key.clone(), slot).is_some() {
-                return Err(bad());
-            }
-            idx.docs.push(Some(Entry {
+            let fresh = idx.attach(Entry {
                 key,
                 value,
                 namespace,
@@ -620,7 +618,10 @@ impl LexicalIndex {
                 timestamp,
                 len,
                 terms,
-            }));
+            });
+            if !fresh {
+                return Err(bad());
+            }
         }
         if r.at != body.len() {
             return Err(bad());
