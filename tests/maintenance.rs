@@ -616,19 +616,19 @@ proptest! {
 
 // ---------------------------------------------------------------- gc
 
+/// Commits `n` keys `bulk.itemNNNN` on main in one commit, so trees have several levels.
+fn commit_bulk(repo: &Repo, n: usize) {
+    let edits = (0..n)
+        .map(|i| put(repo, &format!("bulk.item{i:04}"), &format!("bulk {i}")))
+        .collect();
+    repo.commit("main", edits, &sig(10), "bulk").unwrap();
+}
+
 #[test]
 fn gc_removes_exactly_the_unreachable_objects() {
     let dir = tempfile::tempdir().unwrap();
     let repo = sled_repo(&dir);
-    let mut main_edits = Vec::new();
-    for i in 0..600 {
-        main_edits.push(put(
-            &repo,
-            &format!("bulk.item{i:04}"),
-            &format!("bulk {i}"),
-        ));
-    }
-    repo.commit("main", main_edits, &sig(10), "bulk").unwrap();
+    commit_bulk(&repo, 600);
     for i in 0..5 {
         repo.commit(
             "main",
@@ -905,15 +905,7 @@ fn fsck_reports_wrong_kinds_bad_refs_and_broken_invariants() {
 fn purge_removes_a_key_from_all_history() {
     let dir = tempfile::tempdir().unwrap();
     let repo = sled_repo(&dir);
-    let mut bulk = Vec::new();
-    for i in 0..500 {
-        bulk.push(put(
-            &repo,
-            &format!("bulk.item{i:04}"),
-            &format!("bulk {i}"),
-        ));
-    }
-    repo.commit("main", bulk, &sig(10), "bulk").unwrap();
+    commit_bulk(&repo, 500);
     let mut s = sig(11);
     s.metadata.insert("actor".into(), "agent-1".into());
     let early = repo
