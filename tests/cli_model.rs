@@ -328,12 +328,17 @@ enum Op {
     Diff(usize, usize),
 }
 
+/// A branch to refer to: mostly one that can exist, sometimes the one that never does.
+fn branch_ref() -> impl Strategy<Value = usize> + Clone {
+    prop_oneof![9 => 0..CREATABLE, 1 => Just(CREATABLE)]
+}
+
 fn read() -> impl Strategy<Value = Read> {
     prop_oneof![
         2 => Just(Read::Head),
-        2 => (0..BRANCHES.len()).prop_map(Read::Branch),
+        2 => branch_ref().prop_map(Read::Branch),
         3 => (any::<usize>(), any::<bool>()).prop_map(|(i, s)| Read::At(i, s)),
-        1 => (0..BRANCHES.len(), 0..4usize).prop_map(|(b, n)| Read::Back(b, n)),
+        1 => (branch_ref(), 0..4usize).prop_map(|(b, n)| Read::Back(b, n)),
     ]
 }
 
@@ -360,7 +365,7 @@ fn op() -> impl Strategy<Value = Op> {
         Just(Some(Strat::Union)),
     ];
     prop_oneof![
-        10 => (keys, content(), policy, prop::option::weighted(0.3, 0..CREATABLE)).prop_map(
+        10 => (keys, content(), policy, prop::option::weighted(0.7, 0..CREATABLE)).prop_map(
             |(keys, content, policy, branch)| Op::Remember { keys, content, policy, branch }
         ),
         1 => (0..BAD_KEYS.len(), content()).prop_map(|(k, c)| Op::RememberBadKey(k, c)),
@@ -369,15 +374,15 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..BAD_KEYS.len()).prop_map(Op::ForgetBadKey),
         4 => (prop::collection::vec(0..KEYS.len(), 1..4), read()).prop_map(|(k, r)| Op::Get(k, r)),
         1 => (0..BAD_KEYS.len()).prop_map(Op::GetBadKey),
-        3 => (0..CREATABLE, prop::option::weighted(0.3, 0..BRANCHES.len()))
+        3 => (0..CREATABLE, prop::option::weighted(0.3, branch_ref()))
             .prop_map(|(b, f)| Op::Branch(b, f)),
-        1 => (0..BRANCHES.len(), any::<bool>()).prop_map(|(b, f)| Op::Delete(b, f)),
-        3 => (0..BRANCHES.len(), any::<bool>()).prop_map(|(b, c)| Op::Checkout(b, c)),
-        5 => (0..BRANCHES.len(), prop::option::weighted(0.3, 0..BRANCHES.len()), strat)
+        1 => (branch_ref(), any::<bool>()).prop_map(|(b, f)| Op::Delete(b, f)),
+        3 => (branch_ref(), any::<bool>()).prop_map(|(b, c)| Op::Checkout(b, c)),
+        6 => (branch_ref(), prop::option::weighted(0.3, branch_ref()), strat)
             .prop_map(|(src, into, strat)| Op::Merge { src, into, strat }),
         2 => (0..3usize, read()).prop_map(|(d, r)| Op::Summarize(d, r)),
         2 => read().prop_map(Op::Export),
-        2 => (0..BRANCHES.len(), prop::option::weighted(0.4, 0..BRANCHES.len()))
+        2 => (branch_ref(), prop::option::weighted(0.4, branch_ref()))
             .prop_map(|(b, x)| Op::Log(b, x)),
         2 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Op::Diff(a, b)),
     ]
@@ -954,7 +959,9 @@ fn run_sequence(ops: &[Op]) {
         current: s("main"),
     };
     m.record(&root, vec![], BASE, Snap::new());
-    for (i, op) in ops.iter().enumerate() {
+    // Every creatable branch exists from the start, so writes diverge and merges have work.
+    let prelude: Vec<Op> = (1..CREATABLE).map(|b| Op::Branch(b, None)).collect();
+    for (i, op) in prelude.iter().chain(ops).enumerate() {
         step(&h, &mut m, op);
         let (branches, head) = h.refs();
         assert_eq!(branches, m.branches, "refs after step {i} {op:?}");
