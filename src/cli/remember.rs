@@ -163,19 +163,13 @@ fn prompt_json(step: &str, prompt: &str, reply: &str) -> Value {
 }
 
 /// Asks the model for the keys of a memory: reads the write target's taxonomy (then closes
-/// the store), and classifies.
+/// the store; store errors come first, as for every command), and classifies. Without a
+/// model, an error.
 fn classify_keys(
     ctx: &Ctx,
     args: &Args,
     llm: Option<&dyn Llm>,
 ) -> Result<(Vec<Key>, Classification, String), CliError> {
-    let Some(llm) = llm else {
-        return Err(CliError::invalid(
-            "no key given (-p PATH) and no LLM is configured to choose one; nothing was stored. \
-             Pass -p PATH, or configure a model: MEMOIR_LLM_COMMAND, MEMOIR_LLM_BASE_URL or \
-             OPENAI_API_KEY, or ANTHROPIC_API_KEY (see memoir recall --help)",
-        ));
-    };
     let ns = args
         .namespace
         .clone()
@@ -186,6 +180,13 @@ fn classify_keys(
         let target = write_target(&repo, args.branch.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
         existing_prefixes(repo.tree(), &root, &ns)?
+    };
+    let Some(llm) = llm else {
+        return Err(CliError::invalid(
+            "no key given (-p PATH) and no LLM is configured to choose one; nothing was stored. \
+             Pass -p PATH, or configure a model: MEMOIR_LLM_COMMAND, MEMOIR_LLM_BASE_URL or \
+             OPENAI_API_KEY, or ANTHROPIC_API_KEY (see memoir recall --help)",
+        ));
     };
     let c = classify(llm, &ns, &args.content, &existing).map_err(|e| {
         CliError::invalid(format!(
