@@ -341,6 +341,16 @@ fn tiered_fallbacks_and_none() {
 }
 
 fn memoir(store: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32, Value) {
+    let (code, v, _) = memoir_full(store, env, args);
+    (code, v)
+}
+
+/// Runs the binary with a clean LLM environment: exit code, JSON stdout, stderr.
+fn memoir_full(
+    store: &std::path::Path,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (i32, Value, String) {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
     for (k, _) in std::env::vars() {
         if k.starts_with("MEMOIR_") || k.ends_with("_API_KEY") || k == "ANTHROPIC_BASE_URL" {
@@ -360,7 +370,11 @@ fn memoir(store: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32,
         .output()
         .unwrap();
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v)
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -407,4 +421,441 @@ fn cli_recall_modes_and_fallback() {
         .unwrap()
         .contains("500"));
     assert_eq!(v["memories"][0]["path"], "infra.database");
+}
+
+/// A new store holding `memories` (content, path) written with -p.
+fn store_with(dir: &std::path::Path, memories: &[(&str, &str)]) -> std::path::PathBuf {
+    let store = dir.join("s");
+    assert_eq!(memoir(&store, &[], &["new", store.to_str().unwrap()]).0, 0);
+    for (c, p) in memories {
+        let (code, v) = memoir(&store, &[], &["remember", c, "-p", p]);
+        assert_eq!(code, 0, "{v}");
+    }
+    store
+}
+
+fn commit_count(store: &std::path::Path) -> u64 {
+    let (code, v) = memoir(store, &[], &["status"]);
+    assert_eq!(code, 0, "{v}");
+    v["commit_count"].as_u64().unwrap()
+}
+
+fn record(store: &std::path::Path, key: &str) -> Value {
+    let (code, v) = memoir(store, &[], &["get", key]);
+    assert_eq!(code, 0, "{v}");
+    v["items"][0]["value"].clone()
+}
+
+/// The user prompt of a recorded request, in either wire format.
+fn user_prompt(r: &Request) -> String {
+    let m = &r.body["messages"];
+    let last = m.as_array().map(|a| a.len()).unwrap_or(1) - 1;
+    m[last]["content"].as_str().unwrap_or_default().to_string()
+}
+
+const TAXONOMY: [(&str, &str); 3] = [
+    ("Prefers pytest over unittest", "preferences.coding.testing"),
+    ("Production runs PostgreSQL 16", "infra.database.main"),
+    ("Uses tabs", "style.indent"),
+];
+
+#[test]
+fn remember_without_paths_classifies_one_path_openai() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(dir.path(), &TAXONOMY);
+    let s = serve(vec![openai(
+        "```json\n{\"paths\": [\"tools.testing.hypothesis\"], \"confidence\": 0.82, \
+         \"reasoning\": \"A testing tool preference.\"}\n```",
+    )]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let before = commit_count(&store);
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &["remember", "Uses hypothesis for property tests"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["success"], true);
+    assert_eq!(v["key"], "tools.testing.hypothesis");
+    assert_eq!(v["keys"], json!(["tools.testing.hypothesis"]));
+    assert_eq!(v["full_key"], "default:tools.testing.hypothesis");
+    assert_eq!(v["confidence"], 0.82);
+    let why = v["reasoning"].as_str().unwrap();
+    assert!(why.starts_with("A testing tool preference"), "{why}");
+    assert!(why.contains("openai:"), "{why}");
+    assert_eq!(v["classification"]["confidence"], 0.82);
+    assert_eq!(v["classification"]["rejected"], json!([]));
+    assert!(v["commit_hash"].is_string());
+    assert_eq!(commit_count(&store), before + 1);
+    // The stored record carries the classifier's confidence.
+    let r = record(&store, "tools.testing.hypothesis");
+    assert_eq!(r["content"], "Uses hypothesis for property tests");
+    assert_eq!(r["confidence"], 0.82);
+    assert_eq!(r["entries"][0]["confidence"], 0.82);
+    // One call, whose prompt lists the existing depth-3 keys with counts and the content.
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 1);
+    let prompt = user_prompt(&reqs[0]);
+    for k in [
+        "preferences.coding.testing",
+        "infra.database.main",
+        "style.indent",
+    ] {
+        assert!(
+            prompt.contains(&format!("- {k}: 1\n")),
+            "{k} missing: {prompt}"
+        );
+    }
+    assert!(prompt.contains("Uses hypothesis for property tests"));
+    assert_eq!(v["llm_prompts"][0]["step"], "classify");
+    assert_eq!(v["llm_prompts"][0]["prompt"], prompt.as_str());
+}
+
+#[test]
+fn remember_without_paths_classifies_two_paths_anthropic() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(dir.path(), &TAXONOMY);
+    let s = serve(vec![anthropic(
+        "Here you go:\n{\"paths\": [\"preferences.coding.testing\", \"Tools.Testing.Pytest\"], \
+         \"confidence\": 0.9, \"reasoning\": \"testing habits\"}",
+    )]);
+    let env = [
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("ANTHROPIC_BASE_URL", s.url.as_str()),
+    ];
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &[
+            "remember",
+            "Runs pytest with -x",
+            "--merge-policy",
+            "append",
+            "--model",
+            "scripted-claude",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+    // The existing path is reused; the new one is lower-cased.
+    assert_eq!(
+        v["keys"],
+        json!(["preferences.coding.testing", "tools.testing.pytest"])
+    );
+    assert_eq!(v["confidence"], 0.9);
+    assert_eq!(v["classification"]["model"], "anthropic:scripted-claude");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].line, "POST /v1/messages HTTP/1.1");
+    assert_eq!(reqs[0].body["model"], "scripted-claude");
+    assert!(user_prompt(&reqs[0]).contains("- preferences.coding.testing: 1\n"));
+    let r = record(&store, "preferences.coding.testing");
+    assert_eq!(
+        r["content"],
+        "Prefers pytest over unittest\n\n[update] Runs pytest with -x"
+    );
+    assert_eq!(r["related_keys"], json!(["tools.testing.pytest"]));
+    let r = record(&store, "tools.testing.pytest");
+    assert_eq!(r["confidence"], 0.9);
+    assert_eq!(r["related_keys"], json!(["preferences.coding.testing"]));
+    let (_, log) = memoir(&store, &[], &["log", "-n", "1"]);
+    assert_eq!(
+        log["commits"][0]["message"],
+        "Store preferences.coding.testing, tools.testing.pytest in default"
+    );
+}
+
+#[test]
+fn classifier_paths_are_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(dir.path(), &TAXONOMY);
+    // Injected and malformed paths are dropped; the valid one is used, in -n's namespace.
+    let s = serve(vec![openai(
+        r#"{"paths": ["../x", "default:evil.path.here", "a.b.c; rm -rf /", "notes.misc",
+            "work:notes.team.standup"], "confidence": 0.7, "reasoning": "team notes"}"#,
+    )]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &["remember", "Standup is at 9:30", "-n", "work"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["keys"], json!(["notes.team.standup"]));
+    assert_eq!(v["full_key"], "work:notes.team.standup");
+    let rejected = v["classification"]["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 4, "{rejected:?}");
+    assert!(rejected
+        .iter()
+        .any(|r| r.as_str().unwrap().contains("namespace")));
+
+    // Nothing valid: exit 1, nothing written.
+    let before = commit_count(&store);
+    let s = serve(vec![openai(
+        "- ../../etc/passwd\n- rm -rf /\n- a.b\n- x.y.z.w\n- other:q.r.s",
+    )]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(&store, &env, &["remember", "Something else"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["success"], false);
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("no valid three-level path"), "{e}");
+    assert!(e.contains("nothing was stored"), "{e}");
+    assert_eq!(commit_count(&store), before);
+    // Garbage: the same.
+    let s = serve(vec![openai("I am not sure where this goes.")]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, _) = memoir(&store, &env, &["remember", "Something else"]);
+    assert_eq!(code, 1);
+    assert_eq!(commit_count(&store), before);
+}
+
+#[test]
+fn classifier_needs_a_working_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(dir.path(), &TAXONOMY);
+    let before = commit_count(&store);
+    // No LLM configured.
+    let (code, v, err) = memoir_full(&store, &[], &["remember", "Likes dark mode"]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["code"], 1);
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.contains("no LLM is configured") && e.contains("-p PATH"),
+        "{e}"
+    );
+    assert!(!err.contains("panic"), "{err}");
+    // A path that is not a store is reported as such first (exit 3), as for every command.
+    let nowhere = dir.path().join("nowhere");
+    assert_eq!(memoir(&nowhere, &[], &["remember", "Likes dark mode"]).0, 3);
+    // HTTP 500, a reply in the wrong format, a timeout: an error naming the cause.
+    for (answer, cause) in [
+        (raw(500, "model is down"), "500"),
+        (raw(200, "{\"unexpected\": true}"), "malformed"),
+        (
+            Answer {
+                delay: Duration::from_millis(3000),
+                ..openai("a.b.c")
+            },
+            "timed out",
+        ),
+    ] {
+        let s = serve(vec![answer]);
+        let base = format!("{}/v1", s.url);
+        let env = [
+            ("MEMOIR_LLM_BASE_URL", base.as_str()),
+            ("MEMOIR_LLM_TIMEOUT", "0.5"),
+        ];
+        let (code, v) = memoir(&store, &env, &["remember", "Likes dark mode"]);
+        assert_eq!(code, 1, "{v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains(cause) && e.contains("nothing was stored"), "{e}");
+    }
+    assert_eq!(commit_count(&store), before);
+    // With -p no model is needed.
+    let (code, _) = memoir(
+        &store,
+        &[],
+        &["remember", "Likes dark mode", "-p", "ui.theme"],
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn llm_merge_asks_the_model_once_and_stores_its_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    // Written without an LLM: a new memory (workflow.* defaults to llm_merge).
+    let store = store_with(
+        dir.path(),
+        &[("Deploy with make release", "workflow.deploy.steps")],
+    );
+    let s = serve(vec![openai(
+        "Deploy with make release, then run the smoke tests.",
+    )]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &[
+            "remember",
+            "Run the smoke tests after deploying",
+            "-p",
+            "workflow.deploy.steps",
+            "-c",
+            "0.6",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        v["reasoning"]
+            .as_str()
+            .unwrap()
+            .contains("the model merged"),
+        "{v}"
+    );
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 1);
+    let prompt = user_prompt(&reqs[0]);
+    assert!(prompt.contains("Deploy with make release"));
+    assert!(prompt.contains("Run the smoke tests after deploying"));
+    assert_eq!(
+        v["llm_prompts"][0]["step"],
+        "merge:default:workflow.deploy.steps"
+    );
+    let r = record(&store, "workflow.deploy.steps");
+    assert_eq!(
+        r["content"],
+        "Deploy with make release, then run the smoke tests."
+    );
+    let statuses: Vec<(&str, &str)> = r["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["content"].as_str().unwrap(),
+                e["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("Deploy with make release", "superseded"),
+            ("Run the smoke tests after deploying", "superseded"),
+            (
+                "Deploy with make release, then run the smoke tests.",
+                "active"
+            ),
+        ]
+    );
+    // The merge keeps the higher confidence (the existing 1.0).
+    assert_eq!(r["confidence"], 1.0);
+
+    // Anthropic format, through an explicit --merge-policy on a key whose default differs.
+    let s = serve(vec![anthropic("Prefers pytest; runs it with -x.")]);
+    let env = [
+        ("ANTHROPIC_API_KEY", "test-key"),
+        ("ANTHROPIC_BASE_URL", s.url.as_str()),
+    ];
+    let (code, v) = memoir(
+        &store,
+        &[],
+        &["remember", "Prefers pytest", "-p", "prefs.test"],
+    );
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &[
+            "remember",
+            "Runs pytest with -x",
+            "-p",
+            "prefs.test",
+            "--merge-policy",
+            "llm_merge",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(s.requests().len(), 1);
+    assert_eq!(
+        record(&store, "prefs.test")["content"],
+        "Prefers pytest; runs it with -x."
+    );
+}
+
+#[test]
+fn classifier_and_merge_in_one_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(
+        dir.path(),
+        &[("Deploy with make release", "workflow.deploy.steps")],
+    );
+    let s = serve(vec![
+        openai(
+            r#"{"paths": ["workflow.deploy.steps"], "confidence": 0.75, "reasoning": "deploy steps"}"#,
+        ),
+        openai("Deploy with make release; tag the release first."),
+    ]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &["remember", "Tag the release before deploying"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(s.requests().len(), 2);
+    let steps: Vec<&str> = v["llm_prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["classify", "merge:default:workflow.deploy.steps"]);
+    assert_eq!(
+        record(&store, "workflow.deploy.steps")["content"],
+        "Deploy with make release; tag the release first."
+    );
+}
+
+#[test]
+fn llm_merge_falls_back_to_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(
+        dir.path(),
+        &[("Deploy with make release", "workflow.deploy.steps")],
+    );
+    let truncated = Answer {
+        status: 200,
+        body:
+            json!({"choices": [{"message": {"content": "Deploy with"}, "finish_reason": "length"}]})
+                .to_string(),
+        delay: Duration::ZERO,
+    };
+    let mut want = String::from("Deploy with make release");
+    for (i, (answer, cause)) in [
+        (raw(500, "model is down"), "500"),
+        (truncated, "token limit"),
+        (openai("   "), "empty"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = serve(vec![answer]);
+        let base = format!("{}/v1", s.url);
+        let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+        let content = format!("Step {i}");
+        let (code, v, err) = memoir_full(
+            &store,
+            &env,
+            &["remember", &content, "-p", "workflow.deploy.steps"],
+        );
+        assert_eq!(code, 0, "{v}");
+        assert!(v["commit_hash"].is_string());
+        let why = v["reasoning"].as_str().unwrap();
+        assert!(why.contains("appended") && why.contains(cause), "{why}");
+        assert!(err.contains("appended"), "{err}");
+        assert_eq!(s.requests().len(), 1);
+        want.push_str(&format!("\n\n[update] {content}"));
+        assert_eq!(
+            record(&store, "workflow.deploy.steps")["content"],
+            want.as_str()
+        );
+    }
+    // Without an LLM: appended, and the output says so.
+    let (code, v) = memoir(
+        &store,
+        &[],
+        &["remember", "Last", "-p", "workflow.deploy.steps"],
+    );
+    assert_eq!(code, 0);
+    assert!(v["reasoning"]
+        .as_str()
+        .unwrap()
+        .contains("no LLM is configured"));
 }

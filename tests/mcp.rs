@@ -61,6 +61,15 @@ struct Server {
 
 impl Server {
     fn start(store: &Path, extra: &[&str]) -> Server {
+        Server::start_env(store, extra, &[])
+    }
+
+    /// Starts the server with extra environment variables.
+    fn start_env(store: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -70,9 +79,8 @@ impl Server {
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         let client = rt.block_on(async move {
             let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
-            c.env_clear()
-                .env("MEMOIR_AUTHOR", AUTHOR)
-                .arg("-q")
+            c.env_clear().env("MEMOIR_AUTHOR", AUTHOR).envs(env);
+            c.arg("-q")
                 .arg("mcp")
                 .arg("--store")
                 .arg(&store)
@@ -354,6 +362,12 @@ fn errors_carry_the_cli_messages_and_codes() {
             json!({"target": "ghost"}),
             vec!["checkout", "ghost"],
         ),
+        // No path and no LLM configured: the CLI's error.
+        (
+            "memoir_remember",
+            json!({"content": "y"}),
+            vec!["remember", "y"],
+        ),
     ];
     for (tool, args, cli_args) in cases {
         let got = s.err(tool, args.clone());
@@ -580,4 +594,61 @@ fn timings_on_a_5000_memory_store() {
          round trip ({:.3} ms inside the command); memoir_summarize depth 3 {sum_wall:.3} ms round trip",
         get_inner.unwrap_or(f64::NAN)
     );
+}
+
+/// Answers one HTTP request on 127.0.0.1 with an OpenAI-style completion of `text`; the
+/// request body comes back through the handle.
+fn one_completion(text: &str) -> (String, std::thread::JoinHandle<Value>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let body =
+        json!({"choices": [{"message": {"role": "assistant", "content": text}}]}).to_string();
+    let h = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut len = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut req = vec![0; len];
+        reader.read_exact(&mut req).unwrap();
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(resp.as_bytes()).unwrap();
+        serde_json::from_slice(&req).unwrap()
+    });
+    (url, h)
+}
+
+#[test]
+fn remember_without_a_path_uses_the_configured_llm() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let (code, _) = cli(&store, &["remember", "x", "-p", "preferences.ui.theme"]);
+    assert_eq!(code, 0);
+    let (url, request) = one_completion(
+        r#"{"paths": ["preferences.ui.font"], "confidence": 0.8, "reasoning": "a UI preference"}"#,
+    );
+    let s = Server::start_env(&store, &[], &[("MEMOIR_LLM_BASE_URL", url.as_str())]);
+    let r = s.ok("memoir_remember", json!({"content": "Likes large fonts"}));
+    assert_eq!(r["keys"], json!(["preferences.ui.font"]));
+    assert_eq!(r["confidence"], 0.8);
+    let body = request.join().unwrap();
+    let prompt = body["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("- preferences.ui.theme: 1"), "{prompt}");
+    let g = s.ok("memoir_get", json!({"keys": ["preferences.ui.font"]}));
+    assert_eq!(g["items"][0]["value"]["confidence"], 0.8);
 }

@@ -43,10 +43,30 @@ pub enum LlmError {
     Command(String),
 }
 
+/// A model's answer and whether the provider cut it at the token limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    /// The answer's text.
+    pub text: String,
+    /// The provider reported that the answer stopped at the token limit (OpenAI
+    /// `finish_reason: "length"`, Anthropic `stop_reason: "max_tokens"`). Providers that
+    /// cannot tell report `false`.
+    pub truncated: bool,
+}
+
 /// A model that completes a prompt.
 pub trait Llm: Send + Sync {
     /// Answers `prompt` (with an optional system instruction) as plain text.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError>;
+    /// Like [`Llm::complete`], also telling whether the answer was cut at the token limit
+    /// (for callers that must not use a partial answer, such as a merge). The default
+    /// cannot tell and reports `truncated: false`.
+    fn answer(&self, system: &str, prompt: &str) -> Result<Completion, LlmError> {
+        self.complete(system, prompt).map(|text| Completion {
+            text,
+            truncated: false,
+        })
+    }
     /// A short description for results and errors (`openai:gpt-4o-mini`).
     fn describe(&self) -> String;
 }
@@ -150,6 +170,10 @@ impl HttpLlm {
 
 impl Llm for HttpLlm {
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
+        self.answer(system, prompt).map(|c| c.text)
+    }
+
+    fn answer(&self, system: &str, prompt: &str) -> Result<Completion, LlmError> {
         let base = self.cfg.base_url.trim_end_matches('/');
         match self.cfg.kind {
             ProviderKind::Anthropic => {
@@ -173,7 +197,10 @@ impl Llm for HttpLlm {
                     .filter(|p| p["type"] == "text")
                     .filter_map(|p| p["text"].as_str())
                     .collect();
-                Ok(text)
+                Ok(Completion {
+                    text,
+                    truncated: v["stop_reason"] == "max_tokens",
+                })
             }
             _ => {
                 let url = format!("{base}/chat/completions");
@@ -191,10 +218,15 @@ impl Llm for HttpLlm {
                     ],
                 });
                 let v = self.post(&url, &headers, &body)?;
-                v["choices"][0]["message"]["content"]
+                let choice = &v["choices"][0];
+                let text = choice["message"]["content"]
                     .as_str()
                     .map(str::to_string)
-                    .ok_or_else(|| LlmError::Malformed("no choices[0].message.content".into()))
+                    .ok_or_else(|| LlmError::Malformed("no choices[0].message.content".into()))?;
+                Ok(Completion {
+                    text,
+                    truncated: choice["finish_reason"] == "length",
+                })
             }
         }
     }
@@ -231,11 +263,14 @@ impl Llm for CommandLlm {
         } else {
             format!("{system}\n\n{prompt}")
         };
-        let mut stdin = child.stdin.take().expect("piped stdin");
+        let (Some(mut stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(LlmError::Command(format!("{prog}: no pipe to the child")));
+        };
         let writer = std::thread::spawn(move || {
             let _ = stdin.write_all(input.as_bytes());
         });
-        let mut stdout = child.stdout.take().expect("piped stdout");
         let reader = std::thread::spawn(move || {
             let mut out = Vec::new();
             let _ = stdout.read_to_end(&mut out);

@@ -11,12 +11,16 @@
 //! the caller passes the time, the policy chosen from its flags and environment, and the facet
 //! cap.
 
+pub mod classify;
+pub mod llm_merge;
 mod policy;
 pub mod secrets;
 
+pub use classify::{classify, existing_prefixes, Classification};
+pub use llm_merge::{merge_contents, MergeReply};
 pub use policy::{
-    default_policy, parse_facet_cap, union, write, Conflict, FacetCap, Incoming, MergePolicy,
-    Outcome, DEFAULT_FACET_MAX_ENTRIES,
+    default_policy, parse_facet_cap, union, write, write_merged, Conflict, FacetCap, Incoming,
+    MergePolicy, Outcome, DEFAULT_FACET_MAX_ENTRIES,
 };
 
 use serde_json::{json, Map, Value};
@@ -43,6 +47,36 @@ pub enum MemoryError {
     /// The value does not follow the record schema.
     #[error("invalid record: {0}")]
     Invalid(String),
+}
+
+/// Why a model-backed step (choosing keys for a memory, merging two memories) gave nothing
+/// usable. Callers decide what to do instead: `remember` without `-p` stops without
+/// writing; `llm_merge` appends.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The model call itself failed (transport, HTTP status, timeout, malformed answer,
+    /// failing command).
+    #[error("the model call failed: {0}")]
+    Llm(#[from] crate::llm::LlmError),
+    /// The classifier's reply names no acceptable three-level path.
+    #[error("the model's reply names no valid three-level path{}; reply: {reply:?}", rejected_note(.rejected))]
+    NoValidPath {
+        /// The start of the reply.
+        reply: String,
+        /// The names it gave that were refused, each with the reason.
+        rejected: Vec<String>,
+    },
+    /// The merge reply cannot be used as the merged memory.
+    #[error("the model's merge is unusable: {0}")]
+    BadMerge(String),
+}
+
+fn rejected_note(rejected: &[String]) -> String {
+    if rejected.is_empty() {
+        String::new()
+    } else {
+        format!(" (refused: {})", rejected.join("; "))
+    }
 }
 
 fn invalid(msg: impl Into<String>) -> MemoryError {

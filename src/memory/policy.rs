@@ -4,7 +4,9 @@
 //! - `replace`: earlier active entries become superseded; the new one is the only active one.
 //! - `confidence_gated`: a replace if the new confidence is at least the existing maximum,
 //!   otherwise nothing is written.
-//! - `llm_merge`: would ask an LLM to merge; without one it appends, and says so.
+//! - `llm_merge`: a model merges the existing and incoming contents into one
+//!   ([`super::llm_merge`], recorded by [`write_merged`]); [`write`] alone has no model, so
+//!   under `llm_merge` it appends, and says so.
 //! - `merge_on_read`: appends; combining the facets is left to the reader (the projection).
 //! - `reject`: nothing is written at an occupied key; the clash is reported as a [`Conflict`].
 //!
@@ -300,6 +302,51 @@ pub fn write(
     Ok((Outcome::Write(r), why))
 }
 
+/// Records an `llm_merge` whose model produced `merged` from the record `existing` and
+/// `incoming`: the earlier active entries become superseded, the incoming entry is kept as
+/// superseded too (what was actually said stays in the history), and one new active entry
+/// holds `merged`, with the incoming timestamp and provenance and the higher of the incoming
+/// confidence and the existing maximum (the merge keeps what the existing memory knew). A
+/// merge equal to the current content changes nothing ([`Outcome::Keep`]).
+pub fn write_merged(
+    key: &Key,
+    existing: &Record,
+    incoming: &Incoming,
+    merged: &str,
+    cap: FacetCap,
+) -> Result<(Outcome, String), MemoryError> {
+    super::check_confidence(incoming.confidence)?;
+    if merged == existing.content() {
+        return Ok((
+            Outcome::Keep,
+            format!("{key}: llm_merge: the model's merge equals the existing memory; kept it"),
+        ));
+    }
+    let mut r = existing.clone();
+    for k in &incoming.related_keys {
+        if !r.related_keys.contains(k) {
+            r.related_keys.push(k.clone());
+        }
+    }
+    for e in r.entries.iter_mut() {
+        e.status = Status::Superseded;
+    }
+    let mut raw = incoming.entry();
+    raw.status = Status::Superseded;
+    r.entries.push(raw);
+    let mut m = incoming.entry();
+    m.content = merged.to_string();
+    m.confidence = incoming.confidence.max(existing.max_confidence());
+    r.entries.push(m);
+    apply_cap(&mut r.entries, cap);
+    r.refresh();
+    r.validate()?;
+    Ok((
+        Outcome::Write(r),
+        format!("{key}: llm_merge: the model merged the new memory into the existing one"),
+    ))
+}
+
 /// The union of two records' entries (for `merge -S union`): ordered by timestamp (stable:
 /// `ours` before `theirs` at equal times), entries with the same content and timestamp kept
 /// once (the first seen); related keys are the union in order (ours first). Key and namespace
@@ -454,6 +501,39 @@ mod tests {
         .unwrap();
         assert!(why.contains("no LLM"));
         assert_eq!(written((llm, why)).content(), "one\n\n[update] x");
+    }
+
+    #[test]
+    fn merged_supersedes_and_keeps_provenance() {
+        let r = start();
+        let mut i = inc("two", 0.6, 2.0);
+        i.source = Some("cli".into());
+        i.related_keys = vec!["b".into()];
+        let m =
+            written(write_merged(&key("a"), &r, &i, "one and two", FacetCap::default()).unwrap());
+        assert_eq!(m.content(), "one and two");
+        let st: Vec<_> = m
+            .entries
+            .iter()
+            .map(|e| (e.content.as_str(), e.status))
+            .collect();
+        assert_eq!(
+            st,
+            [
+                ("one", Status::Superseded),
+                ("two", Status::Superseded),
+                ("one and two", Status::Active)
+            ]
+        );
+        assert_eq!(m.entries[2].source.as_deref(), Some("cli"));
+        assert_eq!((m.confidence, m.timestamp), (0.8, 2.0));
+        assert_eq!(m.related_keys, ["b"]);
+        let (o, why) = write_merged(&key("a"), &r, &i, "one", FacetCap::default()).unwrap();
+        assert_eq!(o, Outcome::Keep, "{why}");
+        // The cap drops the oldest, the raw incoming entry before the merge.
+        let m = written(write_merged(&key("a"), &r, &i, "x", FacetCap::Max(1)).unwrap());
+        assert_eq!(m.entries.len(), 1);
+        assert_eq!(m.content(), "x");
     }
 
     #[test]

@@ -109,44 +109,9 @@ pub enum Reply {
 /// objects, a JSON object holding such an array, code fences around any of these, or
 /// `NONE`. A bare path matches a `default:` candidate. Names outside the set are ignored.
 pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
-    let body: String = reply
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("```"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut names: Vec<String> = Vec::new();
-    let trimmed = body.trim();
-    if trimmed.starts_with('[') || trimmed.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-            json_names(&v, &mut names);
-        }
-    }
-    if names.is_empty() {
-        for line in body.lines() {
-            let l = line
-                .trim()
-                .trim_start_matches(|c: char| {
-                    c == '-' || c == '*' || c == '•' || c == '>' || c.is_whitespace()
-                })
-                .trim_start_matches(|c: char| c.is_ascii_digit());
-            let l = l
-                .strip_prefix('.')
-                .or_else(|| l.strip_prefix(')'))
-                .unwrap_or(l)
-                .trim();
-            for token in l.split(|c: char| c.is_whitespace() || c == ',') {
-                let t = token.trim_matches(|c: char| "\"'`*[](){};".contains(c));
-                let t = t.trim_end_matches(['.', ':']);
-                if !t.is_empty() {
-                    names.push(t.to_string());
-                    break;
-                }
-            }
-        }
-    }
     let mut out: Vec<String> = Vec::new();
     let mut none = false;
-    for n in names {
+    for n in reply_names(reply) {
         if n.eq_ignore_ascii_case("none") {
             none = true;
             continue;
@@ -172,7 +137,63 @@ pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
     }
 }
 
-fn json_names(v: &Value, out: &mut Vec<String>) {
+/// A model reply without its code-fence lines (` ``` `, ` ```json `).
+pub fn strip_code_fences(reply: &str) -> String {
+    reply
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("```"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The names a reply lists, unvalidated and in reply order: the strings of a JSON reply
+/// ([`json_names`]), else the first token of each line ([`line_name`]). Code fences are
+/// ignored. Callers decide which names are acceptable.
+pub fn reply_names(reply: &str) -> Vec<String> {
+    let body = strip_code_fences(reply);
+    let mut names: Vec<String> = Vec::new();
+    let trimmed = body.trim();
+    if trimmed.starts_with('[') || trimmed.starts_with('{') {
+        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
+            json_names(&v, &mut names);
+        }
+    }
+    if names.is_empty() {
+        names.extend(body.lines().filter_map(line_name));
+    }
+    names
+}
+
+/// The entry a line of a list names: its first token once bullets (`-`, `*`, `•`, `>`),
+/// numbering (`1.`, `2)`), quotes, backticks and brackets are stripped, without a trailing
+/// `.` or `:`. `None` for a line with no token.
+pub fn line_name(line: &str) -> Option<String> {
+    let l = line
+        .trim()
+        .trim_start_matches(|c: char| {
+            c == '-' || c == '*' || c == '•' || c == '>' || c.is_whitespace()
+        })
+        .trim_start_matches(|c: char| c.is_ascii_digit());
+    let l = l
+        .strip_prefix('.')
+        .or_else(|| l.strip_prefix(')'))
+        .unwrap_or(l)
+        .trim();
+    l.split(|c: char| c.is_whitespace() || c == ',')
+        .map(|token| {
+            token
+                .trim_matches(|c: char| "\"'`*[](){};".contains(c))
+                .trim_end_matches(['.', ':'])
+        })
+        .find(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
+/// Collects the names a JSON reply holds: strings, arrays of them, objects naming one
+/// (`key`, `path`, `prefix`, `topic`, `full_key`, `name`) or holding lists (`keys`, `paths`,
+/// `prefixes`, `topics`, `selected`, `picks`, `result`); an object with none of these gives
+/// its field names.
+pub fn json_names(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.trim().to_string()),
         Value::Array(items) => items.iter().for_each(|i| json_names(i, out)),

@@ -285,7 +285,7 @@ impl PolicyParam {
 pub struct RememberParams {
     /// The memory's text (credentials are refused)
     pub content: String,
-    /// Key path (`a.b.c` or `ns:a.b.c`)
+    /// Key path (`a.b.c` or `ns:a.b.c`); omit path and paths to let the configured LLM choose
     pub path: Option<String>,
     /// Several key paths (the same content under each, one commit)
     #[serde(default)]
@@ -425,7 +425,8 @@ pub fn specs() -> Vec<Spec> {
         spec::<RememberParams>(
             "memoir_remember",
             "Store a memory under one or more keys (one commit), combining with an existing memory \
-             by merge policy. Refuses content that looks like a credential.",
+             by merge policy. Without a path, the configured LLM chooses one (an error if none is \
+             configured). Refuses content that looks like a credential.",
             WRITE,
         ),
         spec::<ForgetParams>(
@@ -654,11 +655,8 @@ impl Tools {
                 refuse_secret(&p.content)?;
                 let mut paths: Vec<String> = p.path.into_iter().collect();
                 paths.extend(p.paths);
-                if paths.is_empty() {
-                    return Err(CliError::invalid(
-                        "no key given: pass path (or paths), e.g. preferences.coding.testing",
-                    ));
-                }
+                // No path: the same rule as the CLI (the configured LLM chooses; without one,
+                // an error and nothing stored).
                 remember::run(
                     ctx,
                     remember::Args {
@@ -667,7 +665,8 @@ impl Tools {
                         namespace: p.namespace,
                         merge_policy: p.merge_policy.map(PolicyParam::policy),
                         replace: false,
-                        confidence: p.confidence.unwrap_or(1.0),
+                        confidence: p.confidence,
+                        model: None,
                         branch: branch(p.branch),
                         write: write_args(),
                     },
