@@ -4,6 +4,7 @@
 //! rebuilt from the tree.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
 
 use super::tokenize::Tokenizer;
 use crate::glob::KeyGlobs;
@@ -32,6 +33,10 @@ pub struct Params {
     pub neighbour_weight: f64,
     /// Share of the best own score under the same parent a key receives.
     pub group_weight: f64,
+    /// Weight of the parent's score: the BM25 score of all records under a key's parent
+    /// read as one document (a session of turns, a topic of facts). Words of the query spread
+    /// over several siblings raise every sibling.
+    pub parent_weight: f64,
 }
 
 impl Default for Params {
@@ -44,6 +49,7 @@ impl Default for Params {
             fuzzy_weight: 0.6,
             neighbour_weight: 0.2,
             group_weight: 0.2,
+            parent_weight: 0.7,
         }
     }
 }
@@ -144,8 +150,36 @@ pub struct LexicalIndex {
     postings: Vec<Vec<Posting>>,
     total_len: f64,
     tokenizer: Tokenizer,
+    /// Lengths of the parents' documents, computed on first use after a change.
+    parents: OnceLock<ParentStats>,
     /// Ranking parameters.
     pub params: Params,
+}
+
+/// The parents' documents: their lengths, how many there are and their mean length.
+#[derive(Default)]
+struct ParentStats {
+    len: HashMap<Vec<u8>, f64>,
+    mean: f64,
+}
+
+/// The parent of an encoded key: everything before its last path segment (its namespace for
+/// a one-segment path).
+fn parent_of(k: &[u8]) -> &[u8] {
+    let cut = k.iter().rposition(|&b| b == 0x01 || b == 0x00).unwrap_or(0);
+    &k[..cut]
+}
+
+/// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
+/// are `avg` long on average.
+fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
+    let norm = p.k1 * (1.0 - p.b + p.b * len / avg);
+    idf * tf * (p.k1 + 1.0) / (tf + norm)
+}
+
+/// Inverse document frequency of a term found in `df` of `n` documents.
+fn idf(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 impl LexicalIndex {
@@ -232,6 +266,7 @@ impl LexicalIndex {
             });
         }
         self.total_len += e.len;
+        self.parents.take();
         self.by_key.insert(e.key.clone(), slot);
         self.docs[slot as usize] = Some(e);
         true
@@ -247,6 +282,7 @@ impl LexicalIndex {
                 self.postings[t as usize].retain(|p| p.doc != slot);
             }
             self.total_len -= e.len;
+            self.parents.take();
         }
         self.free.push(slot);
     }
@@ -385,25 +421,30 @@ impl LexicalIndex {
         terms.sort();
         terms.dedup();
         let mut scores: HashMap<u32, f64> = HashMap::new();
-        for term in &terms {
+        // Per parent touched, the weighted frequency of each query term under it.
+        let mut parent_tf: HashMap<&[u8], Vec<f64>> = HashMap::new();
+        for (ti, term) in terms.iter().enumerate() {
             let mut best: HashMap<u32, f64> = HashMap::new();
             for (tid, weight) in self.expand(term) {
                 let posts = &self.postings[tid as usize];
                 if posts.is_empty() {
                     continue;
                 }
-                let df = posts.len() as f64;
-                let idf = (1.0 + (live - df + 0.5) / (df + 0.5)).ln();
+                let idf = idf(live, posts.len() as f64);
                 for p in posts {
                     let Some(e) = &self.docs[p.doc as usize] else {
                         continue;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                    let norm = pr.k1 * (1.0 - pr.b + pr.b * e.len / avg);
-                    let s = weight * idf * tf * (pr.k1 + 1.0) / (tf + norm);
+                    let s = weight * bm25(idf, tf, e.len, avg, &pr);
                     let slot = best.entry(p.doc).or_insert(0.0);
                     if s > *slot {
                         *slot = s;
+                    }
+                    if pr.parent_weight > 0.0 {
+                        parent_tf
+                            .entry(parent_of(&e.key))
+                            .or_insert_with(|| vec![0.0; terms.len()])[ti] += weight * tf;
                     }
                 }
             }
@@ -413,6 +454,15 @@ impl LexicalIndex {
         }
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
             scores = self.with_context(&scores, pr);
+        }
+        if pr.parent_weight > 0.0 && !parent_tf.is_empty() {
+            let by_parent = self.parent_scores(&parent_tf, terms.len());
+            for (d, s) in scores.iter_mut() {
+                if let Some(e) = &self.docs[*d as usize] {
+                    let p = by_parent.get(parent_of(&e.key)).copied().unwrap_or(0.0);
+                    *s += pr.parent_weight * p;
+                }
+            }
         }
         let mut hits: Vec<Hit> = scores
             .into_iter()
@@ -451,19 +501,57 @@ impl LexicalIndex {
         hits
     }
 
+    /// BM25 scores of the parents' documents (every record under a parent as one text) for
+    /// the query terms whose frequencies under each touched parent are `tf`.
+    fn parent_scores<'k>(
+        &self,
+        tf: &HashMap<&'k [u8], Vec<f64>>,
+        terms: usize,
+    ) -> HashMap<&'k [u8], f64> {
+        let stats = self.parents.get_or_init(|| {
+            let mut len: HashMap<Vec<u8>, f64> = HashMap::new();
+            for e in self.docs.iter().flatten() {
+                *len.entry(parent_of(&e.key).to_vec()).or_insert(0.0) += e.len;
+            }
+            let mean = if len.is_empty() {
+                1.0
+            } else {
+                (self.total_len / len.len() as f64).max(1.0)
+            };
+            ParentStats { len, mean }
+        });
+        let n = stats.len.len() as f64;
+        let mut df = vec![0.0; terms];
+        for v in tf.values() {
+            for (i, f) in v.iter().enumerate() {
+                if *f > 0.0 {
+                    df[i] += 1.0;
+                }
+            }
+        }
+        tf.iter()
+            .map(|(&p, v)| {
+                let len = stats.len.get(p).copied().unwrap_or(stats.mean);
+                let s = v
+                    .iter()
+                    .zip(&df)
+                    .filter(|(f, _)| **f > 0.0)
+                    .map(|(f, d)| bm25(idf(n, *d), *f, len, stats.mean, &self.params))
+                    .sum();
+                (p, s)
+            })
+            .collect()
+    }
+
     /// Adds context to own scores: a share of adjacent siblings' own scores and of the best
     /// own score under the same parent. Keys are siblings when their namespace and all but
     /// the last path segment agree. Only keys that match by themselves are hits; context
     /// reorders them and never adds a key that does not contain a query term.
     fn with_context(&self, own: &HashMap<u32, f64>, pr: Params) -> HashMap<u32, f64> {
-        fn parent(k: &[u8]) -> &[u8] {
-            let cut = k.iter().rposition(|&b| b == 0x01 || b == 0x00).unwrap_or(0);
-            &k[..cut]
-        }
         let mut best_in: HashMap<&[u8], f64> = HashMap::new();
         for (&d, &s) in own {
             if let Some(e) = &self.docs[d as usize] {
-                let g = best_in.entry(parent(&e.key)).or_insert(0.0);
+                let g = best_in.entry(parent_of(&e.key)).or_insert(0.0);
                 *g = g.max(s);
             }
         }
@@ -474,10 +562,10 @@ impl LexicalIndex {
             let Some(e) = &self.docs[d as usize] else {
                 continue;
             };
-            let p = parent(&e.key);
+            let p = parent_of(&e.key);
             let key: &[u8] = &e.key;
             let sibling_score = |k: &Vec<u8>, n: &u32| {
-                if parent(k) == p {
+                if parent_of(k) == p {
                     own.get(n).copied().unwrap_or(0.0)
                 } else {
                     0.0
