@@ -1,0 +1,270 @@
+//! The LLM picker's own cost: `memoir recall --mode single|tiered` on a store of N memories
+//! (default 5,000), with a scripted model on 127.0.0.1 that answers at once, so what is left
+//! is memoir's work around the calls (opening the store, the inventory, content samples,
+//! prompts, parsing, reading the picked records).
+//!
+//! For each mode it prints the median and p95 of the picker's own work in process (the key
+//! inventory, the lexical ordering of candidates in single mode, prompts, content samples,
+//! reply parsing; model calls answered at once by an in-process model and their time taken
+//! out), which is the overhead the target bounds (<= 5 ms at 5,000 keys); then, with the
+//! real binary, the command's own `timing_ms` minus its model calls (this adds opening the
+//! store and reading the picked records) and the whole process as an agent sees it.
+//!
+//! `cargo build --release && cargo run --release --example picker_bench [N] [R]`
+//! (defaults 5000 25).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use memoir::key::split_encoded;
+use memoir::llm::{Llm, LlmError};
+use memoir::object::ObjectId;
+use memoir::prolly::KeyRange;
+use memoir::recall::picker::{self, Inventory, Mode};
+use memoir::recall::{synced_index, Query};
+use memoir::repo::Repo;
+use memoir::store::{OpenOptions, Store};
+use serde_json::{json, Value};
+
+/// The scripted model's answer to every prompt: names that exist in the store.
+const REPLY: &str = "default:topic01\ndefault:topic01.area01\n\
+                     default:topic01.area01.item000038\ndefault:topic02.area03.item000113";
+
+/// A model in this process that answers at once.
+struct Instant0;
+
+impl Llm for Instant0 {
+    fn complete(&self, _system: &str, _prompt: &str) -> Result<String, LlmError> {
+        Ok(REPLY.to_string())
+    }
+    fn describe(&self) -> String {
+        "in-process".into()
+    }
+}
+
+/// The store as the command line shows it to the picker.
+struct Inv<'a> {
+    repo: &'a Repo,
+    keys: Vec<String>,
+    values: std::collections::BTreeMap<String, ObjectId>,
+}
+
+impl Inventory for Inv<'_> {
+    fn keys(&self) -> &[String] {
+        &self.keys
+    }
+    fn sample(&self, key: &str) -> Result<String, String> {
+        let id = self.values.get(key).ok_or("unknown key")?;
+        memoir::memory::read_record(self.repo.objects(), id)
+            .map(|r| r.content())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// One in-process pick as `memoir recall` makes it; returns milliseconds outside model calls.
+fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &str) -> f64 {
+    let t = Instant::now();
+    let mut keys = Vec::new();
+    let mut values = std::collections::BTreeMap::new();
+    repo.tree()
+        .scan(root, &KeyRange::all(), &mut |k, v| {
+            let (ns, path) = split_encoded(k);
+            let full = format!("{ns}:{path}");
+            keys.push(full.clone());
+            values.insert(full, *v);
+            true
+        })
+        .expect("scan");
+    if mode == Mode::Single && keys.len() > picker::MAX_KEY_CANDIDATES {
+        let (index, _, _) = synced_index(store, repo.tree(), repo.objects(), root).expect("index");
+        let hits = index.search(&Query {
+            text: q,
+            limit: picker::MAX_KEY_CANDIDATES,
+            ..Default::default()
+        });
+        let mut first: Vec<String> = hits
+            .iter()
+            .map(|h| format!("{}:{}", h.namespace, h.path))
+            .collect();
+        let seen: std::collections::BTreeSet<String> = first.iter().cloned().collect();
+        first.extend(keys.into_iter().filter(|k| !seen.contains(k)));
+        keys = first;
+    }
+    let inv = Inv { repo, keys, values };
+    let p = picker::pick(&Instant0, mode, q, &inv, 10).expect("pick");
+    for k in &p.keys {
+        memoir::memory::read_record(repo.objects(), &inv.values[k]).expect("picked record");
+    }
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    ms - p.step_timings.values().sum::<f64>()
+}
+
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target dir")
+        .join("memoir");
+    assert!(
+        bin.exists(),
+        "build the binary first: cargo build --release"
+    );
+    bin
+}
+
+fn path_of(i: usize) -> String {
+    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
+}
+
+/// Serves OpenAI-style chat completions on 127.0.0.1, each answered at once with a few names
+/// that exist in the store (the picker keeps those among its candidates).
+fn serve_model() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+    let addr = listener.local_addr().expect("address");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(v) = lower.strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0u8; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let answer = json!({
+                "choices": [{"message": {"role": "assistant", "content": REPLY},
+                             "finish_reason": "stop"}]
+            })
+            .to_string();
+            let mut stream = reader.into_inner();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    format!("http://{addr}/v1")
+}
+
+fn stats(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[(v.len() * 95 / 100).min(v.len() - 1)])
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let n = args.first().copied().unwrap_or(5_000);
+    let reps = args.get(1).copied().unwrap_or(25).max(1);
+    let bin = binary();
+    let dir = std::env::temp_dir().join(format!("memoir-picker-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let store = dir.join("store");
+    let memoir = |extra: &[(&str, &str)], args: &[&str]| {
+        let mut c = Command::new(&bin);
+        c.arg("-s")
+            .arg(&store)
+            .args(args)
+            .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
+            .env_remove("MEMOIR_STORE")
+            .env_remove("MEMOIR_LLM_COMMAND")
+            .env_remove("ANTHROPIC_API_KEY");
+        for (k, v) in extra {
+            c.env(k, v);
+        }
+        let t = Instant::now();
+        let out = c.output().expect("run memoir");
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        assert!(
+            out.status.success(),
+            "memoir {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (ms, out.stdout)
+    };
+    memoir(&[], &["new", store.to_str().expect("utf-8")]);
+    let file = dir.join("memories.jsonl");
+    let mut text = String::new();
+    for i in 0..n {
+        let content = format!("memory {i}: the agent learned something worth keeping about item {i}");
+        text.push_str(
+            &json!({"key": path_of(i), "namespace": "default", "content": content,
+                    "confidence": 1.0, "timestamp": 1767225600.0})
+            .to_string(),
+        );
+        text.push('\n');
+    }
+    std::fs::write(&file, text).expect("write jsonl");
+    memoir(&[], &["import", file.to_str().expect("utf-8")]);
+
+    let query = "what about item 38";
+    println!("store of {n} memories, {reps} runs per mode");
+    {
+        let repo = Repo::open(Store::open(&store, &OpenOptions::default()).expect("open store"))
+            .expect("open repo");
+        let root = repo.root_of(&repo.head_commit().expect("head")).expect("root");
+        for (name, mode) in [("single", Mode::Single), ("tiered", Mode::Tiered)] {
+            let runs: Vec<f64> = (0..reps)
+                .map(|_| pick_in_process(&repo, &store, &root, mode, query))
+                .collect();
+            let (m, p) = stats(runs);
+            println!(
+                "in process  {name:<7} picker overhead median {m:>6.2} ms  p95 {p:>6.2} ms   \
+                 target <= 5 ms"
+            );
+        }
+    }
+    let base = serve_model();
+    let env = [
+        ("MEMOIR_LLM_PROVIDER", "openai"),
+        ("MEMOIR_LLM_BASE_URL", base.as_str()),
+        ("OPENAI_API_KEY", "bench"),
+        ("MEMOIR_LLM_MODEL", "scripted"),
+    ];
+    for mode in ["single", "tiered"] {
+        let mut overhead = Vec::new();
+        let mut whole = Vec::new();
+        let mut calls = 0;
+        for _ in 0..reps {
+            let (ms, out) = memoir(
+                &env,
+                &["--json", "recall", query, "--mode", mode],
+            );
+            let v: Value = serde_json::from_slice(&out).expect("recall JSON");
+            let meta = &v["metadata"];
+            assert_eq!(meta["mode"], mode, "recall ran {} instead", meta["mode"]);
+            let total = v["timing_ms"].as_f64().expect("timing_ms");
+            let steps = meta["step_timings"].as_object().expect("step_timings");
+            let llm: f64 = steps.values().filter_map(Value::as_f64).sum();
+            calls = steps.len();
+            overhead.push(total - llm);
+            whole.push(ms);
+        }
+        let (om, op) = stats(overhead);
+        let (wm, wp) = stats(whole);
+        println!(
+            "binary      {mode:<7} ({calls} model steps)  timing_ms - model median {om:>6.2} ms  p95 {op:>6.2} ms   \
+             target <= 5 ms | whole process median {wm:>6.2} ms  p95 {wp:>6.2} ms"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
