@@ -5,7 +5,12 @@
 //!   one iteration is `Repo::merge` of one branch into the other: merge base, two tree
 //!   diffs, one edit batch, the merge commit and its ref move with both flushes. Every
 //!   iteration merges a fresh pair of branches whose changes carry new value ids, so the
-//!   merged tree's nodes are new each time (set up outside the timing).
+//!   merged tree's nodes are new each time (set up outside the timing). The process's node
+//!   cache is warm for the base tree (every round forks from it) and holds none of the two
+//!   branches' new nodes (commits do not cache the nodes they write).
+//!   `merge/100k_1000x1000_cold_cache` is the same merge through a fresh `Repo` over the
+//!   same open store (empty node cache, commit graph reloaded from its cache file), as a new
+//!   `memoir merge` process would run it.
 //! - `gc/history_3000`: a 20,000-key tree with 3,000 commits of 3 edits each on `main`;
 //!   one iteration is a full `Repo::gc` (mark every commit and distinct node, scan every
 //!   stored id) that finds nothing to remove. `gc/history_3000_with_garbage` first writes
@@ -83,29 +88,38 @@ fn bench_merge(c: &mut Criterion) {
     g.sample_size(20);
     g.sampling_mode(SamplingMode::Flat);
     g.measurement_time(Duration::from_secs(10));
-    g.bench_function("100k_1000x1000", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                round += 1;
-                let (ours, theirs) = (format!("o{round}"), format!("t{round}"));
-                repo.create_branch(&ours, &base).unwrap();
-                repo.create_branch(&theirs, &base).unwrap();
-                let s = sig(10 + round as i64);
-                repo.commit(&ours, side_edits(N, 0, round), &s, "ours")
-                    .unwrap();
-                let t = repo
-                    .commit(&theirs, side_edits(N, 1, round), &s, "theirs")
-                    .unwrap();
-                let start = Instant::now();
-                let out = repo.merge(&t, &ours, &Strategy::Fail, &s, "Merge").unwrap();
-                total += start.elapsed();
-                assert_eq!(out.kind, MergeKind::Merged);
-                assert!(out.conflicts.is_empty());
-            }
-            total
-        })
-    });
+    for cold in [false, true] {
+        let name = if cold {
+            "100k_1000x1000_cold_cache"
+        } else {
+            "100k_1000x1000"
+        };
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    round += 1;
+                    let (ours, theirs) = (format!("o{round}"), format!("t{round}"));
+                    repo.create_branch(&ours, &base).unwrap();
+                    repo.create_branch(&theirs, &base).unwrap();
+                    let s = sig(10 + round as i64);
+                    repo.commit(&ours, side_edits(N, 0, round), &s, "ours")
+                        .unwrap();
+                    let t = repo
+                        .commit(&theirs, side_edits(N, 1, round), &s, "theirs")
+                        .unwrap();
+                    let fresh = cold.then(|| Repo::open(repo.store().clone()).unwrap());
+                    let r = fresh.as_ref().unwrap_or(&repo);
+                    let start = Instant::now();
+                    let out = r.merge(&t, &ours, &Strategy::Fail, &s, "Merge").unwrap();
+                    total += start.elapsed();
+                    assert_eq!(out.kind, MergeKind::Merged);
+                    assert!(out.conflicts.is_empty());
+                }
+                total
+            })
+        });
+    }
     g.finish();
 }
 

@@ -1,5 +1,7 @@
 //! Structural diff of two trees: descends only where subtree ids differ.
 
+use std::sync::Arc;
+
 use super::node::Node;
 use super::{KeyRange, NodeStore, ProllyResult};
 use crate::object::ObjectId;
@@ -15,30 +17,103 @@ pub struct Change {
     pub new: Option<ObjectId>,
 }
 
-/// The next unvisited piece of one side, in key order.
-enum Front {
-    Tree { level: u8, id: ObjectId },
-    Entry { key: Box<[u8]>, id: ObjectId },
+/// One side of a diff: the path from the root to the item to look at next.
+///
+/// Items are borrowed from the (shared, immutable) nodes on the path, so walking a side
+/// allocates nothing per item; only the reported changes copy their keys.
+struct Side<'r> {
+    /// (node, index of its current item), root first; the current item is the top's.
+    stack: Vec<(Arc<Node>, usize)>,
+    range: &'r KeyRange,
 }
 
-/// Pushes the children of `node` that meet `range`, last first.
-fn push_children(stack: &mut Vec<Front>, node: &Node, range: &KeyRange) {
-    for it in node.items.iter().rev() {
-        if !range.meets(&it.key, it.last_key()) {
-            continue;
-        }
-        stack.push(if node.level == 0 {
-            Front::Entry {
-                key: it.key.clone(),
-                id: it.id,
-            }
-        } else {
-            Front::Tree {
-                level: node.level - 1,
-                id: it.id,
-            }
-        });
+impl<'r> Side<'r> {
+    fn new(root: Arc<Node>, range: &'r KeyRange) -> Self {
+        let mut s = Side {
+            stack: Vec::with_capacity(root.level as usize + 1),
+            range,
+        };
+        s.stack.push((root, 0));
+        s.settle();
+        s
     }
+
+    /// Moves to the first item at or after the current position that meets the range,
+    /// leaving exhausted nodes.
+    fn settle(&mut self) {
+        while let Some((n, i)) = self.stack.last_mut() {
+            while let Some(it) = n.items.get(*i) {
+                if self.range.meets(&it.key, it.last_key()) {
+                    return;
+                }
+                if self.range.hi.as_deref().is_some_and(|hi| &it.key[..] >= hi) {
+                    *i = n.items.len(); // this and every later item lie above the range
+                } else {
+                    *i += 1;
+                }
+            }
+            self.stack.pop();
+            if let Some((_, i)) = self.stack.last_mut() {
+                *i += 1;
+            }
+        }
+    }
+
+    /// Level and child id of the current item, if any is left.
+    fn current(&self) -> Option<(u8, &ObjectId)> {
+        self.stack.last().map(|(n, i)| (n.level, &n.items[*i].id))
+    }
+
+    /// Skips the current item (a whole subtree, or one entry).
+    fn advance(&mut self) {
+        if let Some((_, i)) = self.stack.last_mut() {
+            *i += 1;
+        }
+        self.settle();
+    }
+
+    /// Replaces the current item, a subtree, by its child node's items.
+    fn descend(&mut self, ns: &NodeStore) -> ProllyResult<()> {
+        let Some((n, i)) = self.stack.last() else {
+            return Ok(());
+        };
+        let id = n.items[*i].id;
+        let level = n.level - 1;
+        let child = ns.load(&id)?;
+        if child.level != level {
+            return Err(super::corrupt(&id, "node level differs from its parent's"));
+        }
+        self.stack.push((child, 0));
+        self.settle();
+        Ok(())
+    }
+
+    /// The current leaf, its current index, and the end of its items inside the range.
+    fn leaf(&self) -> Option<(Arc<Node>, usize, usize)> {
+        let (n, i) = self.stack.last()?;
+        let end = match self.range.hi.as_deref() {
+            Some(hi) => n.items.partition_point(|it| &it.key[..] < hi),
+            None => n.items.len(),
+        };
+        Some((n.clone(), *i, end))
+    }
+
+    /// Sets the current leaf's index (after a run of entries was consumed).
+    fn consumed_to(&mut self, i: usize) {
+        if let Some((_, at)) = self.stack.last_mut() {
+            *at = i;
+        }
+        self.settle();
+    }
+}
+
+/// What the walk does next, decided from the two current items.
+enum Step {
+    Done,
+    SkipBoth,
+    DescendOld,
+    DescendNew,
+    Entries,
 }
 
 impl NodeStore {
@@ -56,6 +131,12 @@ impl NodeStore {
 
     /// [`NodeStore::diff`] confined to `range`: subtrees outside it are never opened, so the
     /// cost is O((changes in range + 1) x height) node reads.
+    ///
+    /// Both trees are walked in key order together. Whenever both current items are
+    /// subtrees with the same id they are skipped together; the same id at different
+    /// heights is found too, because the higher side is always opened first (chunk
+    /// boundaries that line up give equal nodes on the same level). Two leaves are compared
+    /// by one merge of their sorted items.
     pub fn diff_range(
         &self,
         old: &ObjectId,
@@ -66,92 +147,31 @@ impl NodeStore {
         if old == new {
             return Ok(());
         }
-        let mut a = Vec::new();
-        let mut b = Vec::new();
-        for (stack, id) in [(&mut a, old), (&mut b, new)] {
-            let root = self.load(id)?;
-            stack.push(Front::Tree {
-                level: root.level,
-                id: *id,
-            });
-        }
-        let expand = |s: &mut Vec<Front>| -> ProllyResult<()> {
-            if let Some(Front::Tree { level, id }) = s.pop() {
-                let n = self.load(&id)?;
-                if n.level != level {
-                    return Err(super::corrupt(&id, "node level differs from its parent's"));
-                }
-                push_children(s, &n, range);
-            }
-            Ok(())
-        };
+        let mut a = Side::new(self.load(old)?, range);
+        let mut b = Side::new(self.load(new)?, range);
         loop {
-            let change = match (a.last(), b.last()) {
-                (None, None) => return Ok(()),
-                (Some(Front::Tree { id: x, .. }), Some(Front::Tree { id: y, .. })) if x == y => {
-                    a.pop();
-                    b.pop();
-                    continue;
+            let step = match (a.current(), b.current()) {
+                (None, None) => Step::Done,
+                (Some((la, x)), Some((lb, y))) if la > 0 && lb > 0 && x == y => Step::SkipBoth,
+                (Some((la, _)), other) if la > 0 && other.is_none_or(|(lb, _)| lb <= la) => {
+                    Step::DescendOld
                 }
-                (Some(Front::Tree { level: la, .. }), other) => {
-                    match other {
-                        Some(Front::Tree { level: lb, .. }) if lb > la => expand(&mut b)?,
-                        _ => expand(&mut a)?,
-                    }
-                    continue;
-                }
-                (_, Some(Front::Tree { .. })) => {
-                    expand(&mut b)?;
-                    continue;
-                }
-                (
-                    Some(Front::Entry { key: ka, id: va }),
-                    Some(Front::Entry { key: kb, id: vb }),
-                ) => match ka.cmp(kb) {
-                    std::cmp::Ordering::Less => Change {
-                        key: ka.to_vec(),
-                        old: Some(*va),
-                        new: None,
-                    },
-                    std::cmp::Ordering::Greater => Change {
-                        key: kb.to_vec(),
-                        old: None,
-                        new: Some(*vb),
-                    },
-                    std::cmp::Ordering::Equal => {
-                        let c = (va != vb).then(|| Change {
-                            key: ka.to_vec(),
-                            old: Some(*va),
-                            new: Some(*vb),
-                        });
-                        a.pop();
-                        b.pop();
-                        if let Some(c) = c {
-                            if !f(c) {
-                                return Ok(());
-                            }
-                        }
-                        continue;
-                    }
-                },
-                (Some(Front::Entry { key, id }), None) => Change {
-                    key: key.to_vec(),
-                    old: Some(*id),
-                    new: None,
-                },
-                (None, Some(Front::Entry { key, id })) => Change {
-                    key: key.to_vec(),
-                    old: None,
-                    new: Some(*id),
-                },
+                (_, Some((lb, _))) if lb > 0 => Step::DescendNew,
+                _ => Step::Entries,
             };
-            if change.new.is_none() {
-                a.pop();
-            } else {
-                b.pop();
-            }
-            if !f(change) {
-                return Ok(());
+            match step {
+                Step::Done => return Ok(()),
+                Step::SkipBoth => {
+                    a.advance();
+                    b.advance();
+                }
+                Step::DescendOld => a.descend(self)?,
+                Step::DescendNew => b.descend(self)?,
+                Step::Entries => {
+                    if !merge_leaves(&mut a, &mut b, f) {
+                        return Ok(());
+                    }
+                }
             }
         }
     }
@@ -165,4 +185,86 @@ impl NodeStore {
         })?;
         Ok(out)
     }
+}
+
+/// Compares the current leaves of both sides (either may be exhausted) by one merge of
+/// their items, up to the end of the shorter run; reports the changes. False when `f`
+/// asked to stop.
+fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) -> bool) -> bool {
+    let empty = || {
+        (
+            Arc::new(Node {
+                level: 0,
+                items: Vec::new(),
+            }),
+            0,
+            0,
+        )
+    };
+    let (has_a, has_b) = (a.current().is_some(), b.current().is_some());
+    let (na, mut i, ea) = a.leaf().unwrap_or_else(empty);
+    let (nb, mut j, eb) = b.leaf().unwrap_or_else(empty);
+    let (xs, ys) = (&na.items, &nb.items);
+    let mut go = true;
+    // Stop at the end of either leaf (unless the other side is exhausted): its next leaf
+    // may start a subtree the other side shares.
+    while go && (i < ea || j < eb) && (i < ea || !has_a) && (j < eb || !has_b) {
+        let change = match (xs.get(i).filter(|_| i < ea), ys.get(j).filter(|_| j < eb)) {
+            (Some(x), Some(y)) => match x.key.cmp(&y.key) {
+                std::cmp::Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                    if x.id == y.id {
+                        continue;
+                    }
+                    Change {
+                        key: x.key.to_vec(),
+                        old: Some(x.id),
+                        new: Some(y.id),
+                    }
+                }
+                std::cmp::Ordering::Less => {
+                    i += 1;
+                    Change {
+                        key: x.key.to_vec(),
+                        old: Some(x.id),
+                        new: None,
+                    }
+                }
+                std::cmp::Ordering::Greater => {
+                    j += 1;
+                    Change {
+                        key: y.key.to_vec(),
+                        old: None,
+                        new: Some(y.id),
+                    }
+                }
+            },
+            (Some(x), None) => {
+                i += 1;
+                Change {
+                    key: x.key.to_vec(),
+                    old: Some(x.id),
+                    new: None,
+                }
+            }
+            (None, Some(y)) => {
+                j += 1;
+                Change {
+                    key: y.key.to_vec(),
+                    old: None,
+                    new: Some(y.id),
+                }
+            }
+            (None, None) => break,
+        };
+        go = f(change);
+    }
+    if has_a {
+        a.consumed_to(i);
+    }
+    if has_b {
+        b.consumed_to(j);
+    }
+    go
 }

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use super::chunker::{ItemRef, MadeNode, NodeChunker};
 use super::cursor::LevelCursor;
-use super::node::{Item, Node};
+use super::node::{Item, KeyBytes, Node};
 use super::{check_key, NodeStore, ProllyError, ProllyResult};
-use crate::object::{Object, ObjectId};
+use crate::object::ObjectId;
 
 /// One change to a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub struct ApplyStats {
 /// An edit of one level: replace or remove the item with this key.
 enum LevelEdit {
     Put(Item),
-    Delete(Box<[u8]>),
+    Delete(KeyBytes),
 }
 
 impl LevelEdit {
@@ -86,7 +86,7 @@ impl<'a> Writer<'a> {
     /// A node made by this batch (not written yet) or stored.
     fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
         match self.pending.iter().rev().find(|(p, _)| p == id.as_bytes()) {
-            Some((_, bytes)) => Node::decode(bytes)
+            Some((_, bytes)) => Node::decode_shared(bytes.clone())
                 .map(Arc::new)
                 .map_err(|e| super::corrupt(id, e.to_string())),
             None => self.ns.load(id),

@@ -21,7 +21,7 @@ mod verify;
 
 pub use diff::Change;
 pub use edit::{ApplyStats, Edit};
-pub use node::{Item, Node, MAX_KEY_BYTES};
+pub use node::{Item, KeyBytes, Node, MAX_KEY_BYTES};
 pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
 pub use reach::{IdHasher, IdSet, MarkStats};
 pub use read::{prefix_range, KeyRange};
@@ -58,8 +58,13 @@ pub(crate) fn corrupt(id: &ObjectId, reason: impl Into<String>) -> ProllyError {
     })
 }
 
-/// Default number of decoded nodes kept in memory.
-pub const DEFAULT_CACHE_NODES: usize = 4096;
+/// Default number of decoded nodes kept in memory. A decoded node holds its stored bytes
+/// (about 4 KiB) and its item table (72 bytes an item), so a full cache takes about 60 MiB.
+/// Large enough for the working set of a diff or merge over ~100k keys with thousands of
+/// changes (two versions of most leaves); a working set larger than the cache gets almost
+/// no hits when it is walked repeatedly (the CLOCK rule, like LRU, evicts what a cyclic
+/// walk needs next).
+pub const DEFAULT_CACHE_NODES: usize = 8192;
 
 /// Tree operations over an object store, with a cache of decoded nodes.
 ///
@@ -88,7 +93,8 @@ impl NodeStore {
         if let Some(n) = self.cache_lock().get(id) {
             return Ok(n.clone());
         }
-        let node = Arc::new(self.objects.read::<Node>(id)?);
+        let bytes = self.objects.read_raw(id, crate::object::Kind::Node)?;
+        let node = Arc::new(Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?);
         self.cache_lock().put(*id, node.clone());
         Ok(node)
     }

@@ -1,7 +1,125 @@
 //! Tree nodes: their items, canonical encoding and sizes.
 
+use std::sync::Arc;
+
 use crate::object::cbor::{head_len, CborError, Decoder, Encoder};
 use crate::object::{Kind, Object, ObjectId};
+
+/// The bytes of a key held by a node item.
+///
+/// A node decoded by [`Node::decode_shared`] keeps its stored bytes once and every key of it
+/// is a window into them, so decoding (and later dropping) a node costs no allocation per
+/// key. Keys made elsewhere (edits, tests) own their bytes. Either way it behaves as a
+/// `[u8]`: comparisons, ordering and hashing are those of the bytes.
+#[derive(Clone, Default)]
+pub struct KeyBytes {
+    /// The buffer the key lies in; `None` for the empty key.
+    buf: Option<Arc<Vec<u8>>>,
+    start: u32,
+    len: u32,
+}
+
+impl KeyBytes {
+    /// A window `start..start + len` of a shared buffer (the caller checked the bounds).
+    fn window(buf: &Arc<Vec<u8>>, start: usize, len: usize) -> KeyBytes {
+        KeyBytes {
+            buf: Some(buf.clone()),
+            start: start as u32,
+            len: len as u32,
+        }
+    }
+
+    /// The key's bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match &self.buf {
+            Some(b) => &b[self.start as usize..(self.start + self.len) as usize],
+            None => &[],
+        }
+    }
+}
+
+impl std::ops::Deref for KeyBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for KeyBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl std::borrow::Borrow<[u8]> for KeyBytes {
+    fn borrow(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl From<&[u8]> for KeyBytes {
+    fn from(b: &[u8]) -> Self {
+        b.to_vec().into()
+    }
+}
+
+impl From<Vec<u8>> for KeyBytes {
+    fn from(v: Vec<u8>) -> Self {
+        if v.is_empty() {
+            return KeyBytes::default();
+        }
+        let len = v.len() as u32;
+        KeyBytes {
+            buf: Some(Arc::new(v)),
+            start: 0,
+            len,
+        }
+    }
+}
+
+impl From<Box<[u8]>> for KeyBytes {
+    fn from(b: Box<[u8]>) -> Self {
+        b.into_vec().into()
+    }
+}
+
+impl From<KeyBytes> for Box<[u8]> {
+    fn from(k: KeyBytes) -> Self {
+        k.as_slice().into()
+    }
+}
+
+impl PartialEq for KeyBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for KeyBytes {}
+
+impl PartialOrd for KeyBytes {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for KeyBytes {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_slice().cmp(other.as_slice())
+    }
+}
+
+impl std::hash::Hash for KeyBytes {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state)
+    }
+}
+
+impl std::fmt::Debug for KeyBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
 
 /// Most bytes of a key the tree accepts (encoded taxonomy keys are far shorter).
 pub const MAX_KEY_BYTES: usize = 512;
@@ -13,9 +131,9 @@ pub const MAX_LEVEL: u64 = 48;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
     /// Leaf key, or first key of the child.
-    pub key: Box<[u8]>,
+    pub key: KeyBytes,
     /// Last key of the child; empty in leaves.
-    pub last: Box<[u8]>,
+    pub last: KeyBytes,
     /// Value id (leaf) or child node id.
     pub id: ObjectId,
     /// Keys below (1 in leaves).
@@ -27,7 +145,7 @@ impl Item {
     pub fn leaf(key: &[u8], value: ObjectId) -> Item {
         Item {
             key: key.into(),
-            last: Box::default(),
+            last: KeyBytes::default(),
             id: value,
             count: 1,
         }
@@ -121,55 +239,88 @@ impl Object for Node {
     }
 
     fn decode_fields(d: &mut Decoder<'_>, n: usize) -> Result<Self, CborError> {
-        let bad = |at, expected| CborError::Unexpected { expected, at };
-        if n != 2 {
-            return Err(bad(d.position(), "node with two fields"));
-        }
-        let at = d.position();
-        let level = d.u64()?;
-        if level > MAX_LEVEL {
-            return Err(bad(at, "node level within bounds"));
-        }
-        let level = level as u8;
-        let len = d.array()?;
-        let mut items = Vec::with_capacity(len);
-        let key = |d: &mut Decoder<'_>| -> Result<Box<[u8]>, CborError> {
-            let at = d.position();
-            let k = d.bytes()?;
-            if k.is_empty() || k.len() > MAX_KEY_BYTES {
-                return Err(bad(at, "key of 1..=512 bytes"));
-            }
-            Ok(k.into())
-        };
-        for _ in 0..len {
-            if level == 0 {
-                d.array_of(2)?;
-                let k = key(d)?;
-                let id = ObjectId::from_bytes(d.bytes_fixed::<32>()?);
-                items.push(Item {
-                    key: k,
-                    last: Box::default(),
-                    id,
-                    count: 1,
-                });
-            } else {
-                d.array_of(4)?;
-                let k = key(d)?;
-                let last = key(d)?;
-                let id = ObjectId::from_bytes(d.bytes_fixed::<32>()?);
-                let at = d.position();
-                let count = d.u64()?;
-                if count == 0 {
-                    return Err(bad(at, "non-zero subtree count"));
-                }
-                items.push(Item {
-                    key: k,
-                    last,
-                    id,
-                    count,
-                });
-            }
-        }
-        Ok(Node { level, items })
+        decode_node(d, n, &mut |k, _| KeyBytes::from(k))
     }
+}
+
+impl Node {
+    /// Decodes a node's stored bytes exactly as [`Object::decode`] does (same checks, same
+    /// errors), keeping the bytes as the one buffer all its keys are windows into.
+    pub fn decode_shared(bytes: Vec<u8>) -> Result<Node, CborError> {
+        let buf = Arc::new(bytes);
+        let mut d = Decoder::new(&buf);
+        let n = d.array()?;
+        let at = d.position();
+        let tag = d.u64()?;
+        if n == 0 || tag != Kind::Node as u64 {
+            return Err(CborError::Unexpected {
+                expected: Kind::Node.context(),
+                at,
+            });
+        }
+        let node = decode_node(&mut d, n - 1, &mut |k, end| {
+            KeyBytes::window(&buf, end - k.len(), k.len())
+        })?;
+        d.finish()?;
+        Ok(node)
+    }
+}
+
+/// The fields of a node after its kind tag; `key` makes an item key from its bytes and the
+/// position where they end in the input.
+fn decode_node(
+    d: &mut Decoder<'_>,
+    n: usize,
+    key: &mut dyn FnMut(&[u8], usize) -> KeyBytes,
+) -> Result<Node, CborError> {
+    let bad = |at, expected| CborError::Unexpected { expected, at };
+    if n != 2 {
+        return Err(bad(d.position(), "node with two fields"));
+    }
+    let at = d.position();
+    let level = d.u64()?;
+    if level > MAX_LEVEL {
+        return Err(bad(at, "node level within bounds"));
+    }
+    let level = level as u8;
+    let len = d.array()?;
+    let mut items = Vec::with_capacity(len);
+    let mut read_key = |d: &mut Decoder<'_>| -> Result<KeyBytes, CborError> {
+        let at = d.position();
+        let k = d.bytes()?;
+        if k.is_empty() || k.len() > MAX_KEY_BYTES {
+            return Err(bad(at, "key of 1..=512 bytes"));
+        }
+        Ok(key(k, d.position()))
+    };
+    for _ in 0..len {
+        if level == 0 {
+            d.array_of(2)?;
+            let k = read_key(d)?;
+            let id = ObjectId::from_bytes(d.bytes_fixed::<32>()?);
+            items.push(Item {
+                key: k,
+                last: KeyBytes::default(),
+                id,
+                count: 1,
+            });
+        } else {
+            d.array_of(4)?;
+            let k = read_key(d)?;
+            let last = read_key(d)?;
+            let id = ObjectId::from_bytes(d.bytes_fixed::<32>()?);
+            let at = d.position();
+            let count = d.u64()?;
+            if count == 0 {
+                return Err(bad(at, "non-zero subtree count"));
+            }
+            items.push(Item {
+                key: k,
+                last,
+                id,
+                count,
+            });
+        }
+    }
+    Ok(Node { level, items })
 }
