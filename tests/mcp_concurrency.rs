@@ -19,9 +19,12 @@ const LOCK_TIMEOUT: &str = "30";
 /// CLI writer processes running at once.
 const WRITERS: usize = 4;
 /// `memoir remember` calls of each writer.
-const WRITES_EACH: usize = 6;
-/// memoir_remember calls of the server (each followed by a read).
-const SERVER_WRITES: usize = 24;
+const WRITES_EACH: usize = 8;
+/// Fewest memoir_remember calls of the server (each followed by a read); it goes on calling
+/// until every CLI writer is done, so the CLI writes all land while the server is busy.
+const SERVER_WRITES: usize = 40;
+/// Most server calls, should the writers hang.
+const SERVER_WRITES_MAX: usize = 3000;
 
 fn memoir(store: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
@@ -153,6 +156,7 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
             std::thread::spawn(move || {
                 barrier.wait();
                 let mut slowest = Duration::ZERO;
+                let mut done = Vec::new();
                 for n in 0..WRITES_EACH {
                     let key = format!("cli{w}.n{n}");
                     let content = cli_content(w, n);
@@ -168,14 +172,21 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
                         t.elapsed()
                     );
                     assert_eq!(v["full_key"], format!("default:{key}"));
+                    done.push(Instant::now());
                 }
-                slowest
+                (slowest, done)
             })
         })
         .collect();
 
     barrier.wait();
-    for n in 0..SERVER_WRITES {
+    let stream_start = Instant::now();
+    let mut server_writes = 0;
+    while server_writes < SERVER_WRITES
+        || (server_writes < SERVER_WRITES_MAX && !writers.iter().all(|w| w.is_finished()))
+    {
+        let n = server_writes;
+        server_writes += 1;
         let key = format!("srv.n{n}");
         let r = server.ok(
             "memoir_remember",
@@ -192,17 +203,32 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
             );
         }
     }
+    let stream_end = Instant::now();
     let mut slowest = Duration::ZERO;
+    let mut during = 0;
     for w in writers {
-        slowest = slowest.max(w.join().expect("a CLI writer failed"));
+        let (slow, done) = w.join().expect("a CLI writer failed");
+        slowest = slowest.max(slow);
+        during += done
+            .iter()
+            .filter(|t| **t > stream_start && **t < stream_end)
+            .count();
     }
     println!(
-        "{} CLI writes beside {SERVER_WRITES} server writes; slowest CLI write {slowest:?}",
-        WRITERS * WRITES_EACH
+        "{} CLI writes ({during} while the server's stream ran, {:?}) beside {server_writes} \
+         server writes; slowest CLI write {slowest:?}",
+        WRITERS * WRITES_EACH,
+        stream_end - stream_start
+    );
+    // The CLI got through while the server was busy, not only after it.
+    assert_eq!(
+        during,
+        WRITERS * WRITES_EACH,
+        "every CLI write landed while the server was busy"
     );
 
     // Every write is one commit, none lost, none doubled.
-    let writes = WRITERS * WRITES_EACH + SERVER_WRITES;
+    let writes = WRITERS * WRITES_EACH + server_writes;
     assert_eq!(commit_count(&store) - before, writes);
 
     // Every key reads back with its exact content, from the CLI and from the server.
@@ -214,7 +240,7 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
             want.push(cli_content(w, n));
         }
     }
-    for n in 0..SERVER_WRITES {
+    for n in 0..server_writes {
         keys.push(format!("srv.n{n}"));
         want.push(server_content(n));
     }
