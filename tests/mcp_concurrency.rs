@@ -199,7 +199,7 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
             );
             assert_eq!(r["full_key"], format!("default:{key}"));
             server_writes += 1;
-        } else if calls % 10 == 0 {
+        } else if calls.is_multiple_of(10) {
             let s = server.ok("memoir_summarize", json!({"depth": 1}));
             assert_eq!(
                 s["prefix_counts"]["default"]["srv"].as_u64(),
