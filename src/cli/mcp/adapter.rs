@@ -1,8 +1,19 @@
 //! Everything specific to the MCP library (`rmcp`, pinned in Cargo.toml): the server handler
 //! that lists [`super::tools::specs`] and runs [`super::tools::Tools::call`] off the async
-//! executor, and the stdio transport. Changes of the library's API stay in this file.
+//! executor, and the two transports: stdio, and streamable HTTP (rmcp's tower service, served
+//! by hyper on a listener the caller bound). Changes of the library's API stay in this file.
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -10,10 +21,13 @@ use rmcp::model::{
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::tools::{specs, Tools, INSTRUCTIONS};
 
+#[derive(Clone)]
 struct Handler {
     tools: Arc<Tools>,
     list: Arc<Vec<Tool>>,
@@ -66,18 +80,27 @@ impl ServerHandler for Handler {
     }
 }
 
-/// Serves `tools` over stdin/stdout until the host closes the stream.
-pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
-    let handler = Handler {
-        tools,
-        list: Arc::new(specs().into_iter().map(tool_of).collect()),
-    };
-    let rt = tokio::runtime::Builder::new_multi_thread()
+impl Handler {
+    fn new(tools: Arc<Tools>) -> Self {
+        Handler {
+            tools,
+            list: Arc::new(specs().into_iter().map(tool_of).collect()),
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    rt.block_on(async move {
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Serves `tools` over stdin/stdout until the host closes the stream.
+pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
+    let handler = Handler::new(tools);
+    runtime()?.block_on(async move {
         let service = handler
             .serve(rmcp::transport::stdio())
             .await
@@ -87,5 +110,103 @@ pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
             .await
             .map_err(|e| format!("MCP server stopped: {e}"))?;
         Ok(())
+    })
+}
+
+/// The path the streamable HTTP endpoint answers on; every other path is 404.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Browser origins accepted on the HTTP transport (pages served from this machine); a request
+/// carrying any other `Origin` is refused, so a web page cannot drive the store.
+const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
+type HttpService = StreamableHttpService<Handler, LocalSessionManager>;
+type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
+
+/// Serves `tools` over MCP streamable HTTP at [`HTTP_PATH`] on `listener` (already bound by
+/// the caller, which chose and checked the address) until the process is interrupted
+/// (Ctrl-C, or SIGTERM on Unix). `ready` runs once the interruption is watched for, just
+/// before requests are accepted. Each client session gets its own protocol state; all of
+/// them share `tools`, whose calls are serialised. Only `Host` headers naming a loopback
+/// host are accepted (DNS rebinding).
+pub fn serve_http(
+    tools: Arc<Tools>,
+    listener: std::net::TcpListener,
+    ready: impl FnOnce(),
+) -> Result<(), String> {
+    let handler = Handler::new(tools);
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot configure the listener: {e}"))?;
+    runtime()?.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| format!("cannot use the listener: {e}"))?;
+        let config = StreamableHttpServerConfig::default().with_allowed_origins(LOCAL_ORIGINS);
+        let stop = config.cancellation_token.clone();
+        let service: HttpService = StreamableHttpService::new(
+            move || Ok(handler.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let mut shutdown = std::pin::pin!(watch_signals()?);
+        ready();
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _peer)) => {
+                        let service = service.clone();
+                        tokio::spawn(async move {
+                            let route = service_fn(move |req| route(service.clone(), req));
+                            // A connection that breaks off only ends that connection.
+                            let _ = http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), route)
+                                .await;
+                        });
+                    }
+                    // Out of descriptors and the like: wait a moment instead of spinning.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                },
+                () = &mut shutdown => break,
+            }
+        }
+        stop.cancel();
+        Ok(())
+    })
+}
+
+async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+    if req.uri().path() != HTTP_PATH {
+        let mut not_found = Response::new(
+            Full::new(Bytes::from(format!(
+                "not found: the MCP endpoint is {HTTP_PATH}\n"
+            )))
+            .boxed(),
+        );
+        *not_found.status_mut() = StatusCode::NOT_FOUND;
+        return Ok(not_found);
+    }
+    Ok(service.handle(req).await)
+}
+
+/// Watches for Ctrl-C (and SIGTERM on Unix) from now on; the future resolves on the first.
+#[cfg(unix)]
+fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let fail = |e: std::io::Error| format!("cannot watch for signals: {e}");
+    let mut term = signal(SignalKind::terminate()).map_err(fail)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(fail)?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+/// Watches for Ctrl-C; the future resolves on it.
+#[cfg(not(unix))]
+fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }

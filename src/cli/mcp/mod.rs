@@ -1,4 +1,5 @@
-//! `memoir mcp`: serve the store to an agent host over the Model Context Protocol (stdio).
+//! `memoir mcp`: serve the store to an agent host over the Model Context Protocol, on stdio
+//! or (`--http ADDR`) over streamable HTTP on a loopback address.
 //!
 //! [`tools`] maps each tool onto a command's `Args` and `run`, free of any protocol library;
 //! [`adapter`] is the one file that speaks `rmcp`. Each tool call runs like one CLI
@@ -10,32 +11,44 @@
 //! serialised; a call that meets a store held by another process waits up to
 //! `--lock-timeout` and then fails with code 7 (store busy).
 //!
-//! stdout carries only protocol messages; the server's own messages go to stderr.
+//! stdout carries only protocol messages (stdio) or nothing (HTTP); the server's own messages
+//! go to stderr. Over HTTP the server binds loopback addresses only: there is no
+//! authentication, so anything that can reach the port can read and write the store.
 
 mod adapter;
 pub mod tools;
 
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use memoir::store::{Store, StoreError};
 
 use super::context::{Ctx, WriteArgs};
-use super::output::{CliError, Report, Style};
+use super::output::{exit, CliError, Report, Style};
 
 const HELP: &str = "\
 Examples:
   memoir -s ./mem mcp
   memoir mcp --store ./mem --init        # create the store on first start
+  memoir mcp --store ./mem --http 127.0.0.1:8765
+  memoir mcp --store ./mem --http 127.0.0.1:0    # any free port; stderr names it
 
 Host configuration (Claude Desktop / Claude Code / Cursor `mcpServers`):
   {\"mcpServers\": {\"memoir\": {\"command\": \"memoir\", \"args\": [\"mcp\", \"--store\", \"/path/to/mem\"]}}}
+Over HTTP (server started separately with --http 127.0.0.1:8765):
+  {\"mcpServers\": {\"memoir\": {\"type\": \"http\", \"url\": \"http://127.0.0.1:8765/mcp\"}}}
+
+--http serves streamable HTTP at /mcp and accepts loopback addresses only (127.0.0.1, [::1],
+localhost): there is no authentication. Once listening it prints
+`memoir mcp: listening on http://HOST:PORT/mcp` to stderr (also with -q) and runs until
+interrupted (Ctrl-C, SIGTERM). A non-loopback address is a usage error (exit 2).
 
 The store stays open while calls keep coming and its lock is released after 50 ms without a
 call (or 1 s of continuous use), so CLI calls from other processes are never starved; the
 next tool call sees their writes.";
 
-/// Serve the store over MCP (stdio)
+/// Serve the store over MCP (stdio, or streamable HTTP with --http)
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
@@ -45,10 +58,63 @@ pub struct Args {
     /// Create the store if it does not exist yet
     #[arg(long)]
     pub init: bool,
+    /// Serve streamable HTTP on this loopback address (HOST:PORT; port 0 picks a free one)
+    /// instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
 }
 
-/// Runs the server until the host closes stdin.
+/// The addresses `addr` (`HOST:PORT`) names, all of them loopback; anything else is a usage
+/// error (exit 2), so the store is never served beyond this machine.
+fn loopback_addrs(addr: &str) -> Result<Vec<SocketAddr>, CliError> {
+    let usage = |why: String| {
+        CliError::new(
+            exit::USAGE,
+            format!(
+                "--http {addr}: {why}; give a loopback HOST:PORT such as 127.0.0.1:8765, \
+                 [::1]:8765 or localhost:8765"
+            ),
+        )
+    };
+    let addrs: Vec<SocketAddr> = addr
+        .to_socket_addrs()
+        .map_err(|e| usage(format!("not a usable address ({e})")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(usage("the host resolves to no address".into()));
+    }
+    if let Some(outside) = addrs.iter().find(|a| !a.ip().to_canonical().is_loopback()) {
+        return Err(usage(format!(
+            "refusing to listen on {}, which is not a loopback address (the MCP server has no \
+             authentication, so it only serves this machine)",
+            outside.ip()
+        )));
+    }
+    Ok(addrs)
+}
+
+/// Binds the first of `addrs` that can be bound (exit 1 if none can).
+fn bind(addr: &str, addrs: &[SocketAddr]) -> Result<TcpListener, CliError> {
+    let mut last = None;
+    for a in addrs {
+        match TcpListener::bind(a) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(CliError::invalid(format!(
+        "cannot listen on {addr}: {}",
+        last.map_or_else(|| "no address".to_string(), |e| e.to_string())
+    )))
+}
+
+/// Runs the server until the host closes stdin (stdio) or the process is interrupted (HTTP).
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    // Checked before anything else: a refused address never opens the store or a port.
+    let http = match &args.http {
+        Some(addr) => Some((addr.as_str(), loopback_addrs(addr)?)),
+        None => None,
+    };
     let mut ctx = ctx.clone();
     if let Some(p) = args.store {
         ctx.store_path = p;
@@ -80,14 +146,35 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         // Opened only to check; a store that is not initialised is reported as the CLI does.
         drop(ctx.open_repo()?);
     }
-    if !ctx.quiet {
-        eprintln!(
-            "memoir mcp: serving {} over stdio",
-            ctx.abs_store_path().display()
-        );
-    }
-    let tools = Arc::new(tools::Tools::new(ctx));
-    let served = adapter::serve_stdio(Arc::clone(&tools));
+    let listener = match &http {
+        Some((addr, addrs)) => Some(bind(addr, addrs)?),
+        None => None,
+    };
+    let store = ctx.abs_store_path();
+    let tools = Arc::new(tools::Tools::new(ctx.clone()));
+    let served = match listener {
+        None => {
+            if !ctx.quiet {
+                eprintln!("memoir mcp: serving {} over stdio", store.display());
+            }
+            adapter::serve_stdio(Arc::clone(&tools))
+        }
+        Some(listener) => {
+            let local = listener
+                .local_addr()
+                .map_err(|e| CliError::invalid(format!("cannot read the bound address: {e}")))?;
+            if !ctx.quiet {
+                eprintln!("memoir mcp: serving {} over HTTP", store.display());
+            }
+            // Always printed: with port 0 it is the only way to learn the port.
+            adapter::serve_http(Arc::clone(&tools), listener, || {
+                eprintln!(
+                    "memoir mcp: listening on http://{local}{}",
+                    adapter::HTTP_PATH
+                );
+            })
+        }
+    };
     tools.close();
     served.map_err(CliError::invalid)?;
     // Nothing more goes to stdout: it belonged to the protocol.

@@ -512,7 +512,14 @@ impl Tools {
     /// Runs one tool call to completion (blocking: call it off the async executor).
     pub fn call(&self, name: &str, args: Map<String, Value>) -> Answer {
         let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        answer(self.dispatch(name, args))
+        let answer = answer(self.dispatch(name, args));
+        // Calls arriving back to back leave the background thread little room between them:
+        // a store held for its longest turn (or last opened longer ago than the idle delay)
+        // is given up here, before the next call, so other processes get the LOCK.
+        if let Some(h) = &self.ctx.hold {
+            h.release_if_idle();
+        }
+        answer
     }
 
     fn dispatch(&self, name: &str, args: Map<String, Value>) -> Result<Report, CliError> {
