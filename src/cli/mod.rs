@@ -135,7 +135,7 @@ enum Command {
     Proof(proof::ProofArgs),
     /// Check a Merkle proof
     Verify(proof::VerifyArgs),
-    /// Serve the store to an agent host over MCP (stdio)
+    /// Serve the store to an agent host over MCP (stdio, or HTTP on loopback)
     Mcp(mcp::Args),
 }
 
