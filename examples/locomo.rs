@@ -95,9 +95,17 @@ fn median_p95(mut v: Vec<f64>) -> (f64, f64) {
 }
 
 fn main() {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/data/locomo_dev.json".to_string());
+    // Arguments: [DATA.json] [--keep DIR] (keep the built store in DIR for further timing).
+    let mut path = "../shared/data/locomo_dev.json".to_string();
+    let mut keep: Option<PathBuf> = None;
+    let mut argv = std::env::args().skip(1);
+    while let Some(a) = argv.next() {
+        if a == "--keep" {
+            keep = argv.next().map(PathBuf::from);
+        } else {
+            path = a;
+        }
+    }
     let Ok(raw) = std::fs::read(&path) else {
         println!("locomo: {path} not found; benchmark skipped");
         return;
@@ -289,6 +297,11 @@ fn main() {
         }
         let (med, p95) = median_p95(times);
         println!("memoir search, whole process (warm index): median {med:.2} ms  p95 {p95:.2} ms");
+    }
+    if let Some(k) = keep {
+        let _ = std::fs::remove_dir_all(&k);
+        std::fs::rename(&store_path, &k).expect("keep the store");
+        println!("store kept at {}", k.display());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
