@@ -736,15 +736,23 @@ impl LexicalIndex {
         hits
     }
 
-    /// The live key just before `key` (`after`: just after) and its document number.
-    fn neighbour(&self, key: &[u8], after: bool) -> Option<(&[u8], u32)> {
+    /// The live key just before that of document `d`, `key` (`after`: just after), and its
+    /// document number.
+    fn neighbour(&self, d: u32, key: &[u8], after: bool) -> Option<(&[u8], u32)> {
         let n = self.base.n_docs();
-        let from_base = if after {
-            (self.base.key_bound(key, false)..n).find(|&i| !self.dead[i])
+        // A frozen document's neighbours in the frozen part are next to it (documents are
+        // numbered in key order); an overlay document's are found by key.
+        let d = d as usize;
+        let (below, above) = if d < n {
+            (d, d + 1)
         } else {
-            (0..self.base.key_bound(key, true))
-                .rev()
-                .find(|&i| !self.dead[i])
+            let b = self.base.key_bound(key, true);
+            (b, b)
+        };
+        let from_base = if after {
+            (above..n).find(|&i| !self.dead[i])
+        } else {
+            (0..below).rev().find(|&i| !self.dead[i])
         }
         .map(|i| (self.base.key(i), i as u32));
         let over = if after {
@@ -794,8 +802,8 @@ impl LexicalIndex {
                     0.0
                 }
             };
-            let before = self.neighbour(e.key, false).map_or(0.0, sibling_score);
-            let after = self.neighbour(e.key, true).map_or(0.0, sibling_score);
+            let before = self.neighbour(d, e.key, false).map_or(0.0, sibling_score);
+            let after = self.neighbour(d, e.key, true).map_or(0.0, sibling_score);
             let best = best_in.get(p).copied().unwrap_or(0.0);
             out.insert(
                 d,
