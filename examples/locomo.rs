@@ -245,6 +245,26 @@ fn main() {
     }
     print_row("all", &all);
     let (med, p95) = median_p95(latencies);
+    // The same queries on the index as a later process loads it from the cache file.
+    let t_load = Instant::now();
+    let loaded = recall::load_cache(&recall::cache_path(&store_path));
+    let load_ms = t_load.elapsed().as_secs_f64() * 1e3;
+    let mut loaded_latencies = Vec::new();
+    for q in &questions {
+        let t = Instant::now();
+        let hits = loaded.search(&Query {
+            text: &q.text,
+            namespace: Some(&q.namespace),
+            limit: 200,
+            ..Default::default()
+        });
+        loaded_latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(hits.len() <= 200);
+    }
+    let (lmed, lp95) = median_p95(loaded_latencies);
+    println!(
+        "cache file: load {load_ms:.2} ms  query median {lmed:.3} ms  p95 {lp95:.3} ms (index as loaded)"
+    );
     println!(
         "memories {memories}  questions {}  ingest {:.0} ms  index from scratch {:.1} ms  query median {:.3} ms  p95 {:.3} ms",
         questions.len(),
