@@ -95,9 +95,17 @@ fn median_p95(mut v: Vec<f64>) -> (f64, f64) {
 }
 
 fn main() {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "../shared/data/locomo_dev.json".to_string());
+    // Arguments: [DATA.json] [--keep DIR] (keep the built store in DIR for further timing).
+    let mut path = "../shared/data/locomo_dev.json".to_string();
+    let mut keep: Option<PathBuf> = None;
+    let mut argv = std::env::args().skip(1);
+    while let Some(a) = argv.next() {
+        if a == "--keep" {
+            keep = argv.next().map(PathBuf::from);
+        } else {
+            path = a;
+        }
+    }
     let Ok(raw) = std::fs::read(&path) else {
         println!("locomo: {path} not found; benchmark skipped");
         return;
@@ -237,6 +245,26 @@ fn main() {
     }
     print_row("all", &all);
     let (med, p95) = median_p95(latencies);
+    // The same queries on the index as a later process loads it from the cache file.
+    let t_load = Instant::now();
+    let loaded = recall::load_cache(&recall::cache_path(&store_path));
+    let load_ms = t_load.elapsed().as_secs_f64() * 1e3;
+    let mut loaded_latencies = Vec::new();
+    for q in &questions {
+        let t = Instant::now();
+        let hits = loaded.search(&Query {
+            text: &q.text,
+            namespace: Some(&q.namespace),
+            limit: 200,
+            ..Default::default()
+        });
+        loaded_latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        assert!(hits.len() <= 200);
+    }
+    let (lmed, lp95) = median_p95(loaded_latencies);
+    println!(
+        "cache file: load {load_ms:.2} ms  query median {lmed:.3} ms  p95 {lp95:.3} ms (index as loaded)"
+    );
     println!(
         "memories {memories}  questions {}  ingest {:.0} ms  index from scratch {:.1} ms  query median {:.3} ms  p95 {:.3} ms",
         questions.len(),
@@ -289,6 +317,11 @@ fn main() {
         }
         let (med, p95) = median_p95(times);
         println!("memoir search, whole process (warm index): median {med:.2} ms  p95 {p95:.2} ms");
+    }
+    if let Some(k) = keep {
+        let _ = std::fs::remove_dir_all(&k);
+        std::fs::rename(&store_path, &k).expect("keep the store");
+        println!("store kept at {}", k.display());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -326,3 +326,130 @@ proptest! {
         }
     }
 }
+
+/// Searches compared by path and score (to 1e-9).
+fn answers(idx: &LexicalIndex) -> Vec<Vec<(String, i64)>> {
+    WORDS
+        .iter()
+        .chain(["topic1", "item4", "postgres", "containr", "test"].iter())
+        .map(|q| {
+            idx.search(&Query {
+                text: q,
+                limit: 20,
+                ..Default::default()
+            })
+            .into_iter()
+            .map(|h| (h.path, (h.score * 1e9).round() as i64))
+            .collect()
+        })
+        .collect()
+}
+
+fn edit(f: &mut Fixture, i: usize) {
+    let slot = (i * 7) % 97;
+    let path = format!("topic{}.item{slot}", slot % 5);
+    if i % 5 == 4 {
+        f.delete("default", &path);
+    } else {
+        let text: Vec<&str> = (0..3).map(|j| WORDS[(i + j * 4) % WORDS.len()]).collect();
+        f.put("default", &path, &text.join(" "), i as f64);
+    }
+}
+
+#[test]
+fn delta_files_and_compaction_answer_like_a_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = recall::cache_path(dir.path());
+    let delta = recall::delta_path(&path);
+    let mut f = Fixture::new();
+    for i in 0..60 {
+        edit(&mut f, i);
+    }
+    recall::save_changes(&path, &f.index()).unwrap();
+    assert!(path.exists() && !delta.exists());
+    let (mut saw_delta, mut saw_compaction) = (false, false);
+    for i in 60..260 {
+        edit(&mut f, i);
+        let mut idx = recall::load_cache(&path);
+        let stats = f.sync(&mut idx);
+        assert!(!stats.rebuilt);
+        recall::save_changes(&path, &idx).unwrap();
+        if delta.exists() {
+            saw_delta = true;
+        } else {
+            saw_compaction = true;
+        }
+        let reloaded = recall::load_cache(&path);
+        assert_eq!(reloaded.root(), Some(&f.root));
+        let fresh = f.index();
+        assert_eq!(reloaded.len(), fresh.len());
+        assert_eq!(answers(&reloaded), answers(&fresh), "after edit {i}");
+        assert_eq!(answers(&idx), answers(&fresh), "after edit {i}");
+    }
+    assert!(saw_delta && saw_compaction);
+}
+
+#[test]
+fn damaged_or_foreign_delta_is_ignored_and_synced_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = recall::cache_path(dir.path());
+    let delta = recall::delta_path(&path);
+    let mut f = sample();
+    recall::save_cache(&path, &f.index()).unwrap();
+    let base_root = f.root;
+    f.put("default", "infra.queue", "RabbitMQ carries events.", 80.0);
+    f.delete("default", "pets.car");
+    let mut idx = recall::load_cache(&path);
+    f.sync(&mut idx);
+    recall::save_changes(&path, &idx).unwrap();
+    let good = std::fs::read(&delta).unwrap();
+    assert_eq!(recall::load_cache(&path).root(), Some(&f.root));
+    let fresh = answers(&f.index());
+    let mut damaged: Vec<Vec<u8>> = (0..good.len())
+        .step_by(7)
+        .map(|n| good[..n].to_vec())
+        .collect();
+    for i in (0..good.len()).step_by(5) {
+        let mut b = good.clone();
+        b[i] ^= 0x21;
+        damaged.push(b);
+    }
+    for bad in damaged {
+        std::fs::write(&delta, &bad).unwrap();
+        let mut idx = recall::load_cache(&path);
+        assert_eq!(idx.root(), Some(&base_root));
+        f.sync(&mut idx);
+        assert_eq!(answers(&idx), fresh);
+    }
+    // A delta of another cache file (here: the one before a compaction) is ignored too.
+    std::fs::write(&delta, &good).unwrap();
+    let mut g = sample();
+    g.put("default", "extra.one", "unrelated", 1.0);
+    recall::save_cache(&path, &g.index()).unwrap();
+    assert!(!delta.exists());
+    std::fs::write(&delta, &good).unwrap();
+    assert_eq!(recall::load_cache(&path).root(), Some(&g.root));
+}
+
+#[test]
+fn forged_cache_files_never_panic() {
+    let mut f = sample();
+    f.delete("default", "pets.car");
+    let bytes = f.index().to_bytes();
+    let body = bytes.len() - 16;
+    for i in 0..body {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes[..body].to_vec();
+            b[i] ^= flip;
+            let sum = xxhash_rust::xxh3::xxh3_128(&b);
+            b.extend_from_slice(&sum.to_le_bytes());
+            if let Ok(idx) = LexicalIndex::from_bytes(&b) {
+                let _ = answers(&idx);
+                let _ = idx.to_bytes();
+            }
+        }
+    }
+    for n in 0..bytes.len() {
+        assert!(LexicalIndex::from_bytes(&bytes[..n]).is_err());
+    }
+}

@@ -3,8 +3,12 @@
 //! to date from the tree diff between that root and the one asked for, and can always be
 //! rebuilt from the tree.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{btree_map, BTreeMap, HashMap};
+use std::iter::Peekable;
+use std::ops::Bound;
 use std::sync::OnceLock;
+
+use xxhash_rust::xxh3::xxh3_128;
 
 use super::tokenize::Tokenizer;
 use crate::glob::KeyGlobs;
@@ -85,7 +89,7 @@ struct Entry {
     terms: Vec<(u32, u16, u16)>,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Posting {
     doc: u32,
     key_tf: u16,
@@ -138,10 +142,169 @@ pub struct Hit {
     pub timestamp: f64,
 }
 
+/// The frozen part of an index, as a cache file holds it: documents sorted by key (a
+/// document's number is its rank), terms sorted, each term's postings ready to use. Loading
+/// it is a few bulk copies and checks, with no per-document or per-term allocation.
+#[derive(Default)]
+struct Base {
+    /// Checksum of the cache file it was read from (what a delta file names).
+    sum: Option<u128>,
+    term_off: Vec<u32>,
+    term_text: String,
+    post_off: Vec<u32>,
+    postings: Vec<Posting>,
+    key_off: Vec<u32>,
+    keys: Vec<u8>,
+    ns_off: Vec<u32>,
+    ns_text: String,
+    path_off: Vec<u32>,
+    path_text: String,
+    values: Vec<ObjectId>,
+    timestamps: Vec<f64>,
+    lens: Vec<f64>,
+}
+
+/// The `i`th range of an offset table (`off[i]..off[i + 1]`); the table is checked on load.
+fn span(off: &[u32], i: usize) -> std::ops::Range<usize> {
+    off[i] as usize..off[i + 1] as usize
+}
+
+impl Base {
+    fn n_docs(&self) -> usize {
+        self.values.len()
+    }
+
+    fn n_terms(&self) -> usize {
+        self.term_off.len().saturating_sub(1)
+    }
+
+    fn term(&self, i: usize) -> &str {
+        &self.term_text[span(&self.term_off, i)]
+    }
+
+    fn term_postings(&self, i: usize) -> &[Posting] {
+        &self.postings[span(&self.post_off, i)]
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        &self.keys[span(&self.key_off, i)]
+    }
+
+    /// First term index whose name is above `name` (`or_equal`: at or above).
+    fn term_bound(&self, name: &str, or_equal: bool) -> usize {
+        let (mut lo, mut hi) = (0, self.n_terms());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let t = self.term(mid);
+            if t < name || (!or_equal && t == name) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    fn find_term(&self, name: &str) -> Option<u32> {
+        let i = self.term_bound(name, true);
+        (i < self.n_terms() && self.term(i) == name).then_some(i as u32)
+    }
+
+    /// First document whose key is above `key` (`or_equal`: at or above).
+    fn key_bound(&self, key: &[u8], or_equal: bool) -> usize {
+        let (mut lo, mut hi) = (0, self.n_docs());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let k = self.key(mid);
+            if k < key || (!or_equal && k == key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    fn find_key(&self, key: &[u8]) -> Option<usize> {
+        let i = self.key_bound(key, true);
+        (i < self.n_docs() && self.key(i) == key).then_some(i)
+    }
+}
+
+/// A document as search sees it, from either part of the index.
+struct DocRef<'a> {
+    key: &'a [u8],
+    namespace: &'a str,
+    path: &'a str,
+    value: ObjectId,
+    timestamp: f64,
+    len: f64,
+}
+
+/// One indexed term: its number in the frozen part and in the overlay (at least one).
+#[derive(Debug, Clone, Copy)]
+struct TermRef {
+    base: Option<u32>,
+    over: Option<u32>,
+}
+
+/// The terms of both parts, merged in name order.
+struct Terms<'a> {
+    base: &'a Base,
+    at: usize,
+    over: Peekable<btree_map::Range<'a, String, u32>>,
+}
+
+impl<'a> Iterator for Terms<'a> {
+    type Item = (&'a str, TermRef);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let base: &'a Base = self.base;
+        let b = (self.at < base.n_terms()).then(|| base.term(self.at));
+        let o = self.over.peek().map(|(k, &id)| (k.as_str(), id));
+        let (name, r) = match (b, o) {
+            (None, None) => return None,
+            (Some(bn), Some((on, _))) if bn < on => (bn, (Some(self.at as u32), None)),
+            (Some(bn), None) => (bn, (Some(self.at as u32), None)),
+            (Some(bn), Some((on, oid))) if bn == on => {
+                self.over.next();
+                (bn, (Some(self.at as u32), Some(oid)))
+            }
+            (_, Some((on, oid))) => {
+                self.over.next();
+                return Some((
+                    on,
+                    TermRef {
+                        base: None,
+                        over: Some(oid),
+                    },
+                ));
+            }
+        };
+        self.at += 1;
+        Some((
+            name,
+            TermRef {
+                base: r.0,
+                over: r.1,
+            },
+        ))
+    }
+}
+
 /// A BM25F index of the keys of one tree root.
+///
+/// Two parts: a frozen part as loaded from the cache file ([`LexicalIndex::from_bytes`]),
+/// whose documents can only be marked removed, and an overlay of documents inserted since.
+/// Searching sees their union; a key is live in at most one of them. Document numbers below
+/// the frozen part's size are its documents, the others are overlay slots after it.
 #[derive(Default)]
 pub struct LexicalIndex {
     root: Option<ObjectId>,
+    base: Base,
+    /// Per frozen document: removed since loading.
+    dead: Vec<bool>,
+    base_live: usize,
     docs: Vec<Option<Entry>>,
     free: Vec<u32>,
     by_key: BTreeMap<Vec<u8>, u32>,
@@ -156,7 +319,7 @@ pub struct LexicalIndex {
     pub params: Params,
 }
 
-/// The parents' documents: their lengths, how many there are and their mean length.
+/// The parents' documents: their lengths and their mean length.
 #[derive(Default)]
 struct ParentStats {
     len: HashMap<Vec<u8>, f64>,
@@ -195,12 +358,25 @@ impl LexicalIndex {
 
     /// Number of indexed keys.
     pub fn len(&self) -> usize {
-        self.by_key.len()
+        self.base_live + self.by_key.len()
     }
 
     /// True when nothing is indexed.
     pub fn is_empty(&self) -> bool {
-        self.by_key.is_empty()
+        self.len() == 0
+    }
+
+    /// Changes held outside the frozen part: frozen documents removed plus overlay
+    /// documents. A delta cache file records exactly these.
+    pub fn pending_changes(&self) -> usize {
+        (self.base.n_docs() - self.base_live) + self.by_key.len()
+    }
+
+    /// Whether the cache should be rewritten whole rather than as a delta: the index has no
+    /// frozen part loaded from a cache file, or the changes since it exceed
+    /// max(64, 1/32 of its documents).
+    pub fn should_compact(&self) -> bool {
+        self.base.sum.is_none() || self.pending_changes() > (self.base.n_docs() / 32).max(64)
     }
 
     fn term_id(&mut self, term: &str) -> u32 {
@@ -212,6 +388,11 @@ impl LexicalIndex {
         self.term_names.push(term.to_string());
         self.postings.push(Vec::new());
         id
+    }
+
+    /// Whether `key` is indexed.
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.by_key.contains_key(key) || self.base.find_key(key).is_some_and(|i| !self.dead[i])
     }
 
     /// Adds (or replaces) one key.
@@ -245,10 +426,11 @@ impl LexicalIndex {
         });
     }
 
-    /// Stores an entry whose key is not indexed yet in a free slot: its postings, its length
-    /// and its key. Returns false (and stores nothing) when the key is already indexed.
+    /// Stores an entry whose key is not indexed yet in a free overlay slot: its postings,
+    /// its length and its key. Returns false (and stores nothing) when the key is already
+    /// indexed.
     fn attach(&mut self, e: Entry) -> bool {
-        if self.by_key.contains_key(&e.key) {
+        if self.contains_key(&e.key) {
             return false;
         }
         let slot = match self.free.pop() {
@@ -258,9 +440,10 @@ impl LexicalIndex {
                 (self.docs.len() - 1) as u32
             }
         };
+        let doc = (self.base.n_docs() + slot as usize) as u32;
         for &(t, key_tf, content_tf) in &e.terms {
             self.postings[t as usize].push(Posting {
-                doc: slot,
+                doc,
                 key_tf,
                 content_tf,
             });
@@ -274,17 +457,24 @@ impl LexicalIndex {
 
     /// Removes one key (a no-op when absent).
     pub fn remove(&mut self, key: &[u8]) {
-        let Some(slot) = self.by_key.remove(key) else {
-            return;
-        };
-        if let Some(e) = self.docs[slot as usize].take() {
-            for &(t, _, _) in &e.terms {
-                self.postings[t as usize].retain(|p| p.doc != slot);
+        if let Some(slot) = self.by_key.remove(key) {
+            let doc = (self.base.n_docs() + slot as usize) as u32;
+            if let Some(e) = self.docs[slot as usize].take() {
+                for &(t, _, _) in &e.terms {
+                    self.postings[t as usize].retain(|p| p.doc != doc);
+                }
+                self.total_len -= e.len;
+                self.parents.take();
             }
-            self.total_len -= e.len;
-            self.parents.take();
+            self.free.push(slot);
+        } else if let Some(i) = self.base.find_key(key) {
+            if !self.dead[i] {
+                self.dead[i] = true;
+                self.base_live -= 1;
+                self.total_len -= self.base.lens[i];
+                self.parents.take();
+            }
         }
-        self.free.push(slot);
     }
 
     /// Brings the index to `root`: from the tree diff when it reflects another root, by a
@@ -361,47 +551,143 @@ impl LexicalIndex {
         Ok(stats)
     }
 
+    /// The live document numbered `d`, if any.
+    fn doc(&self, d: u32) -> Option<DocRef<'_>> {
+        let d = d as usize;
+        let n = self.base.n_docs();
+        if d < n {
+            if self.dead[d] {
+                return None;
+            }
+            let b = &self.base;
+            return Some(DocRef {
+                key: b.key(d),
+                namespace: &b.ns_text[span(&b.ns_off, d)],
+                path: &b.path_text[span(&b.path_off, d)],
+                value: b.values[d],
+                timestamp: b.timestamps[d],
+                len: b.lens[d],
+            });
+        }
+        let e = self.docs.get(d - n)?.as_ref()?;
+        Some(DocRef {
+            key: &e.key,
+            namespace: &e.namespace,
+            path: &e.path,
+            value: e.value,
+            timestamp: e.timestamp,
+            len: e.len,
+        })
+    }
+
+    /// The terms of both parts in name order, all of them or those after `after`.
+    fn terms_after(&self, after: Option<&str>) -> Terms<'_> {
+        let (at, over) = match after {
+            Some(a) => (
+                self.base.term_bound(a, false),
+                self.vocab
+                    .range::<str, _>((Bound::Excluded(a), Bound::Unbounded)),
+            ),
+            None => (
+                0,
+                self.vocab
+                    .range::<str, _>((Bound::<&str>::Unbounded, Bound::Unbounded)),
+            ),
+        };
+        Terms {
+            base: &self.base,
+            at,
+            over: over.peekable(),
+        }
+    }
+
+    fn lookup(&self, term: &str) -> Option<TermRef> {
+        let r = TermRef {
+            base: self.base.find_term(term),
+            over: self.vocab.get(term).copied(),
+        };
+        (r.base.is_some() || r.over.is_some()).then_some(r)
+    }
+
+    fn base_postings(&self, t: TermRef) -> &[Posting] {
+        t.base.map_or(&[], |i| self.base.term_postings(i as usize))
+    }
+
+    fn over_postings(&self, t: TermRef) -> &[Posting] {
+        t.over.map_or(&[], |i| &self.postings[i as usize])
+    }
+
+    /// Whether some live document holds the term.
+    fn live(&self, t: TermRef) -> bool {
+        !self.over_postings(t).is_empty()
+            || self
+                .base_postings(t)
+                .iter()
+                .any(|p| !self.dead[p.doc as usize])
+    }
+
+    /// Number of live documents holding the term.
+    fn df(&self, t: TermRef) -> usize {
+        let base = self.base_postings(t);
+        let live_base = if self.base_live == self.base.n_docs() {
+            base.len()
+        } else {
+            base.iter().filter(|p| !self.dead[p.doc as usize]).count()
+        };
+        live_base + self.over_postings(t).len()
+    }
+
+    /// The live postings of a term: the frozen part's (removed documents skipped), then the
+    /// overlay's.
+    fn each_posting(&self, t: TermRef, f: &mut dyn FnMut(&Posting)) {
+        for p in self.base_postings(t) {
+            if !self.dead[p.doc as usize] {
+                f(p);
+            }
+        }
+        for p in self.over_postings(t) {
+            f(p);
+        }
+    }
+
     /// Indexed terms that `term` reaches, with their weights: itself, longer terms it
     /// starts (from [`PREFIX_MIN_CHARS`]), and when it is not indexed itself, terms within one
     /// edit (two from 8 characters; from [`FUZZY_MIN_CHARS`], same first letter).
-    fn expand(&self, term: &str) -> Vec<(u32, f64)> {
+    fn expand(&self, term: &str) -> Vec<(TermRef, f64)> {
         let mut out = Vec::new();
-        let live = |id: &u32| !self.postings[*id as usize].is_empty();
-        let exact = self.vocab.get(term).copied().filter(live);
-        if let Some(id) = exact {
-            out.push((id, 1.0));
+        let exact = self.lookup(term).filter(|t| self.live(*t));
+        if let Some(t) = exact {
+            out.push((t, 1.0));
         }
         let chars = term.chars().count();
         if chars >= PREFIX_MIN_CHARS {
-            for (t, &id) in self
-                .vocab
-                .range::<str, _>((std::ops::Bound::Excluded(term), std::ops::Bound::Unbounded))
-                .take_while(|(t, _)| t.starts_with(term))
-                .filter(|(_, id)| live(id))
+            for (_, t) in self
+                .terms_after(Some(term))
+                .take_while(|(name, _)| name.starts_with(term))
+                .filter(|(_, t)| self.live(*t))
                 .take(MAX_EXPANSIONS)
             {
-                let _ = t;
-                out.push((id, self.params.prefix_weight));
+                out.push((t, self.params.prefix_weight));
             }
         }
         if exact.is_none() && chars >= FUZZY_MIN_CHARS {
             let max = if chars >= 8 { 2 } else { 1 };
             let first = term.chars().next();
             let mut n = 0;
-            for (t, &id) in &self.vocab {
+            for (name, t) in self.terms_after(None) {
                 if n >= MAX_EXPANSIONS {
                     break;
                 }
-                let tc = t.chars().count();
+                let tc = name.chars().count();
                 if tc.abs_diff(chars) > max
-                    || t.chars().next() != first
-                    || t.starts_with(term)
-                    || !live(&id)
+                    || name.chars().next() != first
+                    || name.starts_with(term)
+                    || !self.live(t)
                 {
                     continue;
                 }
-                if strsim::osa_distance(term, t) <= max {
-                    out.push((id, self.params.fuzzy_weight));
+                if strsim::osa_distance(term, name) <= max {
+                    out.push((t, self.params.fuzzy_weight));
                     n += 1;
                 }
             }
@@ -411,7 +697,7 @@ impl LexicalIndex {
 
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
-        let live = self.by_key.len() as f64;
+        let live = self.len() as f64;
         if live == 0.0 || q.limit == 0 {
             return Vec::new();
         }
@@ -426,14 +712,14 @@ impl LexicalIndex {
         for (ti, term) in terms.iter().enumerate() {
             let mut best: HashMap<u32, f64> = HashMap::new();
             for (tid, weight) in self.expand(term) {
-                let posts = &self.postings[tid as usize];
-                if posts.is_empty() {
+                let df = self.df(tid);
+                if df == 0 {
                     continue;
                 }
-                let idf = idf(live, posts.len() as f64);
-                for p in posts {
-                    let Some(e) = &self.docs[p.doc as usize] else {
-                        continue;
+                let idf = idf(live, df as f64);
+                self.each_posting(tid, &mut |p| {
+                    let Some(e) = self.doc(p.doc) else {
+                        return;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
                     let s = weight * bm25(idf, tf, e.len, avg, &pr);
@@ -443,10 +729,10 @@ impl LexicalIndex {
                     }
                     if pr.parent_weight > 0.0 {
                         parent_tf
-                            .entry(parent_of(&e.key))
+                            .entry(parent_of(e.key))
                             .or_insert_with(|| vec![0.0; terms.len()])[ti] += weight * tf;
                     }
-                }
+                });
             }
             for (d, s) in best {
                 *scores.entry(d).or_insert(0.0) += s;
@@ -458,8 +744,8 @@ impl LexicalIndex {
         if pr.parent_weight > 0.0 && !parent_tf.is_empty() {
             let by_parent = self.parent_scores(&parent_tf, terms.len());
             for (d, s) in scores.iter_mut() {
-                if let Some(e) = &self.docs[*d as usize] {
-                    let p = by_parent.get(parent_of(&e.key)).copied().unwrap_or(0.0);
+                if let Some(e) = self.doc(*d) {
+                    let p = by_parent.get(parent_of(e.key)).copied().unwrap_or(0.0);
                     *s += pr.parent_weight * p;
                 }
             }
@@ -468,18 +754,18 @@ impl LexicalIndex {
             .into_iter()
             .filter(|&(_, s)| s > 0.0)
             .filter_map(|(d, score)| {
-                let e = self.docs[d as usize].as_ref()?;
+                let e = self.doc(d)?;
                 if q.namespace.is_some_and(|ns| ns != e.namespace)
-                    || q.globs.is_some_and(|g| !g.matches(&e.path))
+                    || q.globs.is_some_and(|g| !g.matches(e.path))
                     || q.since.is_some_and(|t| e.timestamp < t)
                     || q.until.is_some_and(|t| e.timestamp > t)
                 {
                     return None;
                 }
                 Some(Hit {
-                    key: e.key.clone(),
-                    namespace: e.namespace.clone(),
-                    path: e.path.clone(),
+                    key: e.key.to_vec(),
+                    namespace: e.namespace.to_string(),
+                    path: e.path.to_string(),
                     value: e.value,
                     score,
                     timestamp: e.timestamp,
@@ -501,6 +787,41 @@ impl LexicalIndex {
         hits
     }
 
+    /// The live key just before that of document `d`, `key` (`after`: just after), and its
+    /// document number.
+    fn neighbour(&self, d: u32, key: &[u8], after: bool) -> Option<(&[u8], u32)> {
+        let n = self.base.n_docs();
+        // A frozen document's neighbours in the frozen part are next to it (documents are
+        // numbered in key order); an overlay document's are found by key.
+        let d = d as usize;
+        let (below, above) = if d < n {
+            (d, d + 1)
+        } else {
+            let b = self.base.key_bound(key, true);
+            (b, b)
+        };
+        let from_base = if after {
+            (above..n).find(|&i| !self.dead[i])
+        } else {
+            (0..below).rev().find(|&i| !self.dead[i])
+        }
+        .map(|i| (self.base.key(i), i as u32));
+        let over = if after {
+            self.by_key
+                .range::<[u8], _>((Bound::Excluded(key), Bound::Unbounded))
+                .next()
+        } else {
+            self.by_key
+                .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(key)))
+                .next_back()
+        }
+        .map(|(k, &s)| (k.as_slice(), (n + s as usize) as u32));
+        match (from_base, over) {
+            (Some(b), Some(o)) => Some(if (b.0 < o.0) == after { b } else { o }),
+            (b, o) => b.or(o),
+        }
+    }
+
     /// BM25 scores of the parents' documents (every record under a parent as one text) for
     /// the query terms whose frequencies under each touched parent are `tf`.
     fn parent_scores<'k>(
@@ -510,8 +831,9 @@ impl LexicalIndex {
     ) -> HashMap<&'k [u8], f64> {
         let stats = self.parents.get_or_init(|| {
             let mut len: HashMap<Vec<u8>, f64> = HashMap::new();
-            for e in self.docs.iter().flatten() {
-                *len.entry(parent_of(&e.key).to_vec()).or_insert(0.0) += e.len;
+            let all = (self.base.n_docs() + self.docs.len()) as u32;
+            for e in (0..all).filter_map(|d| self.doc(d)) {
+                *len.entry(parent_of(e.key).to_vec()).or_insert(0.0) += e.len;
             }
             let mean = if len.is_empty() {
                 1.0
@@ -550,8 +872,8 @@ impl LexicalIndex {
     fn with_context(&self, own: &HashMap<u32, f64>, pr: Params) -> HashMap<u32, f64> {
         let mut best_in: HashMap<&[u8], f64> = HashMap::new();
         for (&d, &s) in own {
-            if let Some(e) = &self.docs[d as usize] {
-                let g = best_in.entry(parent_of(&e.key)).or_insert(0.0);
+            if let Some(e) = self.doc(d) {
+                let g = best_in.entry(parent_of(e.key)).or_insert(0.0);
                 *g = g.max(s);
             }
         }
@@ -559,28 +881,19 @@ impl LexicalIndex {
         // parent's best), so scores do not depend on map iteration order.
         let mut out = HashMap::with_capacity(own.len());
         for (&d, &s) in own {
-            let Some(e) = &self.docs[d as usize] else {
+            let Some(e) = self.doc(d) else {
                 continue;
             };
-            let p = parent_of(&e.key);
-            let key: &[u8] = &e.key;
-            let sibling_score = |k: &Vec<u8>, n: &u32| {
+            let p = parent_of(e.key);
+            let sibling_score = |(k, n): (&[u8], u32)| {
                 if parent_of(k) == p {
-                    own.get(n).copied().unwrap_or(0.0)
+                    own.get(&n).copied().unwrap_or(0.0)
                 } else {
                     0.0
                 }
             };
-            let before = self
-                .by_key
-                .range::<[u8], _>((std::ops::Bound::Unbounded, std::ops::Bound::Excluded(key)))
-                .next_back()
-                .map_or(0.0, |(k, n)| sibling_score(k, n));
-            let after = self
-                .by_key
-                .range::<[u8], _>((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-                .next()
-                .map_or(0.0, |(k, n)| sibling_score(k, n));
+            let before = self.neighbour(d, e.key, false).map_or(0.0, sibling_score);
+            let after = self.neighbour(d, e.key, true).map_or(0.0, sibling_score);
             let best = best_in.get(p).copied().unwrap_or(0.0);
             out.insert(
                 d,
@@ -590,35 +903,256 @@ impl LexicalIndex {
         out
     }
 
-    /// The index as bytes, for a cache file. The layout is private to this build of memoir
-    /// and checked on load; a cache that does not load is rebuilt. Terms are written once,
-    /// in a table; documents refer to them by number.
+    /// The live documents in key order, by number.
+    fn live_in_key_order(&self) -> Vec<u32> {
+        let n = self.base.n_docs();
+        let mut out = Vec::with_capacity(self.len());
+        let mut base = (0..n).filter(|&i| !self.dead[i]).peekable();
+        let mut over = self.by_key.iter().peekable();
+        loop {
+            let take_base = match (base.peek(), over.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some(&b), Some((k, _))) => self.base.key(b) < k.as_slice(),
+            };
+            if take_base {
+                if let Some(b) = base.next() {
+                    out.push(b as u32);
+                }
+            } else if let Some((_, &s)) = over.next() {
+                out.push((n + s as usize) as u32);
+            }
+        }
+        out
+    }
+
+    /// The whole index as bytes, for a cache file (layout in store-format.md, "Derived
+    /// caches"): both parts merged into one frozen part, ready to search once loaded.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut w = Vec::new();
+        let order = self.live_in_key_order();
+        let mut renumber = vec![u32::MAX; self.base.n_docs() + self.docs.len()];
+        for (i, &d) in order.iter().enumerate() {
+            renumber[d as usize] = i as u32;
+        }
+        let mut term_text = String::new();
+        let mut term_off = vec![0u32];
+        let mut post_off = vec![0u32];
+        let mut postings: Vec<Posting> = Vec::new();
+        for (name, t) in self.terms_after(None) {
+            let start = postings.len();
+            self.each_posting(t, &mut |p| {
+                postings.push(Posting {
+                    doc: renumber[p.doc as usize],
+                    ..*p
+                })
+            });
+            if postings.len() == start {
+                continue;
+            }
+            postings[start..].sort_unstable_by_key(|p| p.doc);
+            term_text.push_str(name);
+            term_off.push(term_text.len() as u32);
+            post_off.push(postings.len() as u32);
+        }
+        let mut keys = Vec::new();
+        let mut key_off = vec![0u32];
+        let mut ns_text = String::new();
+        let mut ns_off = vec![0u32];
+        let mut path_text = String::new();
+        let mut path_off = vec![0u32];
+        let mut tail = Vec::with_capacity(order.len() * 48);
+        let (mut stamps, mut lens) = (Vec::new(), Vec::new());
+        for &d in &order {
+            let Some(e) = self.doc(d) else { continue };
+            keys.extend_from_slice(e.key);
+            key_off.push(keys.len() as u32);
+            ns_text.push_str(e.namespace);
+            ns_off.push(ns_text.len() as u32);
+            path_text.push_str(e.path);
+            path_off.push(path_text.len() as u32);
+            tail.extend_from_slice(e.value.as_bytes());
+            stamps.extend_from_slice(&e.timestamp.to_le_bytes());
+            lens.extend_from_slice(&e.len.to_le_bytes());
+        }
+        let mut w = Vec::with_capacity(
+            HEADER_LEN
+                + 8 * (term_off.len() + key_off.len() * 3)
+                + term_text.len()
+                + 8 * postings.len()
+                + keys.len()
+                + ns_text.len()
+                + path_text.len()
+                + tail.len() * 2,
+        );
         w.extend_from_slice(CACHE_MAGIC);
-        match &self.root {
-            Some(r) => {
-                w.push(1);
-                w.extend_from_slice(r.as_bytes());
+        w.extend_from_slice(&self.params.key_weight.to_le_bytes());
+        put_root(&mut w, self.root.as_ref());
+        for n in [
+            order.len(),
+            term_off.len() - 1,
+            postings.len(),
+            keys.len(),
+            term_text.len(),
+            ns_text.len(),
+            path_text.len(),
+        ] {
+            put_u32(&mut w, n as u32);
+        }
+        put_u32s(&mut w, &term_off);
+        w.extend_from_slice(term_text.as_bytes());
+        put_u32s(&mut w, &post_off);
+        for p in &postings {
+            put_u32(&mut w, p.doc);
+            w.extend_from_slice(&p.key_tf.to_le_bytes());
+            w.extend_from_slice(&p.content_tf.to_le_bytes());
+        }
+        put_u32s(&mut w, &key_off);
+        w.extend_from_slice(&keys);
+        put_u32s(&mut w, &ns_off);
+        w.extend_from_slice(ns_text.as_bytes());
+        put_u32s(&mut w, &path_off);
+        w.extend_from_slice(path_text.as_bytes());
+        w.extend_from_slice(&tail);
+        w.extend_from_slice(&stamps);
+        w.extend_from_slice(&lens);
+        let sum = xxh3_128(&w);
+        w.extend_from_slice(&sum.to_le_bytes());
+        w
+    }
+
+    /// Reads bytes written by [`LexicalIndex::to_bytes`] as the frozen part of an index;
+    /// any damage, or a file made with another key weight, is an error.
+    pub fn from_bytes(bytes: &[u8]) -> RecallResult<LexicalIndex> {
+        let body = checked_body(bytes, CACHE_MAGIC)?;
+        let mut r = Reader {
+            b: body,
+            at: CACHE_MAGIC.len(),
+        };
+        let key_weight = f64::from_le_bytes(r.array()?);
+        if key_weight.to_bits() != Params::default().key_weight.to_bits() {
+            return Err(damaged());
+        }
+        let root = get_root(&mut r)?;
+        let mut c = [0usize; 7];
+        for x in &mut c {
+            *x = r.u32()? as usize;
+        }
+        let [n, nt, np, kb, tb, nb, pb] = c;
+        // The sizes must account for the file exactly before anything is allocated.
+        let want = HEADER_LEN as u64
+            + 8 * (nt as u64 + 1)
+            + tb as u64
+            + 8 * np as u64
+            + 12 * (n as u64 + 1)
+            + (kb + nb + pb) as u64
+            + 48 * n as u64;
+        if want != body.len() as u64 {
+            return Err(damaged());
+        }
+        let term_off = r.u32s(nt + 1)?;
+        let term_text = r.text(tb)?;
+        let post_off = r.u32s(nt + 1)?;
+        let mut postings = Vec::with_capacity(np);
+        for ch in r.take(8 * np)?.chunks_exact(8) {
+            postings.push(Posting {
+                doc: u32::from_le_bytes([ch[0], ch[1], ch[2], ch[3]]),
+                key_tf: u16::from_le_bytes([ch[4], ch[5]]),
+                content_tf: u16::from_le_bytes([ch[6], ch[7]]),
+            });
+        }
+        let key_off = r.u32s(n + 1)?;
+        let keys = r.take(kb)?.to_vec();
+        let ns_off = r.u32s(n + 1)?;
+        let ns_text = r.text(nb)?;
+        let path_off = r.u32s(n + 1)?;
+        let path_text = r.text(pb)?;
+        let values: Vec<ObjectId> = r
+            .take(32 * n)?
+            .chunks_exact(32)
+            .map(|ch| {
+                let mut id = [0u8; 32];
+                id.copy_from_slice(ch);
+                ObjectId::from_bytes(id)
+            })
+            .collect();
+        let timestamps = r.f64s(n)?;
+        let lens = r.f64s(n)?;
+
+        check_offsets(&term_off, tb, Some(&term_text))?;
+        check_offsets(&post_off, np, None)?;
+        check_offsets(&key_off, kb, None)?;
+        check_offsets(&ns_off, nb, Some(&ns_text))?;
+        check_offsets(&path_off, pb, Some(&path_text))?;
+        let base = Base {
+            sum: Some(xxh3_128(body)),
+            term_off,
+            term_text,
+            post_off,
+            postings,
+            key_off,
+            keys,
+            ns_off,
+            ns_text,
+            path_off,
+            path_text,
+            values,
+            timestamps,
+            lens,
+        };
+        for i in 1..nt {
+            if base.term(i - 1) >= base.term(i) {
+                return Err(damaged());
             }
-            None => w.push(0),
         }
-        // Live terms only, renumbered densely.
-        let mut renumber = vec![u32::MAX; self.term_names.len()];
-        let mut table: Vec<&str> = Vec::new();
-        for (t, name) in self.term_names.iter().enumerate() {
-            if !self.postings[t].is_empty() {
-                renumber[t] = table.len() as u32;
-                table.push(name);
+        for i in 0..nt {
+            let ps = base.term_postings(i);
+            if ps.last().is_some_and(|p| p.doc as usize >= n)
+                || ps.windows(2).any(|w| w[0].doc >= w[1].doc)
+            {
+                return Err(damaged());
             }
         }
-        put_u32(&mut w, table.len() as u32);
-        for name in &table {
-            put_bytes(&mut w, name.as_bytes());
+        for i in 1..n {
+            if base.key(i - 1) >= base.key(i) {
+                return Err(damaged());
+            }
         }
+        if base.lens.iter().any(|l| !(l.is_finite() && *l >= 0.0)) {
+            return Err(damaged());
+        }
+        let total_len = base.lens.iter().sum();
+        Ok(LexicalIndex {
+            root,
+            dead: vec![false; n],
+            base_live: n,
+            base,
+            total_len,
+            ..LexicalIndex::new()
+        })
+    }
+
+    /// The changes since the frozen part, as bytes for a delta cache file (layout in
+    /// store-format.md): the root reflected, the frozen documents removed and the overlay
+    /// documents. `None` when the index has no frozen part read from a cache file, which
+    /// a delta could name.
+    pub fn delta_bytes(&self) -> Option<Vec<u8>> {
+        let sum = self.base.sum?;
+        let mut w = Vec::new();
+        w.extend_from_slice(DELTA_MAGIC);
+        w.extend_from_slice(&sum.to_le_bytes());
+        put_root(&mut w, self.root.as_ref());
+        let dead: Vec<u32> = (0..self.base.n_docs())
+            .filter(|&i| self.dead[i])
+            .map(|i| i as u32)
+            .collect();
+        put_u32(&mut w, dead.len() as u32);
+        put_u32s(&mut w, &dead);
         put_u32(&mut w, self.by_key.len() as u32);
         for &slot in self.by_key.values() {
-            let e = self.docs[slot as usize].as_ref().expect("live slot");
+            let Some(e) = self.docs.get(slot as usize).and_then(Option::as_ref) else {
+                continue;
+            };
             put_bytes(&mut w, &e.key);
             w.extend_from_slice(e.value.as_bytes());
             put_bytes(&mut w, e.namespace.as_bytes());
@@ -627,53 +1161,47 @@ impl LexicalIndex {
             w.extend_from_slice(&e.len.to_le_bytes());
             put_u32(&mut w, e.terms.len() as u32);
             for &(t, k, c) in &e.terms {
-                put_u32(&mut w, renumber[t as usize]);
+                put_bytes(&mut w, self.term_names[t as usize].as_bytes());
                 w.extend_from_slice(&k.to_le_bytes());
                 w.extend_from_slice(&c.to_le_bytes());
             }
         }
-        let sum = blake3::hash(&w);
-        w.extend_from_slice(sum.as_bytes());
-        w
+        let sum = xxh3_128(&w);
+        w.extend_from_slice(&sum.to_le_bytes());
+        Some(w)
     }
 
-    /// Reads bytes written by [`LexicalIndex::to_bytes`]; any damage is an error.
-    pub fn from_bytes(bytes: &[u8]) -> RecallResult<LexicalIndex> {
-        let bad = || RecallError::Cache("lexical index cache is damaged".into());
-        if bytes.len() < CACHE_MAGIC.len() + 32 {
-            return Err(bad());
-        }
-        let (body, sum) = bytes.split_at(bytes.len() - 32);
-        if blake3::hash(body).as_bytes() != sum {
-            return Err(bad());
-        }
-        let mut r = Reader { b: body, at: 0 };
-        if r.take(CACHE_MAGIC.len())? != CACHE_MAGIC {
-            return Err(bad());
-        }
-        let mut idx = LexicalIndex::new();
-        idx.root = match r.take(1)?[0] {
-            0 => None,
-            1 => Some(ObjectId::from_bytes(r.array()?)),
-            _ => return Err(bad()),
+    /// Applies a delta written by [`LexicalIndex::delta_bytes`] to an index just read by
+    /// [`LexicalIndex::from_bytes`]. A delta that is damaged, names another frozen part or
+    /// contradicts this one is an error and leaves the index untouched.
+    pub fn apply_delta(&mut self, bytes: &[u8]) -> RecallResult<()> {
+        let body = checked_body(bytes, DELTA_MAGIC)?;
+        let mut r = Reader {
+            b: body,
+            at: DELTA_MAGIC.len(),
         };
-        let nterms = r.u32()? as usize;
-        if nterms > body.len() {
-            return Err(bad());
+        let base_sum = u128::from_le_bytes(r.array()?);
+        let n = self.base.n_docs();
+        if self.base.sum != Some(base_sum) || self.pending_changes() != 0 {
+            return Err(RecallError::Cache(
+                "lexical index delta does not belong to the cached index".into(),
+            ));
         }
-        idx.term_names.reserve(nterms);
-        idx.postings.reserve(nterms);
-        for _ in 0..nterms {
-            let name = r.string()?;
-            let id = idx.term_names.len() as u32;
-            if idx.vocab.insert(name.clone(), id).is_some() {
-                return Err(bad());
-            }
-            idx.term_names.push(name);
-            idx.postings.push(Vec::new());
+        let root = get_root(&mut r)?;
+        let nd = r.u32()? as usize;
+        if nd > n {
+            return Err(damaged());
         }
-        let n = r.u32()?;
-        for _ in 0..n {
+        let dead = r.u32s(nd)?;
+        if dead.last().is_some_and(|&d| d as usize >= n) || dead.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(damaged());
+        }
+        let ne = r.u32()? as usize;
+        if ne > body.len() {
+            return Err(damaged());
+        }
+        let mut entries: Vec<(Entry, Vec<String>)> = Vec::with_capacity(ne);
+        for _ in 0..ne {
             let key = r.bytes()?.to_vec();
             let value = ObjectId::from_bytes(r.array()?);
             let namespace = r.string()?;
@@ -681,40 +1209,64 @@ impl LexicalIndex {
             let timestamp = f64::from_le_bytes(r.array()?);
             let len = f64::from_le_bytes(r.array()?);
             let nt = r.u32()? as usize;
-            if nt > body.len() {
-                return Err(bad());
+            if nt > body.len() || !(len.is_finite() && len >= 0.0) {
+                return Err(damaged());
             }
+            let mut names = Vec::with_capacity(nt);
             let mut terms = Vec::with_capacity(nt);
-            for _ in 0..nt {
-                let id = r.u32()?;
-                if id as usize >= nterms {
-                    return Err(bad());
-                }
+            for i in 0..nt {
+                names.push(r.string()?);
                 let k = u16::from_le_bytes(r.array()?);
                 let c = u16::from_le_bytes(r.array()?);
-                terms.push((id, k, c));
+                terms.push((i as u32, k, c));
             }
-            terms.sort_unstable_by_key(|t| t.0);
-            if terms.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(bad());
+            let mut sorted: Vec<&String> = names.iter().collect();
+            sorted.sort();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return Err(damaged());
             }
-            let fresh = idx.attach(Entry {
-                key,
-                value,
-                namespace,
-                path,
-                timestamp,
-                len,
-                terms,
-            });
-            if !fresh {
-                return Err(bad());
+            // Keys ascend; a key present in the frozen part must be among the removed.
+            if entries.last().is_some_and(|(e, _)| e.key >= key)
+                || self
+                    .base
+                    .find_key(&key)
+                    .is_some_and(|i| dead.binary_search(&(i as u32)).is_err())
+            {
+                return Err(damaged());
             }
+            entries.push((
+                Entry {
+                    key,
+                    value,
+                    namespace,
+                    path,
+                    timestamp,
+                    len,
+                    terms,
+                },
+                names,
+            ));
         }
         if r.at != body.len() {
-            return Err(bad());
+            return Err(damaged());
         }
-        Ok(idx)
+        // Checked in full: nothing below can fail.
+        for d in dead {
+            let d = d as usize;
+            self.dead[d] = true;
+            self.base_live -= 1;
+            self.total_len -= self.base.lens[d];
+        }
+        self.parents.take();
+        for (mut e, names) in entries {
+            for (t, name) in e.terms.iter_mut().zip(&names) {
+                t.0 = self.term_id(name);
+            }
+            e.terms.sort_unstable_by_key(|t| t.0);
+            self.attach(e);
+        }
+        self.root = root;
+        Ok(())
     }
 }
 
@@ -729,10 +1281,73 @@ pub struct SyncStats {
     pub removed: usize,
 }
 
-const CACHE_MAGIC: &[u8] = b"memoir lexical index 2\n";
+/// First bytes of a full cache file (layout version 3).
+const CACHE_MAGIC: &[u8] = b"MEMLEX03";
+/// First bytes of a delta cache file.
+const DELTA_MAGIC: &[u8] = b"MEMLXD01";
+/// Bytes of a full cache file before its tables: magic, key weight, root, seven counts.
+const HEADER_LEN: usize = 8 + 8 + 33 + 7 * 4;
+
+fn damaged() -> RecallError {
+    RecallError::Cache("lexical index cache is damaged".into())
+}
+
+/// The bytes before the trailing checksum, when the checksum and the magic agree.
+fn checked_body<'a>(bytes: &'a [u8], magic: &[u8]) -> RecallResult<&'a [u8]> {
+    if bytes.len() < magic.len() + 16 {
+        return Err(damaged());
+    }
+    let (body, sum) = bytes.split_at(bytes.len() - 16);
+    let mut s = [0u8; 16];
+    s.copy_from_slice(sum);
+    if xxh3_128(body) != u128::from_le_bytes(s) || !body.starts_with(magic) {
+        return Err(damaged());
+    }
+    Ok(body)
+}
+
+/// An offset table must start at 0, never decrease and end at `end`; for text, every offset
+/// must fall on a character boundary.
+fn check_offsets(off: &[u32], end: usize, text: Option<&str>) -> RecallResult<()> {
+    let ok = off.first() == Some(&0)
+        && off.last().map(|&e| e as usize) == Some(end)
+        && off.windows(2).all(|w| w[0] <= w[1])
+        && text.is_none_or(|t| off.iter().all(|&o| t.is_char_boundary(o as usize)));
+    if ok {
+        Ok(())
+    } else {
+        Err(damaged())
+    }
+}
+
+fn put_root(w: &mut Vec<u8>, root: Option<&ObjectId>) {
+    match root {
+        Some(r) => {
+            w.push(1);
+            w.extend_from_slice(r.as_bytes());
+        }
+        None => w.extend_from_slice(&[0u8; 33]),
+    }
+}
+
+fn get_root(r: &mut Reader<'_>) -> RecallResult<Option<ObjectId>> {
+    let flag = r.take(1)?[0];
+    let id: [u8; 32] = r.array()?;
+    match flag {
+        0 if id == [0u8; 32] => Ok(None),
+        1 => Ok(Some(ObjectId::from_bytes(id))),
+        _ => Err(damaged()),
+    }
+}
 
 fn put_u32(w: &mut Vec<u8>, n: u32) {
     w.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_u32s(w: &mut Vec<u8>, ns: &[u32]) {
+    for &n in ns {
+        put_u32(w, n);
+    }
 }
 
 fn put_bytes(w: &mut Vec<u8>, b: &[u8]) {
@@ -757,18 +1372,38 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     fn array<const N: usize>(&mut self) -> RecallResult<[u8; N]> {
-        Ok(self.take(N)?.try_into().expect("length checked"))
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
     }
     fn u32(&mut self) -> RecallResult<u32> {
         Ok(u32::from_le_bytes(self.array()?))
+    }
+    fn u32s(&mut self, n: usize) -> RecallResult<Vec<u32>> {
+        let b = self.take(n.checked_mul(4).ok_or_else(damaged)?)?;
+        Ok(b.chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+    fn f64s(&mut self, n: usize) -> RecallResult<Vec<f64>> {
+        let b = self.take(n.checked_mul(8).ok_or_else(damaged)?)?;
+        Ok(b.chunks_exact(8)
+            .map(|c| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(c);
+                f64::from_le_bytes(a)
+            })
+            .collect())
     }
     fn bytes(&mut self) -> RecallResult<&'a [u8]> {
         let n = self.u32()? as usize;
         self.take(n)
     }
+    fn text(&mut self, n: usize) -> RecallResult<String> {
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| damaged())
+    }
     fn string(&mut self) -> RecallResult<String> {
-        String::from_utf8(self.bytes()?.to_vec())
-            .map_err(|_| RecallError::Cache("lexical index cache is damaged".into()))
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| damaged())
     }
 }
 

@@ -42,25 +42,63 @@ pub fn cache_path(store_dir: &Path) -> PathBuf {
     store_dir.join("cache").join("lexical.idx")
 }
 
-/// Loads the cached index at `path`; a missing or damaged cache gives an empty index (which
-/// the next sync rebuilds), never an error.
-pub fn load_cache(path: &Path) -> LexicalIndex {
-    std::fs::read(path)
-        .ok()
-        .and_then(|b| LexicalIndex::from_bytes(&b).ok())
-        .unwrap_or_default()
+/// Where the delta file beside the cache file at `path` lives (`lexical.delta`).
+pub fn delta_path(path: &Path) -> PathBuf {
+    path.with_extension("delta")
 }
 
-/// Writes the index to `path` atomically (a temporary file renamed over the old one).
-pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
+/// Loads the cached index at `path` and applies its delta file when that belongs to it; a
+/// missing or damaged cache gives an empty index (which the next sync rebuilds), never an
+/// error. A missing, damaged or foreign delta is ignored: the index then reflects the root
+/// the full file names, and a sync brings it up to date from the tree diff.
+pub fn load_cache(path: &Path) -> LexicalIndex {
+    let Some(mut index) = std::fs::read(path)
+        .ok()
+        .and_then(|b| LexicalIndex::from_bytes(&b).ok())
+    else {
+        return LexicalIndex::default();
+    };
+    if let Ok(delta) = std::fs::read(delta_path(path)) {
+        // On error the index is untouched (apply_delta checks everything first).
+        let _ = index.apply_delta(&delta);
+    }
+    index
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
     let io = |e: std::io::Error| RecallError::Cache(format!("writing {}: {e}", path.display()));
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, index.to_bytes()).map_err(io)?;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).map_err(io)?;
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(())
+}
+
+/// Writes the whole index to `path` atomically (a temporary file renamed over the old one)
+/// and then removes the delta file, which named the replaced file and would be ignored.
+pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
+    write_atomically(path, &index.to_bytes())?;
+    match std::fs::remove_file(delta_path(path)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RecallError::Cache(format!(
+            "removing {}: {e}",
+            delta_path(path).display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Saves the index's changes since its cache file was read: as a delta file beside it while
+/// they are few, else (or when the index was not read from a cache file) as a whole new
+/// cache file ([`LexicalIndex::should_compact`]).
+pub fn save_changes(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
+    match index.delta_bytes().filter(|_| !index.should_compact()) {
+        Some(delta) => write_atomically(&delta_path(path), &delta),
+        None => save_cache(path, index),
+    }
 }
 
 /// The document of a stored memory record: its key, projected content and timestamp. A value
@@ -109,7 +147,7 @@ pub fn synced_index(
     };
     let mut save_error = None;
     if stats != SyncStats::default() {
-        if let Err(e) = save_cache(&path, &index) {
+        if let Err(e) = save_changes(&path, &index) {
             save_error = Some(e);
         }
     }
