@@ -205,7 +205,8 @@ fn main() {
     let file = dir.join("memories.jsonl");
     let mut text = String::new();
     for i in 0..n {
-        let content = format!("memory {i}: the agent learned something worth keeping about item {i}");
+        let content =
+            format!("memory {i}: the agent learned something worth keeping about item {i}");
         text.push_str(
             &json!({"key": path_of(i), "namespace": "default", "content": content,
                     "confidence": 1.0, "timestamp": 1767225600.0})
@@ -221,7 +222,9 @@ fn main() {
     {
         let repo = Repo::open(Store::open(&store, &OpenOptions::default()).expect("open store"))
             .expect("open repo");
-        let root = repo.root_of(&repo.head_commit().expect("head")).expect("root");
+        let root = repo
+            .root_of(&repo.head_commit().expect("head"))
+            .expect("root");
         for (name, mode) in [("single", Mode::Single), ("tiered", Mode::Tiered)] {
             let runs: Vec<f64> = (0..reps)
                 .map(|_| pick_in_process(&repo, &store, &root, mode, query))
@@ -245,10 +248,7 @@ fn main() {
         let mut whole = Vec::new();
         let mut calls = 0;
         for _ in 0..reps {
-            let (ms, out) = memoir(
-                &env,
-                &["--json", "recall", query, "--mode", mode],
-            );
+            let (ms, out) = memoir(&env, &["--json", "recall", query, "--mode", mode]);
             let v: Value = serde_json::from_slice(&out).expect("recall JSON");
             let meta = &v["metadata"];
             assert_eq!(meta["mode"], mode, "recall ran {} instead", meta["mode"]);
