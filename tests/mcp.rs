@@ -1,160 +1,24 @@
 //! `memoir mcp` run for real: the binary is started as a child process and spoken to with
 //! rmcp's client over stdio, on temporary stores.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Instant;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Map, Value};
 
-const AUTHOR: &str = "Tester <t@example.org>";
-
-fn base_command(program: &str) -> Command {
-    let mut c = Command::new(program);
-    c.env_clear()
-        .env("MEMOIR_AUTHOR", AUTHOR)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Runs the CLI: exit code and JSON stdout.
-fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
-    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
-        .arg("-s")
-        .arg(store)
-        .arg("--json")
-        .args(args)
-        .output()
-        .expect("run memoir");
-    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout of {args:?} is not JSON ({e}): {} / {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
-}
-
-fn new_store(dir: &Path) -> PathBuf {
-    let store = dir.join("store");
-    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
-        .arg("new")
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    store
-}
-
-/// A running `memoir mcp` and a client connected to it.
-struct Server {
-    rt: tokio::runtime::Runtime,
-    client: Option<RunningService<RoleClient, ()>>,
-}
+mod common;
+use common::{cli, memoir, new_store, sorted, text_of, Session as Server};
 
 impl Server {
+    /// `memoir -q mcp --store STORE <extra>` on stdio.
     fn start(store: &Path, extra: &[&str]) -> Server {
-        Server::start_env(store, extra, &[])
+        Server::stdio(store, &["-q"], extra, &[])
     }
 
     /// Starts the server with extra environment variables.
     fn start_env(store: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let store = store.to_path_buf();
-        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let client = rt.block_on(async move {
-            let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
-            c.env_clear().env("MEMOIR_AUTHOR", AUTHOR).envs(env);
-            c.arg("-q")
-                .arg("mcp")
-                .arg("--store")
-                .arg(&store)
-                .args(&extra);
-            let transport = TokioChildProcess::new(c).expect("spawn memoir mcp");
-            ().serve(transport).await.expect("MCP handshake")
-        });
-        Server {
-            rt,
-            client: Some(client),
-        }
-    }
-
-    fn client(&self) -> &RunningService<RoleClient, ()> {
-        self.client.as_ref().unwrap()
-    }
-
-    fn call(&self, name: &str, args: Value) -> CallToolResult {
-        let args: Map<String, Value> = match args {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        self.rt
-            .block_on(self.client().call_tool(params))
-            .unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
-
-    /// Calls a tool that must succeed; returns its structured content.
-    fn ok(&self, name: &str, args: Value) -> Value {
-        let r = self.call(name, args);
-        let v = r.structured_content.clone().expect("structured content");
-        assert_eq!(r.is_error, Some(false), "{name}: {v}");
-        assert!(!text_of(&r).is_empty(), "{name}: no text");
-        v
-    }
-
-    /// Calls a tool that must fail; returns its structured content.
-    fn err(&self, name: &str, args: Value) -> Value {
-        let r = self.call(name, args);
-        assert_eq!(r.is_error, Some(true), "{name} should fail: {r:?}");
-        r.structured_content.expect("structured content")
-    }
-
-    fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.rt.block_on(self.client().list_all_tools()).unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.client.take() {
-            let _ = self.rt.block_on(c.cancel());
-        }
-    }
-}
-
-fn text_of(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn sorted(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
-        other => other,
+        Server::stdio(store, &["-q"], extra, env)
     }
 }
 
@@ -496,7 +360,7 @@ fn concurrent_calls_are_safe() {
 fn the_store_must_exist_unless_init_is_given() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("fresh");
-    let o = base_command(env!("CARGO_BIN_EXE_memoir"))
+    let o = memoir()
         .arg("mcp")
         .arg("--store")
         .arg(&missing)

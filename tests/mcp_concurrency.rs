@@ -2,18 +2,16 @@
 //! store open while its calls keep coming and must still let the CLI through (no busy error
 //! within a generous `--lock-timeout`), and nobody's write may be lost.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-const AUTHOR: &str = "Tester <t@example.org>";
+mod common;
+use common::{new_store, Session, AUTHOR};
+
 /// How long every process may wait for the store's lock.
 const LOCK_TIMEOUT: &str = "30";
 /// CLI writer processes running at once.
@@ -58,17 +56,6 @@ fn cli_ok(store: &Path, args: &[&str]) -> Value {
     v
 }
 
-fn new_store(dir: &Path) -> PathBuf {
-    let store = dir.join("store");
-    let o = memoir(&store)
-        .arg("new")
-        .arg(&store)
-        .output()
-        .expect("run memoir new");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    store
-}
-
 fn commit_count(store: &Path) -> usize {
     cli_ok(store, &["log", "-n", "100000"])["commits"]
         .as_array()
@@ -77,58 +64,8 @@ fn commit_count(store: &Path) -> usize {
 }
 
 /// A `memoir mcp` child on stdio and an rmcp client.
-struct Server {
-    rt: tokio::runtime::Runtime,
-    client: Option<RunningService<RoleClient, ()>>,
-}
-
-impl Server {
-    fn start(store: &Path) -> Server {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let store = store.to_path_buf();
-        let client = rt.block_on(async move {
-            let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
-            c.env_clear()
-                .env("MEMOIR_AUTHOR", AUTHOR)
-                .args(["-q", "--lock-timeout", LOCK_TIMEOUT, "mcp", "--store"])
-                .arg(&store);
-            let transport = TokioChildProcess::new(c).expect("spawn memoir mcp");
-            ().serve(transport).await.expect("MCP handshake")
-        });
-        Server {
-            rt,
-            client: Some(client),
-        }
-    }
-
-    /// Calls a tool that must succeed; returns its structured content.
-    fn ok(&self, name: &str, args: Value) -> Value {
-        let args: Map<String, Value> = match args {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        let client = self.client.as_ref().expect("client");
-        let r = self
-            .rt
-            .block_on(client.call_tool(params))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let v = r.structured_content.clone().expect("structured content");
-        assert_eq!(r.is_error, Some(false), "{name} failed: {v}");
-        v
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.client.take() {
-            let _ = self.rt.block_on(c.cancel());
-        }
-    }
+fn start_server(store: &Path) -> Session {
+    Session::stdio(store, &["-q", "--lock-timeout", LOCK_TIMEOUT], &[], &[])
 }
 
 fn cli_content(writer: usize, n: usize) -> String {
@@ -145,7 +82,7 @@ fn server_and_cli_writers_share_the_store_without_losing_anything() {
     let dir = tempfile::tempdir().unwrap();
     let store = new_store(dir.path());
     let before = commit_count(&store);
-    let server = Server::start(&store);
+    let server = start_server(&store);
 
     // All writers start together with the server's stream of calls.
     let barrier = Arc::new(Barrier::new(WRITERS + 1));

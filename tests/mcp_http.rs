@@ -3,56 +3,19 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::{Child, ExitStatus};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceExt};
-use serde_json::{json, Map, Value};
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
 
-const AUTHOR: &str = "Tester <t@example.org>";
-
-fn memoir() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
-    c.env_clear()
-        .env("MEMOIR_AUTHOR", AUTHOR)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
-
-/// Runs the CLI with `--json`: exit code and JSON stdout.
-fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
-    let o = memoir()
-        .arg("-s")
-        .arg(store)
-        .arg("--json")
-        .args(args)
-        .output()
-        .expect("run memoir");
-    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout of {args:?} is not JSON ({e}): {} / {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
-}
-
-fn new_store(dir: &Path) -> PathBuf {
-    let store = dir.join("store");
-    let o = memoir().arg("new").arg(&store).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    store
-}
+mod common;
+use common::{cli, memoir, new_store, sorted, Session};
 
 /// A running `memoir mcp --http` child, the URL it reported, and its stderr so far.
 struct Listening {
@@ -136,21 +99,15 @@ impl Drop for Listening {
 
 /// A server and an rmcp client connected to it over streamable HTTP.
 struct Server {
-    rt: tokio::runtime::Runtime,
-    client: Option<RunningService<RoleClient, ()>>,
+    session: Session,
     process: Listening,
 }
 
 impl Server {
     fn start(store: &Path) -> Server {
         let process = Listening::start(store, "127.0.0.1:0");
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
         let url = process.url.clone();
-        let client = rt.block_on(async move {
+        let session = Session::connect(async move {
             // Never through a proxy from the environment: the server is on this machine.
             let http = reqwest::Client::builder().no_proxy().build().unwrap();
             let transport = StreamableHttpClientTransport::with_client(
@@ -159,69 +116,20 @@ impl Server {
             );
             ().serve(transport).await.expect("MCP handshake over HTTP")
         });
-        Server {
-            rt,
-            client: Some(client),
-            process,
-        }
-    }
-
-    fn client(&self) -> &RunningService<RoleClient, ()> {
-        self.client.as_ref().unwrap()
-    }
-
-    fn call(&self, name: &str, args: Value) -> CallToolResult {
-        let args: Map<String, Value> = match args {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
-        self.rt
-            .block_on(self.client().call_tool(params))
-            .unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
-
-    /// Calls a tool that must succeed; returns its structured content.
-    fn ok(&self, name: &str, args: Value) -> Value {
-        let r = self.call(name, args);
-        let v = r.structured_content.clone().expect("structured content");
-        assert_eq!(r.is_error, Some(false), "{name}: {v}");
-        v
-    }
-
-    /// Calls a tool that must fail; returns its structured content.
-    fn err(&self, name: &str, args: Value) -> Value {
-        let r = self.call(name, args);
-        assert_eq!(r.is_error, Some(true), "{name} should fail: {r:?}");
-        r.structured_content.expect("structured content")
+        Server { session, process }
     }
 
     /// Closes the client session, then stops the server with SIGTERM.
     fn stop(mut self) -> ExitStatus {
-        if let Some(c) = self.client.take() {
-            let _ = self.rt.block_on(c.cancel());
-        }
+        self.session.close();
         self.process.terminate()
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(c) = self.client.take() {
-            let _ = self.rt.block_on(c.cancel());
-        }
-    }
-}
-
-fn sorted(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
-        other => other,
+impl std::ops::Deref for Server {
+    type Target = Session;
+    fn deref(&self) -> &Session {
+        &self.session
     }
 }
 

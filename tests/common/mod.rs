@@ -1,0 +1,180 @@
+//! Shared by the MCP test files: running the CLI, making a store, and an rmcp client session
+//! with the calls the tests make. Each test file uses a part of it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+
+/// The author every test process writes as.
+pub const AUTHOR: &str = "Tester <t@example.org>";
+
+/// The memoir binary with a clean environment, the test author and piped output.
+pub fn memoir() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
+    c.env_clear()
+        .env("MEMOIR_AUTHOR", AUTHOR)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs the CLI with `--json` on `store` (after any `global` options): exit code and JSON
+/// stdout.
+pub fn cli_with(store: &Path, global: &[&str], args: &[&str]) -> (i32, Value) {
+    let o = memoir()
+        .arg("-s")
+        .arg(store)
+        .args(global)
+        .arg("--json")
+        .args(args)
+        .output()
+        .expect("run memoir");
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout of {args:?} is not JSON ({e}): {} / {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o.status.code().unwrap_or(-1), v)
+}
+
+/// Runs the CLI with `--json`: exit code and JSON stdout.
+pub fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
+    cli_with(store, &[], args)
+}
+
+/// A new store at `dir/store`.
+pub fn new_store(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    let o = memoir().arg("new").arg(&store).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store
+}
+
+/// An rmcp client session with its own runtime; closed when dropped.
+pub struct Session {
+    pub rt: tokio::runtime::Runtime,
+    client: Option<RunningService<RoleClient, ()>>,
+}
+
+impl Session {
+    /// A runtime for a session.
+    pub fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// A session made by `connect` on a new runtime.
+    pub fn connect<F>(connect: F) -> Session
+    where
+        F: std::future::Future<Output = RunningService<RoleClient, ()>>,
+    {
+        let rt = Session::runtime();
+        let client = rt.block_on(connect);
+        Session {
+            rt,
+            client: Some(client),
+        }
+    }
+
+    /// `memoir <global> mcp --store STORE <extra>` on stdio, with `env` added.
+    pub fn stdio(store: &Path, global: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Session {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
+        c.env_clear()
+            .env("MEMOIR_AUTHOR", AUTHOR)
+            .envs(env.iter().copied())
+            .args(global)
+            .arg("mcp")
+            .arg("--store")
+            .arg(store)
+            .args(extra);
+        Session::connect(async move {
+            let transport = TokioChildProcess::new(c).expect("spawn memoir mcp");
+            ().serve(transport).await.expect("MCP handshake")
+        })
+    }
+
+    /// The rmcp client.
+    pub fn client(&self) -> &RunningService<RoleClient, ()> {
+        self.client.as_ref().expect("open session")
+    }
+
+    /// Calls a tool.
+    pub fn call(&self, name: &str, args: Value) -> CallToolResult {
+        let args: Map<String, Value> = match args {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(args);
+        self.rt
+            .block_on(self.client().call_tool(params))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// Calls a tool that must succeed, with a text rendering; returns its structured content.
+    pub fn ok(&self, name: &str, args: Value) -> Value {
+        let r = self.call(name, args);
+        let v = r.structured_content.clone().expect("structured content");
+        assert_eq!(r.is_error, Some(false), "{name}: {v}");
+        assert!(!text_of(&r).is_empty(), "{name}: no text");
+        v
+    }
+
+    /// Calls a tool that must fail; returns its structured content.
+    pub fn err(&self, name: &str, args: Value) -> Value {
+        let r = self.call(name, args);
+        assert_eq!(r.is_error, Some(true), "{name} should fail: {r:?}");
+        r.structured_content.expect("structured content")
+    }
+
+    /// The server's tools.
+    pub fn tools(&self) -> Vec<Tool> {
+        self.rt.block_on(self.client().list_all_tools()).unwrap()
+    }
+
+    /// Ends the session.
+    pub fn close(&mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = self.rt.block_on(c.cancel());
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The text content of a tool result.
+pub fn text_of(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `v` with every object's keys sorted (to compare with a golden file).
+pub fn sorted(v: Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
+            pairs.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
