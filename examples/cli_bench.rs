@@ -9,6 +9,9 @@
 //! `cargo build --release && cargo run --release --example cli_bench [N] [C] [R]`
 //! (defaults 100000 10000 15).
 
+mod common;
+use common::{binary, path_of, stats};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -18,24 +21,6 @@ use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
-
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("memoir");
-    assert!(
-        bin.exists(),
-        "build the binary first: cargo build --release"
-    );
-    bin
-}
-
-fn path_of(i: usize) -> String {
-    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
-}
 
 fn content_of(i: usize, version: usize) -> String {
     let mut s = format!("memory {i} version {version}: ");
@@ -63,11 +48,6 @@ fn run(bin: &Path, store: &Path, args: &[&str]) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     ms
-}
-
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[(v.len() * 95 / 100).min(v.len() - 1)])
 }
 
 fn measure(label: &str, target: &str, reps: usize, mut f: impl FnMut(usize) -> f64) {

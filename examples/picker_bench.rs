@@ -13,18 +13,20 @@
 //! `cargo build --release && cargo run --release --example picker_bench [N] [R]`
 //! (defaults 5000 25).
 
+mod common;
+use common::{binary, path_of, stats};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use memoir::key::split_encoded;
 use memoir::llm::{Llm, LlmError};
 use memoir::object::ObjectId;
 use memoir::prolly::KeyRange;
 use memoir::recall::picker::{self, Inventory, Mode};
-use memoir::recall::{synced_index, Query};
+use memoir::recall::{synced_index, Query, TreeInventory};
 use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
 use serde_json::{json, Value};
@@ -45,79 +47,27 @@ impl Llm for Instant0 {
     }
 }
 
-/// The store as the command line shows it to the picker.
-struct Inv<'a> {
-    repo: &'a Repo,
-    keys: Vec<String>,
-    values: std::collections::BTreeMap<String, ObjectId>,
-}
-
-impl Inventory for Inv<'_> {
-    fn keys(&self) -> &[String] {
-        &self.keys
-    }
-    fn sample(&self, key: &str) -> Result<String, String> {
-        let id = self.values.get(key).ok_or("unknown key")?;
-        memoir::memory::read_record(self.repo.objects(), id)
-            .map(|r| r.content())
-            .map_err(|e| e.to_string())
-    }
-}
-
 /// One in-process pick as `memoir recall` makes it; returns milliseconds outside model calls.
 fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &str) -> f64 {
     let t = Instant::now();
-    let mut keys = Vec::new();
-    let mut values = std::collections::BTreeMap::new();
-    repo.tree()
-        .scan(root, &KeyRange::all(), &mut |k, v| {
-            let (ns, path) = split_encoded(k);
-            let full = format!("{ns}:{path}");
-            keys.push(full.clone());
-            values.insert(full, *v);
-            true
-        })
-        .expect("scan");
-    if mode == Mode::Single && keys.len() > picker::MAX_KEY_CANDIDATES {
+    let mut inv = TreeInventory::scan(repo.tree(), repo.objects(), root, &KeyRange::all())
+        .expect("inventory");
+    if mode == Mode::Single && inv.keys().len() > picker::MAX_KEY_CANDIDATES {
         let (index, _, _) = synced_index(store, repo.tree(), repo.objects(), root).expect("index");
         let hits = index.search(&Query {
             text: q,
             limit: picker::MAX_KEY_CANDIDATES,
             ..Default::default()
         });
-        let mut first: Vec<String> = hits
-            .iter()
-            .map(|h| format!("{}:{}", h.namespace, h.path))
-            .collect();
-        let seen: std::collections::BTreeSet<String> = first.iter().cloned().collect();
-        first.extend(keys.into_iter().filter(|k| !seen.contains(k)));
-        keys = first;
+        inv.put_first(hits.iter().map(|h| format!("{}:{}", h.namespace, h.path)));
     }
-    let inv = Inv { repo, keys, values };
     let p = picker::pick(&Instant0, mode, q, &inv, 10).expect("pick");
     for k in &p.keys {
-        memoir::memory::read_record(repo.objects(), &inv.values[k]).expect("picked record");
+        memoir::memory::read_record(repo.objects(), inv.value(k).expect("a candidate"))
+            .expect("picked record");
     }
     let ms = t.elapsed().as_secs_f64() * 1e3;
     ms - p.step_timings.values().sum::<f64>()
-}
-
-fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("memoir");
-    assert!(
-        bin.exists(),
-        "build the binary first: cargo build --release"
-    );
-    bin
-}
-
-fn path_of(i: usize) -> String {
-    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
 }
 
 /// Serves OpenAI-style chat completions on 127.0.0.1, each answered at once with a few names
@@ -161,11 +111,6 @@ fn serve_model() -> String {
         }
     });
     format!("http://{addr}/v1")
-}
-
-fn stats(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[(v.len() * 95 / 100).min(v.len() - 1)])
 }
 
 fn main() {

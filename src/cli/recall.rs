@@ -9,15 +9,14 @@ use clap::ValueEnum;
 use serde_json::{json, Map, Value};
 
 use memoir::glob::KeyGlobs;
-use memoir::key::{namespace_prefix, split_encoded, validate_namespace};
+use memoir::key::{namespace_prefix, validate_namespace};
 use memoir::llm::{
     provider, Llm, ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
 };
 use memoir::object::ObjectId;
 use memoir::prolly::{prefix_range, KeyRange};
 use memoir::recall::picker::{self, Inventory, Mode};
-use memoir::recall::Sort;
-use memoir::repo::Repo;
+use memoir::recall::{Sort, TreeInventory};
 
 use super::context::{env_var, load_record_at, open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
@@ -144,27 +143,6 @@ pub fn configured_llm(model_flag: Option<&str>) -> Result<Option<Box<dyn Llm>>, 
     Ok(Some(provider(cfg)))
 }
 
-struct StoreInventory<'a> {
-    repo: &'a Repo,
-    keys: Vec<String>,
-    values: BTreeMap<String, ObjectId>,
-}
-
-impl Inventory for StoreInventory<'_> {
-    fn keys(&self) -> &[String] {
-        &self.keys
-    }
-    fn sample(&self, key: &str) -> Result<String, String> {
-        let id = self
-            .values
-            .get(key)
-            .ok_or_else(|| format!("unknown key {key}"))?;
-        memoir::memory::read_record(self.repo.objects(), id)
-            .map(|r| r.content())
-            .map_err(|e| e.to_string())
-    }
-}
-
 /// Runs `recall`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let timer = ctx.clock.timer();
@@ -207,16 +185,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                     Some(ns) => prefix_range(&namespace_prefix(ns)),
                     None => KeyRange::all(),
                 };
-                let mut keys = Vec::new();
-                let mut values = BTreeMap::new();
-                repo.tree().scan(&root, &range, &mut |k, v| {
-                    let (ns, path) = split_encoded(k);
-                    let full = format!("{ns}:{path}");
-                    keys.push(full.clone());
-                    values.insert(full, *v);
-                    true
-                })?;
-                if m == Mode::Single && keys.len() > picker::MAX_KEY_CANDIDATES {
+                let mut inv = TreeInventory::scan(repo.tree(), repo.objects(), &root, &range)?;
+                if m == Mode::Single && inv.keys().len() > picker::MAX_KEY_CANDIDATES {
                     // Show the lexically closest keys first.
                     let hits = lexical(
                         ctx,
@@ -226,32 +196,20 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                         &scope,
                         picker::MAX_KEY_CANDIDATES,
                     )?;
-                    let mut first: Vec<String> = hits
-                        .iter()
-                        .map(|h| format!("{}:{}", h.namespace, h.path))
-                        .collect();
-                    let seen: std::collections::BTreeSet<String> = first.iter().cloned().collect();
-                    first.extend(keys.into_iter().filter(|k| !seen.contains(k)));
-                    keys = first;
+                    inv.put_first(hits.iter().map(|h| format!("{}:{}", h.namespace, h.path)));
                 }
-                let inv = StoreInventory {
-                    repo: &repo,
-                    keys,
-                    values,
-                };
                 meta.insert("model".into(), json!(model.describe()));
                 match picker::pick(model.as_ref(), m, &args.query, &inv, args.limit) {
                     Ok(p) => {
                         ran_mode = m.name();
                         let n = p.keys.len().max(1) as f64;
                         for (i, k) in p.keys.iter().enumerate() {
-                            let (ns, path) = k.rsplit_once(':').expect("full key");
-                            picked.push((
-                                ns.to_string(),
-                                path.to_string(),
-                                inv.values[k],
-                                (n - i as f64) / n,
-                            ));
+                            // Picked keys are candidates, so both always succeed.
+                            let (Some((ns, path)), Some(v)) = (k.rsplit_once(':'), inv.value(k))
+                            else {
+                                continue;
+                            };
+                            picked.push((ns.to_string(), path.to_string(), *v, (n - i as f64) / n));
                         }
                         meta.insert("step_timings".into(), timings_json(ctx, &p.step_timings));
                         meta.insert("llm_prompts".into(), prompts_json(&p.prompts));

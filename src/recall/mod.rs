@@ -4,12 +4,14 @@
 //! derived data kept beside the store (never hashed, never part of history), named by the
 //! tree root it reflects and brought up to date from tree diffs.
 
+pub mod inventory;
 pub mod lexical;
 pub mod picker;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};
 
+pub use inventory::TreeInventory;
 pub use lexical::{Doc, Hit, LexicalIndex, Query, Sort, SyncStats};
 pub use tokenize::Tokenizer;
 
