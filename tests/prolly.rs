@@ -348,6 +348,106 @@ fn larger_sequences_with_deep_trees() {
     }
 }
 
+/// Diffs of trees deep enough to be split over two threads equal the model's, over the
+/// whole key space and inside random ranges; and a batch applied with the merged-in side's
+/// nodes declared known gives the same tree, writing only the nodes not already stored.
+#[test]
+fn split_diffs_and_known_nodes_on_deep_trees() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut model = Model::new();
+    let mut n = 0u64;
+    while model.len() < 30_000 {
+        n += 1;
+        model.insert(rand_key(&mut rng), vid(n));
+    }
+    let ns = store();
+    let entries: Vec<(Vec<u8>, ObjectId)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let base = ns.build_sorted(entries).unwrap();
+    let rep = ns.verify(&base);
+    assert!(
+        rep.nodes_per_level.len() > memoir::prolly::PARALLEL_DIFF_LEVEL as usize,
+        "levels: {:?}",
+        rep.nodes_per_level
+    );
+    for size in [1usize, 40, 2_000] {
+        let batch = random_batch(&mut rng, &model, size, &mut n);
+        let mut after = model.clone();
+        apply_model(&mut after, &batch);
+        let root = ns.apply(&base, batch).unwrap();
+        let want = model_diff(&model, &after);
+        assert_eq!(ns.diff_all(&base, &root).unwrap(), want);
+        assert_eq!(ns.diff_all(&root, &base).unwrap().len(), want.len());
+        for _ in 0..12 {
+            let r = random_range(&mut rng, &model);
+            let got = ns.diff_map(&base, &root, &r, &Some).unwrap();
+            let want_r: Vec<Change> = want
+                .iter()
+                .filter(|c| r.contains(&c.key))
+                .cloned()
+                .collect();
+            assert_eq!(got, want_r, "range {r:?}");
+            // The mapping runs on every change in range, and may drop some.
+            let odd = ns
+                .diff_map(&base, &root, &r, &|c: Change| {
+                    (c.key.len() % 2 == 1).then_some(c.key)
+                })
+                .unwrap();
+            let want_odd: Vec<Vec<u8>> = want_r
+                .iter()
+                .filter(|c| c.key.len() % 2 == 1)
+                .map(|c| c.key.clone())
+                .collect();
+            assert_eq!(odd, want_odd);
+        }
+    }
+
+    // Two sides edit disjoint keys; applying theirs onto ours with their nodes known makes
+    // the same tree as a plain apply, and writes only what is not stored yet.
+    let keys: Vec<Vec<u8>> = model.keys().cloned().collect();
+    let ours_edits: Vec<Edit> = keys
+        .iter()
+        .step_by(97)
+        .map(|k| Edit::Put(k.clone(), vid(1 << 40)))
+        .collect();
+    let theirs_edits: Vec<Edit> = keys
+        .iter()
+        .skip(13)
+        .step_by(89)
+        .map(|k| Edit::Delete(k.clone()))
+        .collect();
+    let ours = ns.apply(&base, ours_edits).unwrap();
+    let theirs = ns.apply(&base, theirs_edits.clone()).unwrap();
+    let plain = store();
+    let plain_base = plain
+        .build_sorted(model.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>())
+        .unwrap();
+    assert_eq!(plain_base, base);
+    let plain_ours = plain
+        .apply(
+            &plain_base,
+            keys.iter()
+                .step_by(97)
+                .map(|k| Edit::Put(k.clone(), vid(1 << 40)))
+                .collect(),
+        )
+        .unwrap();
+    let (want_root, plain_stats) = plain
+        .apply_with_stats(&plain_ours, theirs_edits.clone())
+        .unwrap();
+    let mut known = memoir::prolly::IdSet::default();
+    ns.mark_reachable(&theirs, &mut known).unwrap();
+    let (root, stats) = ns.apply_known(&ours, theirs_edits, &known).unwrap();
+    assert_eq!(root, want_root);
+    assert_eq!(stats.nodes_made, plain_stats.nodes_made);
+    assert!(
+        stats.nodes_written < plain_stats.nodes_written,
+        "{stats:?} vs {plain_stats:?}"
+    );
+    let rep = ns.verify(&root);
+    assert!(rep.violations.is_empty(), "{:?}", rep.violations);
+    assert_eq!(ns.count(&root).unwrap(), plain.count(&want_root).unwrap());
+}
+
 // ---- Merkle proofs ----
 
 use memoir::prolly::{Proof, ProofError};

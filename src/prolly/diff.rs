@@ -25,13 +25,16 @@ struct Side<'r> {
     /// (node, index of its current item), root first; the current item is the top's.
     stack: Vec<(Arc<Node>, usize)>,
     range: &'r KeyRange,
+    /// When set, the ids of the nodes this side opens below its root are added here.
+    seen: Option<&'r mut Vec<ObjectId>>,
 }
 
 impl<'r> Side<'r> {
-    fn new(root: Arc<Node>, range: &'r KeyRange) -> Self {
+    fn new(root: Arc<Node>, range: &'r KeyRange, seen: Option<&'r mut Vec<ObjectId>>) -> Self {
         let mut s = Side {
             stack: Vec::with_capacity(root.level as usize + 1),
             range,
+            seen,
         };
         s.stack.push((root, 0));
         s.settle();
@@ -82,6 +85,9 @@ impl<'r> Side<'r> {
         let child = ns.load(&id)?;
         if child.level != level {
             return Err(super::corrupt(&id, "node level differs from its parent's"));
+        }
+        if let Some(seen) = self.seen.as_deref_mut() {
+            seen.push(id);
         }
         self.stack.push((child, 0));
         self.settle();
@@ -144,11 +150,25 @@ impl NodeStore {
         range: &KeyRange,
         f: &mut dyn FnMut(Change) -> bool,
     ) -> ProllyResult<()> {
+        self.diff_walk(old, new, range, f, None)
+    }
+
+    /// The walk behind [`NodeStore::diff_range`]; when `seen_new` is given, the ids of the
+    /// nodes it opens in `new` (below its root) are added to it: they were just read, so
+    /// they are stored (see [`NodeStore::apply_known`]).
+    pub(crate) fn diff_walk(
+        &self,
+        old: &ObjectId,
+        new: &ObjectId,
+        range: &KeyRange,
+        f: &mut dyn FnMut(Change) -> bool,
+        seen_new: Option<&mut Vec<ObjectId>>,
+    ) -> ProllyResult<()> {
         if old == new {
             return Ok(());
         }
-        let mut a = Side::new(self.load(old)?, range);
-        let mut b = Side::new(self.load(new)?, range);
+        let mut a = Side::new(self.load(old)?, range, None);
+        let mut b = Side::new(self.load(new)?, range, seen_new);
         loop {
             let step = match (a.current(), b.current()) {
                 (None, None) => Step::Done,
@@ -178,14 +198,109 @@ impl NodeStore {
 
     /// Every change from `old` to `new`, in key order.
     pub fn diff_all(&self, old: &ObjectId, new: &ObjectId) -> ProllyResult<Vec<Change>> {
-        let mut out = Vec::new();
-        self.diff(old, new, &mut |c| {
-            out.push(c);
-            true
-        })?;
+        self.diff_map(old, new, &KeyRange::all(), &Some)
+    }
+
+    /// The changes from `old` to `new` inside `range`, each passed through `map` (which
+    /// drops it by returning `None`), in key order.
+    ///
+    /// A diff of large trees is split at a key near the middle of the range (by key count)
+    /// and the two halves are walked on two threads: the walk is bound by node reads and
+    /// leaf comparisons, which parallelise cleanly, and the halves' results concatenate in
+    /// key order.
+    pub fn diff_map<T: Send>(
+        &self,
+        old: &ObjectId,
+        new: &ObjectId,
+        range: &KeyRange,
+        map: &(dyn Fn(Change) -> Option<T> + Sync),
+    ) -> ProllyResult<Vec<T>> {
+        if old == new {
+            return Ok(Vec::new());
+        }
+        let walk = |range: &KeyRange| -> ProllyResult<Vec<T>> {
+            let mut out = Vec::new();
+            self.diff_range(old, new, range, &mut |c| {
+                out.extend(map(c));
+                true
+            })?;
+            Ok(out)
+        };
+        let Some(mid) = self.split_key(old, new, range)? else {
+            return walk(range);
+        };
+        let left = KeyRange {
+            lo: range.lo.clone(),
+            hi: Some(mid.clone()),
+        };
+        let right = KeyRange {
+            lo: Some(mid),
+            hi: range.hi.clone(),
+        };
+        let (l, r) = std::thread::scope(|s| {
+            let r = s.spawn(|| walk(&right));
+            let l = walk(&left);
+            (l, r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        });
+        let mut out = l?;
+        out.extend(r?);
         Ok(out)
     }
+
+    /// A key strictly inside `range` near the middle, by key count, of the larger of the
+    /// two trees' parts in the range; `None` when the trees are too small to be worth two
+    /// threads (fewer than [`PARALLEL_DIFF_LEVEL`] levels above the leaves).
+    fn split_key(
+        &self,
+        old: &ObjectId,
+        new: &ObjectId,
+        range: &KeyRange,
+    ) -> ProllyResult<Option<Vec<u8>>> {
+        let (a, b) = (self.load(old)?, self.load(new)?);
+        let mut node = if b.level >= a.level { b } else { a };
+        if node.level < PARALLEL_DIFF_LEVEL {
+            return Ok(None);
+        }
+        let inside = |n: &Node| -> Vec<usize> {
+            (0..n.items.len())
+                .filter(|&i| range.meets(&n.items[i].key, n.items[i].last_key()))
+                .collect()
+        };
+        let total: u64 = inside(&node).iter().map(|&i| node.items[i].count).sum();
+        let mut before = 0u64;
+        let half = total / 2;
+        let key = loop {
+            let idx = inside(&node);
+            if node.level == 0 {
+                let at = (half.saturating_sub(before) as usize).min(idx.len().saturating_sub(1));
+                match idx.get(at) {
+                    Some(&i) => break node.items[i].key.to_vec(),
+                    None => return Ok(None),
+                }
+            }
+            let mut next = None;
+            for &i in &idx {
+                let it = &node.items[i];
+                if before + it.count > half {
+                    next = Some(it.id);
+                    break;
+                }
+                before += it.count;
+            }
+            let Some(id) = next.or_else(|| idx.last().map(|&i| node.items[i].id)) else {
+                return Ok(None);
+            };
+            node = self.load_at(&id, node.level - 1)?;
+        };
+        let strictly_inside = range.lo.as_deref().is_none_or(|lo| key.as_slice() > lo)
+            && range.hi.as_deref().is_none_or(|hi| key.as_slice() < hi);
+        Ok(strictly_inside.then_some(key))
+    }
 }
+
+/// Diffs of trees whose root is at least this many levels above the leaves (about 4,000
+/// keys and up) are split over two threads; below it a thread costs more than it saves.
+pub const PARALLEL_DIFF_LEVEL: u8 = 2;
 
 /// Compares the current leaves of both sides (either may be exhausted) by one merge of
 /// their items, up to the end of the shorter run; reports the changes. False when `f`

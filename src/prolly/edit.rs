@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::chunker::{ItemRef, MadeNode, NodeChunker};
 use super::cursor::LevelCursor;
 use super::node::{Item, KeyBytes, Node};
-use super::{check_key, NodeStore, ProllyError, ProllyResult};
+use super::{check_key, IdSet, NodeStore, ProllyError, ProllyResult};
 use crate::object::ObjectId;
 
 /// One change to a tree.
@@ -64,6 +64,8 @@ struct Writer<'a> {
     ns: &'a NodeStore,
     pending: Vec<([u8; 32], Vec<u8>)>,
     made: usize,
+    /// Nodes known to be stored already: made again, they are not written again.
+    known: Option<&'a IdSet>,
 }
 
 impl<'a> Writer<'a> {
@@ -72,6 +74,7 @@ impl<'a> Writer<'a> {
             ns,
             pending: Vec::new(),
             made: 0,
+            known: None,
         }
     }
 
@@ -94,6 +97,10 @@ impl<'a> Writer<'a> {
     }
 
     fn write(&mut self, stats: &mut ApplyStats) -> ProllyResult<()> {
+        if let Some(known) = self.known {
+            self.pending
+                .retain(|(id, _)| !known.contains(&ObjectId::from_bytes(*id)));
+        }
         let outcomes = self.ns.objects().write_encoded(&self.pending)?;
         for ((_, bytes), o) in self.pending.iter().zip(outcomes) {
             if o != crate::store::PutOutcome::Existing {
@@ -215,7 +222,30 @@ impl NodeStore {
     pub fn apply_with_stats(
         &self,
         root: &ObjectId,
+        edits: Vec<Edit>,
+    ) -> ProllyResult<(ObjectId, ApplyStats)> {
+        self.apply_inner(root, edits, None)
+    }
+
+    /// [`NodeStore::apply_with_stats`], told that the nodes in `known` are stored already:
+    /// a node the edits make again (a merge remakes many of the merged-in side's nodes) is
+    /// not written again, which saves a store write per node. The caller must know them
+    /// stored, e.g. because it just read them (as a merge's tree diff does), and must
+    /// keep garbage collection from running in between.
+    pub fn apply_known(
+        &self,
+        root: &ObjectId,
+        edits: Vec<Edit>,
+        known: &IdSet,
+    ) -> ProllyResult<(ObjectId, ApplyStats)> {
+        self.apply_inner(root, edits, Some(known))
+    }
+
+    fn apply_inner(
+        &self,
+        root: &ObjectId,
         mut edits: Vec<Edit>,
+        known: Option<&IdSet>,
     ) -> ProllyResult<(ObjectId, ApplyStats)> {
         for e in &edits {
             check_key(e.key())?;
@@ -236,6 +266,7 @@ impl NodeStore {
         let mut stats = ApplyStats::default();
         let old_root = self.load(root)?;
         let mut w = Writer::new(self);
+        w.known = known;
         if old_root.items.is_empty() {
             let mut b = Builder::new(0);
             for e in &level_edits {

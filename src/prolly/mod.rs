@@ -19,7 +19,7 @@ mod reach;
 mod read;
 mod verify;
 
-pub use diff::Change;
+pub use diff::{Change, PARALLEL_DIFF_LEVEL};
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, KeyBytes, Node, MAX_KEY_BYTES};
 pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};

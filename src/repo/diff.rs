@@ -119,26 +119,22 @@ impl Repo {
         to_root: &ObjectId,
         filter: Option<&KeyFilter>,
     ) -> RepoResult<Vec<KeyChange>> {
-        let mut out = Vec::new();
-        let mut failed = None;
-        self.diff_visit(from_root, to_root, filter, &mut |c| {
-            match Key::decode(&c.key) {
-                Ok(key) => out.push(KeyChange {
+        let filter = filter.filter(|f| !f.is_all());
+        let range = filter.map_or_else(KeyRange::all, KeyFilter::range);
+        // Keys are decoded on the walking threads too (see `NodeStore::diff_map`).
+        let changes = self
+            .tree()
+            .diff_map(from_root, to_root, &range, &|c: Change| {
+                if filter.is_some_and(|flt| !flt.matches_encoded(&c.key)) {
+                    return None;
+                }
+                Some(Key::decode(&c.key).map(|key| KeyChange {
                     key,
                     old: c.old,
                     new: c.new,
-                }),
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
-                }
-            }
-            true
-        })?;
-        match failed {
-            Some(e) => Err(e.into()),
-            None => Ok(out),
-        }
+                }))
+            })?;
+        Ok(changes.into_iter().collect::<Result<Vec<_>, _>>()?)
     }
 
     /// Whether any key that `filter` matches differs between the two trees.

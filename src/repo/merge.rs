@@ -2,19 +2,21 @@
 //!
 //! A three-way merge compares the changes `base -> ours` and `base -> theirs` key by key
 //! (computed as the tree diff `base -> theirs` plus a lookup in our tree of each key it
-//! names, which is the same comparison at half the reads). A key changed on one side only takes that side's value; a key changed identically on
-//! both sides is not a conflict; a key changed differently on both sides (modify/modify,
+//! names, which is the same comparison at half the reads, and costs in proportion to their
+//! changes only). A key changed on one side only takes that side's value; a key changed
+//! identically on both sides is not a conflict; a key changed differently on both sides (modify/modify,
 //! delete/modify, add/add with different values) is a [`Conflict`], settled by the
 //! [`Strategy`] or reported as data without committing anything.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::mpsc;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::graph::CommitGraph;
 use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
-use crate::prolly::Edit;
+use crate::prolly::{Change, Edit, IdSet, KeyRange};
 use crate::store::ObjectStore;
 
 /// Supplied by the memory layer: merges two versions of one key's value (for records: the
@@ -272,6 +274,57 @@ impl Repo {
         Ok(reaches(&g, start, target))
     }
 
+    /// The changes `base -> theirs` in key order, each with our value of its key, and the
+    /// ids of their nodes the diff opened. Our values are looked up on a second thread fed
+    /// by the diff in batches, so the two kinds of reads overlap.
+    #[allow(clippy::type_complexity)]
+    fn their_changes_with_ours(
+        &self,
+        base: &ObjectId,
+        ours: &ObjectId,
+        theirs: &ObjectId,
+    ) -> RepoResult<(Vec<(Change, Option<ObjectId>)>, Vec<ObjectId>)> {
+        const BATCH: usize = 64;
+        std::thread::scope(|s| {
+            let (tx, rx) = mpsc::sync_channel::<Vec<Change>>(16);
+            let lookups = s.spawn(move || -> RepoResult<Vec<(Change, Option<ObjectId>)>> {
+                let mut out = Vec::new();
+                for batch in rx {
+                    for c in batch {
+                        let v = self.tree.get(ours, &c.key)?;
+                        out.push((c, v));
+                    }
+                }
+                Ok(out)
+            });
+            let mut seen = Vec::new();
+            let mut batch = Vec::with_capacity(BATCH);
+            let walked = self.tree.diff_walk(
+                base,
+                theirs,
+                &KeyRange::all(),
+                &mut |c| {
+                    batch.push(c);
+                    // A failed send means the lookups stopped on an error: stop too.
+                    batch.len() < BATCH
+                        || tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_ok()
+                },
+                Some(&mut seen),
+            );
+            if !batch.is_empty() {
+                let _ = tx.send(batch);
+            }
+            drop(tx);
+            let looked = lookups
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            walked?;
+            Ok((looked?, seen))
+        })
+    }
+
     /// Three-way merge of trees at the key level: the changes `base -> theirs` are applied
     /// to `ours`, except where `base -> ours` changed the same key to something else; those
     /// keys are conflicts, settled by `strategy`. The merged tree is written unless a
@@ -285,7 +338,8 @@ impl Repo {
     ) -> RepoResult<TreeMerge> {
         // One diff suffices: our value of a key their side changed is read from our tree,
         // and we changed it exactly when it differs from the base value the diff reports.
-        let theirs_changes = self.tree.diff_all(base, theirs)?;
+        // The lookups run on a second thread as the diff streams its changes.
+        let (looked_up, seen) = self.their_changes_with_ours(base, ours, theirs)?;
         let mut edits: Vec<Edit> = Vec::new();
         let mut conflicts: Vec<Conflict> = Vec::new();
         let take = |edits: &mut Vec<Edit>, key: Vec<u8>, v: Option<ObjectId>| {
@@ -294,8 +348,7 @@ impl Repo {
                 None => Edit::Delete(key),
             })
         };
-        for t in theirs_changes {
-            let ours_value = self.tree.get(ours, &t.key)?;
+        for (t, ours_value) in looked_up {
             if ours_value == t.old {
                 take(&mut edits, t.key, t.new);
                 continue;
@@ -336,7 +389,10 @@ impl Repo {
         let root = if edits.is_empty() {
             *ours
         } else {
-            self.tree.apply(ours, edits)?
+            // Their nodes the diff opened are stored; where the merged tree remakes them
+            // (their changes next to none of ours), they are not written again.
+            let known: IdSet = seen.into_iter().collect();
+            self.tree.apply_known(ours, edits, &known)?.0
         };
         Ok(TreeMerge {
             root: Some(root),
