@@ -41,6 +41,10 @@ pub struct Params {
     /// read as one document (a session of turns, a topic of facts). Words of the query spread
     /// over several siblings raise every sibling.
     pub parent_weight: f64,
+    /// Term frequency a record gets for a query word naming the month or the year of its
+    /// timestamp (its date read as a field of the record: "June", "2023"). Zero turns the
+    /// date field off.
+    pub date_weight: f64,
 }
 
 impl Default for Params {
@@ -54,6 +58,7 @@ impl Default for Params {
             neighbour_weight: 0.2,
             group_weight: 0.2,
             parent_weight: 0.7,
+            date_weight: 1.0,
         }
     }
 }
@@ -319,11 +324,66 @@ pub struct LexicalIndex {
     pub params: Params,
 }
 
-/// The parents' documents: their lengths and their mean length.
+/// The parents' documents: their lengths and their mean length; and per document number,
+/// the date of its timestamp.
 #[derive(Default)]
 struct ParentStats {
     len: HashMap<Vec<u8>, f64>,
     mean: f64,
+    /// (year, month 1-12) of each document's timestamp; `None` for a removed document or a
+    /// timestamp that is not after the epoch (unknown).
+    dates: Vec<Option<(i64, u32)>>,
+}
+
+/// English month names, January first; a query word whose stem is one of theirs names that
+/// month.
+const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// Years a four-digit query word can name.
+const YEARS: std::ops::RangeInclusive<i64> = 1000..=9999;
+
+/// The civil year and month (1-12), in UTC, of unix seconds `t`.
+fn year_month(t: f64) -> (i64, u32) {
+    let days = (t / 86_400.0).floor() as i64;
+    // Days to civil date (proleptic Gregorian), with years starting in March.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month as u32)
+}
+
+/// What a query term says about dates: the month it names, or the year.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DateTerm {
+    Month(u32),
+    Year(i64),
+}
+
+impl DateTerm {
+    fn matches(self, (year, month): (i64, u32)) -> bool {
+        match self {
+            DateTerm::Month(m) => m == month,
+            DateTerm::Year(y) => y == year,
+        }
+    }
 }
 
 /// The parent of an encoded key: everything before its last path segment (its namespace for
@@ -734,6 +794,33 @@ impl LexicalIndex {
                     }
                 });
             }
+            // The date field: a term naming a month or a year matches the records dated
+            // then, as one more occurrence of the term in their content.
+            if let Some(dt) = (pr.date_weight > 0.0)
+                .then(|| self.date_term(term))
+                .flatten()
+            {
+                let dated = self.dated(dt);
+                if !dated.is_empty() {
+                    let idf = idf(live, dated.len() as f64);
+                    let tf = pr.date_weight;
+                    for d in dated {
+                        let Some(e) = self.doc(d) else {
+                            continue;
+                        };
+                        let s = bm25(idf, tf, e.len, avg, &pr);
+                        let slot = best.entry(d).or_insert(0.0);
+                        if s > *slot {
+                            *slot = s;
+                        }
+                        if pr.parent_weight > 0.0 {
+                            parent_tf
+                                .entry(parent_of(e.key))
+                                .or_insert_with(|| vec![0.0; terms.len()])[ti] += tf;
+                        }
+                    }
+                }
+            }
             for (d, s) in best {
                 *scores.entry(d).or_insert(0.0) += s;
             }
@@ -829,19 +916,7 @@ impl LexicalIndex {
         tf: &HashMap<&'k [u8], Vec<f64>>,
         terms: usize,
     ) -> HashMap<&'k [u8], f64> {
-        let stats = self.parents.get_or_init(|| {
-            let mut len: HashMap<Vec<u8>, f64> = HashMap::new();
-            let all = (self.base.n_docs() + self.docs.len()) as u32;
-            for e in (0..all).filter_map(|d| self.doc(d)) {
-                *len.entry(parent_of(e.key).to_vec()).or_insert(0.0) += e.len;
-            }
-            let mean = if len.is_empty() {
-                1.0
-            } else {
-                (self.total_len / len.len() as f64).max(1.0)
-            };
-            ParentStats { len, mean }
-        });
+        let stats = self.stats();
         let n = stats.len.len() as f64;
         let mut df = vec![0.0; terms];
         for v in tf.values() {
@@ -862,6 +937,62 @@ impl LexicalIndex {
                     .sum();
                 (p, s)
             })
+            .collect()
+    }
+
+    /// The parents' documents and the documents' dates, computed on first use after a change.
+    fn stats(&self) -> &ParentStats {
+        self.parents.get_or_init(|| {
+            let mut len: HashMap<Vec<u8>, f64> = HashMap::new();
+            let all = (self.base.n_docs() + self.docs.len()) as u32;
+            let mut dates = Vec::with_capacity(all as usize);
+            for d in 0..all {
+                let e = self.doc(d);
+                dates.push(
+                    e.as_ref()
+                        .filter(|e| e.timestamp > 0.0 && e.timestamp.is_finite())
+                        .map(|e| year_month(e.timestamp)),
+                );
+                if let Some(e) = e {
+                    *len.entry(parent_of(e.key).to_vec()).or_insert(0.0) += e.len;
+                }
+            }
+            let mean = if len.is_empty() {
+                1.0
+            } else {
+                (self.total_len / len.len() as f64).max(1.0)
+            };
+            ParentStats { len, mean, dates }
+        })
+    }
+
+    /// The month or year a query term names, if any: a term that is the stem of a month's
+    /// name, or four digits.
+    fn date_term(&self, term: &str) -> Option<DateTerm> {
+        if term.len() == 4 && term.bytes().all(|b| b.is_ascii_digit()) {
+            return term
+                .parse()
+                .ok()
+                .filter(|y| YEARS.contains(y))
+                .map(DateTerm::Year);
+        }
+        static STEMS: OnceLock<Vec<String>> = OnceLock::new();
+        STEMS
+            .get_or_init(|| MONTHS.iter().map(|m| self.tokenizer.stem(m)).collect())
+            .iter()
+            .position(|m| m == term)
+            .map(|m| DateTerm::Month(m as u32 + 1))
+    }
+
+    /// The live documents whose timestamp falls in the month or year `t` names: the
+    /// postings of the date field for one term.
+    fn dated(&self, t: DateTerm) -> Vec<u32> {
+        self.stats()
+            .dates
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.is_some_and(|d| t.matches(d)))
+            .map(|(i, _)| i as u32)
             .collect()
     }
 
@@ -1410,4 +1541,103 @@ impl<'a> Reader<'a> {
 /// The namespace and path of an encoded key, for documents built by callers.
 pub fn split_key(encoded: &[u8]) -> (String, String) {
     key::split_encoded(encoded)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 June 2023, 12:00 UTC.
+    const JUNE_2023: f64 = 1_685_620_800.0;
+    /// 15 March 2024, 12:00 UTC.
+    const MARCH_2024: f64 = 1_710_504_000.0;
+
+    fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
+        let mut idx = LexicalIndex::new();
+        for (path, content, ts) in docs {
+            let key = crate::key::Key::new("default", path).unwrap().encode();
+            let doc = Doc {
+                namespace: "default".into(),
+                path: path.to_string(),
+                content: content.to_string(),
+                timestamp: *ts,
+            };
+            idx.insert(&key, ObjectId::from_bytes([0; 32]), &doc);
+        }
+        idx
+    }
+
+    fn paths(idx: &LexicalIndex, text: &str) -> Vec<String> {
+        idx.search(&Query {
+            text,
+            limit: 10,
+            ..Default::default()
+        })
+        .into_iter()
+        .map(|h| h.path)
+        .collect()
+    }
+
+    #[test]
+    fn civil_dates_of_timestamps() {
+        assert_eq!(year_month(0.0), (1970, 1));
+        assert_eq!(year_month(JUNE_2023), (2023, 6));
+        assert_eq!(year_month(MARCH_2024), (2024, 3));
+        // 29 February 2024 23:59:59 and the second after it.
+        assert_eq!(year_month(1_709_251_199.0), (2024, 2));
+        assert_eq!(year_month(1_709_251_200.0), (2024, 3));
+        assert_eq!(year_month(-1.0), (1969, 12));
+    }
+
+    #[test]
+    fn query_words_naming_months_and_years() {
+        let idx = LexicalIndex::new();
+        assert_eq!(idx.date_term("june"), Some(DateTerm::Month(6)));
+        let t = Tokenizer::default();
+        assert_eq!(
+            idx.date_term(&t.stem("september")),
+            Some(DateTerm::Month(9))
+        );
+        assert_eq!(idx.date_term("2023"), Some(DateTerm::Year(2023)));
+        assert_eq!(idx.date_term("0999"), None);
+        assert_eq!(idx.date_term("12345"), None);
+        assert_eq!(idx.date_term("hike"), None);
+    }
+
+    #[test]
+    fn a_month_or_year_in_the_query_favours_records_dated_then() {
+        let docs = [
+            ("trips.a", "Went hiking in the hills.", MARCH_2024),
+            ("trips.b", "Went hiking by the lake.", JUNE_2023),
+            ("trips.c", "Went hiking with friends.", MARCH_2024),
+        ];
+        let idx = index(&docs);
+        assert_eq!(paths(&idx, "hiking in June")[0], "trips.b");
+        assert_eq!(paths(&idx, "hiking 2023")[0], "trips.b");
+        assert_eq!(paths(&idx, "hiking in March 2024").len(), 3);
+        assert_ne!(paths(&idx, "hiking in March 2024")[0], "trips.b");
+        // Without the date field the month word matches nothing.
+        let mut off = index(&docs);
+        off.params.date_weight = 0.0;
+        assert_eq!(paths(&off, "june"), Vec::<String>::new());
+        // A date word alone finds the records dated then, and only them.
+        assert_eq!(paths(&idx, "june"), ["trips.b"]);
+        assert_eq!(paths(&idx, "2025"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn unknown_timestamps_have_no_date() {
+        let idx = index(&[("a", "Notes.", 0.0), ("b", "Notes.", f64::NAN)]);
+        assert!(paths(&idx, "january 1970").is_empty());
+    }
+
+    #[test]
+    fn date_field_follows_removal() {
+        let mut idx = index(&[("a", "Notes.", JUNE_2023), ("b", "Notes.", MARCH_2024)]);
+        assert_eq!(paths(&idx, "june"), ["a"]);
+        idx.remove(&crate::key::Key::new("default", "a").unwrap().encode());
+        assert!(paths(&idx, "june").is_empty());
+        let back = LexicalIndex::from_bytes(&idx.to_bytes()).unwrap();
+        assert_eq!(paths(&back, "march"), ["b"]);
+    }
 }
