@@ -453,3 +453,58 @@ fn forged_cache_files_never_panic() {
         assert!(LexicalIndex::from_bytes(&bytes[..n]).is_err());
     }
 }
+
+/// A limit cuts the full ranking: for every limit the hits are the first ones of the
+/// unlimited answer, in the documented order (score descending then key, or newest first),
+/// with many tied scores, filters and documents added after loading from the cache.
+#[test]
+fn a_limit_takes_the_head_of_the_full_ranking() {
+    let mut f = Fixture::new();
+    for i in 0..120 {
+        let ns = if i % 3 == 0 { "work" } else { "default" };
+        let content = if i % 4 == 0 {
+            format!("item {i} about the build")
+        } else {
+            "an item about the build".to_string()
+        };
+        f.put(
+            ns,
+            &format!("topic{}.item{i:03}", i % 5),
+            &content,
+            (i % 7) as f64,
+        );
+    }
+    let mut idx = LexicalIndex::from_bytes(&f.index().to_bytes()).unwrap();
+    for i in 0..15 {
+        f.put(
+            "default",
+            &format!("late.item{i:02}"),
+            "item about the build",
+            3.0,
+        );
+    }
+    f.sync(&mut idx);
+    for sort in [Sort::Relevance, Sort::Recency] {
+        for namespace in [None, Some("work")] {
+            let q = |limit| Query {
+                text: "item build",
+                namespace,
+                limit,
+                sort,
+                ..Default::default()
+            };
+            let all = idx.search(&q(usize::MAX));
+            assert!(all.len() >= 40, "{}", all.len());
+            assert!(all.windows(2).all(|w| match sort {
+                Sort::Relevance => (-w[0].score, &w[0].key) < (-w[1].score, &w[1].key),
+                Sort::Recency =>
+                    (-w[0].timestamp, -w[0].score, &w[0].key)
+                        < (-w[1].timestamp, -w[1].score, &w[1].key),
+            }));
+            for limit in [1, 2, 7, 40, all.len() - 1, all.len(), all.len() + 5] {
+                let head = idx.search(&q(limit));
+                assert_eq!(head, all[..limit.min(all.len())], "{sort:?} {limit}");
+            }
+        }
+    }
+}

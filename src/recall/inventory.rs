@@ -1,18 +1,46 @@
 //! The store as the LLM picker sees it: every key under a range of one tree root with its
 //! value, content samples read on demand, and an order that can put chosen keys first.
 
-use std::collections::BTreeMap;
-
 use super::picker::Inventory;
 use super::RecallResult;
 use crate::object::{ObjectId, Objects};
 use crate::prolly::{KeyRange, NodeStore};
 
 /// The keys (`ns:path`) under a range of one root, for [`super::picker::pick`].
+///
+/// Keys and their values sit in two parallel vectors in candidate order; lookups by key go
+/// through a permutation sorted by key text (printed keys do not always sort like encoded
+/// ones), so building the inventory costs one string per key and no map.
 pub struct TreeInventory<'a> {
     objects: &'a Objects,
+    /// Keys in candidate order (tree order until [`TreeInventory::put_first`]).
     keys: Vec<String>,
-    values: BTreeMap<String, ObjectId>,
+    /// `values[i]` is the value of `keys[i]`.
+    values: Vec<ObjectId>,
+    /// Positions in `keys`, ordered by key text.
+    by_text: Vec<u32>,
+}
+
+/// The printed form (`ns:path`) of an encoded key, as [`crate::key::split_encoded`] gives
+/// its parts, built in one allocation.
+fn printed_key(encoded: &[u8]) -> String {
+    let mut out = Vec::with_capacity(encoded.len() + 1);
+    match encoded.iter().position(|&b| b == 0x00) {
+        Some(i) => {
+            out.extend_from_slice(&encoded[..i]);
+            out.push(b':');
+            out.extend(
+                encoded[i + 1..]
+                    .iter()
+                    .map(|&b| if b == 0x01 { b'.' } else { b }),
+            );
+        }
+        None => {
+            out.extend_from_slice(encoded);
+            out.push(b':');
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 impl<'a> TreeInventory<'a> {
@@ -24,38 +52,65 @@ impl<'a> TreeInventory<'a> {
         range: &KeyRange,
     ) -> RecallResult<Self> {
         let mut keys = Vec::new();
-        let mut values = BTreeMap::new();
+        let mut values = Vec::new();
         tree.scan(root, range, &mut |k, v| {
-            let (ns, path) = crate::key::split_encoded(k);
-            let full = format!("{ns}:{path}");
-            keys.push(full.clone());
-            values.insert(full, *v);
+            keys.push(printed_key(k));
+            values.push(*v);
             true
         })?;
+        let mut by_text: Vec<u32> = (0..keys.len() as u32).collect();
+        // Tree order is nearly always text order already, which this sort finds at once.
+        by_text.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
         Ok(TreeInventory {
             objects,
             keys,
             values,
+            by_text,
         })
+    }
+
+    /// The position of `key` in the candidate order.
+    fn position(&self, key: &str) -> Option<usize> {
+        self.by_text
+            .binary_search_by(|&i| self.keys[i as usize].as_str().cmp(key))
+            .ok()
+            .map(|j| self.by_text[j] as usize)
     }
 
     /// Puts `first` (those that are keys of the inventory, in their order) ahead of the other
     /// keys: the picker shows only the first [`super::picker::MAX_KEY_CANDIDATES`].
-    pub fn put_first(&mut self, first: impl IntoIterator<Item = String>) {
-        let mut ordered: Vec<String> = Vec::with_capacity(self.keys.len());
-        let mut seen = std::collections::BTreeSet::new();
+    pub fn put_first<S: AsRef<str>>(&mut self, first: impl IntoIterator<Item = S>) {
+        let n = self.keys.len();
+        let mut taken = vec![false; n];
+        let mut order: Vec<usize> = Vec::with_capacity(n);
         for k in first {
-            if self.values.contains_key(&k) && seen.insert(k.clone()) {
-                ordered.push(k);
+            if let Some(i) = self.position(k.as_ref()) {
+                if !taken[i] {
+                    taken[i] = true;
+                    order.push(i);
+                }
             }
         }
-        ordered.extend(self.keys.drain(..).filter(|k| !seen.contains(k)));
-        self.keys = ordered;
+        if order.is_empty() {
+            return;
+        }
+        order.extend((0..n).filter(|&i| !taken[i]));
+        let mut old_keys = std::mem::take(&mut self.keys);
+        let old_values = std::mem::take(&mut self.values);
+        let mut moved_to = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            self.keys.push(std::mem::take(&mut old_keys[old]));
+            self.values.push(old_values[old]);
+            moved_to[old] = new as u32;
+        }
+        for p in &mut self.by_text {
+            *p = moved_to[*p as usize];
+        }
     }
 
     /// The value id of `key` (`ns:path`).
     pub fn value(&self, key: &str) -> Option<&ObjectId> {
-        self.values.get(key)
+        self.position(key).map(|i| &self.values[i])
     }
 }
 
@@ -65,11 +120,29 @@ impl Inventory for TreeInventory<'_> {
     }
     fn sample(&self, key: &str) -> Result<String, String> {
         let id = self
-            .values
-            .get(key)
+            .value(key)
             .ok_or_else(|| format!("unknown key {key}"))?;
         crate::memory::read_record(self.objects, id)
             .map(|r| r.content())
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printed_keys_agree_with_split_encoded() {
+        for encoded in [
+            &b"default\x00a\x01b\x01c"[..],
+            b"codebase:onboard\x00x-y\x01z_w",
+            b"ns\x00one",
+            b"ns-only",
+            b"\xc3\xa9t\xc3\xa9\x00caf\xc3\xa9\x01\xe2\x80\xa2",
+        ] {
+            let (ns, path) = crate::key::split_encoded(encoded);
+            assert_eq!(printed_key(encoded), format!("{ns}:{path}"), "{encoded:?}");
+        }
     }
 }

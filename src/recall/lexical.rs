@@ -837,7 +837,16 @@ impl LexicalIndex {
                 }
             }
         }
-        let mut hits: Vec<Hit> = scores
+        self.top_hits(scores, q)
+    }
+
+    // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
+    // the scored documents are ordered in full and turned into `Hit`s.
+
+    /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
+    /// order (a total order: keys are unique, so the result does not depend on map order).
+    fn top_hits(&self, scores: HashMap<u32, f64>, q: &Query<'_>) -> Vec<Hit> {
+        let mut ranked: Vec<(DocRef<'_>, f64)> = scores
             .into_iter()
             .filter(|&(_, s)| s > 0.0)
             .filter_map(|(d, score)| {
@@ -849,29 +858,34 @@ impl LexicalIndex {
                 {
                     return None;
                 }
-                Some(Hit {
-                    key: e.key.to_vec(),
-                    namespace: e.namespace.to_string(),
-                    path: e.path.to_string(),
-                    value: e.value,
-                    score,
-                    timestamp: e.timestamp,
-                })
+                Some((e, score))
             })
             .collect();
-        match q.sort {
-            Sort::Relevance => {
-                hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)))
+        let order = |a: &(DocRef<'_>, f64), b: &(DocRef<'_>, f64)| match q.sort {
+            Sort::Relevance => b.1.total_cmp(&a.1).then_with(|| a.0.key.cmp(b.0.key)),
+            Sort::Recency => {
+                b.0.timestamp
+                    .total_cmp(&a.0.timestamp)
+                    .then_with(|| b.1.total_cmp(&a.1))
+                    .then_with(|| a.0.key.cmp(b.0.key))
             }
-            Sort::Recency => hits.sort_by(|a, b| {
-                b.timestamp
-                    .total_cmp(&a.timestamp)
-                    .then_with(|| b.score.total_cmp(&a.score))
-                    .then_with(|| a.key.cmp(&b.key))
-            }),
+        };
+        if ranked.len() > q.limit {
+            ranked.select_nth_unstable_by(q.limit - 1, order);
+            ranked.truncate(q.limit);
         }
-        hits.truncate(q.limit);
-        hits
+        ranked.sort_unstable_by(order);
+        ranked
+            .into_iter()
+            .map(|(e, score)| Hit {
+                key: e.key.to_vec(),
+                namespace: e.namespace.to_string(),
+                path: e.path.to_string(),
+                value: e.value,
+                score,
+                timestamp: e.timestamp,
+            })
+            .collect()
     }
 
     /// The live key just before that of document `d`, `key` (`after`: just after), and its

@@ -244,6 +244,29 @@ fn prefix_at(key: &str, depth: usize) -> &str {
     }
 }
 
+/// Appends `text` on one line: its words joined by single spaces, cut to `most` characters
+/// (what `split_whitespace`, `join(" ")` and `take(most)` give, without the copies).
+fn push_one_line(out: &mut String, text: &str, most: usize) {
+    let mut left = most;
+    for (i, word) in text.split_whitespace().enumerate() {
+        if left == 0 {
+            return;
+        }
+        if i > 0 {
+            out.push(' ');
+            left -= 1;
+        }
+        for (n, (at, _)) in word.char_indices().enumerate() {
+            if n == left {
+                out.push_str(&word[..at]);
+                return;
+            }
+        }
+        out.push_str(word);
+        left -= word.chars().count();
+    }
+}
+
 /// Whether `key` is `prefix` or below it.
 fn under(key: &str, prefix: &str) -> bool {
     key == prefix || (key.starts_with(prefix) && key.as_bytes().get(prefix.len()) == Some(&b'.'))
@@ -339,7 +362,10 @@ impl Run<'_> {
         limit: usize,
     ) -> Result<Vec<String>, PickError> {
         let shown = &keys[..keys.len().min(MAX_KEY_CANDIDATES)];
-        let mut prompt = format!("Question: {question}\n\nMemories (key: content sample):\n");
+        let mut prompt = String::with_capacity(shown.len() * (SAMPLE_CHARS + 48) + 256);
+        prompt.push_str("Question: ");
+        prompt.push_str(question);
+        prompt.push_str("\n\nMemories (key: content sample):\n");
         for k in shown {
             let sample = inv.sample(k).map_err(|reason| PickError {
                 step: step.to_string(),
@@ -347,14 +373,11 @@ impl Run<'_> {
                 llm: None,
                 partial: Box::new(self.pick.clone()),
             })?;
-            let one_line: String = sample
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .chars()
-                .take(SAMPLE_CHARS)
-                .collect();
-            prompt.push_str(&format!("- {k}: {one_line}\n"));
+            prompt.push_str("- ");
+            prompt.push_str(k);
+            prompt.push_str(": ");
+            push_one_line(&mut prompt, &sample, SAMPLE_CHARS);
+            prompt.push('\n');
         }
         prompt.push_str(&format!(
             "\nWhich memories help answer the question? Reply with at most {limit} keys from \
@@ -459,6 +482,34 @@ mod tests {
         assert_eq!(parse_reply("I cannot help with that", &c), Reply::Garbage);
         assert_eq!(parse_reply("", &c), Reply::Garbage);
         assert_eq!(parse_reply("../../x\nrm -rf /", &c), Reply::Garbage);
+    }
+
+    #[test]
+    fn one_line_samples_match_split_join_take() {
+        let long = "word ".repeat(60);
+        let texts = [
+            "",
+            "   ",
+            "one",
+            "  several   words\n\tover  lines \r\n end ",
+            "café ünïcödé • naïve — ok",
+            long.as_str(),
+            "x y",
+        ];
+        for text in texts {
+            for most in [0, 1, 2, 3, 4, 5, 7, 11, SAMPLE_CHARS] {
+                let want: String = text
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .chars()
+                    .take(most)
+                    .collect();
+                let mut got = String::from("> ");
+                push_one_line(&mut got, text, most);
+                assert_eq!(got, format!("> {want}"), "{text:?} cut to {most}");
+            }
+        }
     }
 
     #[test]
