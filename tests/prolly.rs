@@ -419,7 +419,12 @@ fn split_diffs_and_known_nodes_on_deep_trees() {
     let theirs = ns.apply(&base, theirs_edits.clone()).unwrap();
     let plain = store();
     let plain_base = plain
-        .build_sorted(model.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>())
+        .build_sorted(
+            model
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect::<Vec<_>>(),
+        )
         .unwrap();
     assert_eq!(plain_base, base);
     let plain_ours = plain
