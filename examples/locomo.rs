@@ -43,20 +43,6 @@ struct Tally {
 
 /// Unix seconds of a LoCoMo session date such as `1:56 pm on 8 May, 2023` (0 if unreadable).
 fn session_time(text: &str) -> f64 {
-    let months = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
     let lower = text.to_lowercase().replace(',', "");
     let words: Vec<&str> = lower.split_whitespace().collect();
     let (Some(time), Some(ampm)) = (words.first(), words.get(1)) else {
@@ -71,7 +57,7 @@ fn session_time(text: &str) -> f64 {
     let day: i64 = words.get(3).and_then(|d| d.parse().ok()).unwrap_or(1);
     let month = words
         .get(4)
-        .and_then(|w| months.iter().position(|x| x == w))
+        .and_then(|w| memoir::recall::lexical::MONTHS.iter().position(|x| x == w))
         .unwrap_or(0) as i64
         + 1;
     let year: i64 = words.get(5).and_then(|y| y.parse().ok()).unwrap_or(1970);

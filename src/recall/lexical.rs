@@ -335,9 +335,9 @@ struct ParentStats {
     dates: Vec<Option<(i64, u32)>>,
 }
 
-/// English month names, January first; a query word whose stem is one of theirs names that
-/// month.
-const MONTHS: [&str; 12] = [
+/// English month names, January first, lower-case; a query word whose stem is one of theirs
+/// names that month.
+pub const MONTHS: [&str; 12] = [
     "january",
     "february",
     "march",
