@@ -7,30 +7,14 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod common;
+
+use common::{Out, AUTHOR};
 use memoir::key::Key;
 use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
 
 const NOW: &str = "1767225600";
-const AUTHOR: &str = "Tester <t@example.org>";
-
-/// A finished run: exit code, stdout, stderr.
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}): {:?} / {:?}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-}
 
 fn cmd(envs: &[(&str, &str)], args: &[&str], stdin: Option<&str>) -> Out {
     let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
@@ -59,11 +43,7 @@ fn cmd(envs: &[(&str, &str)], args: &[&str], stdin: Option<&str>) -> Out {
             .unwrap();
     }
     let o = child.wait_with_output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(o.stdout).unwrap(),
-        stderr: String::from_utf8(o.stderr).unwrap(),
-    }
+    Out::from(o)
 }
 
 /// A temporary store made with `memoir new`.

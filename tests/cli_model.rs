@@ -23,6 +23,9 @@ use std::process::{Command, Stdio};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+mod common;
+
+use common::Out;
 use memoir::repo::{Head, Repo};
 use memoir::store::{OpenOptions, Store};
 
@@ -391,23 +394,6 @@ fn op() -> impl Strategy<Value = Op> {
 // ---------------------------------------------------------------------------------------
 // Running the binary
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not JSON ({e}): {:?} / {:?}",
-                self.stdout, self.stderr
-            )
-        })
-    }
-}
-
 struct Harness {
     _dir: tempfile::TempDir,
     store: PathBuf,
@@ -440,11 +426,7 @@ impl Harness {
             .stdin(Stdio::null())
             .output()
             .expect("run memoir");
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(o.stdout).unwrap(),
-            stderr: String::from_utf8(o.stderr).unwrap(),
-        }
+        Out::from(o)
     }
 
     /// `memoir -s STORE [--json] args...`

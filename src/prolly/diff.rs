@@ -266,11 +266,10 @@ impl NodeStore {
                 .filter(|&i| range.meets(&n.items[i].key, n.items[i].last_key()))
                 .collect()
         };
-        let total: u64 = inside(&node).iter().map(|&i| node.items[i].count).sum();
+        let mut idx = inside(&node);
+        let half = idx.iter().map(|&i| node.items[i].count).sum::<u64>() / 2;
         let mut before = 0u64;
-        let half = total / 2;
         let key = loop {
-            let idx = inside(&node);
             if node.level == 0 {
                 let at = (half.saturating_sub(before) as usize).min(idx.len().saturating_sub(1));
                 match idx.get(at) {
@@ -291,6 +290,7 @@ impl NodeStore {
                 return Ok(None);
             };
             node = self.load_at(&id, node.level - 1)?;
+            idx = inside(&node);
         };
         let strictly_inside = range.lo.as_deref().is_none_or(|lo| key.as_slice() > lo)
             && range.hi.as_deref().is_none_or(|hi| key.as_slice() < hi);

@@ -174,6 +174,21 @@ fn span(off: &[u32], i: usize) -> std::ops::Range<usize> {
     off[i] as usize..off[i + 1] as usize
 }
 
+/// The first of `0..n` for which `below` is false, where `below` holds for a prefix of the
+/// range (a binary search over indices, for the frozen index's offset-addressed tables).
+fn bound(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl Base {
     fn n_docs(&self) -> usize {
         self.values.len()
@@ -197,17 +212,10 @@ impl Base {
 
     /// First term index whose name is above `name` (`or_equal`: at or above).
     fn term_bound(&self, name: &str, or_equal: bool) -> usize {
-        let (mut lo, mut hi) = (0, self.n_terms());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let t = self.term(mid);
-            if t < name || (!or_equal && t == name) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        bound(self.n_terms(), |i| {
+            let t = self.term(i);
+            t < name || (!or_equal && t == name)
+        })
     }
 
     fn find_term(&self, name: &str) -> Option<u32> {
@@ -217,17 +225,10 @@ impl Base {
 
     /// First document whose key is above `key` (`or_equal`: at or above).
     fn key_bound(&self, key: &[u8], or_equal: bool) -> usize {
-        let (mut lo, mut hi) = (0, self.n_docs());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let k = self.key(mid);
-            if k < key || (!or_equal && k == key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        bound(self.n_docs(), |i| {
+            let k = self.key(i);
+            k < key || (!or_equal && k == key)
+        })
     }
 
     fn find_key(&self, key: &[u8]) -> Option<usize> {

@@ -110,6 +110,12 @@ pub fn line_stat(old: &str, new: &str) -> LineStat {
     s
 }
 
+/// A diff's filter (none when it matches every key) and the key range it confines walks to.
+fn scope(filter: Option<&KeyFilter>) -> (Option<&KeyFilter>, KeyRange) {
+    let filter = filter.filter(|f| !f.is_all());
+    (filter, filter.map_or_else(KeyRange::all, KeyFilter::range))
+}
+
 impl Repo {
     /// The keys whose value ids differ from tree `from_root` to tree `to_root`, in tree order
     /// (namespace, then path), restricted to `filter` when given.
@@ -119,8 +125,7 @@ impl Repo {
         to_root: &ObjectId,
         filter: Option<&KeyFilter>,
     ) -> RepoResult<Vec<KeyChange>> {
-        let filter = filter.filter(|f| !f.is_all());
-        let range = filter.map_or_else(KeyRange::all, KeyFilter::range);
+        let (filter, range) = scope(filter);
         // Keys are decoded on the walking threads too (see `NodeStore::diff_map`).
         let changes = self
             .tree()
@@ -178,8 +183,7 @@ impl Repo {
         filter: Option<&KeyFilter>,
         f: &mut dyn FnMut(Change) -> bool,
     ) -> RepoResult<()> {
-        let filter = filter.filter(|f| !f.is_all());
-        let range = filter.map_or_else(KeyRange::all, KeyFilter::range);
+        let (filter, range) = scope(filter);
         Ok(self
             .tree()
             .diff_range(from_root, to_root, &range, &mut |c| match filter {

@@ -1,5 +1,6 @@
-//! Shared by the MCP test files: running the CLI, making a store, and an rmcp client session
-//! with the calls the tests make. Each test file uses a part of it.
+//! Shared by the CLI and MCP test files: running the CLI and reading its output, making a
+//! store, and an rmcp client session with the calls the tests make. Each test file uses a
+//! part of it.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,35 @@ use serde_json::{Map, Value};
 
 /// The author every test process writes as.
 pub const AUTHOR: &str = "Tester <t@example.org>";
+
+/// A finished run of the binary: exit code, stdout, stderr.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Out {
+    fn from(o: std::process::Output) -> Out {
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(o.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(o.stderr).expect("stderr is UTF-8"),
+        }
+    }
+}
+
+impl Out {
+    /// Stdout parsed as JSON (panics with both streams when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {:?} / {:?}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+}
 
 /// The memoir binary with a clean environment, the test author and piped output.
 pub fn memoir() -> Command {
