@@ -745,6 +745,94 @@ fn busy_store_is_exit_7() {
     assert_eq!(f.run(true, &["remember", "x", "-p", "a"]).code, 0);
 }
 
+/// A search at HEAD is answered from the head file and the index cache when both describe
+/// the store as last closed: it needs no lock, and equals the search that opens the store.
+#[test]
+fn search_at_rest_needs_no_lock_and_sees_every_close() {
+    let f = Fixture::new();
+    f.ok(&[
+        "remember",
+        "we deploy with blue green releases",
+        "-p",
+        "infra.deploy.strategy",
+    ]);
+    f.ok(&[
+        "remember",
+        "postgres is the main database",
+        "-p",
+        "infra.db.engine",
+    ]);
+    let hits = |v: &Value| v["hits"].clone();
+    let run = |args: &[&str]| {
+        let mut all = vec!["-s", f.s(), "--json", "--lock-timeout", "0"];
+        all.extend_from_slice(args);
+        cmd(&[], &all, None)
+    };
+    // `--at` always opens the store (and brings the index cache to HEAD's root).
+    let opened = f.ok(&["search", "deploy database", "--at", "HEAD"]);
+    assert_eq!(opened["count"], 2);
+    let rest = |args: &[&str]| {
+        // Another process holds the store: only an answer at rest can succeed.
+        let held = f.repo();
+        let o = run(args);
+        assert_error(&run(&["get", "infra.db.engine"]), 7);
+        drop(held);
+        o
+    };
+    // Holding the store opens it, which changes its log: what the head file described is
+    // no longer known to be current, so the search waits for the store like any command.
+    assert_error(&rest(&["search", "deploy database"]), 7);
+    // The holder closed the store again, which published the head file anew.
+    let lock = std::fs::File::open(f.store.join("LOCK")).unwrap();
+    lock.try_lock().unwrap();
+    let o = run(&["search", "deploy database"]);
+    assert_eq!(o.code, 0, "{} {}", o.stdout, o.stderr);
+    assert_eq!(hits(&o.json()), hits(&opened));
+    for args in [
+        &["search", "postgres", "-k", "1"][..],
+        &["search", "deploy", "--keys", "infra.db.*"],
+        &["search", "deploy", "--branch", "main"],
+        &["search", "releases", "--sort", "recency", "-n", "default"],
+    ] {
+        let o = run(args);
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        lock.unlock().unwrap();
+        let mut at = args.to_vec();
+        at.extend_from_slice(&["--at", "HEAD"]);
+        assert_eq!(hits(&o.json()), hits(&f.ok(&at)), "{args:?}");
+        lock.try_lock().unwrap();
+    }
+    // Another branch than HEAD's needs the store.
+    assert_error(&run(&["search", "deploy", "--branch", "other"]), 7);
+    lock.unlock().unwrap();
+
+    // A write moves HEAD: the next search opens the store (and updates the index), the
+    // ones after it need no lock again and see the write.
+    f.ok(&[
+        "remember",
+        "deploys happen on fridays",
+        "-p",
+        "infra.deploy.days",
+    ]);
+    assert_eq!(f.ok(&["search", "fridays"])["count"], 1);
+    lock.try_lock().unwrap();
+    let o = run(&["search", "fridays"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.json()["hits"][0]["key"], "infra.deploy.days");
+    lock.unlock().unwrap();
+
+    // A damaged head file is ignored: the search opens the store.
+    let head = f.store.join("cache").join("head");
+    let mut bytes = std::fs::read(&head).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&head, &bytes).unwrap();
+    lock.try_lock().unwrap();
+    assert_error(&run(&["search", "fridays"]), 7);
+    lock.unlock().unwrap();
+    assert_eq!(f.ok(&["search", "fridays"])["count"], 1);
+}
+
 #[test]
 fn corrupt_value_is_exit_5() {
     let f = Fixture::new();
@@ -1163,6 +1251,16 @@ fn fsck_gc_and_purge() {
     assert_eq!(v["findings"], serde_json::json!([]));
     let g = f.ok(&["gc"]);
     assert_eq!(g["objects_removed"], 0);
+    // The search index caches contents; searching fills it with the secret.
+    assert_eq!(f.ok(&["search", "launch code"])["count"], 1);
+    let cached = |store: &std::path::Path| -> bool {
+        std::fs::read_dir(store.join("cache")).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read(e.path()).is_ok_and(|b| b.windows(6).any(|w| w == b"SECRET"))
+            })
+        })
+    };
+    assert!(cached(&f.store));
     // Purge: the secret's content is stored nowhere afterwards; everything else reads as before.
     let p = f.ok(&["forget", "secrets.launch", "--purge"]);
     assert!(p["purged"]["commits_rewritten"].as_u64().unwrap() >= 2);
@@ -1184,6 +1282,9 @@ fn fsck_gc_and_purge() {
             );
         }
     }
+    assert!(!cached(&f.store), "secret still cached");
+    assert_eq!(f.ok(&["search", "launch code"])["count"], 0);
+    assert!(!cached(&f.store), "secret cached again");
     assert_eq!(f.ok(&["fsck"])["clean"], true);
     assert_eq!(f.ok(&["get", "notes.keep"])["items"][0]["found"], true);
     assert_eq!(

@@ -154,3 +154,46 @@ fn commit_ids_are_deterministic() {
     let repo_b = Repo::init(Store::memory(), &sig(1_700_000_000), "Initialize store").unwrap();
     assert_eq!(repo_a.head_commit().unwrap(), repo_b.head_commit().unwrap());
 }
+
+/// Every close of a repository publishes what HEAD resolves to; while a writer has moved a
+/// ref and not yet closed, nothing is published.
+#[test]
+fn resting_head_follows_every_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let open = || Repo::open(Store::open(&path, &OpenOptions::default()).unwrap()).unwrap();
+    let store = Store::create(&path, &OpenOptions::default()).unwrap();
+    let repo = Repo::init(store, &sig(1_700_000_000), "Initialize store").unwrap();
+    let c0 = repo.head_commit().unwrap();
+    let root0 = repo.root_of(&c0).unwrap();
+    drop(repo);
+    let rest = Repo::resting_head(&path).unwrap();
+    assert_eq!(
+        (rest.head, rest.commit, rest.root),
+        (Head::Branch("main".into()), c0, root0)
+    );
+
+    let repo = open();
+    let e = put(&repo, "notes.a", "one");
+    let c1 = repo
+        .commit("main", vec![e], &sig(1_700_000_100), "One")
+        .unwrap();
+    assert_eq!(Repo::resting_head(&path), None, "a writer is at work");
+    drop(repo);
+    let rest = Repo::resting_head(&path).unwrap();
+    assert_eq!(rest.commit, c1);
+    assert_eq!(rest.root, open().root_of(&c1).unwrap());
+
+    let repo = open();
+    repo.create_branch("agent", &c0).unwrap();
+    repo.set_head(&Head::Branch("agent".into())).unwrap();
+    drop(repo);
+    let rest = Repo::resting_head(&path).unwrap();
+    assert_eq!((rest.head, rest.commit), (Head::Branch("agent".into()), c0));
+
+    let repo = open();
+    repo.set_head(&Head::Detached(c1)).unwrap();
+    drop(repo);
+    let rest = Repo::resting_head(&path).unwrap();
+    assert_eq!((rest.head, rest.commit), (Head::Detached(c1), c1));
+}

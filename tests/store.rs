@@ -761,3 +761,100 @@ fn busy_across_processes() {
         Some(&b"from the child"[..])
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The head file: a note on the refs, published when the store closes.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn head_note_is_published_only_for_flushed_unchanged_refs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let head_file = path.join("cache").join("head");
+    let store = Store::create(&path, &opts(1000)).unwrap();
+    // A note on the refs as opened (nothing changed, nothing to flush) is published.
+    store.note_head(store.refs_version(), b"zero".to_vec());
+    drop(store);
+    assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"zero"[..]));
+
+    // A ref change removes the file before it happens; notes on older refs are ignored;
+    // an unflushed change is not published.
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    assert_eq!(store.refs_version(), 0);
+    store
+        .cas_ref("refs/heads/a", None, Some(b"1"))
+        .unwrap()
+        .unwrap();
+    assert!(!head_file.exists());
+    assert_eq!(store.refs_version(), 1);
+    store.note_head(0, b"stale".to_vec());
+    drop(store);
+    assert_eq!(Store::read_head_note(&path), None);
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    store
+        .cas_ref("refs/heads/a", Some(b"1"), Some(b"2"))
+        .unwrap()
+        .unwrap();
+    store.note_head(store.refs_version(), b"unflushed".to_vec());
+    drop(store);
+    assert_eq!(Store::read_head_note(&path), None);
+
+    // Changed, noted, flushed: published.
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    store
+        .cas_ref("refs/heads/a", Some(b"2"), Some(b"3"))
+        .unwrap()
+        .unwrap();
+    store.note_head(store.refs_version(), b"three".to_vec());
+    store.flush().unwrap();
+    drop(store);
+    assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"three"[..]));
+
+    // A note followed by another change describes refs that are gone: not published.
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    store
+        .cas_ref("refs/heads/a", Some(b"3"), Some(b"4"))
+        .unwrap()
+        .unwrap();
+    store.note_head(store.refs_version(), b"four".to_vec());
+    store
+        .cas_ref("refs/heads/b", None, Some(b"1"))
+        .unwrap()
+        .unwrap();
+    store.flush().unwrap();
+    drop(store);
+    assert_eq!(Store::read_head_note(&path), None);
+
+    // The file describes the engine's log as it was at that close: any later write to the
+    // log (every open writes to it) voids it, and so does damage to the file itself.
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    store.note_head(store.refs_version(), b"five".to_vec());
+    drop(store);
+    assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"five"[..]));
+    let log = fs::OpenOptions::new()
+        .write(true)
+        .open(path.join("db").join("db"))
+        .unwrap();
+    let was = log.metadata().unwrap().modified().unwrap();
+    log.set_modified(was + Duration::from_secs(1)).unwrap();
+    assert_eq!(Store::read_head_note(&path), None);
+    log.set_modified(was).unwrap();
+    drop(log);
+    // (Restoring the time does not restore the change time: still void.)
+    assert_eq!(Store::read_head_note(&path), None);
+    let store = Store::open(&path, &opts(1000)).unwrap();
+    store.note_head(store.refs_version(), b"six".to_vec());
+    drop(store);
+    let good = fs::read(&head_file).unwrap();
+    assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"six"[..]));
+    for i in [0, 9, good.len() - 20, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[i] ^= 0x40;
+        fs::write(&head_file, &bad).unwrap();
+        assert_eq!(Store::read_head_note(&path), None, "byte {i} flipped");
+    }
+    fs::write(&head_file, &good[..good.len() - 1]).unwrap();
+    assert_eq!(Store::read_head_note(&path), None, "truncated");
+    fs::write(&head_file, &good).unwrap();
+    assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"six"[..]));
+}

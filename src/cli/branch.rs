@@ -84,6 +84,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                     "branch '{name}' was moved meanwhile; nothing deleted"
                 ))
             })?;
+        repo.note_head();
         repo.store().flush()?;
         let message = format!("Deleted branch '{name}' (was {})", tip.short(8));
         return Ok(Report::new(json!({

@@ -82,6 +82,8 @@ fn purge(
     let report = repo.purge(&key.encode())?;
     let tip = repo.branch_tip(branch)?;
     drop(repo);
+    // The search index holds contents verbatim: it goes too (rebuilt on the next search).
+    memoir::recall::remove_cache(&ctx.abs_store_path())?;
     let message = format!(
         "Purged {} from {}: {} commits rewritten, {} refs moved, {} objects removed",
         key.path(),

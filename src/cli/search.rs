@@ -6,11 +6,11 @@ use serde_json::{json, Value};
 use memoir::glob::KeyGlobs;
 use memoir::key::validate_namespace;
 use memoir::object::ObjectId;
-use memoir::recall::{synced_index, Hit, Query, Sort};
+use memoir::recall::{cache_path, load_cache, synced_index, Hit, Query, Sort};
 use memoir::repo::revision::parse_date;
-use memoir::repo::Repo;
+use memoir::repo::{Head, Repo};
 
-use super::context::{load_record_at, open_read, AtArg, BranchArg, Ctx};
+use super::context::{open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 const HELP: &str = "\
@@ -104,6 +104,34 @@ pub fn lexical(
     }))
 }
 
+/// The hits of a search at HEAD answered without opening the store: when the store's head
+/// file says what HEAD was at its last close and the cached index reflects exactly that
+/// root. `None` when either is not so (the caller then opens the store).
+fn at_rest(ctx: &Ctx, args: &Args, text: &str, scope: &Scope) -> Option<Vec<Hit>> {
+    if ctx.hold.is_some() || args.at.at.is_some() {
+        return None;
+    }
+    let dir = ctx.abs_store_path();
+    let rest = Repo::resting_head(&dir)?;
+    if let Some(b) = &args.branch.branch {
+        if rest.head != Head::Branch(b.clone()) {
+            return None;
+        }
+    }
+    let index = load_cache(&cache_path(&dir));
+    (index.root() == Some(&rest.root)).then(|| {
+        index.search(&Query {
+            text,
+            namespace: scope.namespace.as_deref(),
+            globs: (!scope.globs.is_all()).then_some(&scope.globs),
+            since: scope.since,
+            until: scope.until,
+            limit: args.limit,
+            sort: scope.sort,
+        })
+    })
+}
+
 /// Rounds a score for output (stable text, no float noise).
 pub fn round_score(s: f64) -> f64 {
     (s * 1e6).round() / 1e6
@@ -136,13 +164,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             SortArg::Recency => Sort::Recency,
         },
     };
-    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
-    let hits = lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?;
+    let hits = match at_rest(ctx, &args, &args.query, &scope) {
+        Some(hits) => hits,
+        None => {
+            let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
+            lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?
+        }
+    };
     let mut out = Vec::with_capacity(hits.len());
     let mut lines = Vec::new();
     for h in &hits {
-        let rec = load_record_at(&repo, &h.value)?;
-        let content = rec.content();
+        let content = &h.content;
         lines.push(ctx.style.info(&format!(
             "{}:{} ({:.3})",
             esc(&h.namespace),
@@ -159,7 +191,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             "content": content,
         }));
     }
-    drop(repo);
     if hits.is_empty() {
         lines.push(ctx.style.warn("no memories match"));
     }

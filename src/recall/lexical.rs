@@ -88,6 +88,7 @@ struct Entry {
     value: ObjectId,
     namespace: String,
     path: String,
+    content: String,
     timestamp: f64,
     len: f64,
     /// Distinct terms with (key tf, content tf).
@@ -141,6 +142,9 @@ pub struct Hit {
     pub path: String,
     /// The record's value id.
     pub value: ObjectId,
+    /// The record's projected content, as indexed (what search shows without reading the
+    /// record).
+    pub content: String,
     /// Score: higher is better; always above zero.
     pub score: f64,
     /// The record's timestamp.
@@ -164,6 +168,8 @@ struct Base {
     ns_text: String,
     path_off: Vec<u32>,
     path_text: String,
+    content_off: Vec<u32>,
+    content_text: String,
     values: Vec<ObjectId>,
     timestamps: Vec<f64>,
     lens: Vec<f64>,
@@ -242,6 +248,7 @@ struct DocRef<'a> {
     key: &'a [u8],
     namespace: &'a str,
     path: &'a str,
+    content: &'a str,
     value: ObjectId,
     timestamp: f64,
     len: f64,
@@ -481,6 +488,7 @@ impl LexicalIndex {
             value,
             namespace: doc.namespace.clone(),
             path: doc.path.clone(),
+            content: doc.content.clone(),
             timestamp: doc.timestamp,
             len,
             terms,
@@ -625,6 +633,7 @@ impl LexicalIndex {
                 key: b.key(d),
                 namespace: &b.ns_text[span(&b.ns_off, d)],
                 path: &b.path_text[span(&b.path_off, d)],
+                content: &b.content_text[span(&b.content_off, d)],
                 value: b.values[d],
                 timestamp: b.timestamps[d],
                 len: b.lens[d],
@@ -635,6 +644,7 @@ impl LexicalIndex {
             key: &e.key,
             namespace: &e.namespace,
             path: &e.path,
+            content: &e.content,
             value: e.value,
             timestamp: e.timestamp,
             len: e.len,
@@ -883,6 +893,7 @@ impl LexicalIndex {
                 namespace: e.namespace.to_string(),
                 path: e.path.to_string(),
                 value: e.value,
+                content: e.content.to_string(),
                 score,
                 timestamp: e.timestamp,
             })
@@ -1107,6 +1118,8 @@ impl LexicalIndex {
         let mut ns_off = vec![0u32];
         let mut path_text = String::new();
         let mut path_off = vec![0u32];
+        let mut content_text = String::new();
+        let mut content_off = vec![0u32];
         let mut tail = Vec::with_capacity(order.len() * 48);
         let (mut stamps, mut lens) = (Vec::new(), Vec::new());
         for &d in &order {
@@ -1117,18 +1130,21 @@ impl LexicalIndex {
             ns_off.push(ns_text.len() as u32);
             path_text.push_str(e.path);
             path_off.push(path_text.len() as u32);
+            content_text.push_str(e.content);
+            content_off.push(content_text.len() as u32);
             tail.extend_from_slice(e.value.as_bytes());
             stamps.extend_from_slice(&e.timestamp.to_le_bytes());
             lens.extend_from_slice(&e.len.to_le_bytes());
         }
         let mut w = Vec::with_capacity(
             HEADER_LEN
-                + 8 * (term_off.len() + key_off.len() * 3)
+                + 8 * (term_off.len() + key_off.len() * 4)
                 + term_text.len()
                 + 8 * postings.len()
                 + keys.len()
                 + ns_text.len()
                 + path_text.len()
+                + content_text.len()
                 + tail.len() * 2,
         );
         w.extend_from_slice(CACHE_MAGIC);
@@ -1142,6 +1158,7 @@ impl LexicalIndex {
             term_text.len(),
             ns_text.len(),
             path_text.len(),
+            content_text.len(),
         ] {
             put_u32(&mut w, n as u32);
         }
@@ -1159,6 +1176,8 @@ impl LexicalIndex {
         w.extend_from_slice(ns_text.as_bytes());
         put_u32s(&mut w, &path_off);
         w.extend_from_slice(path_text.as_bytes());
+        put_u32s(&mut w, &content_off);
+        w.extend_from_slice(content_text.as_bytes());
         w.extend_from_slice(&tail);
         w.extend_from_slice(&stamps);
         w.extend_from_slice(&lens);
@@ -1180,18 +1199,18 @@ impl LexicalIndex {
             return Err(damaged());
         }
         let root = get_root(&mut r)?;
-        let mut c = [0usize; 7];
+        let mut c = [0usize; 8];
         for x in &mut c {
             *x = r.u32()? as usize;
         }
-        let [n, nt, np, kb, tb, nb, pb] = c;
+        let [n, nt, np, kb, tb, nb, pb, cb] = c;
         // The sizes must account for the file exactly before anything is allocated.
         let want = HEADER_LEN as u64
             + 8 * (nt as u64 + 1)
             + tb as u64
             + 8 * np as u64
-            + 12 * (n as u64 + 1)
-            + (kb + nb + pb) as u64
+            + 16 * (n as u64 + 1)
+            + (kb as u64 + nb as u64 + pb as u64 + cb as u64)
             + 48 * n as u64;
         if want != body.len() as u64 {
             return Err(damaged());
@@ -1213,6 +1232,8 @@ impl LexicalIndex {
         let ns_text = r.text(nb)?;
         let path_off = r.u32s(n + 1)?;
         let path_text = r.text(pb)?;
+        let content_off = r.u32s(n + 1)?;
+        let content_text = r.text(cb)?;
         let values: Vec<ObjectId> = r
             .take(32 * n)?
             .chunks_exact(32)
@@ -1230,6 +1251,7 @@ impl LexicalIndex {
         check_offsets(&key_off, kb, None)?;
         check_offsets(&ns_off, nb, Some(&ns_text))?;
         check_offsets(&path_off, pb, Some(&path_text))?;
+        check_offsets(&content_off, cb, Some(&content_text))?;
         let base = Base {
             sum: Some(xxh3_128(body)),
             term_off,
@@ -1242,6 +1264,8 @@ impl LexicalIndex {
             ns_text,
             path_off,
             path_text,
+            content_off,
+            content_text,
             values,
             timestamps,
             lens,
@@ -1303,6 +1327,7 @@ impl LexicalIndex {
             w.extend_from_slice(e.value.as_bytes());
             put_bytes(&mut w, e.namespace.as_bytes());
             put_bytes(&mut w, e.path.as_bytes());
+            put_bytes(&mut w, e.content.as_bytes());
             w.extend_from_slice(&e.timestamp.to_le_bytes());
             w.extend_from_slice(&e.len.to_le_bytes());
             put_u32(&mut w, e.terms.len() as u32);
@@ -1352,6 +1377,7 @@ impl LexicalIndex {
             let value = ObjectId::from_bytes(r.array()?);
             let namespace = r.string()?;
             let path = r.string()?;
+            let content = r.string()?;
             let timestamp = f64::from_le_bytes(r.array()?);
             let len = f64::from_le_bytes(r.array()?);
             let nt = r.u32()? as usize;
@@ -1386,6 +1412,7 @@ impl LexicalIndex {
                     value,
                     namespace,
                     path,
+                    content,
                     timestamp,
                     len,
                     terms,
@@ -1427,12 +1454,12 @@ pub struct SyncStats {
     pub removed: usize,
 }
 
-/// First bytes of a full cache file (layout version 3).
-const CACHE_MAGIC: &[u8] = b"MEMLEX03";
-/// First bytes of a delta cache file.
-const DELTA_MAGIC: &[u8] = b"MEMLXD01";
-/// Bytes of a full cache file before its tables: magic, key weight, root, seven counts.
-const HEADER_LEN: usize = 8 + 8 + 33 + 7 * 4;
+/// First bytes of a full cache file (layout version 4).
+const CACHE_MAGIC: &[u8] = b"MEMLEX04";
+/// First bytes of a delta cache file (layout version 2).
+const DELTA_MAGIC: &[u8] = b"MEMLXD02";
+/// Bytes of a full cache file before its tables: magic, key weight, root, eight counts.
+const HEADER_LEN: usize = 8 + 8 + 33 + 8 * 4;
 
 fn damaged() -> RecallError {
     RecallError::Cache("lexical index cache is damaged".into())

@@ -103,6 +103,22 @@ pub fn save_changes(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
     }
 }
 
+/// Removes the lexical index cache of the store at `store_dir` (both files). The cache
+/// holds record contents, so rewriting history to drop a content must drop the cache too;
+/// the next search rebuilds it from the tree.
+pub fn remove_cache(store_dir: &Path) -> RecallResult<()> {
+    let path = cache_path(store_dir);
+    for p in [delta_path(&path), path] {
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(RecallError::Cache(format!("removing {}: {e}", p.display())))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The document of a stored memory record: its key, projected content and timestamp. A value
 /// that is not a record is an error naming the key.
 pub fn record_doc(

@@ -11,6 +11,7 @@ mod filter;
 mod fsck;
 mod gc;
 pub mod graph;
+mod head_note;
 mod log;
 mod merge;
 mod purge;
@@ -24,6 +25,7 @@ pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
 pub use filter::KeyFilter;
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
+pub use head_note::RestingHead;
 pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
 pub use purge::PurgeReport;
 
@@ -165,6 +167,7 @@ impl Repo {
         if repo.store.get_ref(HEAD)?.is_none() {
             return Err(RepoError::NotInitialized);
         }
+        repo.note_head();
         Ok(repo)
     }
 
@@ -244,10 +247,13 @@ impl Repo {
         &self.objects
     }
 
+    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the head file.
     fn cas(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> RepoResult<()> {
         self.store
             .cas_ref(name, old, new)?
-            .map_err(|_| RepoError::RefMoved(name.to_string()))
+            .map_err(|_| RepoError::RefMoved(name.to_string()))?;
+        self.note_head();
+        Ok(())
     }
 
     /// What `HEAD` points at.
@@ -303,6 +309,7 @@ impl Repo {
         self.store
             .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?
             .map_err(|_| RepoError::BranchExists(name.to_string()))?;
+        self.note_head();
         self.store.flush()?;
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! <store>/FORMAT   metadata, written last by `create` (its presence makes it a store)
 //! <store>/LOCK     empty file; an exclusive OS lock on it means "this store is open"
 //! <store>/db/      the sled database
+//! <store>/cache/   derived data (see store-format.md); `cache/head` is kept here
 //! ```
 
 use std::fmt;
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::head_file::{self, HeadFile};
 use super::{
     Backend, Faults, FaultyBackend, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore,
     SledBackend, StoreError, StoreResult,
@@ -99,6 +101,8 @@ impl Engine {
 /// (and its files released) before the lock file is closed, which releases the lock.
 struct Inner {
     engine: Engine,
+    /// Published when dropped: after the engine has closed, before the lock is released.
+    head: HeadFile,
     /// The open LOCK file, holding the exclusive lock (`None` for a memory store).
     _lock: Option<File>,
     path: Option<PathBuf>,
@@ -282,6 +286,11 @@ fn sync_dir(dir: &Path) -> StoreResult<()> {
     #[cfg(not(unix))]
     let _ = dir;
     Ok(())
+}
+
+/// The engine's log file in store directory `path`: every open of the engine writes to it.
+fn log_path(path: &Path) -> PathBuf {
+    path.join(DB_DIR).join(SledBackend::LOG_FILE)
 }
 
 /// What `create` made so far, so that a failed create can remove exactly that.
@@ -486,11 +495,37 @@ impl Store {
         Store {
             inner: Arc::new(Inner {
                 engine,
+                head: HeadFile::new(
+                    path.as_ref()
+                        .filter(|_| kind == BackendKind::Sled)
+                        .map(|p| (p.clone(), log_path(p))),
+                ),
                 _lock: lock,
                 path,
                 kind,
             }),
         }
+    }
+
+    /// Ref changes made through this handle so far: the version a note given to
+    /// [`Store::note_head`] describes.
+    pub fn refs_version(&self) -> u64 {
+        self.inner.head.version()
+    }
+
+    /// Gives the note to publish in the head file when the store closes: a description of
+    /// the refs as they were at `version` (from [`Store::refs_version`], read before the
+    /// refs). It is kept only if no ref changed since, and published only if every change
+    /// it reflects was flushed and no ref changed after it.
+    pub fn note_head(&self, version: u64, note: Vec<u8>) {
+        self.inner.head.note(version, note);
+    }
+
+    /// The note of the head file of the closed store in directory `path`, without opening
+    /// or locking the store: `None` unless the file is whole and no one opened the store
+    /// since it was written. A reader that uses it sees the store as it was at that close.
+    pub fn read_head_note(path: &Path) -> Option<Vec<u8>> {
+        head_file::read(path, &log_path(path))
     }
 
     /// The store directory (`None` for a memory store).
@@ -574,7 +609,10 @@ impl ObjectStore for Store {
     }
 
     fn flush(&self) -> StoreResult<()> {
-        self.backend().flush()
+        let version = self.inner.head.flush_started();
+        self.backend().flush()?;
+        self.inner.head.flushed(version);
+        Ok(())
     }
 }
 
@@ -589,6 +627,7 @@ impl RefStore for Store {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        self.inner.head.before_ref_change()?;
         self.backend().cas_ref(name, expected, new)
     }
 

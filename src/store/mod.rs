@@ -7,6 +7,7 @@
 
 mod dir;
 mod faults;
+mod head_file;
 mod memory;
 mod sled_backend;
 

@@ -53,6 +53,9 @@ fn raw_id(key: &[u8]) -> StoreResult<RawId> {
 }
 
 impl SledBackend {
+    /// sled's log file inside its database directory.
+    pub(crate) const LOG_FILE: &'static str = "db";
+
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`.
     pub(crate) fn open(path: &Path, cache_bytes: u64) -> StoreResult<Self> {
