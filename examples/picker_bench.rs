@@ -26,8 +26,8 @@ use std::time::Instant;
 use memoir::llm::{Llm, LlmError};
 use memoir::object::ObjectId;
 use memoir::prolly::KeyRange;
-use memoir::recall::picker::{self, Inventory, Mode};
-use memoir::recall::{synced_index, Query, TreeInventory};
+use memoir::recall::picker::{self, Mode};
+use memoir::recall::{synced_index, TreeInventory};
 use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
 use serde_json::{json, Value};
@@ -64,17 +64,16 @@ fn thread_cpu_ms() -> f64 {
 fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &str) -> (f64, f64) {
     let cpu = thread_cpu_ms();
     let t = Instant::now();
-    let mut inv = TreeInventory::scan(repo.tree(), repo.objects(), root, &KeyRange::all())
-        .expect("inventory");
-    if mode == Mode::Single && inv.keys().len() > picker::MAX_KEY_CANDIDATES {
-        let (index, _, _) = synced_index(store, repo.tree(), repo.objects(), root).expect("index");
-        let hits = index.search(&Query {
-            text: q,
-            limit: picker::MAX_KEY_CANDIDATES,
-            ..Default::default()
-        });
-        inv.put_first(hits.iter().map(|h| format!("{}:{}", h.namespace, h.path)));
-    }
+    let index = (mode == Mode::Single).then(|| {
+        synced_index(store, repo.tree(), repo.objects(), root)
+            .expect("index")
+            .0
+    });
+    let inv = match &index {
+        Some(index) => TreeInventory::for_single(index, None, q),
+        None => TreeInventory::scan(repo.tree(), repo.objects(), root, &KeyRange::all())
+            .expect("inventory"),
+    };
     let p = picker::pick(&Instant0, mode, q, &inv, 10).expect("pick");
     for k in &p.keys {
         memoir::memory::read_record(repo.objects(), inv.value(k).expect("a candidate"))

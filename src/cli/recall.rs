@@ -15,12 +15,12 @@ use memoir::llm::{
 };
 use memoir::object::ObjectId;
 use memoir::prolly::{prefix_range, KeyRange};
-use memoir::recall::picker::{self, Inventory, Mode};
+use memoir::recall::picker::{self, Mode};
 use memoir::recall::{Sort, TreeInventory};
 
 use super::context::{env_var, load_record_at, open_read, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-use super::search::{lexical, round_score, Scope};
+use super::search::{lexical, round_score, synced, Scope};
 
 const HELP: &str = "\
 Examples:
@@ -185,19 +185,18 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                     Some(ns) => prefix_range(&namespace_prefix(ns)),
                     None => KeyRange::all(),
                 };
-                let mut inv = TreeInventory::scan(repo.tree(), repo.objects(), &root, &range)?;
-                if m == Mode::Single && inv.keys().len() > picker::MAX_KEY_CANDIDATES {
-                    // Show the lexically closest keys first.
-                    let hits = lexical(
-                        ctx,
-                        &repo,
-                        &root,
-                        &args.query,
-                        &scope,
-                        picker::MAX_KEY_CANDIDATES,
-                    )?;
-                    inv.put_first(hits.iter().map(|h| format!("{}:{}", h.namespace, h.path)));
-                }
+                // Single mode shows every key with a sample, the lexically closest first:
+                // the index has both. Tiered mode samples few keys and reads them.
+                let index = match m {
+                    Mode::Single => Some(synced(ctx, &repo, &root)?),
+                    Mode::Tiered => None,
+                };
+                let inv = match &index {
+                    Some(index) => {
+                        TreeInventory::for_single(index, args.namespace.as_deref(), &args.query)
+                    }
+                    None => TreeInventory::scan(repo.tree(), repo.objects(), &root, &range)?,
+                };
                 meta.insert("model".into(), json!(model.describe()));
                 match picker::pick(model.as_ref(), m, &args.query, &inv, args.limit) {
                     Ok(p) => {

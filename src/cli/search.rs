@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use memoir::glob::KeyGlobs;
 use memoir::key::validate_namespace;
 use memoir::object::ObjectId;
-use memoir::recall::{cache_path, load_cache, synced_index, Hit, Query, Sort};
+use memoir::recall::{cache_path, load_cache, synced_index, Hit, LexicalIndex, Query, Sort};
 use memoir::repo::revision::parse_date;
 use memoir::repo::{Head, Repo};
 
@@ -78,8 +78,18 @@ pub struct Scope {
     pub sort: Sort,
 }
 
-/// Runs a lexical search at `root` (the index is synced and cached as a side effect outside
-/// the hashed state).
+/// The lexical index brought to `root` (synced and cached as a side effect outside the
+/// hashed state).
+pub fn synced(ctx: &Ctx, repo: &Repo, root: &ObjectId) -> Result<LexicalIndex, CliError> {
+    let (index, _stats, save_error) =
+        synced_index(&ctx.abs_store_path(), repo.tree(), repo.objects(), root)?;
+    if let (Some(e), true) = (save_error, ctx.verbose) {
+        eprintln!("memoir: index cache not saved: {e}");
+    }
+    Ok(index)
+}
+
+/// Runs a lexical search at `root`.
 pub fn lexical(
     ctx: &Ctx,
     repo: &Repo,
@@ -88,12 +98,7 @@ pub fn lexical(
     scope: &Scope,
     limit: usize,
 ) -> Result<Vec<Hit>, CliError> {
-    let (index, _stats, save_error) =
-        synced_index(&ctx.abs_store_path(), repo.tree(), repo.objects(), root)?;
-    if let (Some(e), true) = (save_error, ctx.verbose) {
-        eprintln!("memoir: index cache not saved: {e}");
-    }
-    Ok(index.search(&Query {
+    Ok(synced(ctx, repo, root)?.search(&Query {
         text,
         namespace: scope.namespace.as_deref(),
         globs: (!scope.globs.is_all()).then_some(&scope.globs),

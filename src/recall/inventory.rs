@@ -1,10 +1,19 @@
 //! The store as the LLM picker sees it: every key under a range of one tree root with its
-//! value, content samples read on demand, and an order that can put chosen keys first.
+//! value, content samples (read on demand, or taken from the lexical index), and an order
+//! that can put chosen keys first.
 
-use super::picker::Inventory;
-use super::RecallResult;
+use super::picker::{Inventory, MAX_KEY_CANDIDATES};
+use super::{LexicalIndex, Query, RecallResult};
 use crate::object::{ObjectId, Objects};
-use crate::prolly::{KeyRange, NodeStore};
+use crate::prolly::{prefix_range, KeyRange, NodeStore};
+
+/// Where content samples come from.
+enum Samples<'a> {
+    /// Read from each key's record when asked.
+    Records(&'a Objects),
+    /// Held by the lexical index: `contents[i]` belongs to `keys[i]`.
+    Indexed(Vec<&'a str>),
+}
 
 /// The keys (`ns:path`) under a range of one root, for [`super::picker::pick`].
 ///
@@ -12,7 +21,7 @@ use crate::prolly::{KeyRange, NodeStore};
 /// through a permutation sorted by key text (printed keys do not always sort like encoded
 /// ones), so building the inventory costs one string per key and no map.
 pub struct TreeInventory<'a> {
-    objects: &'a Objects,
+    samples: Samples<'a>,
     /// Keys in candidate order (tree order until [`TreeInventory::put_first`]).
     keys: Vec<String>,
     /// `values[i]` is the value of `keys[i]`.
@@ -58,15 +67,56 @@ impl<'a> TreeInventory<'a> {
             values.push(*v);
             true
         })?;
+        Ok(Self::new(Samples::Records(objects), keys, values))
+    }
+
+    /// Every key of the index in `range`, in key order, with the contents the index holds as
+    /// samples: no tree scan and no record read. The index must reflect the root asked for.
+    pub fn from_index(index: &'a LexicalIndex, range: &KeyRange) -> Self {
+        let mut keys = Vec::new();
+        let mut values = Vec::new();
+        let mut contents = Vec::new();
+        for d in index.docs_in(range) {
+            let mut k = String::with_capacity(d.namespace.len() + 1 + d.path.len());
+            k.push_str(d.namespace);
+            k.push(':');
+            k.push_str(d.path);
+            keys.push(k);
+            values.push(d.value);
+            contents.push(d.content);
+        }
+        Self::new(Samples::Indexed(contents), keys, values)
+    }
+
+    /// The inventory single mode shows for `query`: the index's keys (in `namespace`, or
+    /// all), the lexically closest first when there are more than the picker shows.
+    pub fn for_single(index: &'a LexicalIndex, namespace: Option<&str>, query: &str) -> Self {
+        let range = namespace.map_or_else(KeyRange::all, |ns| {
+            prefix_range(&crate::key::namespace_prefix(ns))
+        });
+        let mut inv = Self::from_index(index, &range);
+        if inv.keys.len() > MAX_KEY_CANDIDATES {
+            let hits = index.search(&Query {
+                text: query,
+                namespace,
+                limit: MAX_KEY_CANDIDATES,
+                ..Default::default()
+            });
+            inv.put_first(hits.iter().map(|h| format!("{}:{}", h.namespace, h.path)));
+        }
+        inv
+    }
+
+    fn new(samples: Samples<'a>, keys: Vec<String>, values: Vec<ObjectId>) -> Self {
         let mut by_text: Vec<u32> = (0..keys.len() as u32).collect();
-        // Tree order is nearly always text order already, which this sort finds at once.
+        // Key order is nearly always text order already, which this sort finds at once.
         by_text.sort_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
-        Ok(TreeInventory {
-            objects,
+        TreeInventory {
+            samples,
             keys,
             values,
             by_text,
-        })
+        }
     }
 
     /// The position of `key` in the candidate order.
@@ -103,6 +153,9 @@ impl<'a> TreeInventory<'a> {
             self.values.push(old_values[old]);
             moved_to[old] = new as u32;
         }
+        if let Samples::Indexed(contents) = &mut self.samples {
+            *contents = order.iter().map(|&old| contents[old]).collect();
+        }
         for p in &mut self.by_text {
             *p = moved_to[*p as usize];
         }
@@ -119,12 +172,15 @@ impl Inventory for TreeInventory<'_> {
         &self.keys
     }
     fn sample(&self, key: &str) -> Result<String, String> {
-        let id = self
-            .value(key)
+        let i = self
+            .position(key)
             .ok_or_else(|| format!("unknown key {key}"))?;
-        crate::memory::read_record(self.objects, id)
-            .map(|r| r.content())
-            .map_err(|e| e.to_string())
+        match &self.samples {
+            Samples::Indexed(contents) => Ok(contents[i].to_string()),
+            Samples::Records(objects) => crate::memory::read_record(objects, &self.values[i])
+                .map(|r| r.content())
+                .map_err(|e| e.to_string()),
+        }
     }
 }
 

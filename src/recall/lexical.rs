@@ -14,7 +14,7 @@ use super::tokenize::Tokenizer;
 use crate::glob::KeyGlobs;
 use crate::key;
 use crate::object::ObjectId;
-use crate::prolly::NodeStore;
+use crate::prolly::{KeyRange, NodeStore};
 
 use super::{RecallError, RecallResult};
 
@@ -149,6 +149,21 @@ pub struct Hit {
     pub score: f64,
     /// The record's timestamp.
     pub timestamp: f64,
+}
+
+/// One indexed document as [`LexicalIndex::docs_in`] lists it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexedDoc<'a> {
+    /// Encoded key.
+    pub key: &'a [u8],
+    /// Namespace.
+    pub namespace: &'a str,
+    /// Dotted path.
+    pub path: &'a str,
+    /// The record's value id.
+    pub value: ObjectId,
+    /// The record's projected content.
+    pub content: &'a str,
 }
 
 /// The frozen part of an index, as a cache file holds it: documents sorted by key (a
@@ -764,6 +779,24 @@ impl LexicalIndex {
             }
         }
         out
+    }
+
+    /// The documents whose keys fall in `range`, in key order: every key of the root the
+    /// index reflects, with its value and content, without reading the tree or the records.
+    pub fn docs_in(&self, range: &KeyRange) -> Vec<IndexedDoc<'_>> {
+        self.live_in_key_order()
+            .into_iter()
+            .filter_map(|d| {
+                let e = self.doc(d)?;
+                range.contains(e.key).then_some(IndexedDoc {
+                    key: e.key,
+                    namespace: e.namespace,
+                    path: e.path,
+                    value: e.value,
+                    content: e.content,
+                })
+            })
+            .collect()
     }
 
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).

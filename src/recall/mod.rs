@@ -12,7 +12,7 @@ pub mod tokenize;
 use std::path::{Path, PathBuf};
 
 pub use inventory::TreeInventory;
-pub use lexical::{Doc, Hit, LexicalIndex, Query, Sort, SyncStats};
+pub use lexical::{Doc, Hit, IndexedDoc, LexicalIndex, Query, Sort, SyncStats};
 pub use tokenize::Tokenizer;
 
 use crate::prolly::ProllyError;
