@@ -26,7 +26,7 @@ use std::time::Instant;
 use memoir::llm::{Llm, LlmError};
 use memoir::object::ObjectId;
 use memoir::prolly::KeyRange;
-use memoir::recall::picker::{self, Mode};
+use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::{synced_index, TreeInventory};
 use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
@@ -64,20 +64,14 @@ fn thread_cpu_ms() -> f64 {
 fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &str) -> (f64, f64) {
     let cpu = thread_cpu_ms();
     let t = Instant::now();
-    let index = (mode == Mode::Single).then(|| {
-        synced_index(store, repo.tree(), repo.objects(), root)
-            .expect("index")
-            .0
-    });
-    let inv = match &index {
-        Some(index) => TreeInventory::for_single(index, None, q),
-        None => TreeInventory::scan(repo.tree(), repo.objects(), root, &KeyRange::all())
-            .expect("inventory"),
+    let (index, _, _) = synced_index(store, repo.tree(), repo.objects(), root).expect("index");
+    let inv = match mode {
+        Mode::Single => TreeInventory::for_single(&index, None, q),
+        Mode::Tiered => TreeInventory::from_index(&index, &KeyRange::all()),
     };
     let p = picker::pick(&Instant0, mode, q, &inv, 10).expect("pick");
     for k in &p.keys {
-        memoir::memory::read_record(repo.objects(), inv.value(k).expect("a candidate"))
-            .expect("picked record");
+        inv.sample(k).expect("a candidate");
     }
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let cpu = thread_cpu_ms() - cpu;

@@ -479,8 +479,3 @@ pub fn load_record(repo: &Repo, root: &ObjectId, key: &Key) -> Result<Option<Rec
         None => Ok(None),
     }
 }
-
-/// The record stored as value `id` (a value that is not a record: exit 5).
-pub fn load_record_at(repo: &Repo, id: &ObjectId) -> Result<Record, CliError> {
-    Ok(read_record(repo.objects(), id)?)
-}

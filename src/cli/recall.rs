@@ -13,14 +13,13 @@ use memoir::key::{namespace_prefix, validate_namespace};
 use memoir::llm::{
     provider, Llm, ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
 };
-use memoir::object::ObjectId;
 use memoir::prolly::{prefix_range, KeyRange};
-use memoir::recall::picker::{self, Mode};
+use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::{Sort, TreeInventory};
 
-use super::context::{env_var, load_record_at, open_read, AtArg, BranchArg, Ctx};
+use super::context::{env_var, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-use super::search::{lexical, round_score, synced, Scope};
+use super::search::{index_for_read, lexical, round_score, Scope};
 
 const HELP: &str = "\
 Examples:
@@ -155,7 +154,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     } else {
         ModeArg::Lexical
     });
-    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
+    let index = index_for_read(ctx, &args.at, &args.branch)?;
     let scope = Scope {
         namespace: args.namespace.clone(),
         globs: KeyGlobs::all(),
@@ -164,8 +163,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         sort: Sort::Relevance,
     };
     let mut meta = Map::new();
-    // (ns, path, value id, score)
-    let mut picked: Vec<(String, String, ObjectId, f64)> = Vec::new();
+    // (ns, path, content, score)
+    let mut picked: Vec<(String, String, String, f64)> = Vec::new();
     let mut ran_mode = "lexical";
     let llm_mode = match mode {
         ModeArg::Lexical => None,
@@ -181,21 +180,19 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 fell_back = true;
             }
             Some(model) => {
-                let range = match &args.namespace {
-                    Some(ns) => prefix_range(&namespace_prefix(ns)),
-                    None => KeyRange::all(),
-                };
-                // Single mode shows every key with a sample, the lexically closest first:
-                // the index has both. Tiered mode samples few keys and reads them.
-                let index = match m {
-                    Mode::Single => Some(synced(ctx, &repo, &root)?),
-                    Mode::Tiered => None,
-                };
-                let inv = match &index {
-                    Some(index) => {
-                        TreeInventory::for_single(index, args.namespace.as_deref(), &args.query)
+                // Every key with its content, from the index; single mode shows the
+                // lexically closest keys first.
+                let inv = match m {
+                    Mode::Single => {
+                        TreeInventory::for_single(&index, args.namespace.as_deref(), &args.query)
                     }
-                    None => TreeInventory::scan(repo.tree(), repo.objects(), &root, &range)?,
+                    Mode::Tiered => {
+                        let range = match &args.namespace {
+                            Some(ns) => prefix_range(&namespace_prefix(ns)),
+                            None => KeyRange::all(),
+                        };
+                        TreeInventory::from_index(&index, &range)
+                    }
                 };
                 meta.insert("model".into(), json!(model.describe()));
                 match picker::pick(model.as_ref(), m, &args.query, &inv, args.limit) {
@@ -204,11 +201,17 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                         let n = p.keys.len().max(1) as f64;
                         for (i, k) in p.keys.iter().enumerate() {
                             // Picked keys are candidates, so both always succeed.
-                            let (Some((ns, path)), Some(v)) = (k.rsplit_once(':'), inv.value(k))
+                            let (Some((ns, path)), Ok(content)) =
+                                (k.rsplit_once(':'), inv.sample(k))
                             else {
                                 continue;
                             };
-                            picked.push((ns.to_string(), path.to_string(), *v, (n - i as f64) / n));
+                            picked.push((
+                                ns.to_string(),
+                                path.to_string(),
+                                content,
+                                (n - i as f64) / n,
+                            ));
                         }
                         meta.insert("step_timings".into(), timings_json(ctx, &p.step_timings));
                         meta.insert("llm_prompts".into(), prompts_json(&p.prompts));
@@ -228,9 +231,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     }
     if ran_mode == "lexical" {
         let t = ctx.clock.timer();
-        let hits = lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?;
-        for h in hits {
-            picked.push((h.namespace, h.path, h.value, h.score));
+        for h in lexical(&index, &args.query, &scope, args.limit) {
+            picked.push((h.namespace, h.path, h.content, h.score));
         }
         let mut st = BTreeMap::new();
         st.insert("lexical".to_string(), t.ms());
@@ -249,9 +251,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             esc(meta["fallback_reason"].as_str().unwrap_or(""))
         )));
     }
-    for (ns, path, value, score) in &picked {
-        let rec = load_record_at(&repo, value)?;
-        let content = rec.content();
+    for (ns, path, content, score) in &picked {
         lines.push(
             ctx.style
                 .info(&format!("{}:{} ({:.3})", esc(ns), esc(path), score)),
@@ -268,7 +268,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             "metadata": Value::Object(m),
         }));
     }
-    drop(repo);
     if picked.is_empty() {
         lines.push(
             ctx.style

@@ -80,7 +80,7 @@ pub struct Scope {
 
 /// The lexical index brought to `root` (synced and cached as a side effect outside the
 /// hashed state).
-pub fn synced(ctx: &Ctx, repo: &Repo, root: &ObjectId) -> Result<LexicalIndex, CliError> {
+fn synced(ctx: &Ctx, repo: &Repo, root: &ObjectId) -> Result<LexicalIndex, CliError> {
     let (index, _stats, save_error) =
         synced_index(&ctx.abs_store_path(), repo.tree(), repo.objects(), root)?;
     if let (Some(e), true) = (save_error, ctx.verbose) {
@@ -89,16 +89,40 @@ pub fn synced(ctx: &Ctx, repo: &Repo, root: &ObjectId) -> Result<LexicalIndex, C
     Ok(index)
 }
 
-/// Runs a lexical search at `root`.
-pub fn lexical(
-    ctx: &Ctx,
-    repo: &Repo,
-    root: &ObjectId,
-    text: &str,
-    scope: &Scope,
-    limit: usize,
-) -> Result<Vec<Hit>, CliError> {
-    Ok(synced(ctx, repo, root)?.search(&Query {
+/// The cached index when it reflects HEAD as of the store's last close (see
+/// `Repo::resting_head`): a read at HEAD then needs neither the store nor its lock. `None`
+/// when that is not known, or the read is at another revision or branch.
+fn at_rest(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Option<LexicalIndex> {
+    if ctx.hold.is_some() || at.at.is_some() {
+        return None;
+    }
+    let dir = ctx.abs_store_path();
+    let rest = Repo::resting_head(&dir)?;
+    if branch
+        .branch
+        .as_ref()
+        .is_some_and(|b| rest.head != Head::Branch(b.clone()))
+    {
+        return None;
+    }
+    let index = load_cache(&cache_path(&dir));
+    (index.root() == Some(&rest.root)).then_some(index)
+}
+
+/// The lexical index at the revision a read looks at (`--at`, `--branch`, else HEAD): the
+/// cached one when it reflects HEAD at rest, else brought there from the store (which is
+/// closed again before this returns). Each hit carries its record's content.
+pub fn index_for_read(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Result<LexicalIndex, CliError> {
+    if let Some(index) = at_rest(ctx, at, branch) {
+        return Ok(index);
+    }
+    let (repo, _, root) = open_read(ctx, at, branch)?;
+    synced(ctx, &repo, &root)
+}
+
+/// Runs a lexical search on `index`.
+pub fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: usize) -> Vec<Hit> {
+    index.search(&Query {
         text,
         namespace: scope.namespace.as_deref(),
         globs: (!scope.globs.is_all()).then_some(&scope.globs),
@@ -106,34 +130,6 @@ pub fn lexical(
         until: scope.until,
         limit,
         sort: scope.sort,
-    }))
-}
-
-/// The hits of a search at HEAD answered without opening the store: when the store's head
-/// file says what HEAD was at its last close and the cached index reflects exactly that
-/// root. `None` when either is not so (the caller then opens the store).
-fn at_rest(ctx: &Ctx, args: &Args, text: &str, scope: &Scope) -> Option<Vec<Hit>> {
-    if ctx.hold.is_some() || args.at.at.is_some() {
-        return None;
-    }
-    let dir = ctx.abs_store_path();
-    let rest = Repo::resting_head(&dir)?;
-    if let Some(b) = &args.branch.branch {
-        if rest.head != Head::Branch(b.clone()) {
-            return None;
-        }
-    }
-    let index = load_cache(&cache_path(&dir));
-    (index.root() == Some(&rest.root)).then(|| {
-        index.search(&Query {
-            text,
-            namespace: scope.namespace.as_deref(),
-            globs: (!scope.globs.is_all()).then_some(&scope.globs),
-            since: scope.since,
-            until: scope.until,
-            limit: args.limit,
-            sort: scope.sort,
-        })
     })
 }
 
@@ -169,13 +165,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             SortArg::Recency => Sort::Recency,
         },
     };
-    let hits = match at_rest(ctx, &args, &args.query, &scope) {
-        Some(hits) => hits,
-        None => {
-            let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
-            lexical(ctx, &repo, &root, &args.query, &scope, args.limit)?
-        }
-    };
+    let index = index_for_read(ctx, &args.at, &args.branch)?;
+    let hits = lexical(&index, &args.query, &scope, args.limit);
     let mut out = Vec::with_capacity(hits.len());
     let mut lines = Vec::new();
     for h in &hits {
