@@ -347,11 +347,14 @@ pub struct LexicalIndex {
     pub params: Params,
 }
 
-/// The parents' documents: their lengths and their mean length; and per document number,
-/// the date of its timestamp.
+/// The parents' documents: per document number its parent's number, per parent the length
+/// of its document, their mean; and per document number, the date of its timestamp.
 #[derive(Default)]
 struct ParentStats {
-    len: HashMap<Vec<u8>, f64>,
+    /// Parent number of each document (`u32::MAX` for a removed one).
+    parent: Vec<u32>,
+    /// Length of each parent's document (the sum of its children's lengths).
+    len: Vec<f64>,
     mean: f64,
     /// (year, month 1-12) of each document's timestamp; `None` for a removed document or a
     /// timestamp that is not after the epoch (unknown).
@@ -426,6 +429,92 @@ fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
 /// Inverse document frequency of a term found in `df` of `n` documents.
 fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// Scores by document number, with the list of documents that have one.
+struct Scores {
+    value: Vec<f64>,
+    has: Vec<bool>,
+    scored: Vec<u32>,
+}
+
+impl Scores {
+    fn new(docs: usize) -> Self {
+        Scores {
+            value: vec![0.0; docs],
+            has: vec![false; docs],
+            scored: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, d: u32) {
+        if !self.has[d as usize] {
+            self.has[d as usize] = true;
+            self.scored.push(d);
+        }
+    }
+
+    /// Keeps the larger of the document's score and `s` (a new document starts at zero).
+    fn max(&mut self, d: u32, s: f64) {
+        self.mark(d);
+        let v = &mut self.value[d as usize];
+        if s > *v {
+            *v = s;
+        }
+    }
+
+    fn set(&mut self, d: u32, s: f64) {
+        self.mark(d);
+        self.value[d as usize] = s;
+    }
+
+    /// Adds every score to `into`'s and empties this one.
+    fn drain_into(&mut self, into: &mut Scores) {
+        for d in self.scored.drain(..) {
+            let i = d as usize;
+            into.mark(d);
+            into.value[i] += self.value[i];
+            self.value[i] = 0.0;
+            self.has[i] = false;
+        }
+    }
+}
+
+/// Weighted query-term frequencies under each parent touched: one row of `terms` values per
+/// parent, allocated on first touch.
+struct ParentTf {
+    terms: usize,
+    /// Row of each parent (`u32::MAX`: not touched).
+    row_of: Vec<u32>,
+    rows: Vec<f64>,
+    /// Parents touched, in order of first touch.
+    touched: Vec<u32>,
+}
+
+impl ParentTf {
+    fn new(parents: usize, terms: usize) -> Self {
+        ParentTf {
+            terms,
+            row_of: vec![u32::MAX; parents],
+            rows: Vec::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, parent: u32, term: usize, f: f64) {
+        let p = parent as usize;
+        if self.row_of[p] == u32::MAX {
+            self.row_of[p] = self.touched.len() as u32;
+            self.touched.push(parent);
+            self.rows.resize(self.rows.len() + self.terms, 0.0);
+        }
+        self.rows[self.row_of[p] as usize * self.terms + term] += f;
+    }
+
+    fn row(&self, parent: u32) -> &[f64] {
+        let r = self.row_of[parent as usize] as usize * self.terms;
+        &self.rows[r..r + self.terms]
+    }
 }
 
 impl LexicalIndex {
@@ -810,11 +899,14 @@ impl LexicalIndex {
         let mut terms = self.tokenizer.terms(q.text);
         terms.sort();
         terms.dedup();
-        let mut scores: HashMap<u32, f64> = HashMap::new();
+        let stats = self.stats();
+        // Own scores by document number; `scored` lists the documents that have one, in the
+        // order they got it (sums below run in a fixed order, so scores do not depend on it).
+        let mut scores = Scores::new(stats.parent.len());
         // Per parent touched, the weighted frequency of each query term under it.
-        let mut parent_tf: HashMap<&[u8], Vec<f64>> = HashMap::new();
+        let mut parent_tf = ParentTf::new(stats.len.len(), terms.len());
+        let mut best = Scores::new(stats.parent.len());
         for (ti, term) in terms.iter().enumerate() {
-            let mut best: HashMap<u32, f64> = HashMap::new();
             for (tid, weight) in self.expand(term) {
                 let df = self.df(tid);
                 if df == 0 {
@@ -826,15 +918,9 @@ impl LexicalIndex {
                         return;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                    let s = weight * bm25(idf, tf, e.len, avg, &pr);
-                    let slot = best.entry(p.doc).or_insert(0.0);
-                    if s > *slot {
-                        *slot = s;
-                    }
+                    best.max(p.doc, weight * bm25(idf, tf, e.len, avg, &pr));
                     if pr.parent_weight > 0.0 {
-                        parent_tf
-                            .entry(parent_of(e.key))
-                            .or_insert_with(|| vec![0.0; terms.len()])[ti] += weight * tf;
+                        parent_tf.add(stats.parent[p.doc as usize], ti, weight * tf);
                     }
                 });
             }
@@ -852,36 +938,26 @@ impl LexicalIndex {
                         let Some(e) = self.doc(d) else {
                             continue;
                         };
-                        let s = bm25(idf, tf, e.len, avg, &pr);
-                        let slot = best.entry(d).or_insert(0.0);
-                        if s > *slot {
-                            *slot = s;
-                        }
+                        best.max(d, bm25(idf, tf, e.len, avg, &pr));
                         if pr.parent_weight > 0.0 {
-                            parent_tf
-                                .entry(parent_of(e.key))
-                                .or_insert_with(|| vec![0.0; terms.len()])[ti] += tf;
+                            parent_tf.add(stats.parent[d as usize], ti, tf);
                         }
                     }
                 }
             }
-            for (d, s) in best {
-                *scores.entry(d).or_insert(0.0) += s;
-            }
+            best.drain_into(&mut scores);
         }
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
-            scores = self.with_context(&scores, pr);
+            scores = self.with_context(&scores, stats, pr);
         }
-        if pr.parent_weight > 0.0 && !parent_tf.is_empty() {
-            let by_parent = self.parent_scores(&parent_tf, terms.len());
-            for (d, s) in scores.iter_mut() {
-                if let Some(e) = self.doc(*d) {
-                    let p = by_parent.get(parent_of(e.key)).copied().unwrap_or(0.0);
-                    *s += pr.parent_weight * p;
-                }
+        if pr.parent_weight > 0.0 && !parent_tf.touched.is_empty() {
+            let by_parent = self.parent_scores(&parent_tf, stats);
+            for &d in &scores.scored {
+                let p = stats.parent[d as usize];
+                scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(scores, q)
+        self.top_hits(&scores, q)
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
@@ -889,9 +965,11 @@ impl LexicalIndex {
 
     /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
     /// order (a total order: keys are unique, so the result does not depend on map order).
-    fn top_hits(&self, scores: HashMap<u32, f64>, q: &Query<'_>) -> Vec<Hit> {
+    fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
         let mut ranked: Vec<(DocRef<'_>, f64)> = scores
-            .into_iter()
+            .scored
+            .iter()
+            .map(|&d| (d, scores.value[d as usize]))
             .filter(|&(_, s)| s > 0.0)
             .filter_map(|(d, score)| {
                 let e = self.doc(d)?;
@@ -969,59 +1047,74 @@ impl LexicalIndex {
     }
 
     /// BM25 scores of the parents' documents (every record under a parent as one text) for
-    /// the query terms whose frequencies under each touched parent are `tf`.
-    fn parent_scores<'k>(
-        &self,
-        tf: &HashMap<&'k [u8], Vec<f64>>,
-        terms: usize,
-    ) -> HashMap<&'k [u8], f64> {
-        let stats = self.stats();
+    /// the query terms whose frequencies under each touched parent `tf` holds; by parent
+    /// number (zero for a parent not touched).
+    fn parent_scores(&self, tf: &ParentTf, stats: &ParentStats) -> Vec<f64> {
         let n = stats.len.len() as f64;
-        let mut df = vec![0.0; terms];
-        for v in tf.values() {
-            for (i, f) in v.iter().enumerate() {
+        let mut df = vec![0.0; tf.terms];
+        for &p in &tf.touched {
+            for (i, f) in tf.row(p).iter().enumerate() {
                 if *f > 0.0 {
                     df[i] += 1.0;
                 }
             }
         }
-        tf.iter()
-            .map(|(&p, v)| {
-                let len = stats.len.get(p).copied().unwrap_or(stats.mean);
-                let s = v
-                    .iter()
-                    .zip(&df)
-                    .filter(|(f, _)| **f > 0.0)
-                    .map(|(f, d)| bm25(idf(n, *d), *f, len, stats.mean, &self.params))
-                    .sum();
-                (p, s)
-            })
-            .collect()
+        let mut out = vec![0.0; stats.len.len()];
+        for &p in &tf.touched {
+            let len = stats.len[p as usize];
+            out[p as usize] = tf
+                .row(p)
+                .iter()
+                .zip(&df)
+                .filter(|(f, _)| **f > 0.0)
+                .map(|(f, d)| bm25(idf(n, *d), *f, len, stats.mean, &self.params))
+                .sum();
+        }
+        out
     }
 
     /// The parents' documents and the documents' dates, computed on first use after a change.
     fn stats(&self) -> &ParentStats {
         self.parents.get_or_init(|| {
-            let mut len: HashMap<Vec<u8>, f64> = HashMap::new();
-            let all = (self.base.n_docs() + self.docs.len()) as u32;
-            let mut dates = Vec::with_capacity(all as usize);
-            for d in 0..all {
-                let e = self.doc(d);
+            let all = self.base.n_docs() + self.docs.len();
+            let mut parent = vec![u32::MAX; all];
+            let mut len: Vec<f64> = Vec::new();
+            let mut dates = Vec::with_capacity(all);
+            let mut numbers: HashMap<&[u8], u32> = HashMap::new();
+            // Frozen documents come in key order, so siblings are neighbours: only a change
+            // of parent needs the map.
+            let mut last: Option<(&[u8], u32)> = None;
+            for (d, slot) in parent.iter_mut().enumerate() {
+                let e = self.doc(d as u32);
                 dates.push(
                     e.as_ref()
                         .filter(|e| e.timestamp > 0.0 && e.timestamp.is_finite())
                         .map(|e| year_month(e.timestamp)),
                 );
-                if let Some(e) = e {
-                    *len.entry(parent_of(e.key).to_vec()).or_insert(0.0) += e.len;
-                }
+                let Some(e) = e else { continue };
+                let pk = parent_of(e.key);
+                let p = match last {
+                    Some((k, p)) if k == pk => p,
+                    _ => *numbers.entry(pk).or_insert_with(|| {
+                        len.push(0.0);
+                        (len.len() - 1) as u32
+                    }),
+                };
+                last = Some((pk, p));
+                *slot = p;
+                len[p as usize] += e.len;
             }
             let mean = if len.is_empty() {
                 1.0
             } else {
                 (self.total_len / len.len() as f64).max(1.0)
             };
-            ParentStats { len, mean, dates }
+            ParentStats {
+                parent,
+                len,
+                mean,
+                dates,
+            }
         })
     }
 
@@ -1059,35 +1152,33 @@ impl LexicalIndex {
     /// own score under the same parent. Keys are siblings when their namespace and all but
     /// the last path segment agree. Only keys that match by themselves are hits; context
     /// reorders them and never adds a key that does not contain a query term.
-    fn with_context(&self, own: &HashMap<u32, f64>, pr: Params) -> HashMap<u32, f64> {
-        let mut best_in: HashMap<&[u8], f64> = HashMap::new();
-        for (&d, &s) in own {
-            if let Some(e) = self.doc(d) {
-                let g = best_in.entry(parent_of(e.key)).or_insert(0.0);
-                *g = g.max(s);
-            }
+    fn with_context(&self, own: &Scores, stats: &ParentStats, pr: Params) -> Scores {
+        let mut best_in = vec![0.0f64; stats.len.len()];
+        for &d in &own.scored {
+            let p = stats.parent[d as usize] as usize;
+            best_in[p] = best_in[p].max(own.value[d as usize]);
         }
         // Each key's context is summed in a fixed order (previous sibling, next sibling,
-        // parent's best), so scores do not depend on map iteration order.
-        let mut out = HashMap::with_capacity(own.len());
-        for (&d, &s) in own {
+        // parent's best).
+        let mut out = Scores::new(own.value.len());
+        for &d in &own.scored {
             let Some(e) = self.doc(d) else {
                 continue;
             };
-            let p = parent_of(e.key);
-            let sibling_score = |(k, n): (&[u8], u32)| {
-                if parent_of(k) == p {
-                    own.get(&n).copied().unwrap_or(0.0)
+            let p = stats.parent[d as usize];
+            let sibling_score = |(_, n): (&[u8], u32)| {
+                if stats.parent[n as usize] == p {
+                    own.value[n as usize]
                 } else {
                     0.0
                 }
             };
             let before = self.neighbour(d, e.key, false).map_or(0.0, sibling_score);
             let after = self.neighbour(d, e.key, true).map_or(0.0, sibling_score);
-            let best = best_in.get(p).copied().unwrap_or(0.0);
-            out.insert(
+            let s = own.value[d as usize];
+            out.set(
                 d,
-                s + pr.neighbour_weight * (before + after) + pr.group_weight * best,
+                s + pr.neighbour_weight * (before + after) + pr.group_weight * best_in[p as usize],
             );
         }
         out
