@@ -37,10 +37,29 @@ pub struct Params {
     pub neighbour_weight: f64,
     /// Share of the best own score under the same parent a key receives.
     pub group_weight: f64,
+    /// Weight of the window score: the BM25 score of a key's record together with up to
+    /// [`Params::window`] siblings on each side, read as one passage, between one record and
+    /// its whole parent: the question and the answer of an exchange usually sit in adjacent
+    /// records and share the query's words between them.
+    pub window_weight: f64,
+    /// Siblings on each side of a record in its window.
+    pub window: usize,
     /// Weight of the parent's score: the BM25 score of all records under a key's parent
     /// read as one document (a session of turns, a topic of facts). Words of the query spread
     /// over several siblings raise every sibling.
     pub parent_weight: f64,
+    /// Pseudo-relevance feedback: the best `feedback_docs` records of the query's scope (after
+    /// its filters) give the `feedback_terms` content terms most typical of them (frequency in
+    /// each record relative to its length, times the record's share of their scores, times
+    /// IDF), which are added to the parents' scores with a weight up to `feedback_weight` of
+    /// a query word's. Parents that talk about what the best hits talk about rise, even when
+    /// they share few words with the query; records themselves are scored by the query's
+    /// words only, so feedback never adds a hit. Zero documents turn it off.
+    pub feedback_docs: usize,
+    /// Most expansion terms pseudo-relevance feedback adds.
+    pub feedback_terms: usize,
+    /// Weight of the best expansion term relative to a query word (the others in proportion).
+    pub feedback_weight: f64,
     /// Term frequency a record gets for a query word naming the month or the year of its
     /// timestamp (its date read as a field of the record: "June", "2023"). Zero turns the
     /// date field off.
@@ -57,7 +76,12 @@ impl Default for Params {
             fuzzy_weight: 0.6,
             neighbour_weight: 0.2,
             group_weight: 0.2,
-            parent_weight: 0.7,
+            window_weight: 1.0,
+            window: 2,
+            parent_weight: 1.5,
+            feedback_docs: 10,
+            feedback_terms: 10,
+            feedback_weight: 0.3,
             date_weight: 1.0,
         }
     }
@@ -419,6 +443,14 @@ fn parent_of(k: &[u8]) -> &[u8] {
     &k[..cut]
 }
 
+/// Whether a document passes the filters of `q`.
+fn passes(e: &DocRef<'_>, q: &Query<'_>) -> bool {
+    !(q.namespace.is_some_and(|ns| ns != e.namespace)
+        || q.globs.is_some_and(|g| !g.matches(e.path))
+        || q.since.is_some_and(|t| e.timestamp < t)
+        || q.until.is_some_and(|t| e.timestamp > t))
+}
+
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
 /// are `avg` long on average.
 fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
@@ -480,9 +512,9 @@ impl Scores {
     }
 }
 
-/// Weighted query-term frequencies under each parent touched: one row of `terms` values per
-/// parent, allocated on first touch.
-struct ParentTf {
+/// Weighted query-term frequencies under each parent (or in each document) touched: one row
+/// of `terms` values per parent, allocated on first touch.
+struct TermRows {
     terms: usize,
     /// Row of each parent (`u32::MAX`: not touched).
     row_of: Vec<u32>,
@@ -491,9 +523,9 @@ struct ParentTf {
     touched: Vec<u32>,
 }
 
-impl ParentTf {
+impl TermRows {
     fn new(parents: usize, terms: usize) -> Self {
-        ParentTf {
+        TermRows {
             terms,
             row_of: vec![u32::MAX; parents],
             rows: Vec::new(),
@@ -514,6 +546,10 @@ impl ParentTf {
     fn row(&self, parent: u32) -> &[f64] {
         let r = self.row_of[parent as usize] as usize * self.terms;
         &self.rows[r..r + self.terms]
+    }
+
+    fn has(&self, parent: u32) -> bool {
+        self.row_of[parent as usize] != u32::MAX
     }
 }
 
@@ -900,28 +936,48 @@ impl LexicalIndex {
         terms.sort();
         terms.dedup();
         let stats = self.stats();
+        let docs = stats.parent.len();
         // Own scores by document number; `scored` lists the documents that have one, in the
         // order they got it (sums below run in a fixed order, so scores do not depend on it).
-        let mut scores = Scores::new(stats.parent.len());
+        let mut scores = Scores::new(docs);
         // Per parent touched, the weighted frequency of each query term under it.
-        let mut parent_tf = ParentTf::new(stats.len.len(), terms.len());
-        let mut best = Scores::new(stats.parent.len());
+        let mut parent_tf = TermRows::new(stats.len.len(), terms.len());
+        // Per record of the query's namespace that holds a query term, the weighted
+        // frequency of each (for the windows).
+        let windows = pr.window_weight > 0.0;
+        let mut doc_tf = TermRows::new(if windows { docs } else { 0 }, terms.len());
+        // The indexed terms the query reached, and per query term the records it matches.
+        let mut reached = Vec::new();
+        let mut matching = Vec::with_capacity(terms.len());
+        let mut best = Scores::new(docs);
         for (ti, term) in terms.iter().enumerate() {
+            let mut add = |d: u32, e: &DocRef<'_>, s: f64, tf: f64| {
+                best.max(d, s);
+                if pr.parent_weight > 0.0 {
+                    parent_tf.add(stats.parent[d as usize], ti, tf);
+                }
+                if windows && q.namespace.is_none_or(|ns| ns == e.namespace) {
+                    doc_tf.add(d, ti, tf);
+                }
+            };
             for (tid, weight) in self.expand(term) {
                 let df = self.df(tid);
                 if df == 0 {
                     continue;
                 }
+                reached.push(tid);
                 let idf = idf(live, df as f64);
                 self.each_posting(tid, &mut |p| {
                     let Some(e) = self.doc(p.doc) else {
                         return;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                    best.max(p.doc, weight * bm25(idf, tf, e.len, avg, &pr));
-                    if pr.parent_weight > 0.0 {
-                        parent_tf.add(stats.parent[p.doc as usize], ti, weight * tf);
-                    }
+                    add(
+                        p.doc,
+                        &e,
+                        weight * bm25(idf, tf, e.len, avg, &pr),
+                        weight * tf,
+                    );
                 });
             }
             // The date field: a term naming a month or a year matches the records dated
@@ -938,26 +994,181 @@ impl LexicalIndex {
                         let Some(e) = self.doc(d) else {
                             continue;
                         };
-                        best.max(d, bm25(idf, tf, e.len, avg, &pr));
-                        if pr.parent_weight > 0.0 {
-                            parent_tf.add(stats.parent[d as usize], ti, tf);
-                        }
+                        add(d, &e, bm25(idf, tf, e.len, avg, &pr), tf);
                     }
                 }
             }
+            matching.push(best.scored.len() as f64);
             best.drain_into(&mut scores);
         }
+        let window = if windows {
+            self.window_scores(&doc_tf, &matching, avg, stats, q)
+        } else {
+            Vec::new()
+        };
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
             scores = self.with_context(&scores, stats, pr);
         }
+        for (d, w) in window {
+            if scores.has[d as usize] {
+                scores.value[d as usize] += pr.window_weight * w;
+            }
+        }
         if pr.parent_weight > 0.0 && !parent_tf.touched.is_empty() {
-            let by_parent = self.parent_scores(&parent_tf, stats);
+            let mut by_parent = self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats);
+            if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
+                // Feedback ranks on the scores so far: a record's own, context and parent.
+                let first = |d: u32| {
+                    scores.value[d as usize]
+                        + pr.parent_weight * by_parent[stats.parent[d as usize] as usize]
+                };
+                let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
+                if !expansion.is_empty() {
+                    let mut tf = TermRows::new(stats.len.len(), expansion.len());
+                    for (i, &(t, _)) in expansion.iter().enumerate() {
+                        self.each_posting(t, &mut |p| {
+                            if self.doc(p.doc).is_some() {
+                                tf.add(
+                                    stats.parent[p.doc as usize],
+                                    i,
+                                    pr.key_weight * p.key_tf as f64 + p.content_tf as f64,
+                                );
+                            }
+                        });
+                    }
+                    let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
+                    let more = self.parent_scores(&tf, &weights, stats);
+                    for &p in &parent_tf.touched {
+                        by_parent[p as usize] += more[p as usize];
+                    }
+                }
+            }
             for &d in &scores.scored {
                 let p = stats.parent[d as usize];
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
         self.top_hits(&scores, q)
+    }
+
+    /// BM25 scores of the windows of the records in `tf` that pass `q`'s filters (`tf`: the
+    /// weighted frequencies of the query terms in each record of the query's namespace that
+    /// holds one; `df`: the number of records each term matches): each record with up to
+    /// [`Params::window`] live siblings on each side, read as one document.
+    fn window_scores(
+        &self,
+        tf: &TermRows,
+        df: &[f64],
+        avg: f64,
+        stats: &ParentStats,
+        q: &Query<'_>,
+    ) -> Vec<(u32, f64)> {
+        let pr = self.params;
+        let live = self.len() as f64;
+        let idfs: Vec<f64> = df.iter().map(|d| idf(live, *d)).collect();
+        let mean = avg * (2 * pr.window + 1) as f64;
+        let mut out = Vec::with_capacity(tf.touched.len());
+        let mut sum = vec![0.0; df.len()];
+        for &d in &tf.touched {
+            let Some(e) = self.doc(d) else { continue };
+            if !passes(&e, q) {
+                continue;
+            }
+            let p = stats.parent[d as usize];
+            sum.copy_from_slice(tf.row(d));
+            let mut len = e.len;
+            for after in [false, true] {
+                let (mut k, mut n) = (e.key, d);
+                for _ in 0..pr.window {
+                    let Some((k2, n2)) = self.neighbour(n, k, after) else {
+                        break;
+                    };
+                    if stats.parent[n2 as usize] != p {
+                        break;
+                    }
+                    let Some(e2) = self.doc(n2) else { break };
+                    len += e2.len;
+                    if tf.has(n2) {
+                        for (a, b) in sum.iter_mut().zip(tf.row(n2)) {
+                            *a += b;
+                        }
+                    }
+                    (k, n) = (k2, n2);
+                }
+            }
+            let s: f64 = sum
+                .iter()
+                .zip(&idfs)
+                .filter(|(f, _)| **f > 0.0)
+                .map(|(f, i)| bm25(*i, *f, len, mean, &pr))
+                .sum();
+            out.push((d, s));
+        }
+        out
+    }
+
+    /// Pseudo-relevance feedback: the expansion terms, with their weights, of the best
+    /// [`Params::feedback_docs`] of the `scored` records in `q`'s scope by `score`; never a
+    /// term the query reached itself (`reached`) or one that only one record holds. A
+    /// record's terms are read from its content, which the index holds.
+    fn feedback_terms(
+        &self,
+        scored: &[u32],
+        score: impl Fn(u32) -> f64,
+        reached: &[TermRef],
+        q: &Query<'_>,
+    ) -> Vec<(TermRef, f64)> {
+        let pr = self.params;
+        let mut top: Vec<(u32, f64)> = scored
+            .iter()
+            .filter(|&&d| self.doc(d).is_some_and(|e| passes(&e, q)))
+            .map(|&d| (d, score(d)))
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        // Ties by key, a total order: feedback depends neither on the order documents were
+        // scored in nor on how they are numbered.
+        let key = |d: u32| self.doc(d).map(|e| e.key);
+        let order = |a: &(u32, f64), b: &(u32, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(&key(b.0)))
+        };
+        if top.len() > pr.feedback_docs {
+            top.select_nth_unstable_by(pr.feedback_docs - 1, order);
+            top.truncate(pr.feedback_docs);
+        }
+        top.sort_unstable_by(order);
+        let total: f64 = top.iter().map(|t| t.1).sum();
+        if top.is_empty() || total <= 0.0 {
+            return Vec::new();
+        }
+        let mut weight: BTreeMap<String, f64> = BTreeMap::new();
+        for &(d, s) in &top {
+            let Some(e) = self.doc(d) else { continue };
+            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+            for t in self.tokenizer.terms(e.content) {
+                *tf.entry(t).or_insert(0) += 1;
+            }
+            for (t, n) in tf {
+                *weight.entry(t).or_insert(0.0) += (s / total) * n as f64 / e.len.max(1.0);
+            }
+        }
+        let live = self.len() as f64;
+        let same = |a: TermRef, b: TermRef| a.base == b.base && a.over == b.over;
+        let mut cand: Vec<(TermRef, String, f64)> = weight
+            .into_iter()
+            .filter_map(|(name, w)| {
+                let r = self.lookup(&name)?;
+                let df = self.df(r);
+                (df > 1 && !reached.iter().any(|&q| same(q, r)))
+                    .then(|| (r, name, w * idf(live, df as f64)))
+            })
+            .collect();
+        // Ties by name, for the same reason.
+        cand.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
+        cand.truncate(pr.feedback_terms);
+        let max = cand.first().map_or(1.0, |c| c.2);
+        cand.into_iter()
+            .map(|(r, _, w)| (r, pr.feedback_weight * w / max))
+            .collect()
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
@@ -973,14 +1184,7 @@ impl LexicalIndex {
             .filter(|&(_, s)| s > 0.0)
             .filter_map(|(d, score)| {
                 let e = self.doc(d)?;
-                if q.namespace.is_some_and(|ns| ns != e.namespace)
-                    || q.globs.is_some_and(|g| !g.matches(e.path))
-                    || q.since.is_some_and(|t| e.timestamp < t)
-                    || q.until.is_some_and(|t| e.timestamp > t)
-                {
-                    return None;
-                }
-                Some((e, score))
+                passes(&e, q).then_some((e, score))
             })
             .collect();
         let order = |a: &(DocRef<'_>, f64), b: &(DocRef<'_>, f64)| match q.sort {
@@ -1047,9 +1251,9 @@ impl LexicalIndex {
     }
 
     /// BM25 scores of the parents' documents (every record under a parent as one text) for
-    /// the query terms whose frequencies under each touched parent `tf` holds; by parent
-    /// number (zero for a parent not touched).
-    fn parent_scores(&self, tf: &ParentTf, stats: &ParentStats) -> Vec<f64> {
+    /// the terms whose frequencies under each touched parent `tf` holds, each term weighted
+    /// by its `weights` entry; by parent number (zero for a parent not touched).
+    fn parent_scores(&self, tf: &TermRows, weights: &[f64], stats: &ParentStats) -> Vec<f64> {
         let n = stats.len.len() as f64;
         let mut df = vec![0.0; tf.terms];
         for &p in &tf.touched {
@@ -1066,8 +1270,9 @@ impl LexicalIndex {
                 .row(p)
                 .iter()
                 .zip(&df)
-                .filter(|(f, _)| **f > 0.0)
-                .map(|(f, d)| bm25(idf(n, *d), *f, len, stats.mean, &self.params))
+                .zip(weights)
+                .filter(|((f, _), _)| **f > 0.0)
+                .map(|((f, d), w)| w * bm25(idf(n, *d), *f, len, stats.mean, &self.params))
                 .sum();
         }
         out
@@ -1789,6 +1994,60 @@ mod tests {
         // A date word alone finds the records dated then, and only them.
         assert_eq!(paths(&idx, "june"), ["trips.b"]);
         assert_eq!(paths(&idx, "2025"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn query_words_in_adjacent_siblings_favour_their_window() {
+        // Both parents hold both words, once each, in records of equal length: the parent
+        // scores tie. Under `near` the words sit in adjacent records, under `far` four
+        // records apart.
+        let docs = [
+            ("far.t1", "Planted the garden.", 0.0),
+            ("far.t2", "Weather was nice.", 0.0),
+            ("far.t3", "Called my sister.", 0.0),
+            ("far.t4", "Fixed the bike.", 0.0),
+            ("far.t5", "Picked ripe tomatoes.", 0.0),
+            ("near.t1", "Planted the garden.", 0.0),
+            ("near.t2", "Picked ripe tomatoes.", 0.0),
+            ("near.t3", "Weather was nice.", 0.0),
+            ("near.t4", "Called my sister.", 0.0),
+            ("near.t5", "Fixed the bike.", 0.0),
+        ];
+        let mut idx = index(&docs);
+        idx.params.neighbour_weight = 0.0;
+        idx.params.group_weight = 0.0;
+        idx.params.feedback_docs = 0;
+        assert_eq!(paths(&idx, "garden tomatoes")[..2], ["near.t1", "near.t2"]);
+        // Without windows the records of the two parents tie, and ties go by key.
+        idx.params.window_weight = 0.0;
+        assert_eq!(paths(&idx, "garden tomatoes")[0], "far.t1");
+    }
+
+    #[test]
+    fn feedback_raises_parents_that_share_the_best_hits_topic() {
+        // "piano" matches alike under `other` and `related`; the best hits, under
+        // `lessons`, also talk about Anna and lessons, which only `related` mentions.
+        let docs = [
+            ("lessons.t1", "Piano lessons with Anna today.", 0.0),
+            ("lessons.t2", "Anna says piano lessons need scales.", 0.0),
+            ("other.t1", "Piano tuning notes.", 0.0),
+            ("other.t2", "Bob repairs bikes.", 0.0),
+            ("related.t1", "Piano tuning notes.", 0.0),
+            ("related.t2", "Anna lessons weekly.", 0.0),
+        ];
+        let mut idx = index(&docs);
+        let hits = paths(&idx, "piano");
+        let pos = |p: &str| hits.iter().position(|h| h == p).unwrap();
+        assert!(pos("related.t1") < pos("other.t1"), "{hits:?}");
+        // Feedback adds no hits: records without the query's words stay out.
+        assert!(!hits
+            .iter()
+            .any(|h| h.ends_with(".t2") && !h.starts_with("lessons")));
+        // Without feedback the two tie, and ties go by key.
+        idx.params.feedback_docs = 0;
+        let hits = paths(&idx, "piano");
+        let pos = |p: &str| hits.iter().position(|h| h == p).unwrap();
+        assert!(pos("other.t1") < pos("related.t1"), "{hits:?}");
     }
 
     #[test]
