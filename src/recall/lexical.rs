@@ -760,6 +760,52 @@ impl LexicalIndex {
         Ok(stats)
     }
 
+    /// The length of the live document numbered `d`, if any (what scoring needs, without
+    /// slicing its texts).
+    fn live_len(&self, d: u32) -> Option<f64> {
+        let d = d as usize;
+        let n = self.base.n_docs();
+        if d < n {
+            return (!self.dead[d]).then(|| self.base.lens[d]);
+        }
+        Some(self.docs.get(d - n)?.as_ref()?.len)
+    }
+
+    /// The key of the live document numbered `d` (empty for a removed overlay document).
+    fn key_of(&self, d: u32) -> &[u8] {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return self.base.key(d);
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .map_or(&[], |e| &e.key)
+    }
+
+    /// The timestamp of the live document numbered `d` (0 for a removed overlay document).
+    fn timestamp_of(&self, d: u32) -> f64 {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return self.base.timestamps[d];
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .map_or(0.0, |e| e.timestamp)
+    }
+
+    /// Whether document `d` is live and passes `q`'s filters.
+    fn passes(&self, d: u32, q: &Query<'_>) -> bool {
+        let unfiltered =
+            q.namespace.is_none() && q.globs.is_none() && q.since.is_none() && q.until.is_none();
+        if unfiltered {
+            self.live_len(d).is_some()
+        } else {
+            self.doc(d).is_some_and(|e| passes(&e, q))
+        }
+    }
+
     /// The live document numbered `d`, if any.
     fn doc(&self, d: u32) -> Option<DocRef<'_>> {
         let d = d as usize;
@@ -951,12 +997,15 @@ impl LexicalIndex {
         let mut matching = Vec::with_capacity(terms.len());
         let mut best = Scores::new(docs);
         for (ti, term) in terms.iter().enumerate() {
-            let mut add = |d: u32, e: &DocRef<'_>, s: f64, tf: f64| {
+            let mut add = |d: u32, s: f64, tf: f64| {
                 best.max(d, s);
                 if pr.parent_weight > 0.0 {
                     parent_tf.add(stats.parent[d as usize], ti, tf);
                 }
-                if windows && q.namespace.is_none_or(|ns| ns == e.namespace) {
+                if windows
+                    && q.namespace
+                        .is_none_or(|ns| self.doc(d).is_some_and(|e| e.namespace == ns))
+                {
                     doc_tf.add(d, ti, tf);
                 }
             };
@@ -968,16 +1017,11 @@ impl LexicalIndex {
                 reached.push(tid);
                 let idf = idf(live, df as f64);
                 self.each_posting(tid, &mut |p| {
-                    let Some(e) = self.doc(p.doc) else {
+                    let Some(len) = self.live_len(p.doc) else {
                         return;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                    add(
-                        p.doc,
-                        &e,
-                        weight * bm25(idf, tf, e.len, avg, &pr),
-                        weight * tf,
-                    );
+                    add(p.doc, weight * bm25(idf, tf, len, avg, &pr), weight * tf);
                 });
             }
             // The date field: a term naming a month or a year matches the records dated
@@ -991,10 +1035,10 @@ impl LexicalIndex {
                     let idf = idf(live, dated.len() as f64);
                     let tf = pr.date_weight;
                     for d in dated {
-                        let Some(e) = self.doc(d) else {
+                        let Some(len) = self.live_len(d) else {
                             continue;
                         };
-                        add(d, &e, bm25(idf, tf, e.len, avg, &pr), tf);
+                        add(d, bm25(idf, tf, len, avg, &pr), tf);
                     }
                 }
             }
@@ -1027,7 +1071,7 @@ impl LexicalIndex {
                     let mut tf = TermRows::new(stats.len.len(), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
                         self.each_posting(t, &mut |p| {
-                            if self.doc(p.doc).is_some() {
+                            if self.live_len(p.doc).is_some() {
                                 tf.add(
                                     stats.parent[p.doc as usize],
                                     i,
@@ -1070,15 +1114,13 @@ impl LexicalIndex {
         let mut out = Vec::with_capacity(tf.touched.len());
         let mut sum = vec![0.0; df.len()];
         for &d in &tf.touched {
-            let Some(e) = self.doc(d) else { continue };
-            if !passes(&e, q) {
+            let Some(mut len) = self.live_len(d).filter(|_| self.passes(d, q)) else {
                 continue;
-            }
+            };
             let p = stats.parent[d as usize];
             sum.copy_from_slice(tf.row(d));
-            let mut len = e.len;
             for after in [false, true] {
-                let (mut k, mut n) = (e.key, d);
+                let (mut k, mut n) = (self.key_of(d), d);
                 for _ in 0..pr.window {
                     let Some((k2, n2)) = self.neighbour(n, k, after) else {
                         break;
@@ -1086,8 +1128,8 @@ impl LexicalIndex {
                     if stats.parent[n2 as usize] != p {
                         break;
                     }
-                    let Some(e2) = self.doc(n2) else { break };
-                    len += e2.len;
+                    let Some(l2) = self.live_len(n2) else { break };
+                    len += l2;
                     if tf.has(n2) {
                         for (a, b) in sum.iter_mut().zip(tf.row(n2)) {
                             *a += b;
@@ -1121,15 +1163,15 @@ impl LexicalIndex {
         let pr = self.params;
         let mut top: Vec<(u32, f64)> = scored
             .iter()
-            .filter(|&&d| self.doc(d).is_some_and(|e| passes(&e, q)))
+            .filter(|&&d| self.passes(d, q))
             .map(|&d| (d, score(d)))
             .filter(|&(_, s)| s > 0.0)
             .collect();
         // Ties by key, a total order: feedback depends neither on the order documents were
         // scored in nor on how they are numbered.
-        let key = |d: u32| self.doc(d).map(|e| e.key);
+        let key = |d: u32| self.key_of(d);
         let order = |a: &(u32, f64), b: &(u32, f64)| {
-            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(&key(b.0)))
+            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(key(b.0)))
         };
         if top.len() > pr.feedback_docs {
             top.select_nth_unstable_by(pr.feedback_docs - 1, order);
@@ -1177,24 +1219,22 @@ impl LexicalIndex {
     /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
     /// order (a total order: keys are unique, so the result does not depend on map order).
     fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
-        let mut ranked: Vec<(DocRef<'_>, f64)> = scores
+        let mut ranked: Vec<(u32, f64)> = scores
             .scored
             .iter()
             .map(|&d| (d, scores.value[d as usize]))
-            .filter(|&(_, s)| s > 0.0)
-            .filter_map(|(d, score)| {
-                let e = self.doc(d)?;
-                passes(&e, q).then_some((e, score))
-            })
+            .filter(|&(d, s)| s > 0.0 && self.passes(d, q))
             .collect();
-        let order = |a: &(DocRef<'_>, f64), b: &(DocRef<'_>, f64)| match q.sort {
-            Sort::Relevance => b.1.total_cmp(&a.1).then_with(|| a.0.key.cmp(b.0.key)),
-            Sort::Recency => {
-                b.0.timestamp
-                    .total_cmp(&a.0.timestamp)
-                    .then_with(|| b.1.total_cmp(&a.1))
-                    .then_with(|| a.0.key.cmp(b.0.key))
+        let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
+            Sort::Relevance => {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0)))
             }
+            Sort::Recency => self
+                .timestamp_of(b.0)
+                .total_cmp(&self.timestamp_of(a.0))
+                .then_with(|| b.1.total_cmp(&a.1))
+                .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0))),
         };
         if ranked.len() > q.limit {
             ranked.select_nth_unstable_by(q.limit - 1, order);
@@ -1203,14 +1243,17 @@ impl LexicalIndex {
         ranked.sort_unstable_by(order);
         ranked
             .into_iter()
-            .map(|(e, score)| Hit {
-                key: e.key.to_vec(),
-                namespace: e.namespace.to_string(),
-                path: e.path.to_string(),
-                value: e.value,
-                content: e.content.to_string(),
-                score,
-                timestamp: e.timestamp,
+            .filter_map(|(d, score)| {
+                let e = self.doc(d)?;
+                Some(Hit {
+                    key: e.key.to_vec(),
+                    namespace: e.namespace.to_string(),
+                    path: e.path.to_string(),
+                    value: e.value,
+                    content: e.content.to_string(),
+                    score,
+                    timestamp: e.timestamp,
+                })
             })
             .collect()
     }
@@ -1367,9 +1410,10 @@ impl LexicalIndex {
         // parent's best).
         let mut out = Scores::new(own.value.len());
         for &d in &own.scored {
-            let Some(e) = self.doc(d) else {
+            if self.live_len(d).is_none() {
                 continue;
-            };
+            }
+            let key = self.key_of(d);
             let p = stats.parent[d as usize];
             let sibling_score = |(_, n): (&[u8], u32)| {
                 if stats.parent[n as usize] == p {
@@ -1378,8 +1422,8 @@ impl LexicalIndex {
                     0.0
                 }
             };
-            let before = self.neighbour(d, e.key, false).map_or(0.0, sibling_score);
-            let after = self.neighbour(d, e.key, true).map_or(0.0, sibling_score);
+            let before = self.neighbour(d, key, false).map_or(0.0, sibling_score);
+            let after = self.neighbour(d, key, true).map_or(0.0, sibling_score);
             let s = own.value[d as usize];
             out.set(
                 d,
