@@ -840,6 +840,31 @@ fn search_at_rest_needs_no_lock_and_sees_every_close() {
     assert_eq!(v["memories"][0]["content"], "deploys happen on fridays");
     lock.unlock().unwrap();
 
+    // `-v` says when an answer came from the index at rest.
+    let at_rest = |o: &Out| o.stderr.contains("answered from the index of HEAD");
+    let o = cmd(
+        &[],
+        &["-s", f.s(), "-v", "--json", "search", "fridays"],
+        None,
+    );
+    assert!(at_rest(&o), "{}", o.stderr);
+    let o = cmd(
+        &[],
+        &[
+            "-s",
+            f.s(),
+            "-v",
+            "--json",
+            "search",
+            "fridays",
+            "--at",
+            "HEAD",
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0);
+    assert!(!at_rest(&o), "{}", o.stderr);
+
     // A damaged head file is ignored: the search opens the store.
     let head = f.store.join("cache").join("head");
     let mut bytes = std::fs::read(&head).unwrap();

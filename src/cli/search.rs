@@ -110,10 +110,13 @@ fn at_rest(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Option<LexicalIndex> {
 }
 
 /// The lexical index at the revision a read looks at (`--at`, `--branch`, else HEAD): the
-/// cached one when it reflects HEAD at rest, else brought there from the store (which is
-/// closed again before this returns). Each hit carries its record's content.
+/// cached one when it reflects HEAD at rest, else brought there from the store (whose handle
+/// is dropped before this returns). Each hit carries its record's content.
 pub fn index_for_read(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Result<LexicalIndex, CliError> {
     if let Some(index) = at_rest(ctx, at, branch) {
+        if ctx.verbose {
+            eprintln!("memoir: answered from the index of HEAD as of the store's last close");
+        }
         return Ok(index);
     }
     let (repo, _, root) = open_read(ctx, at, branch)?;
