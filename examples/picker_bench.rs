@@ -25,7 +25,6 @@ use std::time::Instant;
 
 use memoir::llm::{Llm, LlmError};
 use memoir::object::ObjectId;
-use memoir::prolly::KeyRange;
 use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::{synced_index, TreeInventory};
 use memoir::repo::Repo;
@@ -67,7 +66,7 @@ fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &s
     let (index, _, _) = synced_index(store, repo.tree(), repo.objects(), root).expect("index");
     let inv = match mode {
         Mode::Single => TreeInventory::for_single(&index, None, q),
-        Mode::Tiered => TreeInventory::from_index(&index, &KeyRange::all()),
+        Mode::Tiered => TreeInventory::from_index(&index, None),
     };
     let p = picker::pick(&Instant0, mode, q, &inv, 10).expect("pick");
     for k in &p.keys {

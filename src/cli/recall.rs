@@ -9,11 +9,10 @@ use clap::ValueEnum;
 use serde_json::{json, Map, Value};
 
 use memoir::glob::KeyGlobs;
-use memoir::key::{namespace_prefix, validate_namespace};
+use memoir::key::validate_namespace;
 use memoir::llm::{
     provider, Llm, ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
 };
-use memoir::prolly::{prefix_range, KeyRange};
 use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::{Sort, TreeInventory};
 
@@ -182,17 +181,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             Some(model) => {
                 // Every key with its content, from the index; single mode shows the
                 // lexically closest keys first.
+                let ns = args.namespace.as_deref();
                 let inv = match m {
-                    Mode::Single => {
-                        TreeInventory::for_single(&index, args.namespace.as_deref(), &args.query)
-                    }
-                    Mode::Tiered => {
-                        let range = match &args.namespace {
-                            Some(ns) => prefix_range(&namespace_prefix(ns)),
-                            None => KeyRange::all(),
-                        };
-                        TreeInventory::from_index(&index, &range)
-                    }
+                    Mode::Single => TreeInventory::for_single(&index, ns, &args.query),
+                    Mode::Tiered => TreeInventory::from_index(&index, ns),
                 };
                 meta.insert("model".into(), json!(model.describe()));
                 match picker::pick(model.as_ref(), m, &args.query, &inv, args.limit) {

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use memoir::glob::KeyGlobs;
 use memoir::key::validate_namespace;
 use memoir::object::ObjectId;
-use memoir::recall::{cache_path, load_cache, synced_index, Hit, LexicalIndex, Query, Sort};
+use memoir::recall::{cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort};
 use memoir::repo::revision::parse_date;
 use memoir::repo::{Head, Repo};
 
@@ -78,49 +78,58 @@ pub struct Scope {
     pub sort: Sort,
 }
 
-/// The lexical index brought to `root` (synced and cached as a side effect outside the
-/// hashed state).
-fn synced(ctx: &Ctx, repo: &Repo, root: &ObjectId) -> Result<LexicalIndex, CliError> {
-    let (index, _stats, save_error) =
-        synced_index(&ctx.abs_store_path(), repo.tree(), repo.objects(), root)?;
+/// `index` (as loaded from the cache) brought to `root`, synced and cached as a side effect
+/// outside the hashed state.
+fn synced(
+    ctx: &Ctx,
+    repo: &Repo,
+    root: &ObjectId,
+    index: LexicalIndex,
+) -> Result<LexicalIndex, CliError> {
+    let (index, _stats, save_error) = sync_loaded(
+        index,
+        &ctx.abs_store_path(),
+        repo.tree(),
+        repo.objects(),
+        root,
+    )?;
     if let (Some(e), true) = (save_error, ctx.verbose) {
         eprintln!("memoir: index cache not saved: {e}");
     }
     Ok(index)
 }
 
-/// The cached index when it reflects HEAD as of the store's last close (see
-/// `Repo::resting_head`): a read at HEAD then needs neither the store nor its lock. `None`
-/// when that is not known, or the read is at another revision or branch.
-fn at_rest(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Option<LexicalIndex> {
+/// The cached index, and whether it reflects HEAD as of the store's last close (see
+/// `Repo::resting_head`): a read at HEAD then needs neither the store nor its lock. Not at
+/// rest when that is not known, or the read is at another revision or branch.
+fn cached(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> (LexicalIndex, bool) {
+    let index = load_cache(&cache_path(&ctx.abs_store_path()));
     if ctx.hold.is_some() || at.at.is_some() {
-        return None;
+        return (index, false);
     }
-    let dir = ctx.abs_store_path();
-    let rest = Repo::resting_head(&dir)?;
-    if branch
-        .branch
-        .as_ref()
-        .is_some_and(|b| rest.head != Head::Branch(b.clone()))
-    {
-        return None;
-    }
-    let index = load_cache(&cache_path(&dir));
-    (index.root() == Some(&rest.root)).then_some(index)
+    let at_rest = Repo::resting_head(&ctx.abs_store_path()).is_some_and(|rest| {
+        branch
+            .branch
+            .as_ref()
+            .is_none_or(|b| rest.head == Head::Branch(b.clone()))
+            && index.root() == Some(&rest.root)
+    });
+    (index, at_rest)
 }
 
 /// The lexical index at the revision a read looks at (`--at`, `--branch`, else HEAD): the
 /// cached one when it reflects HEAD at rest, else brought there from the store (whose handle
 /// is dropped before this returns). Each hit carries its record's content.
 pub fn index_for_read(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> Result<LexicalIndex, CliError> {
-    if let Some(index) = at_rest(ctx, at, branch) {
+    let (index, at_rest) = cached(ctx, at, branch);
+    if at_rest {
         if ctx.verbose {
             eprintln!("memoir: answered from the index of HEAD as of the store's last close");
         }
         return Ok(index);
     }
     let (repo, _, root) = open_read(ctx, at, branch)?;
-    synced(ctx, &repo, &root)
+    synced(ctx, &repo, &root, index)
 }
 
 /// Runs a lexical search on `index`.

@@ -21,12 +21,16 @@ pub struct TreeInventory<'a> {
 }
 
 impl<'a> TreeInventory<'a> {
-    /// Every key of the index in `range`, in key order, with the contents the index holds as
-    /// samples: no tree scan and no record read. The index must reflect the root asked for.
-    pub fn from_index(index: &'a LexicalIndex, range: &KeyRange) -> Self {
+    /// Every key of the index (in `namespace`, or all), in key order, with the contents the
+    /// index holds as samples: no tree scan and no record read. The index must reflect the
+    /// root asked for.
+    pub fn from_index(index: &'a LexicalIndex, namespace: Option<&str>) -> Self {
+        let range = namespace.map_or_else(KeyRange::all, |ns| {
+            prefix_range(&crate::key::namespace_prefix(ns))
+        });
         let mut keys = Vec::new();
         let mut contents = Vec::new();
-        for d in index.docs_in(range) {
+        for d in index.docs_in(&range) {
             let mut k = String::with_capacity(d.namespace.len() + 1 + d.path.len());
             k.push_str(d.namespace);
             k.push(':');
@@ -47,10 +51,7 @@ impl<'a> TreeInventory<'a> {
     /// The inventory single mode shows for `query`: the index's keys (in `namespace`, or
     /// all), the lexically closest first when there are more than the picker shows.
     pub fn for_single(index: &'a LexicalIndex, namespace: Option<&str>, query: &str) -> Self {
-        let range = namespace.map_or_else(KeyRange::all, |ns| {
-            prefix_range(&crate::key::namespace_prefix(ns))
-        });
-        let mut inv = Self::from_index(index, &range);
+        let mut inv = Self::from_index(index, namespace);
         if inv.keys.len() > MAX_KEY_CANDIDATES {
             let hits = index.search(&Query {
                 text: query,

@@ -443,14 +443,6 @@ fn parent_of(k: &[u8]) -> &[u8] {
     &k[..cut]
 }
 
-/// Whether a document passes the filters of `q`.
-fn passes(e: &DocRef<'_>, q: &Query<'_>) -> bool {
-    !(q.namespace.is_some_and(|ns| ns != e.namespace)
-        || q.globs.is_some_and(|g| !g.matches(e.path))
-        || q.since.is_some_and(|t| e.timestamp < t)
-        || q.until.is_some_and(|t| e.timestamp > t))
-}
-
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
 /// are `avg` long on average.
 fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
@@ -783,6 +775,19 @@ impl LexicalIndex {
             .map_or(&[], |e| &e.key)
     }
 
+    /// The namespace of the live document numbered `d` (empty for a removed overlay
+    /// document).
+    fn namespace_of(&self, d: u32) -> &str {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return &self.base.ns_text[span(&self.base.ns_off, d)];
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .map_or("", |e| &e.namespace)
+    }
+
     /// The timestamp of the live document numbered `d` (0 for a removed overlay document).
     fn timestamp_of(&self, d: u32) -> f64 {
         let (d, n) = (d as usize, self.base.n_docs());
@@ -795,15 +800,20 @@ impl LexicalIndex {
             .map_or(0.0, |e| e.timestamp)
     }
 
-    /// Whether document `d` is live and passes `q`'s filters.
+    /// Whether document `d` is live and passes `q`'s filters (without building the document
+    /// when there are none).
     fn passes(&self, d: u32, q: &Query<'_>) -> bool {
         let unfiltered =
             q.namespace.is_none() && q.globs.is_none() && q.since.is_none() && q.until.is_none();
         if unfiltered {
-            self.live_len(d).is_some()
-        } else {
-            self.doc(d).is_some_and(|e| passes(&e, q))
+            return self.live_len(d).is_some();
         }
+        self.doc(d).is_some_and(|e| {
+            !(q.namespace.is_some_and(|ns| ns != e.namespace)
+                || q.globs.is_some_and(|g| !g.matches(e.path))
+                || q.since.is_some_and(|t| e.timestamp < t)
+                || q.until.is_some_and(|t| e.timestamp > t))
+        })
     }
 
     /// The live document numbered `d`, if any.
@@ -1002,10 +1012,7 @@ impl LexicalIndex {
                 if pr.parent_weight > 0.0 {
                     parent_tf.add(stats.parent[d as usize], ti, tf);
                 }
-                if windows
-                    && q.namespace
-                        .is_none_or(|ns| self.doc(d).is_some_and(|e| e.namespace == ns))
-                {
+                if windows && q.namespace.is_none_or(|ns| self.namespace_of(d) == ns) {
                     doc_tf.add(d, ti, tf);
                 }
             };

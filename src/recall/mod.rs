@@ -151,8 +151,20 @@ pub fn synced_index(
     objects: &crate::object::Objects,
     root: &crate::object::ObjectId,
 ) -> RecallResult<(LexicalIndex, SyncStats, Option<RecallError>)> {
+    let index = load_cache(&cache_path(store_dir));
+    sync_loaded(index, store_dir, tree, objects, root)
+}
+
+/// As [`synced_index`], for an index the caller already loaded from the store's cache
+/// ([`load_cache`]), so that it is not read twice.
+pub fn sync_loaded(
+    mut index: LexicalIndex,
+    store_dir: &Path,
+    tree: &crate::prolly::NodeStore,
+    objects: &crate::object::Objects,
+    root: &crate::object::ObjectId,
+) -> RecallResult<(LexicalIndex, SyncStats, Option<RecallError>)> {
     let path = cache_path(store_dir);
-    let mut index = load_cache(&path);
     let stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
         Ok(s) => s,
         Err(e) if index.root().is_none() => return Err(e),

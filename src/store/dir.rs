@@ -609,7 +609,7 @@ impl ObjectStore for Store {
     }
 
     fn flush(&self) -> StoreResult<()> {
-        let version = self.inner.head.flush_started();
+        let version = self.inner.head.version();
         self.backend().flush()?;
         self.inner.head.flushed(version);
         Ok(())

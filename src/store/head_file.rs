@@ -148,12 +148,7 @@ impl HeadFile {
         Ok(())
     }
 
-    /// The version to credit to a flush that starts now.
-    pub(super) fn flush_started(&self) -> u64 {
-        self.version()
-    }
-
-    /// Records that a flush started at `version` succeeded.
+    /// Records that a flush started at `version` (read when it started) succeeded.
     pub(super) fn flushed(&self, version: u64) {
         let mut st = self.state();
         st.durable = st.durable.max(version);
