@@ -1327,6 +1327,27 @@ fn fsck_gc_and_purge() {
         }
     }
     assert!(!cached(&f.store), "secret still cached");
+    // Nor is it in any file of the store: gc rewrote the packs that held it.
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                files(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(&f.store, &mut all);
+    assert!(all.iter().any(|p| p.starts_with(f.store.join("packs"))));
+    for p in &all {
+        let bytes = std::fs::read(p).unwrap();
+        assert!(
+            !bytes.windows(6).any(|w| w == b"SECRET"),
+            "secret still on disk in {}",
+            p.display()
+        );
+    }
     assert_eq!(f.ok(&["search", "launch code"])["count"], 0);
     assert!(!cached(&f.store), "secret cached again");
     assert_eq!(f.ok(&["fsck"])["clean"], true);

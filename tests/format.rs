@@ -257,3 +257,28 @@ fn commit_vector() {
 
 const COMMIT_BYTES: &str = "8703582096a29adf78b232752b5f2e2fc3f8efe270ecb1f9e4e1e5ab5aa0162f3f7f9fac815820999f3814a40fb3616d7ca1c23877871d19ce13467e60947b7a1bdec3bf26bd4075416461203c616461406578616d706c652e6f72673e1a6955b9007453746f726520612e6220696e2064656661756c74a2656163746f72676167656e742d3166736f7572636563636c69";
 const COMMIT_ID: &str = "3b2cb5b7dfae19b8826c1919fd3ef2150b69dc604ae6b7bb650e78a081d0b858";
+
+/// Section 1: a pack record and its index entry, byte for byte (blob `hello`, the first
+/// object of a new store, sits at offset 8 of pack 1).
+#[test]
+fn pack_record_and_index_entry_vectors() {
+    use memoir::store::{OpenOptions, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let store = Store::create(&path, &OpenOptions::default()).unwrap();
+    let (id, bytes) = Blob(b"hello".to_vec()).to_bytes_and_id();
+    store.put(id.as_bytes(), &bytes).unwrap();
+    store.flush().unwrap();
+    drop(store);
+    let pack = std::fs::read(path.join("packs").join("pack-00000001")).unwrap();
+    assert_eq!(
+        hex(&pack),
+        "4d454d5041434b31\
+         2704a477b685fd64d875e4ac4dbc1acb9db5f4b54ae09dca449069bea94b8632\
+         00000008\
+         82024568656c6c6f"
+    );
+    let db = sled::open(path.join("db")).unwrap();
+    let entry = db.open_tree("index").unwrap().get(id.as_bytes()).unwrap();
+    assert_eq!(hex(&entry.unwrap()), "00000001000000000000000800000008");
+}

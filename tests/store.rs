@@ -427,12 +427,13 @@ fn create_lays_out_the_directory() {
     );
     assert_eq!(fs::read(path.join(LOCK_FILE)).unwrap(), b"");
     assert!(path.join("db").is_dir());
+    assert!(path.join("packs").is_dir());
     let mut names: Vec<String> = fs::read_dir(&path)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["FORMAT", "LOCK", "db"]);
+    assert_eq!(names, ["FORMAT", "LOCK", "db", "packs"]);
 
     // An existing empty directory is fine too.
     let empty = dir.path().join("empty");
@@ -595,14 +596,14 @@ fn open_refuses_what_is_not_a_store() {
     let huge = with_format("huge", &vec![b'x'; 100_000]);
     assert!(not_a_store_reason(&huge).contains("garbled"));
 
-    let v2 = with_format("v2", b"memoir-store\nformat-version: 2\nbackend: sled\n");
-    match Store::open(&v2, &opts(0)) {
+    let v3 = with_format("v3", b"memoir-store\nformat-version: 3\nbackend: sled\n");
+    match Store::open(&v3, &opts(0)) {
         Err(StoreError::UnsupportedVersion {
             path,
             found,
             supported,
         }) => {
-            assert_eq!((path, found, supported), (v2.clone(), 2, FORMAT_VERSION));
+            assert_eq!((path, found, supported), (v3.clone(), 3, FORMAT_VERSION));
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
@@ -618,6 +619,13 @@ fn open_refuses_what_is_not_a_store() {
     drop(s);
     fs::remove_dir_all(path.join("db")).unwrap();
     assert!(not_a_store_reason(&path).contains("db/"));
+
+    // Likewise without the packs.
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    drop(s);
+    fs::remove_dir_all(path.join("packs")).unwrap();
+    assert!(not_a_store_reason(&path).contains("packs/"));
 }
 
 #[test]
@@ -627,7 +635,7 @@ fn forward_compatible_format_lines_are_ignored() {
     drop(s);
     fs::write(
         path.join(FORMAT_FILE),
-        "memoir-store\nformat-version: 1\nbackend: sled\ncreated-by: memoir 0.9\n",
+        format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\ncreated-by: memoir 0.9\n"),
     )
     .unwrap();
     Store::open(&path, &opts(0)).unwrap();
@@ -857,4 +865,200 @@ fn head_note_is_published_only_for_flushed_unchanged_refs() {
     assert_eq!(Store::read_head_note(&path), None, "truncated");
     fs::write(&head_file, &good).unwrap();
     assert_eq!(Store::read_head_note(&path).as_deref(), Some(&b"six"[..]));
+}
+
+// ---------------------------------------------------------------------------------------
+// Pack files.
+// ---------------------------------------------------------------------------------------
+
+/// Every regular file under `dir`, recursively.
+fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn holds(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+fn pack_files(store: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(store.join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn deleted_objects_leave_the_disk_at_the_next_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let small_packs = OpenOptions {
+        pack_bytes: 4096,
+        ..OpenOptions::default()
+    };
+    let s = Store::create(&path, &small_packs).unwrap();
+    let secret = b"the launch code is 0000-SECRET-0000".to_vec();
+    let body = |i: u8| vec![i; 700];
+    for i in 0..40u8 {
+        s.put(&id(b"k", i), &body(i)).unwrap();
+        if i == 17 {
+            s.put(&id(b"secret", 0), &secret).unwrap();
+        }
+    }
+    s.flush().unwrap();
+    let before = pack_files(&path);
+    assert!(before.len() >= 5, "small packs roll over: {before:?}");
+    let on_disk = |p: &Path| {
+        files_under(p)
+            .iter()
+            .any(|f| holds(&fs::read(f).unwrap(), &secret))
+    };
+    assert!(on_disk(&path));
+
+    // Deleting drops the index entry; the flush rewrites the pack that held it.
+    assert!(s.delete(&id(b"secret", 0)).unwrap());
+    assert!(!s.delete(&id(b"secret", 0)).unwrap());
+    s.flush().unwrap();
+    assert!(
+        !on_disk(&path),
+        "no file under the store holds the deleted bytes"
+    );
+    assert_eq!(s.get(&id(b"secret", 0)).unwrap(), None);
+    for i in 0..40u8 {
+        assert_eq!(s.get(&id(b"k", i)).unwrap(), Some(body(i)), "object {i}");
+    }
+    // Packs that lose most of their bytes are rewritten too, and empty ones removed.
+    for i in 0..35u8 {
+        s.delete(&id(b"k", i)).unwrap();
+    }
+    s.flush().unwrap();
+    let total: u64 = files_under(&path.join("packs"))
+        .iter()
+        .map(|f| fs::metadata(f).unwrap().len())
+        .sum();
+    assert!(total < 5 * 4096, "dead packs reclaimed: {total} bytes");
+    drop(s);
+
+    let s = Store::open(&path, &small_packs).unwrap();
+    for i in 0..40u8 {
+        let want = (i >= 35).then(|| body(i));
+        assert_eq!(
+            s.get(&id(b"k", i)).unwrap(),
+            want,
+            "object {i} after reopen"
+        );
+    }
+    let mut ids = 0;
+    s.for_each_id(&mut |_| {
+        ids += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(ids, 5);
+}
+
+#[test]
+fn cut_or_missing_packs_read_as_damaged_objects_that_a_put_repairs() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    let (a, b) = (id(b"a", 1), id(b"b", 2));
+    s.put(&a, b"first object").unwrap();
+    s.put(&b, b"second object, the last record").unwrap();
+    s.flush().unwrap();
+    drop(s);
+
+    // Cut the last record short, as a crash before the pack's sync could.
+    let pack = path.join("packs").join("pack-00000001");
+    let len = fs::metadata(&pack).unwrap().len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&pack)
+        .unwrap()
+        .set_len(len - 5)
+        .unwrap();
+    let s = Store::open(&path, &opts(0)).unwrap();
+    assert_eq!(s.get(&a).unwrap().as_deref(), Some(&b"first object"[..]));
+    let damaged = s.get(&b).unwrap().unwrap();
+    assert_ne!(damaged, b"second object, the last record");
+    assert_eq!(
+        s.put(&b, b"second object, the last record").unwrap(),
+        PutOutcome::Repaired
+    );
+    assert_eq!(
+        s.get(&b).unwrap().as_deref(),
+        Some(&b"second object, the last record"[..])
+    );
+    s.flush().unwrap();
+    drop(s);
+
+    // A pack file that is gone entirely: every object in it reads as damaged, none as absent.
+    let s = Store::open(&path, &opts(0)).unwrap();
+    s.flush().unwrap();
+    drop(s);
+    fs::remove_file(&pack).unwrap();
+    let s = Store::open(&path, &opts(0)).unwrap();
+    assert!(s.contains(&a).unwrap());
+    assert_eq!(s.get(&a).unwrap(), Some(Vec::new()));
+    // (The new pack 1 may hold the new copy exactly where the old entry points.)
+    assert_ne!(s.put(&a, b"first object").unwrap(), PutOutcome::Written);
+    assert_eq!(s.get(&a).unwrap().as_deref(), Some(&b"first object"[..]));
+}
+
+#[test]
+fn a_version_1_store_is_moved_into_packs_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old");
+    fs::create_dir(&path).unwrap();
+    // The version-1 layout: object bytes in sled's `objects` tree, refs in `refs`.
+    let objects: Vec<(RawId, Vec<u8>)> = (0..300u16)
+        .map(|i| (id(&i.to_be_bytes(), 9), vec![i as u8; 100 + i as usize]))
+        .collect();
+    {
+        let db = sled::open(path.join("db")).unwrap();
+        let t = db.open_tree("objects").unwrap();
+        for (k, v) in &objects {
+            t.insert(k, v.as_slice()).unwrap();
+        }
+        db.open_tree("refs")
+            .unwrap()
+            .insert("refs/heads/main", &[7u8; 32][..])
+            .unwrap();
+        db.flush().unwrap();
+    }
+    fs::write(
+        path.join(FORMAT_FILE),
+        "memoir-store\nformat-version: 1\nbackend: sled\n",
+    )
+    .unwrap();
+
+    let s = Store::open(&path, &opts(0)).unwrap();
+    for (k, v) in &objects {
+        assert_eq!(s.get(k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(s.get_ref("refs/heads/main").unwrap(), Some(vec![7u8; 32]));
+    assert_eq!(
+        fs::read_to_string(path.join(FORMAT_FILE)).unwrap(),
+        format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
+    );
+    assert!(path.join("packs").join("pack-00000001").is_file());
+    drop(s);
+    let s = Store::open(&path, &opts(0)).unwrap();
+    let mut n = 0;
+    s.for_each_id(&mut |_| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, objects.len());
+    assert_eq!(s.get(&objects[0].0).unwrap().as_ref(), Some(&objects[0].1));
 }

@@ -5,7 +5,8 @@
 //! ```text
 //! <store>/FORMAT   metadata, written last by `create` (its presence makes it a store)
 //! <store>/LOCK     empty file; an exclusive OS lock on it means "this store is open"
-//! <store>/db/      the sled database
+//! <store>/db/      the sled database: object index and refs
+//! <store>/packs/   pack files holding the objects' bytes
 //! <store>/cache/   derived data (see store-format.md); `cache/head` is kept here
 //! ```
 
@@ -27,10 +28,15 @@ pub const FORMAT_FILE: &str = "FORMAT";
 /// Name of the lock file inside a store directory.
 pub const LOCK_FILE: &str = "LOCK";
 /// The store format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The older format version this build opens, moving its objects into packs and
+/// rewriting FORMAT: objects inside sled, no `packs/` directory.
+const LEGACY_FORMAT_VERSION: u32 = 1;
 
 /// Subdirectory of a store that holds the sled database.
 const DB_DIR: &str = "db";
+/// Subdirectory of a store that holds the pack files.
+const PACKS_DIR: &str = "packs";
 /// Temporary name FORMAT is written under before being renamed into place.
 const FORMAT_TMP: &str = "FORMAT.tmp";
 /// First line of every FORMAT file.
@@ -67,14 +73,19 @@ pub struct OpenOptions {
     pub lock_timeout: Duration,
     /// Size of the engine's page cache in bytes.
     pub cache_bytes: u64,
+    /// Size at which a pack file stops growing and the next one starts. Garbage
+    /// collection rewrites whole packs, so this bounds the bytes one removed object costs
+    /// to rewrite.
+    pub pack_bytes: u64,
 }
 
 impl Default for OpenOptions {
-    /// Wait up to 5 s for the lock; 64 MiB of cache.
+    /// Wait up to 5 s for the lock; 64 MiB of cache; 64 MiB packs.
     fn default() -> Self {
         Self {
             lock_timeout: Duration::from_secs(5),
             cache_bytes: 64 * 1024 * 1024,
+            pack_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -155,7 +166,7 @@ fn format_text(kind: BackendKind) -> String {
 /// Parse a FORMAT file strictly: the magic line, then `key: value` lines among which
 /// `format-version` and `backend` are required; unknown keys are ignored (forward
 /// compatibility). `path` is the store directory, for errors.
-fn parse_format(path: &Path, text: &str) -> StoreResult<BackendKind> {
+fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
     let garbled = |why: String| not_a_store(path, format!("garbled {FORMAT_FILE} file: {why}"));
     // One trailing LF ends the last line; any other empty line is garbage.
     let body = text.strip_suffix('\n').unwrap_or(text);
@@ -185,7 +196,7 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<BackendKind> {
     let found: u32 = version
         .parse()
         .map_err(|_| garbled(format!("format-version {version:?} is not a number")))?;
-    if found != FORMAT_VERSION {
+    if found != FORMAT_VERSION && found != LEGACY_FORMAT_VERSION {
         return Err(StoreError::UnsupportedVersion {
             path: path.to_path_buf(),
             found,
@@ -193,7 +204,7 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<BackendKind> {
         });
     }
     match backend.ok_or_else(|| garbled("no `backend` line".into()))? {
-        "sled" => Ok(BackendKind::Sled),
+        "sled" => Ok((BackendKind::Sled, found)),
         other => Err(not_a_store(
             path,
             format!("unknown backend {other:?} in {FORMAT_FILE} file"),
@@ -201,8 +212,9 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<BackendKind> {
     }
 }
 
-/// Read and parse the FORMAT file of store directory `path`.
-fn read_format(path: &Path) -> StoreResult<BackendKind> {
+/// Read and parse the FORMAT file of store directory `path`: the backend and the format
+/// version.
+fn read_format(path: &Path) -> StoreResult<(BackendKind, u32)> {
     let file_path = path.join(FORMAT_FILE);
     let file = match File::open(&file_path) {
         Ok(f) => f,
@@ -257,10 +269,15 @@ fn acquire_lock(file: &File, path: &Path, timeout: Duration) -> StoreResult<()> 
 /// previous holder's handle by a moment (its I/O threads drop the last reference after the
 /// LOCK is released), so a database still locked is retried like the LOCK, within
 /// `opts.lock_timeout`.
-fn open_sled(db_path: &Path, path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
+fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
     let start = Instant::now();
     loop {
-        match SledBackend::open(db_path, opts.cache_bytes) {
+        match SledBackend::open(
+            &path.join(DB_DIR),
+            &path.join(PACKS_DIR),
+            opts.cache_bytes,
+            opts.pack_bytes,
+        ) {
             Err(StoreError::Busy { .. }) => {
                 let waited = start.elapsed();
                 if waited >= opts.lock_timeout {
@@ -293,12 +310,27 @@ fn log_path(path: &Path) -> PathBuf {
     path.join(DB_DIR).join(SledBackend::LOG_FILE)
 }
 
+/// Writes this build's FORMAT file into store directory `path`: a temporary file, fsync,
+/// rename over FORMAT, fsync of the directory, so FORMAT is always whole.
+fn write_format(path: &Path) -> StoreResult<()> {
+    let tmp_path = path.join(FORMAT_TMP);
+    let mut tmp = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
+    tmp.write_all(format_text(BackendKind::Sled).as_bytes())
+        .and_then(|()| tmp.sync_all())
+        .map_err(io_err(&tmp_path))?;
+    drop(tmp);
+    let format_path = path.join(FORMAT_FILE);
+    fs::rename(&tmp_path, &format_path).map_err(io_err(&format_path))?;
+    sync_dir(path)
+}
+
 /// What `create` made so far, so that a failed create can remove exactly that.
 #[derive(Default)]
 struct Created {
     dir: bool,
     lock: bool,
     db: bool,
+    packs: bool,
     format_tmp: bool,
 }
 
@@ -357,6 +389,9 @@ impl Store {
                 if created.db {
                     let _ = fs::remove_dir_all(path.join(DB_DIR));
                 }
+                if created.packs {
+                    let _ = fs::remove_dir_all(path.join(PACKS_DIR));
+                }
                 if created.lock {
                     let _ = fs::remove_file(path.join(LOCK_FILE));
                 }
@@ -393,20 +428,15 @@ impl Store {
         let db_path = path.join(DB_DIR);
         fs::create_dir(&db_path).map_err(io_err(&db_path))?;
         created.db = true;
-        let backend = SledBackend::open(&db_path, opts.cache_bytes)?;
+        let packs_path = path.join(PACKS_DIR);
+        fs::create_dir(&packs_path).map_err(io_err(&packs_path))?;
+        created.packs = true;
+        let backend = SledBackend::open(&db_path, &packs_path, opts.cache_bytes, opts.pack_bytes)?;
         backend.flush()?;
 
-        let tmp_path = path.join(FORMAT_TMP);
-        let mut tmp = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
         created.format_tmp = true;
-        tmp.write_all(format_text(BackendKind::Sled).as_bytes())
-            .and_then(|()| tmp.sync_all())
-            .map_err(io_err(&tmp_path))?;
-        drop(tmp);
-        let format_path = path.join(FORMAT_FILE);
-        fs::rename(&tmp_path, &format_path).map_err(io_err(&format_path))?;
+        write_format(path)?;
         created.format_tmp = false;
-        sync_dir(path)?;
         if created.dir {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
                 sync_dir(parent)?;
@@ -441,7 +471,7 @@ impl Store {
             }
             Err(e) => return Err(io_err(path)(e)),
         }
-        let kind = read_format(path)?;
+        let (kind, version) = read_format(path)?;
 
         let lock_path = path.join(LOCK_FILE);
         let lock = fs::OpenOptions::new()
@@ -461,8 +491,22 @@ impl Store {
                 format!("{FORMAT_FILE} file present but no {DB_DIR}/ directory"),
             ));
         }
+        if version != LEGACY_FORMAT_VERSION && !path.join(PACKS_DIR).is_dir() {
+            return Err(not_a_store(
+                path,
+                format!("{FORMAT_FILE} file present but no {PACKS_DIR}/ directory"),
+            ));
+        }
         let engine = match kind {
-            BackendKind::Sled => Engine::Sled(open_sled(&db_path, path, opts)?),
+            BackendKind::Sled => {
+                // A version-1 store's objects are moved into packs as the backend opens;
+                // FORMAT says version 2 only once that is durable.
+                let backend = open_sled(path, opts)?;
+                if version == LEGACY_FORMAT_VERSION {
+                    write_format(path)?;
+                }
+                Engine::Sled(backend)
+            }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {
                 return Err(not_a_store(path, "memory backend in a store directory"))
@@ -647,14 +691,26 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> StoreResult<BackendKind> {
-        parse_format(Path::new("/s"), text)
+        parse_format(Path::new("/s"), text).map(|(kind, _)| kind)
     }
 
     #[test]
     fn written_format_is_exact_and_parses() {
         let text = format_text(BackendKind::Sled);
-        assert_eq!(text, "memoir-store\nformat-version: 1\nbackend: sled\n");
-        assert_eq!(parse(&text).unwrap(), BackendKind::Sled);
+        assert_eq!(text, "memoir-store\nformat-version: 2\nbackend: sled\n");
+        assert_eq!(
+            parse_format(Path::new("/s"), &text).unwrap(),
+            (BackendKind::Sled, 2)
+        );
+        // Version 1 still opens (its objects are moved into packs).
+        assert_eq!(
+            parse_format(
+                Path::new("/s"),
+                "memoir-store\nformat-version: 1\nbackend: sled\n"
+            )
+            .unwrap(),
+            (BackendKind::Sled, 1)
+        );
     }
 
     #[test]
@@ -690,10 +746,10 @@ mod tests {
         ));
         assert!(not_store("memoir-store\nformat-version:1\nbackend: sled\n"));
         assert!(matches!(
-            parse("memoir-store\nformat-version: 2\nbackend: sled\n"),
+            parse("memoir-store\nformat-version: 3\nbackend: sled\n"),
             Err(StoreError::UnsupportedVersion {
-                found: 2,
-                supported: 1,
+                found: 3,
+                supported: 2,
                 ..
             })
         ));

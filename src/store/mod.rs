@@ -9,6 +9,7 @@ mod dir;
 mod faults;
 mod head_file;
 mod memory;
+mod packs;
 mod sled_backend;
 
 pub use dir::{BackendKind, OpenOptions, Store, FORMAT_FILE, FORMAT_VERSION, LOCK_FILE};

@@ -1,27 +1,45 @@
-//! On-disk backend on sled: objects and refs in two trees of one database.
+//! On-disk backend: object bytes in append-only pack files, and an index from id to
+//! location plus the refs in sled.
 //!
-//! No sled type appears in a public signature, so the engine can be replaced without
-//! touching the layers above. Every sled error becomes [`StoreError::Backend`].
+//! Object ids are hashes, so objects arrive in random key order. Kept inside sled, every new
+//! object rewrote a random, cold engine page full of other objects' bytes; in pack files a
+//! batch of objects is one sequential write, and sled holds only 16-byte locations, whose
+//! pages stay small and cached. No sled type appears in a public signature, so the engine
+//! can be replaced without touching the layers above. Every sled error becomes
+//! [`StoreError::Backend`].
 
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::Path;
+use std::sync::Mutex;
 
+use super::packs::{Location, Packs};
 use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
 
-/// Name of the sled tree holding object bytes by 32-byte id.
-const OBJECTS_TREE: &str = "objects";
+/// Name of the sled tree mapping object ids to their locations in the packs.
+const INDEX_TREE: &str = "index";
 /// Name of the sled tree holding refs by name (UTF-8 bytes).
 const REFS_TREE: &str = "refs";
+/// Name of the sled tree that held object bytes by id in format version 1; moved into packs
+/// (and dropped) when such a store is opened.
+const LEGACY_OBJECTS_TREE: &str = "objects";
+/// Objects copied per pack write while moving a version-1 store's objects into packs.
+const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 
-/// The sled backend: objects and refs in one sled database.
+/// The on-disk backend: objects in pack files, their index and the refs in one sled
+/// database.
 ///
 /// Writes become durable only on [`ObjectStore::flush`] (sled's periodic background flush
-/// is turned off), so the durability order of the layers above is exactly the order of
-/// their `flush` calls. Obtained through [`Store`](super::Store).
+/// is turned off), which syncs the packs before sled, so an index entry that survives a
+/// crash names bytes that survived it too, for every object a ref can reach (refs move only
+/// after a flush). Obtained through [`Store`](super::Store).
 pub struct SledBackend {
     db: sled::Db,
-    objects: sled::Tree,
+    index: sled::Tree,
     refs: sled::Tree,
+    packs: Packs,
+    /// Packs that lost an object since the last flush: the next flush rewrites them.
+    dirty: Mutex<BTreeSet<u32>>,
 }
 
 impl fmt::Debug for SledBackend {
@@ -42,12 +60,23 @@ fn lock_held(e: &sled::Error) -> bool {
     matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
 }
 
-/// Turn a key of the objects tree back into an id; any other length is corruption.
+/// Turn a key of the index back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| {
         StoreError::Backend(format!(
-            "objects tree holds a key of {} bytes, expected 32",
+            "object index holds a key of {} bytes, expected 32",
             key.len()
+        ))
+    })
+}
+
+/// Decode an index value; anything but one location is corruption.
+fn location(value: &[u8]) -> StoreResult<Location> {
+    Location::decode(value).ok_or_else(|| {
+        StoreError::Backend(format!(
+            "object index holds a value of {} bytes, expected {}",
+            value.len(),
+            Location::BYTES
         ))
     })
 }
@@ -57,16 +86,21 @@ impl SledBackend {
     pub(crate) const LOG_FILE: &'static str = "db";
 
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
-    /// of `cache_bytes`.
-    pub(crate) fn open(path: &Path, cache_bytes: u64) -> StoreResult<Self> {
+    /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
+    /// `pack_bytes`). Objects of a version-1 store (bytes inside sled) are moved into packs.
+    pub(crate) fn open(
+        path: &Path,
+        packs: &Path,
+        cache_bytes: u64,
+        pack_bytes: u64,
+    ) -> StoreResult<Self> {
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_bytes)
-            // LowSpace (sled's default): objects are written once and never rewritten, and
-            // every command ends with an explicit flush, so write throughput is bounded by
-            // fsync, not by the log layout. HighThroughput would trade disk space (sled
-            // keeps more fragmented segments) for throughput we cannot use; a memory store
-            // lives for years on a user's disk, so we keep it compact.
+            // LowSpace (sled's default): sled now holds only small index entries and refs,
+            // and every command ends with an explicit flush, so write throughput is bounded
+            // by fsync, not by the log layout; a memory store lives for years on a user's
+            // disk, so we keep it compact.
             .mode(sled::Mode::LowSpace)
             // No background flusher: durability comes only from explicit `flush` calls, so
             // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
@@ -82,53 +116,180 @@ impl SledBackend {
                     engine(e)
                 }
             })?;
-        let objects = db.open_tree(OBJECTS_TREE).map_err(engine)?;
+        let index = db.open_tree(INDEX_TREE).map_err(engine)?;
         let refs = db.open_tree(REFS_TREE).map_err(engine)?;
-        Ok(Self { db, objects, refs })
+        let backend = Self {
+            packs: Packs::open(packs, pack_bytes)?,
+            db,
+            index,
+            refs,
+            dirty: Mutex::new(BTreeSet::new()),
+        };
+        backend.migrate_legacy()?;
+        Ok(backend)
+    }
+
+    /// Moves the objects of a version-1 store from sled into packs: copy all, sync the
+    /// packs and sled, and only then drop the old tree, so a crash at any point leaves every
+    /// object readable (from the old tree until the copy is durable).
+    fn migrate_legacy(&self) -> StoreResult<()> {
+        let legacy = LEGACY_OBJECTS_TREE.as_bytes();
+        if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
+            return Ok(());
+        }
+        let old = self.db.open_tree(legacy).map_err(engine)?;
+        let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
+        let mut bytes = 0;
+        for entry in old.iter() {
+            let (k, v) = entry.map_err(engine)?;
+            bytes += v.len();
+            batch.push((raw_id(&k)?, v.to_vec()));
+            if bytes >= MIGRATE_BATCH_BYTES {
+                self.put_many(&batch)?;
+                batch.clear();
+                bytes = 0;
+            }
+        }
+        self.put_many(&batch)?;
+        self.packs.sync()?;
+        self.db.flush().map_err(engine)?;
+        self.db.drop_tree(legacy).map_err(engine)?;
+        self.db.flush().map_err(engine)?;
+        Ok(())
     }
 
     /// Test and fault-injection use: replace the stored bytes of `id` without verification
     /// (inserting them if `id` is absent), to simulate a damaged copy.
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
-        self.objects.insert(id, bytes).map_err(engine)?;
+        let loc = self.packs.append(&[(id, bytes)])?[0];
+        self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
         Ok(())
+    }
+
+    /// The index entry of `id`, if any.
+    fn locate(&self, id: &RawId) -> StoreResult<Option<Location>> {
+        match self.index.get(id).map_err(engine)? {
+            Some(v) => Ok(Some(location(&v)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Rewrites the packs that lost objects since the last flush, and any other pack (but
+    /// the one being appended to) that is mostly dead bytes: their live records are copied
+    /// to the active pack, the copies are synced, the index is pointed at them and synced,
+    /// and only then are the old packs deleted. Removed objects' bytes thereby leave the
+    /// disk; a crash part way leaves every object readable from one copy or the other, and
+    /// an old pack left behind is all dead bytes, which the next rewrite deletes.
+    fn rewrite_packs(&self, dirty: BTreeSet<u32>) -> StoreResult<()> {
+        let mut live: HashMap<u32, u64> = HashMap::new();
+        for value in self.index.iter().values() {
+            let loc = location(&value.map_err(engine)?)?;
+            *live.entry(loc.pack).or_default() += loc.record_bytes();
+        }
+        let active = self.packs.active_no();
+        let mut victims = Vec::new();
+        for no in self.packs.numbers()? {
+            let size = self.packs.size(no)?;
+            let live = live.get(&no).copied().unwrap_or(0);
+            if dirty.contains(&no) || (no != active && live * 2 < size) {
+                victims.push(no);
+            }
+        }
+        if victims.is_empty() {
+            return Ok(());
+        }
+        if victims.contains(&active) {
+            self.packs.roll()?;
+        }
+        let mut moved: Vec<(RawId, Location, Location)> = Vec::new();
+        for &no in &victims {
+            let mut keep: Vec<(RawId, Location, Vec<u8>)> = Vec::new();
+            for (id, loc) in self.packs.records(no)? {
+                if self.locate(&id)? == Some(loc) {
+                    keep.push((id, loc, self.packs.read(&id, loc)?));
+                }
+            }
+            let refs: Vec<(&RawId, &[u8])> = keep.iter().map(|(id, _, b)| (id, &b[..])).collect();
+            let new = self.packs.append(&refs)?;
+            moved.extend(
+                keep.iter()
+                    .zip(new)
+                    .map(|((id, old, _), new)| (*id, *old, new)),
+            );
+        }
+        self.packs.sync()?;
+        for (id, old, new) in &moved {
+            // Nothing else writes during a flush; the swap only guards against that.
+            let _ = self
+                .index
+                .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
+                .map_err(engine)?;
+        }
+        self.db.flush().map_err(engine)?;
+        for no in victims {
+            self.packs.remove(no)?;
+        }
+        self.packs.sync()
     }
 }
 
 impl ObjectStore for SledBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self.objects.get(id).map_err(engine)?.map(|v| v.to_vec()))
+        match self.locate(id)? {
+            Some(loc) => Ok(Some(self.packs.read(id, loc)?)),
+            None => Ok(None),
+        }
     }
 
-    /// One engine operation: sled's `insert` returns the bytes it replaced and skips the
-    /// write when they are the same, so a new object costs one tree descent and one write, a
-    /// dedup hit one descent and one comparison, and a damaged copy is overwritten in the
-    /// same step.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
-        let old = self.objects.insert(id, bytes).map_err(engine)?;
-        Ok(match old {
-            None => PutOutcome::Written,
-            Some(stored) if stored.as_ref() == bytes => PutOutcome::Existing,
-            Some(_) => PutOutcome::Repaired,
-        })
+        Ok(self.put_many(&[(*id, bytes.to_vec())])?[0])
     }
 
-    /// Each object is `put` in order (so a repeated id sees the earlier entry of the same
-    /// call, and outcomes are exact). Not one atomic engine batch: a batch would need a
-    /// separate existence read per object (sled's batch does not report what it replaced),
-    /// nearly doubling the cost of a write, and atomicity is not needed: objects only become
-    /// reachable when a ref moves, after the flush that makes all of them durable (format
-    /// section 10), so a crash part-way leaves only unreachable objects.
+    /// One pack write for the whole batch, then one index operation per new object: a
+    /// compare-and-swap that adds the entry only where none exists. An object already
+    /// indexed keeps its entry when its stored bytes are equal (the copy just appended is
+    /// dead bytes, reclaimed by a later pack rewrite) and is pointed at the new copy when
+    /// they differ (a damaged copy). An entry is never moved off bytes that may be durable
+    /// onto bytes that are not yet, so a crash cannot damage an object a ref reaches. Not
+    /// atomic across objects, and need not be: objects only become reachable when a ref
+    /// moves, after the flush that makes all of them durable (format section 10).
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
-        objects.iter().map(|(id, b)| self.put(id, b)).collect()
+        if objects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let refs: Vec<(&RawId, &[u8])> = objects.iter().map(|(id, b)| (id, &b[..])).collect();
+        let locs = self.packs.append(&refs)?;
+        let mut out = Vec::with_capacity(objects.len());
+        for ((id, bytes), loc) in objects.iter().zip(locs) {
+            let swap = self
+                .index
+                .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
+                .map_err(engine)?;
+            let Err(cas) = swap else {
+                out.push(PutOutcome::Written);
+                continue;
+            };
+            let current = cas.current.as_deref().map(location).transpose()?;
+            let stored = match current {
+                Some(at) => Some(self.packs.read(id, at)?),
+                None => None,
+            };
+            if stored.as_deref() == Some(&bytes[..]) {
+                out.push(PutOutcome::Existing);
+            } else {
+                self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+                out.push(PutOutcome::Repaired);
+            }
+        }
+        Ok(out)
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        self.objects.contains_key(id).map_err(engine)
+        self.index.contains_key(id).map_err(engine)
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
-        self.objects
+        self.index
             .scan_prefix(prefix)
             .keys()
             .map(|k| raw_id(&k.map_err(engine)?))
@@ -136,7 +297,7 @@ impl ObjectStore for SledBackend {
     }
 
     fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        for key in self.objects.iter().keys() {
+        for key in self.index.iter().keys() {
             if !f(raw_id(&key.map_err(engine)?)?) {
                 break;
             }
@@ -144,14 +305,36 @@ impl ObjectStore for SledBackend {
         Ok(())
     }
 
+    /// Drops the index entry; the bytes leave the disk when the next flush rewrites the
+    /// object's pack.
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(self.objects.remove(id).map_err(engine)?.is_some())
+        let Some(old) = self.index.remove(id).map_err(engine)? else {
+            return Ok(false);
+        };
+        if let Some(loc) = Location::decode(&old) {
+            self.dirty
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(loc.pack);
+        }
+        Ok(true)
     }
 
-    /// Write out every dirty buffer of both trees and fsync.
+    /// Syncs the packs, then sled; then, if objects were deleted, rewrites their packs.
     fn flush(&self) -> StoreResult<()> {
+        self.packs.sync()?;
         self.db.flush().map_err(engine)?;
-        Ok(())
+        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|p| p.into_inner()));
+        if dirty.is_empty() {
+            return Ok(());
+        }
+        self.rewrite_packs(dirty.clone()).inspect_err(|_| {
+            // Rewrite them at the next flush instead.
+            self.dirty
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(dirty);
+        })
     }
 }
 
@@ -189,6 +372,6 @@ impl RefStore for SledBackend {
 
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
-        self.db.size_on_disk().map_err(engine)
+        Ok(self.db.size_on_disk().map_err(engine)? + self.packs.total_size()?)
     }
 }

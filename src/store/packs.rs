@@ -1,0 +1,411 @@
+//! Pack files: object bytes appended to numbered files, named by where they sit.
+//!
+//! A pack is `packs/pack-NNNNNNNN` (eight decimal digits): the 8-byte magic `MEMPACK1`, then
+//! records `id (32 bytes) | length (u32, big-endian) | bytes`. Records are only appended; a
+//! pack is never rewritten in place. Garbage collection copies the live records of a pack
+//! elsewhere and deletes the whole file, so removed bytes leave the disk. Writes go to the
+//! highest-numbered pack until it reaches the size limit, then a new pack starts.
+//!
+//! Which record holds an object is the index's business (see
+//! [`SledBackend`](super::SledBackend)); this module only appends, reads and lists.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::{RawId, StoreError, StoreResult};
+
+/// First bytes of every pack file.
+pub(crate) const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
+/// Bytes before a pack's first record.
+const HEADER: u64 = PACK_MAGIC.len() as u64;
+/// Bytes of a record before the object's bytes: id and length.
+pub(crate) const RECORD_HEAD: u64 = 36;
+
+/// Where one object's record sits: pack number, offset of the record, length of the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Location {
+    pub pack: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+impl Location {
+    /// Encoded size: pack (u32), offset (u64), length (u32), all big-endian.
+    pub const BYTES: usize = 16;
+
+    pub fn encode(&self) -> [u8; Self::BYTES] {
+        let mut out = [0u8; Self::BYTES];
+        out[..4].copy_from_slice(&self.pack.to_be_bytes());
+        out[4..12].copy_from_slice(&self.offset.to_be_bytes());
+        out[12..].copy_from_slice(&self.len.to_be_bytes());
+        out
+    }
+
+    /// `None` unless `b` is exactly one encoded location.
+    pub fn decode(b: &[u8]) -> Option<Self> {
+        let b: &[u8; Self::BYTES] = b.try_into().ok()?;
+        Some(Location {
+            pack: u32::from_be_bytes(b[..4].try_into().ok()?),
+            offset: u64::from_be_bytes(b[4..12].try_into().ok()?),
+            len: u32::from_be_bytes(b[12..].try_into().ok()?),
+        })
+    }
+
+    /// Bytes the whole record takes in its pack.
+    pub fn record_bytes(&self) -> u64 {
+        RECORD_HEAD + u64::from(self.len)
+    }
+}
+
+/// The pack being appended to.
+struct Active {
+    no: u32,
+    file: Arc<File>,
+    len: u64,
+}
+
+/// Writes since the last [`Packs::sync`].
+#[derive(Default)]
+struct Unsynced {
+    packs: BTreeSet<u32>,
+    /// A pack file was created or deleted: the directory's entries must be synced.
+    dir: bool,
+}
+
+/// The pack files of one store.
+pub(crate) struct Packs {
+    dir: PathBuf,
+    /// A pack that reaches this many bytes gets no more records.
+    limit: u64,
+    /// Open handles by pack number, for reading (the active pack's too).
+    files: RwLock<HashMap<u32, Arc<File>>>,
+    active: Mutex<Active>,
+    unsynced: Mutex<Unsynced>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The file name of pack `no`.
+fn pack_name(no: u32) -> String {
+    format!("pack-{no:08}")
+}
+
+/// The pack number a file name stands for, if it names a pack.
+fn pack_number(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("pack-")?;
+    (digits.len() == 8 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// Every pack number in directory `dir`, ascending.
+fn list(dir: &Path) -> StoreResult<Vec<u32>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_err(dir))? {
+        let entry = entry.map_err(io_err(dir))?;
+        if let Some(no) = entry.file_name().to_str().and_then(pack_number) {
+            out.push(no);
+        }
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// A new pack file at `path` holding just the magic.
+fn create_pack(path: &Path) -> StoreResult<File> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(path))?;
+    Ok(file)
+}
+
+/// Lock a mutex, going on with the data of a holder that panicked (every update here
+/// leaves the state consistent before anything can panic).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Packs {
+    /// Opens the packs in directory `dir` (created if missing), appending to the highest
+    /// numbered one; `limit` is the size at which a pack stops growing.
+    pub fn open(dir: &Path, limit: u64) -> StoreResult<Packs> {
+        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let mut unsynced = Unsynced::default();
+        let (no, file, len) = match list(dir)?.last() {
+            Some(&no) => {
+                let path = dir.join(pack_name(no));
+                let file = fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&path)
+                    .map_err(io_err(&path))?;
+                let mut len = file.metadata().map_err(io_err(&path))?.len();
+                if len < HEADER {
+                    // Torn while being created: no record can be in it yet.
+                    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(&path))?;
+                    len = HEADER;
+                    unsynced.packs.insert(no);
+                }
+                (no, file, len)
+            }
+            None => {
+                unsynced.packs.insert(1);
+                unsynced.dir = true;
+                (1, create_pack(&dir.join(pack_name(1)))?, HEADER)
+            }
+        };
+        let file = Arc::new(file);
+        Ok(Packs {
+            dir: dir.to_path_buf(),
+            limit: limit.max(HEADER + 1),
+            files: RwLock::new(HashMap::from([(no, file.clone())])),
+            active: Mutex::new(Active { no, file, len }),
+            unsynced: Mutex::new(unsynced),
+        })
+    }
+
+    fn path(&self, no: u32) -> PathBuf {
+        self.dir.join(pack_name(no))
+    }
+
+    /// Every pack number present, ascending.
+    pub fn numbers(&self) -> StoreResult<Vec<u32>> {
+        list(&self.dir)
+    }
+
+    /// Bytes of pack `no` on disk (0 if it is gone).
+    pub fn size(&self, no: u32) -> StoreResult<u64> {
+        let path = self.path(no);
+        match fs::metadata(&path) {
+            Ok(m) => Ok(m.len()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(0),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    /// The number of the pack being appended to.
+    pub fn active_no(&self) -> u32 {
+        lock(&self.active).no
+    }
+
+    fn install(&self, no: u32, file: Arc<File>, len: u64) {
+        self.files
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(no, file.clone());
+        *lock(&self.active) = Active { no, file, len };
+    }
+
+    /// Creates pack `no` and makes it the active pack.
+    fn start(&self, no: u32) -> StoreResult<()> {
+        let file = create_pack(&self.path(no))?;
+        let mut u = lock(&self.unsynced);
+        u.packs.insert(no);
+        u.dir = true;
+        drop(u);
+        self.install(no, Arc::new(file), HEADER);
+        Ok(())
+    }
+
+    /// Starts a new pack after the highest one; later appends go there.
+    pub fn roll(&self) -> StoreResult<()> {
+        let next = self.numbers()?.last().map_or(1, |n| n + 1);
+        self.start(next)
+    }
+
+    /// Appends one record per object, in order, with one write; returns their locations.
+    pub fn append(&self, objects: &[(&RawId, &[u8])]) -> StoreResult<Vec<Location>> {
+        if lock(&self.active).len >= self.limit {
+            self.roll()?;
+        }
+        let mut active = lock(&self.active);
+        let mut buf = Vec::with_capacity(
+            objects
+                .iter()
+                .map(|(_, b)| RECORD_HEAD as usize + b.len())
+                .sum(),
+        );
+        let mut out = Vec::with_capacity(objects.len());
+        for (id, bytes) in objects {
+            let len = u32::try_from(bytes.len()).map_err(|_| {
+                StoreError::Backend(format!("object of {} bytes is too large", bytes.len()))
+            })?;
+            out.push(Location {
+                pack: active.no,
+                offset: active.len + buf.len() as u64,
+                len,
+            });
+            buf.extend_from_slice(&id[..]);
+            buf.extend_from_slice(&len.to_be_bytes());
+            buf.extend_from_slice(bytes);
+        }
+        let path = self.path(active.no);
+        active
+            .file
+            .write_all_at(&buf, active.len)
+            .map_err(io_err(&path))?;
+        active.len += buf.len() as u64;
+        lock(&self.unsynced).packs.insert(active.no);
+        Ok(out)
+    }
+
+    fn file(&self, no: u32) -> StoreResult<Option<Arc<File>>> {
+        if let Some(f) = self
+            .files
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&no)
+        {
+            return Ok(Some(f.clone()));
+        }
+        let path = self.path(no);
+        let file = match File::open(&path) {
+            Ok(f) => Arc::new(f),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        self.files
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(no, file.clone());
+        Ok(Some(file))
+    }
+
+    /// The bytes of the record of `id` at `loc`. A record that is cut short, belongs to
+    /// another id or sits in a missing pack yields what could be read (possibly nothing):
+    /// the object layer, which re-hashes every read, reports it as a damaged object.
+    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Vec<u8>> {
+        let Some(file) = self.file(loc.pack)? else {
+            return Ok(Vec::new());
+        };
+        let mut buf = vec![0u8; loc.record_bytes() as usize];
+        let mut got = 0;
+        while got < buf.len() {
+            match file.read_at(&mut buf[got..], loc.offset + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&self.path(loc.pack))(e)),
+            }
+        }
+        buf.truncate(got);
+        let head_ok = got >= RECORD_HEAD as usize
+            && buf[..32] == id[..]
+            && buf[32..36] == loc.len.to_be_bytes();
+        if !head_ok {
+            // Not this object's record: hand back bytes that cannot hash to `id`.
+            buf.clear();
+            return Ok(buf);
+        }
+        buf.drain(..RECORD_HEAD as usize);
+        Ok(buf)
+    }
+
+    /// Every whole record of pack `no` in file order (a torn tail is left out).
+    pub fn records(&self, no: u32) -> StoreResult<Vec<(RawId, Location)>> {
+        let path = self.path(no);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let mut out = Vec::new();
+        let mut at = HEADER as usize;
+        while at + RECORD_HEAD as usize <= bytes.len() {
+            let id: RawId = bytes[at..at + 32].try_into().expect("32 bytes");
+            let len = u32::from_be_bytes(bytes[at + 32..at + 36].try_into().expect("4 bytes"));
+            let end = at + RECORD_HEAD as usize + len as usize;
+            if end > bytes.len() {
+                break;
+            }
+            out.push((
+                id,
+                Location {
+                    pack: no,
+                    offset: at as u64,
+                    len,
+                },
+            ));
+            at = end;
+        }
+        Ok(out)
+    }
+
+    /// Deletes pack `no` (never the active one).
+    pub fn remove(&self, no: u32) -> StoreResult<()> {
+        debug_assert_ne!(no, self.active_no());
+        self.files
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&no);
+        let path = self.path(no);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+        let mut u = lock(&self.unsynced);
+        u.packs.remove(&no);
+        u.dir = true;
+        Ok(())
+    }
+
+    /// Makes every append, and every pack created or deleted, durable.
+    pub fn sync(&self) -> StoreResult<()> {
+        let mut u = lock(&self.unsynced);
+        for &no in &u.packs {
+            if let Some(file) = self.file(no)? {
+                file.sync_data().map_err(io_err(&self.path(no)))?;
+            }
+        }
+        u.packs.clear();
+        if u.dir {
+            File::open(&self.dir)
+                .and_then(|d| d.sync_all())
+                .map_err(io_err(&self.dir))?;
+            u.dir = false;
+        }
+        Ok(())
+    }
+
+    /// Bytes of every pack together.
+    pub fn total_size(&self) -> StoreResult<u64> {
+        let mut total = 0;
+        for no in self.numbers()? {
+            total += self.size(no)?;
+        }
+        Ok(total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_round_trip_and_reject_other_lengths() {
+        let loc = Location {
+            pack: 7,
+            offset: 1 << 40,
+            len: 4096,
+        };
+        assert_eq!(Location::decode(&loc.encode()), Some(loc));
+        assert_eq!(Location::decode(&loc.encode()[..15]), None);
+        assert_eq!(pack_number("pack-00000012"), Some(12));
+        assert_eq!(pack_number("pack-12"), None);
+        assert_eq!(pack_number("pack-0000001x"), None);
+    }
+}
