@@ -1061,4 +1061,8 @@ fn a_version_1_store_is_moved_into_packs_when_opened() {
     .unwrap();
     assert_eq!(n, objects.len());
     assert_eq!(s.get(&objects[0].0).unwrap().as_ref(), Some(&objects[0].1));
+    drop(s);
+    // The old copy is gone from sled.
+    let db = sled::open(path.join("db")).unwrap();
+    assert!(!db.tree_names().iter().any(|n| n.as_ref() == b"objects"));
 }

@@ -499,12 +499,14 @@ impl Store {
         }
         let engine = match kind {
             BackendKind::Sled => {
-                // A version-1 store's objects are moved into packs as the backend opens;
-                // FORMAT says version 2 only once that is durable.
+                // A version-1 store's objects are copied into packs as the backend opens;
+                // FORMAT says version 2 once the copies are durable, and only then is the
+                // old copy dropped, so no build ever sees a store without its objects.
                 let backend = open_sled(path, opts)?;
                 if version == LEGACY_FORMAT_VERSION {
                     write_format(path)?;
                 }
+                backend.drop_legacy()?;
                 Engine::Sled(backend)
             }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.

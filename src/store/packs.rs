@@ -25,6 +25,9 @@ const HEADER: u64 = PACK_MAGIC.len() as u64;
 /// Bytes of a record before the object's bytes: id and length.
 pub(crate) const RECORD_HEAD: u64 = 36;
 
+/// Records longer than this are checked against the pack's length before being read.
+const BIG_READ: u64 = 1 << 20;
+
 /// Where one object's record sits: pack number, offset of the record, length of the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Location {
@@ -291,7 +294,13 @@ impl Packs {
         let Some(file) = self.file(loc.pack)? else {
             return Ok(Vec::new());
         };
-        let mut buf = vec![0u8; loc.record_bytes() as usize];
+        let mut want = loc.record_bytes();
+        if want > BIG_READ {
+            // A damaged entry may claim up to 4 GiB: never allocate past the file's end.
+            let end = file.metadata().map_err(io_err(&self.path(loc.pack)))?.len();
+            want = want.min(end.saturating_sub(loc.offset));
+        }
+        let mut buf = vec![0u8; want as usize];
         let mut got = 0;
         while got < buf.len() {
             match file.read_at(&mut buf[got..], loc.offset + got as u64) {

@@ -87,7 +87,8 @@ impl SledBackend {
 
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
-    /// `pack_bytes`). Objects of a version-1 store (bytes inside sled) are moved into packs.
+    /// `pack_bytes`). Objects of a version-1 store (bytes inside sled) are copied into packs
+    /// (see [`SledBackend::drop_legacy`]).
     pub(crate) fn open(
         path: &Path,
         packs: &Path,
@@ -129,15 +130,15 @@ impl SledBackend {
         Ok(backend)
     }
 
-    /// Moves the objects of a version-1 store from sled into packs: copy all, sync the
-    /// packs and sled, and only then drop the old tree, so a crash at any point leaves every
-    /// object readable (from the old tree until the copy is durable).
+    /// Copies the objects of a version-1 store (bytes in sled's `objects` tree) into packs
+    /// and makes the copies durable. The old tree stays until
+    /// [`SledBackend::drop_legacy`], which the store calls once FORMAT says version 2, so a
+    /// crash at any point leaves every object readable and no older build ever sees a store
+    /// without its objects.
     fn migrate_legacy(&self) -> StoreResult<()> {
-        let legacy = LEGACY_OBJECTS_TREE.as_bytes();
-        if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
+        let Some(old) = self.legacy_tree()? else {
             return Ok(());
-        }
-        let old = self.db.open_tree(legacy).map_err(engine)?;
+        };
         let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
         let mut bytes = 0;
         for entry in old.iter() {
@@ -153,8 +154,26 @@ impl SledBackend {
         self.put_many(&batch)?;
         self.packs.sync()?;
         self.db.flush().map_err(engine)?;
-        self.db.drop_tree(legacy).map_err(engine)?;
-        self.db.flush().map_err(engine)?;
+        Ok(())
+    }
+
+    /// The version-1 objects tree, if this database still has one.
+    fn legacy_tree(&self) -> StoreResult<Option<sled::Tree>> {
+        let legacy = LEGACY_OBJECTS_TREE.as_bytes();
+        if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
+            return Ok(None);
+        }
+        self.db.open_tree(legacy).map(Some).map_err(engine)
+    }
+
+    /// Drops the version-1 objects tree, whose objects [`SledBackend::open`] copied.
+    pub(crate) fn drop_legacy(&self) -> StoreResult<()> {
+        if self.legacy_tree()?.is_some() {
+            self.db
+                .drop_tree(LEGACY_OBJECTS_TREE.as_bytes())
+                .map_err(engine)?;
+            self.db.flush().map_err(engine)?;
+        }
         Ok(())
     }
 
