@@ -51,7 +51,8 @@ impl Repo {
     }
 
     /// Deletes every object that no ref reaches (through commits, all their parents, tree
-    /// nodes and value ids), then flushes. The mark phase reads every reachable commit and
+    /// nodes and value ids), flushes, then has the store erase the bytes no object uses
+    /// ([`ObjectStore::reclaim`]), so removed content is in no file of the store. The mark phase reads every reachable commit and
     /// node, skipping subtrees already marked; if any reachable object is missing or corrupt,
     /// or a ref is unreadable, gc fails before deleting anything (run [`Repo::fsck`]).
     ///
@@ -82,6 +83,8 @@ impl Repo {
             }
         }
         self.store.flush()?;
+        // Only now, with the deletions durable, are the removed bytes erased.
+        self.store.reclaim()?;
         Ok(rep)
     }
 }

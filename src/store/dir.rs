@@ -654,6 +654,10 @@ impl ObjectStore for Store {
         self.backend().delete(id)
     }
 
+    fn reclaim(&self) -> StoreResult<()> {
+        self.backend().reclaim()
+    }
+
     fn flush(&self) -> StoreResult<()> {
         let version = self.inner.head.version();
         self.backend().flush()?;

@@ -116,6 +116,12 @@ pub trait ObjectStore: Send + Sync {
     fn delete(&self, id: &RawId) -> StoreResult<bool>;
     /// Make every completed write durable before returning.
     fn flush(&self) -> StoreResult<()>;
+    /// Give back the space of bytes no object uses any more (deleted objects, extra copies),
+    /// durably: afterwards those bytes are in no file of the store. Garbage collection calls
+    /// it after its deletions and flush. Backends without such bytes do nothing.
+    fn reclaim(&self) -> StoreResult<()> {
+        Ok(())
+    }
 }
 
 /// Named references (branches, HEAD) with compare-and-swap updates.

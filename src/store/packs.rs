@@ -2,7 +2,7 @@
 //!
 //! A pack is `packs/pack-NNNNNNNN` (eight decimal digits): the 8-byte magic `MEMPACK1`, then
 //! records `id (32 bytes) | length (u32, big-endian) | bytes`. Records are only appended; a
-//! pack is never rewritten in place. Garbage collection copies the live records of a pack
+//! pack is never rewritten in place. Reclaiming space copies the live records of a pack
 //! elsewhere and deletes the whole file, so removed bytes leave the disk. Writes go to the
 //! highest-numbered pack until it reaches the size limit, then a new pack starts.
 //!
@@ -123,6 +123,13 @@ fn list(dir: &Path) -> StoreResult<Vec<u32>> {
     Ok(out)
 }
 
+/// Makes the entries of directory `dir` durable.
+fn sync_dir(dir: &Path) -> StoreResult<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))
+}
+
 /// A new pack file at `path` holding just the magic.
 fn create_pack(path: &Path) -> StoreResult<File> {
     let file = fs::OpenOptions::new()
@@ -145,7 +152,12 @@ impl Packs {
     /// Opens the packs in directory `dir` (created if missing), appending to the highest
     /// numbered one; `limit` is the size at which a pack stops growing.
     pub fn open(dir: &Path, limit: u64) -> StoreResult<Packs> {
-        fs::create_dir_all(dir).map_err(io_err(dir))?;
+        if !dir.is_dir() {
+            fs::create_dir_all(dir).map_err(io_err(dir))?;
+            if let Some(parent) = dir.parent() {
+                sync_dir(parent)?;
+            }
+        }
         let mut unsynced = Unsynced::default();
         let (no, file, len) = match list(dir)?.last() {
             Some(&no) => {
@@ -204,37 +216,42 @@ impl Packs {
         lock(&self.active).no
     }
 
-    fn install(&self, no: u32, file: Arc<File>, len: u64) {
-        self.files
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(no, file.clone());
-        *lock(&self.active) = Active { no, file, len };
-    }
-
-    /// Creates pack `no` and makes it the active pack.
-    fn start(&self, no: u32) -> StoreResult<()> {
-        let file = create_pack(&self.path(no))?;
+    /// Creates the pack after the highest one and makes it the active pack (`active` is
+    /// the locked active pack).
+    fn start_next(&self, active: &mut Active) -> StoreResult<()> {
+        let no = self
+            .numbers()?
+            .last()
+            .map_or(1, |n| n + 1)
+            .max(active.no + 1);
+        let file = Arc::new(create_pack(&self.path(no))?);
         let mut u = lock(&self.unsynced);
         u.packs.insert(no);
         u.dir = true;
         drop(u);
-        self.install(no, Arc::new(file), HEADER);
+        self.files
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(no, file.clone());
+        *active = Active {
+            no,
+            file,
+            len: HEADER,
+        };
         Ok(())
     }
 
     /// Starts a new pack after the highest one; later appends go there.
     pub fn roll(&self) -> StoreResult<()> {
-        let next = self.numbers()?.last().map_or(1, |n| n + 1);
-        self.start(next)
+        self.start_next(&mut lock(&self.active))
     }
 
     /// Appends one record per object, in order, with one write; returns their locations.
     pub fn append(&self, objects: &[(&RawId, &[u8])]) -> StoreResult<Vec<Location>> {
-        if lock(&self.active).len >= self.limit {
-            self.roll()?;
-        }
         let mut active = lock(&self.active);
+        if active.len >= self.limit {
+            self.start_next(&mut active)?;
+        }
         let mut buf = Vec::with_capacity(
             objects
                 .iter()
@@ -265,6 +282,9 @@ impl Packs {
         Ok(out)
     }
 
+    /// The open handle of pack `no`, opening it on first use; `None` if it is gone. Opened
+    /// under the map's write lock, as [`Packs::remove`] deletes under it, so a handle of a
+    /// deleted pack is never put back.
     fn file(&self, no: u32) -> StoreResult<Option<Arc<File>>> {
         if let Some(f) = self
             .files
@@ -274,98 +294,63 @@ impl Packs {
         {
             return Ok(Some(f.clone()));
         }
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = files.get(&no) {
+            return Ok(Some(f.clone()));
+        }
         let path = self.path(no);
         let file = match File::open(&path) {
             Ok(f) => Arc::new(f),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(&path)(e)),
         };
-        self.files
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(no, file.clone());
+        files.insert(no, file.clone());
         Ok(Some(file))
     }
 
-    /// The bytes of the record of `id` at `loc`. A record that is cut short, belongs to
-    /// another id or sits in a missing pack yields what could be read (possibly nothing):
-    /// the object layer, which re-hashes every read, reports it as a damaged object.
-    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Vec<u8>> {
+    /// The bytes of the record of `id` at `loc`; `None` if that record is not there whole
+    /// (cut short, another id's record, or its pack is gone).
+    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Option<Vec<u8>>> {
         let Some(file) = self.file(loc.pack)? else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
-        let mut want = loc.record_bytes();
+        let want = loc.record_bytes();
         if want > BIG_READ {
             // A damaged entry may claim up to 4 GiB: never allocate past the file's end.
             let end = file.metadata().map_err(io_err(&self.path(loc.pack)))?.len();
-            want = want.min(end.saturating_sub(loc.offset));
+            if loc.offset.saturating_add(want) > end {
+                return Ok(None);
+            }
         }
         let mut buf = vec![0u8; want as usize];
         let mut got = 0;
         while got < buf.len() {
             match file.read_at(&mut buf[got..], loc.offset + got as u64) {
-                Ok(0) => break,
+                Ok(0) => return Ok(None),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_err(&self.path(loc.pack))(e)),
             }
         }
-        buf.truncate(got);
-        let head_ok = got >= RECORD_HEAD as usize
-            && buf[..32] == id[..]
-            && buf[32..36] == loc.len.to_be_bytes();
-        if !head_ok {
-            // Not this object's record: hand back bytes that cannot hash to `id`.
-            buf.clear();
-            return Ok(buf);
+        if buf[..32] != id[..] || buf[32..36] != loc.len.to_be_bytes() {
+            return Ok(None);
         }
         buf.drain(..RECORD_HEAD as usize);
-        Ok(buf)
-    }
-
-    /// Every whole record of pack `no` in file order (a torn tail is left out).
-    pub fn records(&self, no: u32) -> StoreResult<Vec<(RawId, Location)>> {
-        let path = self.path(no);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io_err(&path)(e)),
-        };
-        let mut out = Vec::new();
-        let mut at = HEADER as usize;
-        while at + RECORD_HEAD as usize <= bytes.len() {
-            let id: RawId = bytes[at..at + 32].try_into().expect("32 bytes");
-            let len = u32::from_be_bytes(bytes[at + 32..at + 36].try_into().expect("4 bytes"));
-            let end = at + RECORD_HEAD as usize + len as usize;
-            if end > bytes.len() {
-                break;
-            }
-            out.push((
-                id,
-                Location {
-                    pack: no,
-                    offset: at as u64,
-                    len,
-                },
-            ));
-            at = end;
-        }
-        Ok(out)
+        Ok(Some(buf))
     }
 
     /// Deletes pack `no` (never the active one).
     pub fn remove(&self, no: u32) -> StoreResult<()> {
         debug_assert_ne!(no, self.active_no());
-        self.files
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&no);
+        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
         let path = self.path(no);
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_err(&path)(e)),
         }
+        files.remove(&no);
+        drop(files);
         let mut u = lock(&self.unsynced);
         u.packs.remove(&no);
         u.dir = true;
@@ -382,9 +367,7 @@ impl Packs {
         }
         u.packs.clear();
         if u.dir {
-            File::open(&self.dir)
-                .and_then(|d| d.sync_all())
-                .map_err(io_err(&self.dir))?;
+            sync_dir(&self.dir)?;
             u.dir = false;
         }
         Ok(())

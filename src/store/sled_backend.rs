@@ -8,12 +8,11 @@
 //! can be replaced without touching the layers above. Every sled error becomes
 //! [`StoreError::Backend`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
-use std::sync::Mutex;
 
-use super::packs::{Location, Packs};
+use super::packs::{Location, Packs, PACK_MAGIC};
 use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
 
 /// Name of the sled tree mapping object ids to their locations in the packs.
@@ -25,6 +24,10 @@ const REFS_TREE: &str = "refs";
 const LEGACY_OBJECTS_TREE: &str = "objects";
 /// Objects copied per pack write while moving a version-1 store's objects into packs.
 const MIGRATE_BATCH_BYTES: usize = 8 << 20;
+/// Records copied per pack write while reclaiming space.
+const MOVE_BATCH: usize = 4096;
+/// Bytes of a pack before its first record.
+const HEADER_BYTES: u64 = PACK_MAGIC.len() as u64;
 
 /// The on-disk backend: objects in pack files, their index and the refs in one sled
 /// database.
@@ -32,14 +35,13 @@ const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 /// Writes become durable only on [`ObjectStore::flush`] (sled's periodic background flush
 /// is turned off), which syncs the packs before sled, so an index entry that survives a
 /// crash names bytes that survived it too, for every object a ref can reach (refs move only
-/// after a flush). Obtained through [`Store`](super::Store).
+/// after a flush). Deleted objects' bytes stay in their packs until
+/// [`ObjectStore::reclaim`]. Obtained through [`Store`](super::Store).
 pub struct SledBackend {
     db: sled::Db,
     index: sled::Tree,
     refs: sled::Tree,
     packs: Packs,
-    /// Packs that lost an object since the last flush: the next flush rewrites them.
-    dirty: Mutex<BTreeSet<u32>>,
 }
 
 impl fmt::Debug for SledBackend {
@@ -124,7 +126,6 @@ impl SledBackend {
             db,
             index,
             refs,
-            dirty: Mutex::new(BTreeSet::new()),
         };
         backend.migrate_legacy()?;
         Ok(backend)
@@ -193,69 +194,51 @@ impl SledBackend {
         }
     }
 
-    /// Rewrites the packs that lost objects since the last flush, and any other pack (but
-    /// the one being appended to) that is mostly dead bytes: their live records are copied
-    /// to the active pack, the copies are synced, the index is pointed at them and synced,
-    /// and only then are the old packs deleted. Removed objects' bytes thereby leave the
-    /// disk; a crash part way leaves every object readable from one copy or the other, and
-    /// an old pack left behind is all dead bytes, which the next rewrite deletes.
-    fn rewrite_packs(&self, dirty: BTreeSet<u32>) -> StoreResult<()> {
+    /// Bytes of live records in each pack, from the index.
+    fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
         let mut live: HashMap<u32, u64> = HashMap::new();
         for value in self.index.iter().values() {
             let loc = location(&value.map_err(engine)?)?;
             *live.entry(loc.pack).or_default() += loc.record_bytes();
         }
-        let active = self.packs.active_no();
-        let mut victims = Vec::new();
-        for no in self.packs.numbers()? {
-            let size = self.packs.size(no)?;
-            let live = live.get(&no).copied().unwrap_or(0);
-            if dirty.contains(&no) || (no != active && live * 2 < size) {
-                victims.push(no);
+        Ok(live)
+    }
+
+    /// The index entries that point into `packs`.
+    fn entries_in(&self, packs: &HashSet<u32>) -> StoreResult<Vec<(RawId, Location)>> {
+        let mut out = Vec::new();
+        for entry in self.index.iter() {
+            let (k, v) = entry.map_err(engine)?;
+            let loc = location(&v)?;
+            if packs.contains(&loc.pack) {
+                out.push((raw_id(&k)?, loc));
             }
         }
-        if victims.is_empty() {
-            return Ok(());
-        }
-        if victims.contains(&active) {
-            self.packs.roll()?;
-        }
-        let mut moved: Vec<(RawId, Location, Location)> = Vec::new();
-        for &no in &victims {
-            let mut keep: Vec<(RawId, Location, Vec<u8>)> = Vec::new();
-            for (id, loc) in self.packs.records(no)? {
-                if self.locate(&id)? == Some(loc) {
-                    keep.push((id, loc, self.packs.read(&id, loc)?));
-                }
+        Ok(out)
+    }
+
+    /// The bytes of `id`, read where the index points. A record that is not there whole
+    /// is looked up once more (a concurrent rewrite may have just moved it); if it is still
+    /// not there, the object's bytes are empty, which fails the object layer's hash check:
+    /// a damaged object, never an absent one.
+    fn read_indexed(&self, id: &RawId, mut loc: Location) -> StoreResult<Vec<u8>> {
+        for _ in 0..2 {
+            if let Some(bytes) = self.packs.read(id, loc)? {
+                return Ok(bytes);
             }
-            let refs: Vec<(&RawId, &[u8])> = keep.iter().map(|(id, _, b)| (id, &b[..])).collect();
-            let new = self.packs.append(&refs)?;
-            moved.extend(
-                keep.iter()
-                    .zip(new)
-                    .map(|((id, old, _), new)| (*id, *old, new)),
-            );
+            match self.locate(id)? {
+                Some(now) if now != loc => loc = now,
+                _ => break,
+            }
         }
-        self.packs.sync()?;
-        for (id, old, new) in &moved {
-            // Nothing else writes during a flush; the swap only guards against that.
-            let _ = self
-                .index
-                .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
-                .map_err(engine)?;
-        }
-        self.db.flush().map_err(engine)?;
-        for no in victims {
-            self.packs.remove(no)?;
-        }
-        self.packs.sync()
+        Ok(Vec::new())
     }
 }
 
 impl ObjectStore for SledBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
         match self.locate(id)? {
-            Some(loc) => Ok(Some(self.packs.read(id, loc)?)),
+            Some(loc) => Ok(Some(self.read_indexed(id, loc)?)),
             None => Ok(None),
         }
     }
@@ -267,7 +250,7 @@ impl ObjectStore for SledBackend {
     /// One pack write for the whole batch, then one index operation per new object: a
     /// compare-and-swap that adds the entry only where none exists. An object already
     /// indexed keeps its entry when its stored bytes are equal (the copy just appended is
-    /// dead bytes, reclaimed by a later pack rewrite) and is pointed at the new copy when
+    /// dead bytes, erased by the next [`ObjectStore::reclaim`]) and is pointed at the new copy when
     /// they differ (a damaged copy). An entry is never moved off bytes that may be durable
     /// onto bytes that are not yet, so a crash cannot damage an object a ref reaches. Not
     /// atomic across objects, and need not be: objects only become reachable when a ref
@@ -290,7 +273,7 @@ impl ObjectStore for SledBackend {
             };
             let current = cas.current.as_deref().map(location).transpose()?;
             let stored = match current {
-                Some(at) => Some(self.packs.read(id, at)?),
+                Some(at) => self.packs.read(id, at)?,
                 None => None,
             };
             if stored.as_deref() == Some(&bytes[..]) {
@@ -324,36 +307,77 @@ impl ObjectStore for SledBackend {
         Ok(())
     }
 
-    /// Drops the index entry; the bytes leave the disk when the next flush rewrites the
-    /// object's pack.
+    /// Drops the index entry; the bytes leave the disk at the next
+    /// [`ObjectStore::reclaim`].
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        let Some(old) = self.index.remove(id).map_err(engine)? else {
-            return Ok(false);
-        };
-        if let Some(loc) = Location::decode(&old) {
-            self.dirty
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(loc.pack);
-        }
-        Ok(true)
+        Ok(self.index.remove(id).map_err(engine)?.is_some())
     }
 
-    /// Syncs the packs, then sled; then, if objects were deleted, rewrites their packs.
+    /// Syncs the packs, then sled.
     fn flush(&self) -> StoreResult<()> {
         self.packs.sync()?;
         self.db.flush().map_err(engine)?;
-        let dirty = std::mem::take(&mut *self.dirty.lock().unwrap_or_else(|p| p.into_inner()));
-        if dirty.is_empty() {
+        Ok(())
+    }
+
+    /// Rewrites every pack holding bytes no index entry points at (deleted objects, extra
+    /// copies from repeated writes, a tail torn by a crash), the active pack included: the
+    /// records the index points into those packs are copied to a new pack, the copies are
+    /// synced, the index is pointed at them and synced, and only then are the old packs
+    /// deleted. A crash part way leaves every object readable from one copy or the other,
+    /// and whatever it leaves behind is rewritten by the next call. The copy list comes
+    /// from the index, never from parsing the old packs, so a torn record cannot hide the
+    /// live records after it.
+    fn reclaim(&self) -> StoreResult<()> {
+        let live = self.live_bytes()?;
+        let mut victims = HashSet::new();
+        for no in self.packs.numbers()? {
+            let used = HEADER_BYTES + live.get(&no).copied().unwrap_or(0);
+            if self.packs.size(no)? > used {
+                victims.insert(no);
+            }
+        }
+        if victims.is_empty() {
             return Ok(());
         }
-        self.rewrite_packs(dirty.clone()).inspect_err(|_| {
-            // Rewrite them at the next flush instead.
-            self.dirty
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(dirty);
-        })
+        if victims.contains(&self.packs.active_no()) {
+            self.packs.roll()?;
+        }
+        let entries = self.entries_in(&victims)?;
+        let mut moved: Vec<(RawId, Location, Location)> = Vec::with_capacity(entries.len());
+        for chunk in entries.chunks(MOVE_BATCH) {
+            let mut bytes = Vec::with_capacity(chunk.len());
+            for (id, loc) in chunk {
+                bytes.push(self.read_indexed(id, *loc)?);
+            }
+            let refs: Vec<(&RawId, &[u8])> = chunk
+                .iter()
+                .zip(&bytes)
+                .map(|((id, _), b)| (id, &b[..]))
+                .collect();
+            let new = self.packs.append(&refs)?;
+            moved.extend(
+                chunk
+                    .iter()
+                    .zip(new)
+                    .map(|((id, old), new)| (*id, *old, new)),
+            );
+        }
+        self.packs.sync()?;
+        for (id, old, new) in &moved {
+            // Nothing else writes meanwhile (gc runs alone); the swap only guards that.
+            let _ = self
+                .index
+                .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
+                .map_err(engine)?;
+        }
+        self.db.flush().map_err(engine)?;
+        let mut victims: Vec<u32> = victims.into_iter().collect();
+        victims.sort_unstable();
+        for no in victims {
+            self.packs.remove(no)?;
+        }
+        self.packs.sync()
     }
 }
 
