@@ -12,7 +12,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -123,11 +122,44 @@ fn list(dir: &Path) -> StoreResult<Vec<u32>> {
     Ok(out)
 }
 
-/// Makes the entries of directory `dir` durable.
+/// Makes the entries of directory `dir` durable (a no-op where directories cannot be
+/// opened as files).
 fn sync_dir(dir: &Path) -> StoreResult<()> {
+    #[cfg(unix)]
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(io_err(dir))
+        .map_err(io_err(dir))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Reads into `buf` from `offset` of `file`, without a shared cursor.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
+    #[cfg(windows)]
+    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
+}
+
+/// Writes all of `buf` at `offset` of `file`, without a shared cursor.
+fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::write_at(file, buf, offset);
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_write(file, buf, offset);
+        match n {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// A new pack file at `path` holding just the magic.
@@ -138,7 +170,7 @@ fn create_pack(path: &Path) -> StoreResult<File> {
         .create_new(true)
         .open(path)
         .map_err(io_err(path))?;
-    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(path))?;
+    write_all_at(&file, PACK_MAGIC, 0).map_err(io_err(path))?;
     Ok(file)
 }
 
@@ -170,7 +202,7 @@ impl Packs {
                 let mut len = file.metadata().map_err(io_err(&path))?.len();
                 if len < HEADER {
                     // Torn while being created: no record can be in it yet.
-                    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(&path))?;
+                    write_all_at(&file, PACK_MAGIC, 0).map_err(io_err(&path))?;
                     len = HEADER;
                     unsynced.packs.insert(no);
                 }
@@ -273,10 +305,7 @@ impl Packs {
             buf.extend_from_slice(bytes);
         }
         let path = self.path(active.no);
-        active
-            .file
-            .write_all_at(&buf, active.len)
-            .map_err(io_err(&path))?;
+        write_all_at(&active.file, &buf, active.len).map_err(io_err(&path))?;
         active.len += buf.len() as u64;
         lock(&self.unsynced).packs.insert(active.no);
         Ok(out)
@@ -325,7 +354,7 @@ impl Packs {
         let mut buf = vec![0u8; want as usize];
         let mut got = 0;
         while got < buf.len() {
-            match file.read_at(&mut buf[got..], loc.offset + got as u64) {
+            match read_at(&file, &mut buf[got..], loc.offset + got as u64) {
                 Ok(0) => return Ok(None),
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -342,14 +371,15 @@ impl Packs {
     /// Deletes pack `no` (never the active one).
     pub fn remove(&self, no: u32) -> StoreResult<()> {
         debug_assert_ne!(no, self.active_no());
+        // Our handle is closed first (some systems refuse to delete an open file).
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        files.remove(&no);
         let path = self.path(no);
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_err(&path)(e)),
         }
-        files.remove(&no);
         drop(files);
         let mut u = lock(&self.unsynced);
         u.packs.remove(&no);
