@@ -141,7 +141,7 @@ impl fmt::Debug for Store {
 }
 
 /// An I/O error on `path`.
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+pub(super) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     move |source| StoreError::Io {
         path: path.to_path_buf(),
         source,
@@ -295,7 +295,7 @@ fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
 
 /// Make the entries of directory `dir` durable (a no-op where directories cannot be opened
 /// as files).
-fn sync_dir(dir: &Path) -> StoreResult<()> {
+pub(super) fn sync_dir(dir: &Path) -> StoreResult<()> {
     #[cfg(unix)]
     File::open(dir)
         .and_then(|d| d.sync_all())

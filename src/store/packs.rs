@@ -15,10 +15,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::dir::{io_err, sync_dir};
 use super::{RawId, StoreError, StoreResult};
 
 /// First bytes of every pack file.
-pub(crate) const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
+const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
 /// Bytes before a pack's first record.
 const HEADER: u64 = PACK_MAGIC.len() as u64;
 /// Bytes of a record before the object's bytes: id and length.
@@ -89,13 +90,6 @@ pub(crate) struct Packs {
     unsynced: Mutex<Unsynced>,
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 /// The file name of pack `no`.
 fn pack_name(no: u32) -> String {
     format!("pack-{no:08}")
@@ -120,18 +114,6 @@ fn list(dir: &Path) -> StoreResult<Vec<u32>> {
     }
     out.sort_unstable();
     Ok(out)
-}
-
-/// Makes the entries of directory `dir` durable (a no-op where directories cannot be
-/// opened as files).
-fn sync_dir(dir: &Path) -> StoreResult<()> {
-    #[cfg(unix)]
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(dir))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 /// Reads into `buf` from `offset` of `file`, without a shared cursor.
@@ -231,6 +213,11 @@ impl Packs {
     /// Every pack number present, ascending.
     pub fn numbers(&self) -> StoreResult<Vec<u32>> {
         list(&self.dir)
+    }
+
+    /// Bytes of pack `no` after its magic: its records, live or dead (0 if it is gone).
+    pub fn records_size(&self, no: u32) -> StoreResult<u64> {
+        Ok(self.size(no)?.saturating_sub(HEADER))
     }
 
     /// Bytes of pack `no` on disk (0 if it is gone).

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 
-use super::packs::{Location, Packs, PACK_MAGIC};
+use super::packs::{Location, Packs};
 use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
 
 /// Name of the sled tree mapping object ids to their locations in the packs.
@@ -26,8 +26,6 @@ const LEGACY_OBJECTS_TREE: &str = "objects";
 const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 /// Records copied per pack write while reclaiming space.
 const MOVE_BATCH: usize = 4096;
-/// Bytes of a pack before its first record.
-const HEADER_BYTES: u64 = PACK_MAGIC.len() as u64;
 
 /// The on-disk backend: objects in pack files, their index and the refs in one sled
 /// database.
@@ -194,6 +192,45 @@ impl SledBackend {
         }
     }
 
+    /// Stores objects: one pack write for the whole batch, then one index operation per
+    /// new object, a compare-and-swap that adds the entry only where none exists. An object
+    /// already indexed keeps its entry when its stored bytes are equal (the copy just
+    /// appended is dead bytes, erased by the next [`ObjectStore::reclaim`]) and is pointed
+    /// at the new copy when they differ (a damaged copy). An entry is never moved off bytes
+    /// that may be durable onto bytes that are not yet, so a crash cannot damage an object a
+    /// ref reaches. Not atomic across objects, and need not be: objects only become
+    /// reachable when a ref moves, after the flush that makes all of them durable (format
+    /// section 10).
+    fn store_objects(&self, objects: &[(&RawId, &[u8])]) -> StoreResult<Vec<PutOutcome>> {
+        if objects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let locs = self.packs.append(objects)?;
+        let mut out = Vec::with_capacity(objects.len());
+        for ((id, bytes), loc) in objects.iter().zip(locs) {
+            let swap = self
+                .index
+                .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
+                .map_err(engine)?;
+            let Err(cas) = swap else {
+                out.push(PutOutcome::Written);
+                continue;
+            };
+            let current = cas.current.as_deref().map(location).transpose()?;
+            let stored = match current {
+                Some(at) => self.packs.read(id, at)?,
+                None => None,
+            };
+            if stored.as_deref() == Some(*bytes) {
+                out.push(PutOutcome::Existing);
+            } else {
+                self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+                out.push(PutOutcome::Repaired);
+            }
+        }
+        Ok(out)
+    }
+
     /// Bytes of live records in each pack, from the index.
     fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
         let mut live: HashMap<u32, u64> = HashMap::new();
@@ -244,46 +281,13 @@ impl ObjectStore for SledBackend {
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
-        Ok(self.put_many(&[(*id, bytes.to_vec())])?[0])
+        Ok(self.store_objects(&[(id, bytes)])?[0])
     }
 
-    /// One pack write for the whole batch, then one index operation per new object: a
-    /// compare-and-swap that adds the entry only where none exists. An object already
-    /// indexed keeps its entry when its stored bytes are equal (the copy just appended is
-    /// dead bytes, erased by the next [`ObjectStore::reclaim`]) and is pointed at the new copy when
-    /// they differ (a damaged copy). An entry is never moved off bytes that may be durable
-    /// onto bytes that are not yet, so a crash cannot damage an object a ref reaches. Not
-    /// atomic across objects, and need not be: objects only become reachable when a ref
-    /// moves, after the flush that makes all of them durable (format section 10).
+    /// See [`SledBackend::store_objects`].
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
-        if objects.is_empty() {
-            return Ok(Vec::new());
-        }
         let refs: Vec<(&RawId, &[u8])> = objects.iter().map(|(id, b)| (id, &b[..])).collect();
-        let locs = self.packs.append(&refs)?;
-        let mut out = Vec::with_capacity(objects.len());
-        for ((id, bytes), loc) in objects.iter().zip(locs) {
-            let swap = self
-                .index
-                .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
-                .map_err(engine)?;
-            let Err(cas) = swap else {
-                out.push(PutOutcome::Written);
-                continue;
-            };
-            let current = cas.current.as_deref().map(location).transpose()?;
-            let stored = match current {
-                Some(at) => self.packs.read(id, at)?,
-                None => None,
-            };
-            if stored.as_deref() == Some(&bytes[..]) {
-                out.push(PutOutcome::Existing);
-            } else {
-                self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
-                out.push(PutOutcome::Repaired);
-            }
-        }
-        Ok(out)
+        self.store_objects(&refs)
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
@@ -332,8 +336,7 @@ impl ObjectStore for SledBackend {
         let live = self.live_bytes()?;
         let mut victims = HashSet::new();
         for no in self.packs.numbers()? {
-            let used = HEADER_BYTES + live.get(&no).copied().unwrap_or(0);
-            if self.packs.size(no)? > used {
+            if self.packs.records_size(no)? > live.get(&no).copied().unwrap_or(0) {
                 victims.insert(no);
             }
         }
