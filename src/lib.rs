@@ -4,7 +4,8 @@
 //! canonical encoding, verified reads), [`key`] (taxonomy keys and their ordered encoding),
 //! [`prolly`] (the counted, content-defined search tree), [`repo`] (commits and refs),
 //! [`memory`] (memory records and write policies), [`recall`] (lexical search and the LLM
-//! picker), [`llm`] (model providers).
+//! picker), [`llm`] (model providers); then the application layer [`app`] and its handle
+//! [`Memoir`], which every face (command line, MCP, web, Python) calls.
 #![warn(missing_docs)]
 
 pub mod glob;
@@ -16,3 +17,7 @@ pub mod prolly;
 pub mod recall;
 pub mod repo;
 pub mod store;
+
+pub mod app;
+
+pub use app::Memoir;

@@ -5,18 +5,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 
+use memoir::app::{Clock, Memoir, Options, ReadPoint, WriteAs};
 use memoir::key::{Key, DEFAULT_NAMESPACE};
-use memoir::memory::{read_record, Record};
+use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
+use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
 use memoir::object::ObjectId;
 use memoir::prolly::Edit;
 use memoir::repo::revision::format_iso8601;
 use memoir::repo::{Head, Repo, RepoError, Signature};
-use memoir::store::{OpenOptions, Store, StoreError};
+use memoir::store::{OpenOptions, Store};
 
 use super::output::{CliError, Printer, Style};
 
@@ -35,72 +37,116 @@ pub fn env_flag(name: &str) -> bool {
     })
 }
 
-/// The clock: `MEMOIR_NOW` (unix seconds, for reproducible ids and output in tests) or the
-/// system time. A fixed clock also makes every measured duration 0.
-#[derive(Debug, Clone, Copy)]
-pub struct Clock {
-    fixed: Option<f64>,
-}
-
-impl Clock {
-    /// From `MEMOIR_NOW` if set.
-    pub fn from_env() -> Result<Clock, CliError> {
-        match env_var("MEMOIR_NOW") {
-            None => Ok(Clock { fixed: None }),
-            Some(t) => t
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .map(|x| Clock { fixed: Some(x) })
-                .ok_or_else(|| CliError::invalid(format!("MEMOIR_NOW={t:?} is not unix seconds"))),
-        }
-    }
-
-    /// Whether the clock is fixed (`MEMOIR_NOW`), in which case measured durations read 0.
-    pub fn is_fixed(&self) -> bool {
-        self.fixed.is_some()
-    }
-
-    /// Now, in unix seconds (fractional).
-    pub fn now(&self) -> f64 {
-        self.fixed.unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs_f64())
-                .unwrap_or(0.0)
-        })
-    }
-
-    /// Now, in whole unix seconds (commit timestamps).
-    pub fn now_secs(&self) -> i64 {
-        self.now().floor() as i64
-    }
-
-    /// Starts measuring a duration.
-    pub fn timer(&self) -> Timer {
-        Timer {
-            start: Instant::now(),
-            fixed: self.fixed.is_some(),
-        }
+/// The clock of `MEMOIR_NOW` (unix seconds, for reproducible ids and output in tests), else
+/// the system clock.
+pub fn clock_from_env() -> Result<Clock, CliError> {
+    match env_var("MEMOIR_NOW") {
+        None => Ok(Clock::system()),
+        Some(t) => t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+            .map(Clock::fixed)
+            .ok_or_else(|| CliError::invalid(format!("MEMOIR_NOW={t:?} is not unix seconds"))),
     }
 }
 
-/// A running duration measurement.
-#[derive(Debug, Clone, Copy)]
-pub struct Timer {
-    start: Instant,
-    fixed: bool,
+/// The model the environment configures, if any (MEMOIR_LLM_*, OPENAI_*, ANTHROPIC_*); a
+/// malformed setting is an error (exit 1).
+pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
+    let timeout = match env_var("MEMOIR_LLM_TIMEOUT") {
+        Some(t) => t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
+            .map(Duration::from_secs_f64)
+            .ok_or_else(|| CliError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds")))?,
+        None => Duration::from_secs(30),
+    };
+    let explicit = env_var("MEMOIR_LLM_PROVIDER").map(|p| p.to_ascii_lowercase());
+    let command = env_var("MEMOIR_LLM_COMMAND");
+    let openai = env_var("MEMOIR_LLM_BASE_URL").is_some() || env_var("OPENAI_API_KEY").is_some();
+    let anthropic = env_var("ANTHROPIC_API_KEY").is_some();
+    let kind = match explicit.as_deref() {
+        Some("command") => "command",
+        Some("openai") => "openai",
+        Some("anthropic") => "anthropic",
+        Some(other) => {
+            return Err(CliError::invalid(format!(
+                "MEMOIR_LLM_PROVIDER={other:?}: expected openai, anthropic or command"
+            )))
+        }
+        None if command.is_some() => "command",
+        None if openai => "openai",
+        None if anthropic => "anthropic",
+        None => return Ok(None),
+    };
+    let model = env_var("MEMOIR_LLM_MODEL");
+    let cfg = match kind {
+        "command" => {
+            let line = command.ok_or_else(|| {
+                CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
+            })?;
+            let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+            ProviderConfig {
+                kind: ProviderKind::Command(argv),
+                base_url: String::new(),
+                api_key: None,
+                model: model.unwrap_or_default(),
+                timeout,
+                max_tokens: 512,
+            }
+        }
+        "openai" => ProviderConfig {
+            kind: ProviderKind::OpenAi,
+            base_url: env_var("MEMOIR_LLM_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into()),
+            api_key: env_var("OPENAI_API_KEY"),
+            model: model.unwrap_or_else(|| "gpt-4o-mini".into()),
+            timeout,
+            max_tokens: 512,
+        },
+        _ => ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            base_url: env_var("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into()),
+            api_key: env_var("ANTHROPIC_API_KEY"),
+            model: model.unwrap_or_else(|| "claude-haiku-4-5".into()),
+            timeout,
+            max_tokens: 512,
+        },
+    };
+    Ok(Some(cfg))
 }
 
-impl Timer {
-    /// Milliseconds since start (0 with a fixed clock), rounded to microseconds.
-    pub fn ms(&self) -> f64 {
-        if self.fixed {
-            0.0
-        } else {
-            (self.start.elapsed().as_secs_f64() * 1e6).round() / 1e3
-        }
+/// The merge policy of `MEMOIR_MERGE_POLICY`, if set (malformed: exit 1).
+pub fn merge_policy_from_env() -> Result<Option<MergePolicy>, CliError> {
+    match env_var("MEMOIR_MERGE_POLICY") {
+        Some(p) => Ok(Some(p.parse::<MergePolicy>().map_err(|e| {
+            CliError::invalid(format!("MEMOIR_MERGE_POLICY: {e}"))
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// The facet cap of `MEMOIR_FACET_MAX_ENTRIES` (malformed: exit 1).
+pub fn facet_cap_from_env() -> Result<FacetCap, CliError> {
+    parse_facet_cap(env_var("MEMOIR_FACET_MAX_ENTRIES").as_deref())
+        .map_err(|e| CliError::invalid(format!("MEMOIR_FACET_MAX_ENTRIES: {e}")))
+}
+
+/// The application's options from the global flags and the environment. Settings only some
+/// commands use (the model, the merge policy, the facet cap) are taken as they parse; the
+/// commands that use them check them first with the `*_from_env` functions, so a malformed
+/// one fails those commands only.
+pub fn options_from_env(lock_timeout: Duration, clock: Clock) -> Options {
+    Options {
+        lock_timeout,
+        clock,
+        keep_open: false,
+        llm: llm_config_from_env().ok().flatten(),
+        merge_policy: merge_policy_from_env().ok().flatten(),
+        facet_cap: facet_cap_from_env().unwrap_or_default(),
     }
 }
 
@@ -157,85 +203,9 @@ pub struct Ctx {
     pub style: Style,
     /// Styling and printing.
     pub printer: Printer,
-    /// A store kept open across commands by a long-running server (None: each command
-    /// opens and closes the store itself).
-    pub hold: Option<Arc<StoreHold>>,
-}
-
-/// A store a long-running process keeps open between commands while it is busy, so that a
-/// burst of requests pays for opening once and reads from a warm cache. The holder releases
-/// it ([`StoreHold::release_if_idle`]) when idle, and after holding it for a while it
-/// lets go for a moment even while busy, so other processes waiting on the LOCK get their
-/// turn.
-#[derive(Debug, Default)]
-pub struct StoreHold {
-    slot: Mutex<Slot>,
-}
-
-#[derive(Debug, Default)]
-struct Slot {
-    store: Option<Store>,
-    opened: Option<Instant>,
-    last_used: Option<Instant>,
-    released: Option<Instant>,
-}
-
-impl StoreHold {
-    /// How long the store stays open after the last command.
-    pub const IDLE: Duration = Duration::from_millis(50);
-    /// Longest continuous hold while busy.
-    pub const MAX_HOLD: Duration = Duration::from_millis(1000);
-    /// After a release forced by [`StoreHold::MAX_HOLD`], how long the holder stays away
-    /// (longer than a waiter's lock poll).
-    pub const GAP: Duration = Duration::from_millis(25);
-
-    fn open(&self, path: &Path, opts: &OpenOptions) -> Result<Store, StoreError> {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        slot.last_used = Some(now);
-        if let Some(st) = &slot.store {
-            return Ok(st.clone());
-        }
-        if let Some(r) = slot.released {
-            let since = now.duration_since(r);
-            if since < Self::GAP {
-                std::thread::sleep(Self::GAP - since);
-            }
-        }
-        let st = Store::open(path, opts)?;
-        slot.store = Some(st.clone());
-        slot.opened = Some(Instant::now());
-        Ok(st)
-    }
-
-    /// Closes the store (releasing its LOCK once the commands' handles are dropped) if it
-    /// was idle for [`StoreHold::IDLE`] or held for [`StoreHold::MAX_HOLD`]. Call it between
-    /// commands, never while one runs. Returns whether it was released.
-    pub fn release_if_idle(&self) -> bool {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        let idle = slot
-            .last_used
-            .is_some_and(|t| now.duration_since(t) >= Self::IDLE);
-        let long = slot
-            .opened
-            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
-        if slot.store.is_some() && (idle || long) {
-            slot.store = None;
-            slot.opened = None;
-            slot.released = Some(now);
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Closes the store now.
-    pub fn release(&self) {
-        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.store = None;
-        slot.opened = None;
-    }
+    /// The application handle on the store (a server's keeps the store open between
+    /// calls).
+    pub app: Arc<Memoir>,
 }
 
 impl Ctx {
@@ -254,10 +224,25 @@ impl Ctx {
 
     /// Opens the store at [`Ctx::store_path`] (or takes the one the server holds).
     pub fn open_store(&self) -> Result<Store, CliError> {
-        Ok(match &self.hold {
-            Some(h) => h.open(&self.store_path, &self.open_options())?,
-            None => Store::open(&self.store_path, &self.open_options())?,
+        Ok(match self.app.options().keep_open {
+            true => self.app.open_store_held()?,
+            false => Store::open(&self.store_path, &self.open_options())?,
         })
+    }
+
+    /// Whether the store is held open between calls (a server).
+    pub fn holds(&self) -> bool {
+        self.app.options().keep_open
+    }
+
+    /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
+    pub fn write_as(&self, w: &WriteArgs, branch: &BranchArg) -> WriteAs {
+        WriteAs {
+            branch: branch.branch.clone(),
+            author: self.author(w.author.as_deref()),
+            source: w.source.clone(),
+            actor: w.actor.clone(),
+        }
     }
 
     /// The store path made absolute (for messages).
@@ -410,6 +395,14 @@ pub fn commit_to(
     Ok((id, format_iso8601(sig.timestamp)))
 }
 
+/// The read point of `--at` and `--branch`.
+pub fn read_point(at: &AtArg, branch: &BranchArg) -> ReadPoint {
+    ReadPoint {
+        at: at.at.clone(),
+        branch: branch.branch.clone(),
+    }
+}
+
 /// `--at REV`: read the past without moving anything.
 #[derive(Debug, Args)]
 pub struct AtArg {
@@ -469,13 +462,5 @@ pub fn parse_key(text: &str, ns_flag: Option<&str>) -> Result<Key, CliError> {
             Ok(Key::new(ns, path)?)
         }
         None => Ok(Key::new(ns_flag.unwrap_or(DEFAULT_NAMESPACE), text)?),
-    }
-}
-
-/// The record at `key` in the tree `root`, if any (a value that is not a record: exit 5).
-pub fn load_record(repo: &Repo, root: &ObjectId, key: &Key) -> Result<Option<Record>, CliError> {
-    match repo.tree().get(root, &key.encode())? {
-        Some(id) => Ok(Some(read_record(repo.objects(), &id)?)),
-        None => Ok(None),
     }
 }

@@ -31,11 +31,14 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
-use context::{env_flag, Clock, Ctx};
+use memoir::Memoir;
+
+use context::{clock_from_env, env_flag, options_from_env, Ctx};
 use output::{color_allowed, error_json, exit, render_json, CliError, Printer, Report, Style};
 
 const MAIN_HELP: &str = "\
@@ -217,12 +220,17 @@ fn run(args: Vec<OsString>) -> u8 {
     let json = g.json || env_flag("MEMOIR_JSON");
     let quiet = g.quiet || env_flag("MEMOIR_QUIET");
     let p = printer(json, quiet);
-    let clock = match Clock::from_env() {
+    let clock = match clock_from_env() {
         Ok(c) => c,
         Err(e) => return p.emit(Err(e)),
     };
+    let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
+    let app = Arc::new(Memoir::open(
+        &store_path,
+        options_from_env(g.lock_timeout, clock),
+    ));
     let ctx = Ctx {
-        store_path: g.store.unwrap_or_else(|| PathBuf::from(".")),
+        store_path,
         json,
         quiet,
         verbose: g.verbose,
@@ -230,7 +238,7 @@ fn run(args: Vec<OsString>) -> u8 {
         clock,
         style: p.out,
         printer: p,
-        hold: None,
+        app,
     };
     if ctx.verbose {
         eprintln!("store: {}", ctx.abs_store_path().display());

@@ -2,16 +2,10 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
+use memoir::Memoir;
 
-use memoir::repo::Repo;
-use memoir::store::{Store, StoreError};
-
-use super::context::{absolute, Ctx, WriteArgs};
+use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{CliError, Report};
-
-/// Message of a store's first commit.
-pub const INIT_MESSAGE: &str = "Initialize memoir store";
 
 /// Create a store (refuses a non-empty directory that is not a store)
 #[derive(Debug, clap::Args)]
@@ -25,23 +19,10 @@ pub struct Args {
 
 /// Runs `new`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    let store = Store::create(&args.path, &ctx.open_options()).map_err(|e| match e {
-        StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {
-            CliError::invalid(e.to_string())
-        }
-        other => other.into(),
-    })?;
-    let sig = ctx.signature(&args.write);
-    let repo = Repo::init(store, &sig, INIT_MESSAGE)?;
-    let head = repo.head_commit()?;
-    drop(repo);
-    let abs = absolute(&args.path);
-    let shown = abs.display().to_string();
-    let message = format!("Created store at {shown}");
-    Ok(
-        Report::new(json!({"success": true, "message": message, "path": shown})).line(
-            ctx.style
-                .ok(&format!("{message} (commit {})", head.short(8))),
-        ),
-    )
+    let who = ctx.write_as(&args.write, &BranchArg::default());
+    let (_, out) = Memoir::create(&args.path, ctx.app.options().clone(), &who)?;
+    let line = ctx
+        .style
+        .ok(&format!("{} (commit {})", out.message, out.commit.short(8)));
+    Ok(Report::of(&out).line(line))
 }

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use serde_json::{json, Map, Value};
 
+use memoir::app::{MemoirError, Outcome};
 use memoir::glob::GlobError;
 use memoir::key::KeyError;
 use memoir::memory::MemoryError;
@@ -15,28 +16,7 @@ use memoir::repo::revision::RevParseError;
 use memoir::repo::RepoError;
 use memoir::store::StoreError;
 
-/// Exit codes (COMPAT.md).
-pub mod exit {
-    /// Success.
-    pub const OK: u8 = 0;
-    /// Any other error (invalid input, bad flag combination, I/O).
-    pub const ERROR: u8 = 1;
-    /// A single requested key, branch or revision does not exist; usage errors.
-    pub const NOT_FOUND: u8 = 2;
-    /// Usage errors share the not-found code.
-    pub const USAGE: u8 = 2;
-    /// The path is not a store.
-    pub const NOT_A_STORE: u8 = 3;
-    /// A conflict was left unresolved (reject policy, merge).
-    pub const CONFLICT: u8 = 4;
-    /// The store is corrupt (object missing or damaged).
-    pub const CORRUPT: u8 = 5;
-    /// A branch cannot be fast-forwarded (merge).
-    #[allow(dead_code)]
-    pub const NON_FAST_FORWARD: u8 = 6;
-    /// Another process holds the store's lock.
-    pub const BUSY: u8 = 7;
-}
+pub use memoir::app::exit;
 
 /// A failed command: exit code and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,112 +47,30 @@ impl CliError {
     }
 }
 
-/// Any error of the library layers.
-#[derive(Debug)]
-pub enum LibError {
-    /// Store layer.
-    Store(StoreError),
-    /// Object layer.
-    Object(ObjectError),
-    /// Tree layer.
-    Tree(ProllyError),
-    /// Repository layer.
-    Repo(RepoError),
-    /// Keys.
-    Key(KeyError),
-    /// Globs.
-    Glob(GlobError),
-    /// Records given by the user (stored records that fail to decode are object errors).
-    Memory(MemoryError),
-    /// Revision and branch name syntax.
-    Rev(RevParseError),
-    /// Recall.
-    Recall(RecallError),
+impl From<MemoirError> for CliError {
+    fn from(e: MemoirError) -> Self {
+        CliError::new(e.code(), e.to_string())
+    }
 }
 
 macro_rules! lib_from {
-    ($($v:ident($t:ty)),*) => {$(
-        impl From<$t> for LibError {
-            fn from(e: $t) -> Self { LibError::$v(e) }
-        }
+    ($($t:ty),*) => {$(
         impl From<$t> for CliError {
-            fn from(e: $t) -> Self { classify(&LibError::$v(e)) }
+            fn from(e: $t) -> Self { MemoirError::from(e).into() }
         }
     )*};
 }
 lib_from!(
-    Store(StoreError),
-    Object(ObjectError),
-    Tree(ProllyError),
-    Repo(RepoError),
-    Key(KeyError),
-    Glob(GlobError),
-    Memory(MemoryError),
-    Rev(RevParseError),
-    Recall(RecallError)
+    StoreError,
+    ObjectError,
+    ProllyError,
+    RepoError,
+    KeyError,
+    GlobError,
+    MemoryError,
+    RevParseError,
+    RecallError
 );
-
-/// The one mapping from library errors to exit code and message.
-pub fn classify(e: &LibError) -> CliError {
-    fn store(e: &StoreError) -> u8 {
-        match e {
-            StoreError::Busy { .. } => exit::BUSY,
-            StoreError::NotAStore { .. } => exit::NOT_A_STORE,
-            _ => exit::ERROR,
-        }
-    }
-    fn object(e: &ObjectError) -> u8 {
-        match e {
-            ObjectError::Store(s) => store(s),
-            ObjectError::Missing(_) | ObjectError::Corrupt { .. } => exit::CORRUPT,
-            ObjectError::PrefixNotFound(_) => exit::NOT_FOUND,
-            ObjectError::Ambiguous { .. } | ObjectError::BadPrefix(_) => exit::ERROR,
-        }
-    }
-    fn tree(e: &ProllyError) -> u8 {
-        match e {
-            ProllyError::Object(o) => object(o),
-            _ => exit::ERROR,
-        }
-    }
-    let (code, message) = match e {
-        LibError::Store(s) => (store(s), s.to_string()),
-        LibError::Object(o) => (object(o), o.to_string()),
-        LibError::Tree(t) => (tree(t), t.to_string()),
-        LibError::Repo(r) => {
-            let code = match r {
-                RepoError::Store(s) => store(s),
-                RepoError::Object(o) => object(o),
-                RepoError::Tree(t) => tree(t),
-                RepoError::NotInitialized => exit::NOT_A_STORE,
-                RepoError::BranchNotFound(_) => exit::NOT_FOUND,
-                RepoError::NotFastForward(_) => exit::NON_FAST_FORWARD,
-                RepoError::RevisionNotFound(_) => exit::NOT_FOUND,
-                RepoError::AmbiguousRevision { .. } | RepoError::BadRevision(_) => exit::ERROR,
-                RepoError::BadStoredKey(_) => exit::CORRUPT,
-                RepoError::BadRef { .. } => exit::CORRUPT,
-                RepoError::AlreadyInitialized
-                | RepoError::BranchExists(_)
-                | RepoError::BadName(_)
-                | RepoError::RefMoved(_) => exit::ERROR,
-            };
-            (code, r.to_string())
-        }
-        LibError::Key(k) => (exit::ERROR, k.to_string()),
-        LibError::Glob(g) => (exit::ERROR, g.to_string()),
-        LibError::Memory(m) => (exit::ERROR, m.to_string()),
-        LibError::Rev(r) => (exit::ERROR, r.to_string()),
-        LibError::Recall(r) => {
-            let code = match r {
-                RecallError::Tree(t) => tree(t),
-                RecallError::Load { .. } => exit::CORRUPT,
-                RecallError::Cache(_) => exit::ERROR,
-            };
-            (code, r.to_string())
-        }
-    };
-    CliError::new(code, message)
-}
 
 /// What a successful (or partly successful) command hands back for printing.
 #[derive(Debug, Clone, Default)]
@@ -197,6 +95,15 @@ impl Report {
     pub fn new(json: Value) -> Self {
         Report {
             json,
+            ..Default::default()
+        }
+    }
+
+    /// A report of an operation's outcome: its JSON and exit code, no human lines yet.
+    pub fn of<O: Outcome>(outcome: &O) -> Self {
+        Report {
+            json: outcome.to_json(),
+            code: outcome.exit_code(),
             ..Default::default()
         }
     }
@@ -388,24 +295,5 @@ mod tests {
             serde_json::to_string(&sorted(v)).unwrap(),
             r#"{"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}"#
         );
-    }
-
-    #[test]
-    fn codes_of_library_errors() {
-        let busy = StoreError::Busy {
-            path: "/x".into(),
-            waited_ms: 0,
-        };
-        assert_eq!(CliError::from(busy).code, exit::BUSY);
-        assert_eq!(
-            CliError::from(RepoError::BranchNotFound("x".into())).code,
-            exit::NOT_FOUND
-        );
-        let id = memoir::object::ObjectId::from_bytes([0; 32]);
-        assert_eq!(
-            CliError::from(RepoError::Object(ObjectError::Missing(id))).code,
-            exit::CORRUPT
-        );
-        assert_eq!(CliError::from(KeyError::EmptyPath(String::new())).code, 1);
     }
 }

@@ -3,20 +3,17 @@
 //! ran is stamped on the result; when the LLM fails, recall falls back to lexical and says so.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use clap::ValueEnum;
 use serde_json::{json, Map, Value};
 
 use memoir::glob::KeyGlobs;
 use memoir::key::validate_namespace;
-use memoir::llm::{
-    provider, Llm, ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL,
-};
+use memoir::llm::{provider, Llm};
 use memoir::recall::picker::{self, Inventory, Mode};
 use memoir::recall::{Sort, TreeInventory};
 
-use super::context::{env_var, AtArg, BranchArg, Ctx};
+use super::context::{llm_config_from_env, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 use super::search::{index_for_read, lexical, round_score, Scope};
 
@@ -75,70 +72,12 @@ pub struct Args {
 
 /// The LLM configured by the environment, if any.
 pub fn configured_llm(model_flag: Option<&str>) -> Result<Option<Box<dyn Llm>>, CliError> {
-    let timeout = match env_var("MEMOIR_LLM_TIMEOUT") {
-        Some(t) => t
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| CliError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds")))?,
-        None => Duration::from_secs(30),
-    };
-    let explicit = env_var("MEMOIR_LLM_PROVIDER").map(|p| p.to_ascii_lowercase());
-    let command = env_var("MEMOIR_LLM_COMMAND");
-    let openai = env_var("MEMOIR_LLM_BASE_URL").is_some() || env_var("OPENAI_API_KEY").is_some();
-    let anthropic = env_var("ANTHROPIC_API_KEY").is_some();
-    let kind = match explicit.as_deref() {
-        Some("command") => "command",
-        Some("openai") => "openai",
-        Some("anthropic") => "anthropic",
-        Some(other) => {
-            return Err(CliError::invalid(format!(
-                "MEMOIR_LLM_PROVIDER={other:?}: expected openai, anthropic or command"
-            )))
+    Ok(llm_config_from_env()?.map(|mut cfg| {
+        if let Some(m) = model_flag {
+            cfg.model = m.to_string();
         }
-        None if command.is_some() => "command",
-        None if openai => "openai",
-        None if anthropic => "anthropic",
-        None => return Ok(None),
-    };
-    let model = model_flag
-        .map(str::to_string)
-        .or_else(|| env_var("MEMOIR_LLM_MODEL"));
-    let cfg = match kind {
-        "command" => {
-            let line = command.ok_or_else(|| {
-                CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
-            })?;
-            let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-            ProviderConfig {
-                kind: ProviderKind::Command(argv),
-                base_url: String::new(),
-                api_key: None,
-                model: model.unwrap_or_default(),
-                timeout,
-                max_tokens: 512,
-            }
-        }
-        "openai" => ProviderConfig {
-            kind: ProviderKind::OpenAi,
-            base_url: env_var("MEMOIR_LLM_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into()),
-            api_key: env_var("OPENAI_API_KEY"),
-            model: model.unwrap_or_else(|| "gpt-4o-mini".into()),
-            timeout,
-            max_tokens: 512,
-        },
-        _ => ProviderConfig {
-            kind: ProviderKind::Anthropic,
-            base_url: env_var("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into()),
-            api_key: env_var("ANTHROPIC_API_KEY"),
-            model: model.unwrap_or_else(|| "claude-haiku-4-5".into()),
-            timeout,
-            max_tokens: 512,
-        },
-    };
-    Ok(Some(provider(cfg)))
+        provider(cfg)
+    }))
 }
 
 /// Runs `recall`.

@@ -104,7 +104,7 @@ fn synced(
 /// rest when that is not known, or the read is at another revision or branch.
 fn cached(ctx: &Ctx, at: &AtArg, branch: &BranchArg) -> (LexicalIndex, bool) {
     let index = load_cache(&cache_path(&ctx.abs_store_path()));
-    if ctx.hold.is_some() || at.at.is_some() {
+    if ctx.holds() || at.at.is_some() {
         return (index, false);
     }
     let at_rest = Repo::resting_head(&ctx.abs_store_path()).is_some_and(|rest| {

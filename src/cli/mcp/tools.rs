@@ -5,7 +5,7 @@
 //! and exit code.
 //!
 //! Every call runs a command as one CLI invocation does; the store it opens comes from a
-//! [`StoreHold`] that keeps it open while calls keep coming and closes it (releasing the
+//! `StoreHold` that keeps it open while calls keep coming and closes it (releasing the
 //! LOCK) when idle. Calls of one server are serialised by a mutex; other processes wait on
 //! the LOCK with the usual `--lock-timeout`.
 
@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use memoir::memory::secrets;
 use memoir::memory::MergePolicy;
 
-use super::super::context::{AtArg, BranchArg, Ctx, StoreHold, WriteArgs};
+use memoir::app::{Memoir, Options};
+
+use super::super::context::{AtArg, BranchArg, Ctx, WriteArgs};
 use super::super::output::{error_json, exit, CliError, Report};
 use super::super::{
     branch, checkout, forget, get, history, merge, recall, remember, search, status, summarize,
@@ -484,18 +486,24 @@ pub fn refuse_secret(content: &str) -> Result<(), CliError> {
 
 impl Tools {
     /// The tools of the store `ctx` names. The store is kept open while calls keep coming
-    /// and closed by a background thread once no call ran for [`StoreHold::IDLE`] (or it
-    /// was held for [`StoreHold::MAX_HOLD`]), which releases the LOCK for other processes.
+    /// and closed by a background thread once no call ran for `StoreHold::IDLE` (or it
+    /// was held for `StoreHold::MAX_HOLD`), which releases the LOCK for other processes.
     pub fn new(mut ctx: Ctx) -> Self {
-        let hold = Arc::new(StoreHold::default());
-        ctx.hold = Some(Arc::clone(&hold));
+        let app = Arc::new(Memoir::open(
+            &ctx.store_path,
+            Options {
+                keep_open: true,
+                ..ctx.app.options().clone()
+            },
+        ));
+        ctx.app = Arc::clone(&app);
         let gate = Arc::new(Mutex::new(()));
         let g = Arc::clone(&gate);
         std::thread::spawn(move || loop {
             std::thread::sleep(Duration::from_millis(10));
             // Only between calls: a running call holds the gate.
             if let Ok(_idle) = g.try_lock() {
-                hold.release_if_idle();
+                app.release_if_idle();
             }
         });
         Tools { ctx, gate }
@@ -504,9 +512,7 @@ impl Tools {
     /// Closes the store if it is open (when the server stops).
     pub fn close(&self) {
         let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(h) = &self.ctx.hold {
-            h.release();
-        }
+        self.ctx.app.release();
     }
 
     /// Runs one tool call to completion (blocking: call it off the async executor).
@@ -516,9 +522,7 @@ impl Tools {
         // Calls arriving back to back leave the background thread little room between them:
         // a store held for its longest turn (or last opened longer ago than the idle delay)
         // is given up here, before the next call, so other processes get the LOCK.
-        if let Some(h) = &self.ctx.hold {
-            h.release_if_idle();
-        }
+        self.ctx.app.release_if_idle();
         answer
     }
 

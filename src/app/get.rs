@@ -1,0 +1,99 @@
+//! `get`: read memories by key, in the order asked.
+
+use serde::{Serialize, Serializer};
+
+use crate::memory::Record;
+
+use super::{exit, load_record, parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
+
+/// One key of a [`GetOutcome`].
+#[derive(Debug, Clone, Serialize)]
+pub struct GetItem {
+    /// The key's path.
+    pub key: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// `ns:path`.
+    pub full_key: String,
+    /// Whether a memory is stored there.
+    pub found: bool,
+    /// The memory (JSON: `value`, the record's schema-2 shape, or null).
+    #[serde(rename = "value", serialize_with = "record_json")]
+    pub record: Option<Record>,
+}
+
+fn record_json<S: Serializer>(r: &Option<Record>, s: S) -> Result<S::Ok, S::Error> {
+    match r {
+        Some(r) => r.to_json().serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
+/// What `get` read.
+#[derive(Debug, Clone, Serialize)]
+pub struct GetOutcome {
+    /// False only when exactly one key was asked for and it is missing.
+    pub success: bool,
+    /// One item per key asked for, in that order.
+    pub items: Vec<GetItem>,
+    /// Number of keys asked for.
+    pub count: usize,
+    /// Number found.
+    pub found_count: u64,
+    /// Time taken.
+    pub timing_ms: f64,
+    /// Why it failed (a single missing key), else null.
+    pub error: Option<String>,
+}
+
+impl Outcome for GetOutcome {
+    fn exit_code(&self) -> u8 {
+        if self.success {
+            exit::OK
+        } else {
+            exit::NOT_FOUND
+        }
+    }
+}
+
+impl Memoir {
+    /// Reads the memories at `keys` (`path` or `ns:path`; bare paths in `namespace`) at a
+    /// read point. A missing key is an item with `found: false`; the outcome fails (exit 2)
+    /// only when exactly one key was asked for and it is missing.
+    pub fn get(
+        &self,
+        keys: &[String],
+        namespace: Option<&str>,
+        at: &ReadPoint,
+    ) -> MemoirResult<GetOutcome> {
+        let timer = self.clock().timer();
+        let keys = keys
+            .iter()
+            .map(|k| parse_key(k, namespace))
+            .collect::<MemoirResult<Vec<_>>>()?;
+        let (repo, _, root) = self.open_read(at)?;
+        let mut items = Vec::with_capacity(keys.len());
+        let mut found_count = 0u64;
+        for key in &keys {
+            let record = load_record(&repo, &root, key)?;
+            found_count += u64::from(record.is_some());
+            items.push(GetItem {
+                key: key.path().to_string(),
+                namespace: key.namespace().to_string(),
+                full_key: key.to_string(),
+                found: record.is_some(),
+                record,
+            });
+        }
+        drop(repo);
+        let single_missing = keys.len() == 1 && found_count == 0;
+        Ok(GetOutcome {
+            success: !single_missing,
+            count: keys.len(),
+            found_count,
+            timing_ms: timer.ms(),
+            error: single_missing.then(|| format!("memory '{}' not found", keys[0])),
+            items,
+        })
+    }
+}

@@ -1,0 +1,84 @@
+//! A store kept open between operations by a long-running process (a server), so a burst of
+//! requests pays for opening once and reads from a warm cache, while other processes waiting
+//! on the LOCK still get their turn.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::store::{OpenOptions, Store, StoreError};
+
+/// The held store. The holder calls [`StoreHold::release_if_idle`] between operations: the
+/// store is closed after [`StoreHold::IDLE`] without use, and after [`StoreHold::MAX_HOLD`]
+/// of continuous use it is let go for [`StoreHold::GAP`].
+#[derive(Debug, Default)]
+pub struct StoreHold {
+    slot: Mutex<Slot>,
+}
+
+#[derive(Debug, Default)]
+struct Slot {
+    store: Option<Store>,
+    opened: Option<Instant>,
+    last_used: Option<Instant>,
+    released: Option<Instant>,
+}
+
+impl StoreHold {
+    /// How long the store stays open after the last operation.
+    pub const IDLE: Duration = Duration::from_millis(50);
+    /// Longest continuous hold while busy.
+    pub const MAX_HOLD: Duration = Duration::from_millis(1000);
+    /// After a release forced by [`StoreHold::MAX_HOLD`], how long the holder stays away
+    /// (longer than a waiter's lock poll).
+    pub const GAP: Duration = Duration::from_millis(25);
+
+    /// The held store, opened first if it is not open.
+    pub(crate) fn open(&self, path: &Path, opts: &OpenOptions) -> Result<Store, StoreError> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        slot.last_used = Some(now);
+        if let Some(st) = &slot.store {
+            return Ok(st.clone());
+        }
+        if let Some(r) = slot.released {
+            let since = now.duration_since(r);
+            if since < Self::GAP {
+                std::thread::sleep(Self::GAP - since);
+            }
+        }
+        let st = Store::open(path, opts)?;
+        slot.store = Some(st.clone());
+        slot.opened = Some(Instant::now());
+        Ok(st)
+    }
+
+    /// Closes the store (its LOCK is released once the operations' handles are dropped) if it
+    /// was idle for [`StoreHold::IDLE`] or held for [`StoreHold::MAX_HOLD`]. Call it between
+    /// operations, never during one. Returns whether it was released.
+    pub fn release_if_idle(&self) -> bool {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let idle = slot
+            .last_used
+            .is_some_and(|t| now.duration_since(t) >= Self::IDLE);
+        let long = slot
+            .opened
+            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
+        if slot.store.is_some() && (idle || long) {
+            slot.store = None;
+            slot.opened = None;
+            slot.released = Some(now);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Closes the store now.
+    pub fn release(&self) {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        slot.store = None;
+        slot.opened = None;
+    }
+}

@@ -1,0 +1,381 @@
+//! The application layer: [`Memoir`], one method per operation of the command-line contract,
+//! each returning a typed outcome whose JSON is what `memoir --json` prints, or a
+//! [`MemoirError`] that names its exit code. Every face (command line, MCP server, web
+//! interface, Python package) is a thin adapter over this handle, so what one face can do,
+//! every face does the same way.
+//!
+//! The library never prints and never reads the environment: the clock, lock timeout, LLM
+//! configuration and write defaults come in as [`Options`]; provenance of a write comes in as
+//! [`WriteAs`]; the revision a read looks at as [`ReadPoint`].
+
+mod clock;
+mod error;
+mod get;
+mod hold;
+mod input;
+mod status;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::key::Key;
+use crate::llm::{provider, Llm, ProviderConfig};
+use crate::memory::{read_record, FacetCap, MergePolicy, Record};
+use crate::object::ObjectId;
+use crate::prolly::Edit;
+use crate::repo::revision::{format_iso8601, validate_branch_name};
+use crate::repo::{Head, Repo, RepoError, Signature};
+use crate::store::{OpenOptions, Store};
+
+pub use clock::{round_ms, Clock, Timer};
+pub use error::{exit, MemoirError, MemoirResult};
+pub use get::{GetItem, GetOutcome};
+pub use hold::StoreHold;
+pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+
+/// Settings of a [`Memoir`] handle, filled by the face from its flags and environment.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// How long to wait for a store another process holds before failing (exit 7).
+    pub lock_timeout: Duration,
+    /// The clock (fixed for reproducible ids and output).
+    pub clock: Clock,
+    /// Keep the store open between operations (servers), releasing it when idle; see
+    /// [`Memoir::release_if_idle`].
+    pub keep_open: bool,
+    /// The model used by the classifier, `llm_merge` and the LLM picker (none: those steps
+    /// fall back or refuse, as each operation documents).
+    pub llm: Option<ProviderConfig>,
+    /// Merge policy of writes that name none (else the per-type default by key prefix).
+    pub merge_policy: Option<MergePolicy>,
+    /// How many entries `append` keeps per record.
+    pub facet_cap: FacetCap,
+}
+
+impl Default for Options {
+    /// A 5 s lock wait, the system clock, no model, the per-type merge policies.
+    fn default() -> Self {
+        Options {
+            lock_timeout: Duration::from_secs(5),
+            clock: Clock::system(),
+            keep_open: false,
+            llm: None,
+            merge_policy: None,
+            facet_cap: FacetCap::default(),
+        }
+    }
+}
+
+/// The revision a read looks at: `at` (any revision) if given, else the tip of `branch` (which
+/// must exist), else HEAD.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadPoint {
+    /// A revision: branch, commit id or unique prefix, `HEAD~2`, `main@{yesterday}`, ...
+    pub at: Option<String>,
+    /// A branch, read without moving HEAD.
+    pub branch: Option<String>,
+}
+
+impl ReadPoint {
+    /// HEAD.
+    pub fn head() -> Self {
+        ReadPoint::default()
+    }
+
+    /// Any revision.
+    pub fn at(rev: impl Into<String>) -> Self {
+        ReadPoint {
+            at: Some(rev.into()),
+            branch: None,
+        }
+    }
+
+    /// The tip of a branch.
+    pub fn branch(name: impl Into<String>) -> Self {
+        ReadPoint {
+            at: None,
+            branch: Some(name.into()),
+        }
+    }
+}
+
+/// Who writes, where: the branch (none: the branch HEAD is on; a missing branch is created
+/// from HEAD), the commit author, and the provenance recorded on the commit and the entries.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteAs {
+    /// Branch written to, without moving HEAD.
+    pub branch: Option<String>,
+    /// Commit author.
+    pub author: String,
+    /// Where the memory comes from.
+    pub source: Option<String>,
+    /// Who writes it (an agent id).
+    pub actor: Option<String>,
+}
+
+impl WriteAs {
+    /// Writes by `author` to the branch HEAD is on.
+    pub fn author(author: impl Into<String>) -> Self {
+        WriteAs {
+            author: author.into(),
+            ..WriteAs::default()
+        }
+    }
+}
+
+/// What an operation hands back: serialisable to the contract's JSON, with the exit code of a
+/// partial failure (a reported conflict, a single missing key) that is not an error.
+pub trait Outcome: Serialize {
+    /// The exit code the command line reports for this outcome (0 unless partly failed).
+    fn exit_code(&self) -> u8 {
+        exit::OK
+    }
+
+    /// The outcome as the JSON `memoir --json` prints.
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// The application handle on one store directory.
+///
+/// Opening is cheap and touches nothing: each operation opens the store (taking its LOCK)
+/// for as long as it needs it, unless [`Options::keep_open`] keeps it open between
+/// operations. A path that is not a store is reported by the first operation (exit 3).
+#[derive(Debug)]
+pub struct Memoir {
+    path: PathBuf,
+    opts: Options,
+    hold: Option<StoreHold>,
+}
+
+/// Where a write goes: a branch, its current tip, and whether it must be created first.
+#[derive(Debug, Clone)]
+#[allow(dead_code)] // used by the write operations
+pub(crate) struct WriteTarget {
+    pub branch: String,
+    pub base: ObjectId,
+    pub exists: bool,
+}
+
+impl Memoir {
+    /// A handle on the store at `path` (nothing is read yet).
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Memoir {
+        let hold = options.keep_open.then(StoreHold::default);
+        Memoir {
+            path: absolute(path.as_ref()),
+            opts: options,
+            hold,
+        }
+    }
+
+    /// The store directory (absolute).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The options this handle runs with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> Clock {
+        self.opts.clock
+    }
+
+    /// For servers ([`Options::keep_open`]): closes the store if it was idle or held long
+    /// enough that waiting processes deserve a turn. Call it between operations. Returns
+    /// whether it was released.
+    pub fn release_if_idle(&self) -> bool {
+        self.hold.as_ref().is_some_and(|h| h.release_if_idle())
+    }
+
+    /// Closes a store kept open by [`Options::keep_open`] now.
+    pub fn release(&self) {
+        if let Some(h) = &self.hold {
+            h.release();
+        }
+    }
+
+    /// The store (the held one when kept open). For faces that still reach below the
+    /// application layer while they move onto it.
+    #[doc(hidden)]
+    pub fn open_store_held(&self) -> MemoirResult<Store> {
+        self.open_store()
+    }
+
+    /// Whether the store is kept open between operations.
+    #[allow(dead_code)] // used by the write operations
+    pub(crate) fn holds(&self) -> bool {
+        self.hold.is_some()
+    }
+
+    pub(crate) fn open_options(&self) -> OpenOptions {
+        OpenOptions {
+            lock_timeout: self.opts.lock_timeout,
+            ..OpenOptions::default()
+        }
+    }
+
+    /// Opens the store (or takes the held one).
+    pub(crate) fn open_store(&self) -> MemoirResult<Store> {
+        Ok(match &self.hold {
+            Some(h) => h.open(&self.path, &self.open_options())?,
+            None => Store::open(&self.path, &self.open_options())?,
+        })
+    }
+
+    /// Opens the store with its history (exit 3 if it is not a store).
+    pub(crate) fn open_repo(&self) -> MemoirResult<Repo> {
+        Ok(Repo::open(self.open_store()?)?)
+    }
+
+    /// The configured model, with `model` overriding its model name.
+    #[allow(dead_code)] // used by the write operations
+    pub(crate) fn llm(&self, model: Option<&str>) -> Option<Box<dyn Llm>> {
+        self.opts.llm.clone().map(|mut cfg| {
+            if let Some(m) = model {
+                cfg.model = m.to_string();
+            }
+            provider(cfg)
+        })
+    }
+
+    /// The commit signature of a write: author, now, and actor/source metadata when given.
+    pub(crate) fn signature(&self, w: &WriteAs) -> Signature {
+        let mut metadata = BTreeMap::new();
+        if let Some(a) = w.actor.as_ref().filter(|a| !a.is_empty()) {
+            metadata.insert("actor".to_string(), a.clone());
+        }
+        if let Some(s) = w.source.as_ref().filter(|s| !s.is_empty()) {
+            metadata.insert("source".to_string(), s.clone());
+        }
+        Signature {
+            author: w.author.clone(),
+            timestamp: self.opts.clock.now_secs(),
+            metadata,
+        }
+    }
+
+    /// Resolves a revision to a commit (unknown: exit 2; ambiguous prefix: exit 1).
+    pub(crate) fn resolve_rev(&self, repo: &Repo, text: &str) -> MemoirResult<ObjectId> {
+        Ok(repo.resolve(text, self.opts.clock.now_secs())?)
+    }
+
+    /// The commit a read looks at, and the branch it is the tip of when read by branch.
+    pub(crate) fn read_commit(
+        &self,
+        repo: &Repo,
+        at: &ReadPoint,
+    ) -> MemoirResult<(Option<String>, ObjectId)> {
+        match &at.at {
+            Some(rev) => Ok((None, self.resolve_rev(repo, rev)?)),
+            None => read_target(repo, at.branch.as_deref()),
+        }
+    }
+
+    /// Opens the store for a read: the repository, the commit looked at and its tree root.
+    pub(crate) fn open_read(&self, at: &ReadPoint) -> MemoirResult<(Repo, ObjectId, ObjectId)> {
+        let repo = self.open_repo()?;
+        let (_, commit) = self.read_commit(&repo, at)?;
+        let root = repo.root_of(&commit)?;
+        Ok((repo, commit, root))
+    }
+}
+
+/// `path` made absolute (without resolving symlinks if it does not exist).
+pub fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize()
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The tip of `branch` (which must exist: exit 2 naming it), else HEAD; with the branch name
+/// when there is one.
+pub(crate) fn read_target(
+    repo: &Repo,
+    branch: Option<&str>,
+) -> MemoirResult<(Option<String>, ObjectId)> {
+    match branch {
+        Some(b) => match repo.branch_tip(b) {
+            Ok(id) => Ok((Some(b.to_string()), id)),
+            Err(RepoError::BranchNotFound(_)) => Err(MemoirError::not_found(format!(
+                "branch '{b}' not found (from --branch or MEMOIR_BRANCH)"
+            ))),
+            Err(e) => Err(e.into()),
+        },
+        None => {
+            let id = repo.head_commit()?;
+            let name = match repo.head()? {
+                Head::Branch(b) => Some(b),
+                Head::Detached(_) => None,
+            };
+            Ok((name, id))
+        }
+    }
+}
+
+/// The branch a write goes to: `branch` (created from HEAD at commit time if missing), else
+/// the branch HEAD is on (a detached HEAD is an error).
+#[allow(dead_code)] // used by the write operations
+pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<WriteTarget> {
+    match branch {
+        Some(b) => {
+            validate_branch_name(b)?;
+            match repo.branch_tip(b) {
+                Ok(tip) => Ok(WriteTarget {
+                    branch: b.to_string(),
+                    base: tip,
+                    exists: true,
+                }),
+                Err(RepoError::BranchNotFound(_)) => Ok(WriteTarget {
+                    branch: b.to_string(),
+                    base: repo.head_commit()?,
+                    exists: false,
+                }),
+                Err(e) => Err(e.into()),
+            }
+        }
+        None => match repo.head()? {
+            Head::Branch(b) => Ok(WriteTarget {
+                base: repo.branch_tip(&b)?,
+                branch: b,
+                exists: true,
+            }),
+            Head::Detached(id) => Err(MemoirError::invalid(format!(
+                "HEAD is detached at {}; check out a branch or pass --branch",
+                id.short(8)
+            ))),
+        },
+    }
+}
+
+/// Records one commit of `edits` on the target branch (creating it first if needed); returns
+/// the commit id and its ISO 8601 date.
+#[allow(dead_code)] // used by the write operations
+pub(crate) fn commit_to(
+    repo: &Repo,
+    target: &WriteTarget,
+    edits: Vec<Edit>,
+    sig: &Signature,
+    message: &str,
+) -> MemoirResult<(ObjectId, String)> {
+    if !target.exists {
+        repo.create_branch(&target.branch, &target.base)?;
+    }
+    let id = repo.commit(&target.branch, edits, sig, message)?;
+    Ok((id, format_iso8601(sig.timestamp)))
+}
+
+/// The record at `key` in the tree `root`, if any (a value that is not a record: exit 5).
+pub(crate) fn load_record(repo: &Repo, root: &ObjectId, key: &Key) -> MemoirResult<Option<Record>> {
+    match repo.tree().get(root, &key.encode())? {
+        Some(id) => Ok(Some(read_record(repo.objects(), &id)?)),
+        None => Ok(None),
+    }
+}

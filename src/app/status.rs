@@ -1,0 +1,146 @@
+//! `new` and `status`: create a store; where it is, which branch, how many commits and
+//! memories.
+
+use serde::Serialize;
+
+use crate::key::{group_prefix, split_encoded};
+use crate::object::ObjectId;
+use crate::prolly::KeyRange;
+use crate::repo::{Head, Repo, HEAD};
+use crate::store::{RefStore, Store, StoreError};
+
+use super::{Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
+
+/// Message of a store's first commit.
+pub const INIT_MESSAGE: &str = "Initialize memoir store";
+
+/// What `new` created.
+#[derive(Debug, Clone, Serialize)]
+pub struct CreateOutcome {
+    /// Always true.
+    pub success: bool,
+    /// `Created store at <abs>`.
+    pub message: String,
+    /// The store directory (absolute).
+    pub path: String,
+    /// The first commit.
+    #[serde(skip)]
+    pub commit: ObjectId,
+}
+
+impl Outcome for CreateOutcome {}
+
+/// The state of a store.
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The store directory (absolute).
+    pub path: String,
+    /// Always true (a missing store is an error).
+    pub exists: bool,
+    /// Whether it has a history yet.
+    pub initialized: bool,
+    /// The branch HEAD is on (null when detached or uninitialised).
+    pub branch: Option<String>,
+    /// Commits reachable from HEAD.
+    pub commit_count: u64,
+    /// Memories at HEAD.
+    pub memory_count: u64,
+    /// Namespaces at HEAD, sorted.
+    pub namespaces: Vec<String>,
+    /// HEAD's commit (none before the first commit).
+    #[serde(skip)]
+    pub head: Option<ObjectId>,
+}
+
+impl Outcome for StatusOutcome {}
+
+impl Memoir {
+    /// Creates a store at `path` (a new or empty directory) with its first commit, and
+    /// returns a handle on it with `options`. A non-empty directory that is not a store, or
+    /// an existing store, is refused (exit 1) and left untouched.
+    pub fn create(
+        path: impl AsRef<std::path::Path>,
+        options: super::Options,
+        author: &WriteAs,
+    ) -> MemoirResult<(Memoir, CreateOutcome)> {
+        let opts = crate::store::OpenOptions {
+            lock_timeout: options.lock_timeout,
+            ..Default::default()
+        };
+        let store = Store::create(path.as_ref(), &opts).map_err(|e| match e {
+            StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {
+                MemoirError::invalid(e.to_string())
+            }
+            other => other.into(),
+        })?;
+        let m = Memoir::open(path.as_ref(), options);
+        let repo = Repo::init(store, &m.signature(author), INIT_MESSAGE)?;
+        let commit = repo.head_commit()?;
+        drop(repo);
+        let path = super::absolute(path.as_ref()).display().to_string();
+        let out = CreateOutcome {
+            success: true,
+            message: format!("Created store at {path}"),
+            path,
+            commit,
+        };
+        Ok((m, out))
+    }
+
+    /// The store's path, branch, commit and memory counts, and namespaces.
+    pub fn status(&self) -> MemoirResult<StatusOutcome> {
+        let path = self.path().display().to_string();
+        let store = self.open_store()?;
+        if store.get_ref(HEAD)?.is_none() {
+            return Ok(StatusOutcome {
+                success: true,
+                path,
+                exists: true,
+                initialized: false,
+                branch: None,
+                commit_count: 0,
+                memory_count: 0,
+                namespaces: Vec::new(),
+                head: None,
+            });
+        }
+        let repo = Repo::open(store)?;
+        let branch = match repo.head()? {
+            Head::Branch(b) => Some(b),
+            Head::Detached(_) => None,
+        };
+        let head = repo.head_commit()?;
+        // From the commit graph (cached beside the store), not by reading every commit.
+        let commit_count = repo.reachable(&[head])?.len() as u64;
+        let root = repo.root_of(&head)?;
+        let memory_count = repo.tree().count(&root)?;
+        let namespaces = namespace_counts(&repo, &root)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        Ok(StatusOutcome {
+            success: true,
+            path,
+            exists: true,
+            initialized: true,
+            branch,
+            commit_count,
+            memory_count,
+            namespaces,
+            head: Some(head),
+        })
+    }
+}
+
+/// The namespaces of a tree, sorted, with their key counts: O(namespaces x height).
+pub(crate) fn namespace_counts(repo: &Repo, root: &ObjectId) -> MemoirResult<Vec<(String, u64)>> {
+    let groups = repo
+        .tree()
+        .histogram(root, &KeyRange::all(), &|k| group_prefix(k, 0))?;
+    Ok(groups
+        .into_iter()
+        .map(|(g, n)| (split_encoded(&g).0, n))
+        .collect())
+}
