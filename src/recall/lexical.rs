@@ -11,6 +11,9 @@ use std::sync::OnceLock;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::tokenize::Tokenizer;
+pub use crate::calendar::MONTHS;
+
+use crate::calendar::year_month;
 use crate::glob::KeyGlobs;
 use crate::key;
 use crate::object::ObjectId;
@@ -385,40 +388,8 @@ struct ParentStats {
     dates: Vec<Option<(i64, u32)>>,
 }
 
-/// English month names, January first, lower-case; a query word whose stem is one of theirs
-/// names that month.
-pub const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
 /// Years a four-digit query word can name.
 const YEARS: std::ops::RangeInclusive<i64> = 1000..=9999;
-
-/// The civil year and month (1-12), in UTC, of unix seconds `t`.
-fn year_month(t: f64) -> (i64, u32) {
-    let days = (t / 86_400.0).floor() as i64;
-    // Days to civil date (proleptic Gregorian), with years starting in March.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month as u32)
-}
 
 /// What a query term says about dates: the month it names, or the year.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1998,17 +1969,6 @@ mod tests {
         .into_iter()
         .map(|h| h.path)
         .collect()
-    }
-
-    #[test]
-    fn civil_dates_of_timestamps() {
-        assert_eq!(year_month(0.0), (1970, 1));
-        assert_eq!(year_month(JUNE_2023), (2023, 6));
-        assert_eq!(year_month(MARCH_2024), (2024, 3));
-        // 29 February 2024 23:59:59 and the second after it.
-        assert_eq!(year_month(1_709_251_199.0), (2024, 2));
-        assert_eq!(year_month(1_709_251_200.0), (2024, 3));
-        assert_eq!(year_month(-1.0), (1969, 12));
     }
 
     #[test]
