@@ -138,12 +138,20 @@ pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
     }
 }
 
+/// Why an inventory gave no sample of a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SampleError {
+    /// The key is not one of the inventory's (the printed key).
+    #[error("unknown key {0}")]
+    UnknownKey(String),
+}
+
 /// The store as the picker sees it.
 pub trait Inventory {
     /// Every candidate key (`ns:path`), in tree order.
     fn keys(&self) -> &[String];
     /// A content sample of `key` (callers cut it to [`SAMPLE_CHARS`]).
-    fn sample(&self, key: &str) -> Result<String, String>;
+    fn sample(&self, key: &str) -> Result<String, SampleError>;
 }
 
 /// The prefix of `key` (`ns:path`) at `depth` segments (the key itself when shorter).
@@ -281,9 +289,9 @@ impl Run<'_> {
         prompt.push_str(question);
         prompt.push_str("\n\nMemories (key: content sample):\n");
         for k in shown {
-            let sample = inv.sample(k).map_err(|reason| PickError {
+            let sample = inv.sample(k).map_err(|e| PickError {
                 step: step.to_string(),
-                reason,
+                reason: e.to_string(),
                 llm: None,
                 partial: Box::new(self.pick.clone()),
             })?;

@@ -7,7 +7,7 @@ use super::frozen::Base;
 use super::index::Posting;
 use super::{LexicalIndex, Params};
 use crate::object::ObjectId;
-use crate::recall::{RecallError, RecallResult};
+use crate::recall::{CacheError, RecallError, RecallResult};
 
 /// First bytes of a full cache file (layout version 4).
 const CACHE_MAGIC: &[u8] = b"MEMLEX04";
@@ -236,7 +236,7 @@ impl LexicalIndex {
 }
 
 pub(super) fn damaged() -> RecallError {
-    RecallError::Cache("lexical index cache is damaged".into())
+    CacheError::Damaged.into()
 }
 
 /// The bytes before the trailing checksum, when the checksum and the magic agree.
@@ -310,9 +310,7 @@ pub(super) struct Reader<'a> {
 impl<'a> Reader<'a> {
     pub(super) fn take(&mut self, n: usize) -> RecallResult<&'a [u8]> {
         if self.b.len() - self.at < n {
-            return Err(RecallError::Cache(
-                "lexical index cache is truncated".into(),
-            ));
+            return Err(CacheError::Truncated.into());
         }
         let s = &self.b[self.at..self.at + n];
         self.at += n;

@@ -9,7 +9,7 @@ use super::codec::{
 use super::index::Entry;
 use super::LexicalIndex;
 use crate::object::ObjectId;
-use crate::recall::{RecallError, RecallResult};
+use crate::recall::{CacheError, RecallResult};
 
 /// First bytes of a delta cache file (layout version 2).
 const DELTA_MAGIC: &[u8] = b"MEMLXD02";
@@ -67,9 +67,7 @@ impl LexicalIndex {
         let base_sum = u128::from_le_bytes(r.array()?);
         let n = self.base.n_docs();
         if self.base.sum != Some(base_sum) || self.pending_changes() != 0 {
-            return Err(RecallError::Cache(
-                "lexical index delta does not belong to the cached index".into(),
-            ));
+            return Err(CacheError::ForeignDelta.into());
         }
         let root = get_root(&mut r)?;
         let nd = r.u32()? as usize;

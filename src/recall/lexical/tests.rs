@@ -140,3 +140,21 @@ fn date_field_follows_removal() {
     let back = LexicalIndex::from_bytes(&idx.to_bytes()).unwrap();
     assert_eq!(paths(&back, "march"), ["b"]);
 }
+
+#[test]
+fn cache_errors_say_what_is_wrong() {
+    let message = |r: crate::recall::RecallResult<()>| r.unwrap_err().to_string();
+    assert_eq!(
+        message(LexicalIndex::from_bytes(b"not a cache file").map(drop)),
+        "lexical index cache is damaged"
+    );
+    let one = LexicalIndex::from_bytes(&index(&[("a", "Notes.", 0.0)]).to_bytes()).unwrap();
+    let mut two = LexicalIndex::from_bytes(&index(&[("b", "Notes.", 0.0)]).to_bytes()).unwrap();
+    let mut changed = LexicalIndex::from_bytes(&one.to_bytes()).unwrap();
+    changed.remove(&crate::key::Key::new("default", "a").unwrap().encode());
+    let delta = changed.delta_bytes().unwrap();
+    assert_eq!(
+        message(two.apply_delta(&delta)),
+        "lexical index delta does not belong to the cached index"
+    );
+}
