@@ -83,7 +83,7 @@ pub struct Args {
     pub write: WriteArgs,
 }
 
-fn parse_policy(s: &str) -> Result<MergePolicy, String> {
+fn parse_policy(s: &str) -> Result<MergePolicy, memoir::memory::UnknownPolicy> {
     s.parse()
 }
 
