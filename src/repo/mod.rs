@@ -4,6 +4,7 @@
 //! a raw 32-byte commit id (detached); `refs/heads/<branch>` holds a raw 32-byte commit id.
 //! Every ref move is a compare-and-swap, made only after the objects it names are flushed.
 
+mod ancestry;
 mod blame;
 mod commit;
 mod diff;

@@ -24,7 +24,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
 use super::graph::CommitGraph;
-use super::{Repo, RepoResult};
+use super::RepoResult;
 use crate::object::ObjectId;
 
 /// Which parents of a commit the walk goes on to.
@@ -218,31 +218,4 @@ pub(crate) fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
         }
     }
     out
-}
-
-impl Repo {
-    /// Every commit reachable from `tips` (the tips included).
-    pub fn reachable(&self, tips: &[ObjectId]) -> RepoResult<std::collections::HashSet<ObjectId>> {
-        let graph = self.commit_graph(tips, false)?;
-        let mut seen = vec![false; graph.len()];
-        let mut stack: Vec<u32> = Vec::new();
-        let mut out = std::collections::HashSet::new();
-        for t in tips {
-            let p = graph.position(t).expect("extended");
-            if !seen[p as usize] {
-                seen[p as usize] = true;
-                stack.push(p);
-            }
-        }
-        while let Some(pos) = stack.pop() {
-            out.insert(graph.id(pos));
-            for p in graph.parents(pos) {
-                if !seen[p as usize] {
-                    seen[p as usize] = true;
-                    stack.push(p);
-                }
-            }
-        }
-        Ok(out)
-    }
 }
