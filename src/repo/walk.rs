@@ -194,6 +194,38 @@ impl TopoWalk {
     }
 }
 
+impl TopoWalk {
+    /// Runs the walk to its end, or until `limit` items are kept: `keep` makes an item of
+    /// each commit emitted (graph position), given the follower and what it saw, or skips it
+    /// (`None`). A restart drops the items kept so far, so the result is in the walk's
+    /// final order.
+    pub(crate) fn collect<F: Follow, T>(
+        &mut self,
+        follow: &mut F,
+        limit: Option<usize>,
+        mut keep: impl FnMut(&F, u32) -> RepoResult<Option<T>>,
+    ) -> RepoResult<Vec<T>> {
+        let mut out = Vec::new();
+        if limit == Some(0) {
+            return Ok(out);
+        }
+        loop {
+            match self.next(follow)? {
+                Step::Done => return Ok(out),
+                Step::Restart => out.clear(),
+                Step::Commit(pos) => {
+                    if let Some(item) = keep(follow, pos)? {
+                        out.push(item);
+                        if limit == Some(out.len()) {
+                            return Ok(out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Follows every parent except those in an excluded set.
 pub(crate) struct AllParents<'a> {
     pub(crate) excluded: &'a std::collections::HashSet<ObjectId>,
