@@ -1,5 +1,5 @@
 //! The cache file: the whole index as one frozen part (layout in store-format.md, "Derived
-//! caches"), and the reading helpers the delta file shares.
+//! caches"), and the byte readers and writers the delta file shares.
 
 use xxhash_rust::xxh3::xxh3_128;
 
