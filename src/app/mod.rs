@@ -13,7 +13,10 @@ mod error;
 mod get;
 mod hold;
 mod input;
+mod recall;
+mod search;
 mod status;
+mod summarize;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,6 +39,13 @@ pub use get::{GetItem, GetOutcome};
 pub use hold::StoreHold;
 pub use input::{parse_key, MAX_CONTENT_BYTES};
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+
+pub use crate::recall::Sort;
+pub use recall::{
+    LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
+};
+pub use search::{SearchHit, SearchOutcome, SearchRequest};
+pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 
 /// Settings of a [`Memoir`] handle, filled by the face from its flags and environment.
 #[derive(Debug, Clone)]

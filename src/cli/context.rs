@@ -230,11 +230,6 @@ impl Ctx {
         })
     }
 
-    /// Whether the store is held open between calls (a server).
-    pub fn holds(&self) -> bool {
-        self.app.options().keep_open
-    }
-
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
     pub fn write_as(&self, w: &WriteArgs, branch: &BranchArg) -> WriteAs {
         WriteAs {

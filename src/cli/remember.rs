@@ -13,7 +13,7 @@ use std::io::Read;
 use serde_json::{json, Value};
 
 use memoir::key::{validate_namespace, Key, DEFAULT_NAMESPACE};
-use memoir::llm::Llm;
+use memoir::llm::{provider, Llm};
 use memoir::memory::{
     classify, default_policy, existing_prefixes, merge_contents, parse_facet_cap, read_record,
     write, write_merged, Classification, Incoming, MergePolicy, ModelError, Outcome, Record,
@@ -22,9 +22,10 @@ use memoir::object::ObjectId;
 use memoir::prolly::Edit;
 use memoir::repo::Repo;
 
-use super::context::{commit_to, env_var, write_target, BranchArg, Ctx, WriteArgs};
+use super::context::{
+    commit_to, env_var, llm_config_from_env, write_target, BranchArg, Ctx, WriteArgs,
+};
 use super::output::{esc, esc_line, exit, CliError, Report};
-use super::recall::configured_llm;
 
 const HELP: &str = "\
 Examples:
@@ -128,6 +129,16 @@ fn keys_of(paths: &[String], ns_flag: Option<&str>) -> Result<Vec<Key>, CliError
         }
     }
     Ok(keys)
+}
+
+/// The LLM configured by the environment, if any, with `model_flag` overriding its model.
+fn configured_llm(model_flag: Option<&str>) -> Result<Option<Box<dyn Llm>>, CliError> {
+    Ok(llm_config_from_env()?.map(|mut cfg| {
+        if let Some(m) = model_flag {
+            cfg.model = m.to_string();
+        }
+        provider(cfg)
+    }))
 }
 
 /// The LLM, looked up once (only when the command needs one).
