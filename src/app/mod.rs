@@ -10,10 +10,13 @@
 
 mod clock;
 mod error;
+mod forget;
 mod get;
 mod hold;
 mod input;
+mod remember;
 mod status;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,10 +35,17 @@ use crate::store::{OpenOptions, Store};
 
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
+pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
 pub use get::{GetItem, GetOutcome};
 pub use hold::StoreHold;
+pub use input::{check_confidence, check_content, refuse_secrets};
 pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use remember::{
+    ClassificationReport, KeyAction, KeyResult, LlmPrompt, RememberOutcome, RememberRequest,
+    RememberTimings,
+};
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
 
 /// Settings of a [`Memoir`] handle, filled by the face from its flags and environment.
 #[derive(Debug, Clone)]
