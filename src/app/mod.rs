@@ -10,13 +10,16 @@
 
 mod clock;
 mod error;
+mod forget;
 mod get;
 mod hold;
 mod input;
 mod recall;
+mod remember;
 mod search;
 mod status;
 mod summarize;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,10 +38,16 @@ use crate::store::{OpenOptions, Store};
 
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
+pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
 pub use get::{GetItem, GetOutcome};
 pub use hold::StoreHold;
+pub use input::{check_confidence, check_content, refuse_secrets};
 pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use remember::{
+    ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
+};
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
 
 pub use crate::recall::Sort;
 pub use recall::{

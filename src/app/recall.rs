@@ -54,10 +54,11 @@ pub struct RecallRequest {
     pub threshold: Option<f64>,
 }
 
-/// One model call of a recall, for the record.
+/// One model call, for the record (recall's and remember's `llm_prompts`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LlmPrompt {
-    /// Which step (`single`, `l1`, `l2:<prefix>`, `keys`).
+    /// Which step: recall's `single`, `l1`, `l2:<prefix>`, `keys`; remember's `classify`,
+    /// `merge:<key>`.
     pub step: String,
     /// The prompt sent.
     pub prompt: String,
