@@ -67,17 +67,9 @@ pub fn load_cache(path: &Path) -> LexicalIndex {
     index
 }
 
+/// Replaces the file at `path` with `bytes`, atomically and durably.
 fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
-    let io = |e: std::io::Error| RecallError::Cache(format!("writing {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(())
+    crate::store::write_atomically(path, bytes).map_err(|e| RecallError::Cache(e.to_string()))
 }
 
 /// Writes the whole index to `path` atomically (a temporary file renamed over the old one)

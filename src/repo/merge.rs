@@ -13,7 +13,7 @@ use std::sync::mpsc;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::graph::CommitGraph;
+use super::graph_cache::CommitGraph;
 use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
 use crate::prolly::{Change, Edit, IdSet, KeyRange};

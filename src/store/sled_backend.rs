@@ -6,10 +6,11 @@
 //! batch of objects is one sequential write, and sled holds only 16-byte locations, whose
 //! pages stay small and cached. No sled type appears in a public signature, so the engine
 //! can be replaced without touching the layers above. Every sled error becomes
-//! [`StoreError::Backend`].
+//! [`StoreError::Backend`], with the sled error as its source.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::fs::{self, File};
 use std::path::Path;
 
 use super::packs::{Location, Packs};
@@ -48,36 +49,34 @@ impl fmt::Debug for SledBackend {
     }
 }
 
-/// Map a sled error to the store's engine-agnostic error, keeping its message.
+/// Map a sled error to the store's engine-agnostic error, keeping it as the source.
 fn engine(e: sled::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
+    StoreError::backend(e)
 }
 
-/// Whether sled refused to open because its own lock on the database files is still held:
-/// a handle that was just dropped releases it only when sled's I/O threads let go of their
-/// last reference, a moment after the store's LOCK was released.
-fn lock_held(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+/// Whether another handle still holds sled's lock on its log file at `log`: a handle that
+/// was just dropped releases it only when sled's I/O threads let go of their last
+/// reference, a moment after the store's LOCK was released. sled takes the same kind of OS
+/// lock as the LOCK file, so a try of that lock tells, by its error kind. A missing log (a
+/// new database) or a file system without locks is not held.
+fn log_locked(log: &Path) -> bool {
+    let Ok(file) = File::open(log) else {
+        return false;
+    };
+    // On success the lock is released as `file` closes.
+    matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
 }
 
 /// Turn a key of the index back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
-    RawId::try_from(key).map_err(|_| {
-        StoreError::Backend(format!(
-            "object index holds a key of {} bytes, expected 32",
-            key.len()
-        ))
-    })
+    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey { len: key.len() })
 }
 
 /// Decode an index value; anything but one location is corruption.
 fn location(value: &[u8]) -> StoreResult<Location> {
-    Location::decode(value).ok_or_else(|| {
-        StoreError::Backend(format!(
-            "object index holds a value of {} bytes, expected {}",
-            value.len(),
-            Location::BYTES
-        ))
+    Location::decode(value).ok_or(StoreError::BadIndexValue {
+        len: value.len(),
+        expected: Location::BYTES,
     })
 }
 
@@ -87,14 +86,19 @@ impl SledBackend {
 
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
-    /// `pack_bytes`). Objects of a version-1 store (bytes inside sled) are copied into packs
-    /// (see [`SledBackend::drop_legacy`]).
-    pub(crate) fn open(
+    /// `pack_bytes`); `None` while another handle still holds the database's lock. Objects
+    /// of a version-1 store (bytes inside sled) are copied into packs (see
+    /// [`SledBackend::drop_legacy`]).
+    pub(crate) fn try_open(
         path: &Path,
         packs: &Path,
         cache_bytes: u64,
         pack_bytes: u64,
-    ) -> StoreResult<Self> {
+    ) -> StoreResult<Option<Self>> {
+        // Once free, the lock stays free: only the store's LOCK holder opens the database.
+        if log_locked(&path.join(Self::LOG_FILE)) {
+            return Ok(None);
+        }
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_bytes)
@@ -107,16 +111,7 @@ impl SledBackend {
             // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
             .flush_every_ms(None)
             .open()
-            .map_err(|e| {
-                if lock_held(&e) {
-                    StoreError::Busy {
-                        path: path.to_path_buf(),
-                        waited_ms: 0,
-                    }
-                } else {
-                    engine(e)
-                }
-            })?;
+            .map_err(engine)?;
         let index = db.open_tree(INDEX_TREE).map_err(engine)?;
         let refs = db.open_tree(REFS_TREE).map_err(engine)?;
         let backend = Self {
@@ -126,7 +121,7 @@ impl SledBackend {
             refs,
         };
         backend.migrate_legacy()?;
-        Ok(backend)
+        Ok(Some(backend))
     }
 
     /// Copies the objects of a version-1 store (bytes in sled's `objects` tree) into packs
@@ -176,8 +171,9 @@ impl SledBackend {
         Ok(())
     }
 
-    /// Test and fault-injection use: replace the stored bytes of `id` without verification
-    /// (inserting them if `id` is absent), to simulate a damaged copy.
+    /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
+    /// absent), to simulate a damaged copy (feature `testing`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         let loc = self.packs.append(&[(id, bytes)])?[0];
         self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
@@ -407,9 +403,10 @@ impl RefStore for SledBackend {
             .scan_prefix(prefix)
             .map(|entry| {
                 let (name, value) = entry.map_err(engine)?;
-                let name = String::from_utf8(name.to_vec()).map_err(|_| {
-                    StoreError::Backend("refs tree holds a name that is not UTF-8".into())
-                })?;
+                let name =
+                    String::from_utf8(name.to_vec()).map_err(|e| StoreError::BadRefName {
+                        name: e.into_bytes(),
+                    })?;
                 Ok((name, value.to_vec()))
             })
             .collect()
@@ -419,5 +416,33 @@ impl RefStore for SledBackend {
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.db.size_on_disk().map_err(engine)? + self.packs.total_size()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sled's lock on its log file is recognised by the kind of the lock error, and an open
+    /// while it is held waits instead of failing.
+    #[test]
+    fn a_held_database_is_seen_as_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, packs) = (dir.path().join("db"), dir.path().join("packs"));
+        let open = || SledBackend::try_open(&db, &packs, 1 << 20, 1 << 20).unwrap();
+        let first = open().expect("a new database is free");
+        assert!(log_locked(&db.join(SledBackend::LOG_FILE)));
+        assert!(open().is_none(), "held by the first handle");
+        drop(first);
+        let start = std::time::Instant::now();
+        // sled's I/O threads may keep it a moment after the handle is gone.
+        let again = loop {
+            if let Some(b) = open() {
+                break b;
+            }
+            assert!(start.elapsed().as_secs() < 10, "never released");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        drop(again);
     }
 }
