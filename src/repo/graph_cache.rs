@@ -5,11 +5,11 @@
 //!
 //! It is kept beside the store (`<store>/cache/commit-graph`, only in memory for a store
 //! without a directory), never hashed, never part of history, and can be deleted at any
-//! time: everything in it is recomputed from the commits. Entries are named
-//! by commit id and commits are immutable, so an entry can never be stale, only missing;
-//! entries for commits the store does not hold (a cache copied from another store, commits
-//! removed by gc) are never asked for and do no harm. A file that is unreadable, of another
-//! version, fails its checksum or is inconsistent is ignored and rebuilt from the commits.
+//! time: everything in it is recomputed from the commits. Entries are named by commit id
+//! and commits are immutable, so an entry can never be stale, only missing; entries for
+//! commits the store does not hold (a cache copied from another store, commits removed by
+//! gc) are never asked for and do no harm. A file that is unreadable, of another version,
+//! fails its checksum or is inconsistent is ignored and rebuilt from the commits.
 //!
 //! Entries are appended in topological order (every parent before its children), so a
 //! commit's parents are positions smaller than its own. Extending the graph to a tip reads
@@ -449,7 +449,7 @@ impl CommitGraph {
     }
 
     /// Adds every commit reachable from `tips` that the graph lacks, reading it from the
-    /// store (filters are left to [`CommitGraph::compute_filters`]).
+    /// store (filters are left to [`CommitGraph::fill_filters`]).
     pub fn extend(&mut self, repo: &Repo, tips: &[ObjectId]) -> RepoResult<()> {
         // Depth-first, appending a commit once all its parents are in.
         let mut stack: Vec<(ObjectId, super::Commit)> = Vec::new();

@@ -6,9 +6,9 @@
 //! last close) for readers that do not open it. Nothing here knows how objects are encoded
 //! or hashed; the object layer does.
 //!
-//! With the cargo feature `testing`, the layer also offers fault injection ([`Faults`],
-//! [`FaultyBackend`]) and hooks that damage stored bytes ([`Store::overwrite_raw`]); normal
-//! builds have neither.
+//! With the cargo feature `testing`, the layer also offers fault injection (`Faults`,
+//! `FaultyBackend`, `Store::with_faults`, `Store::power_cut`) and hooks that damage stored
+//! bytes (`Store::overwrite_raw`); normal builds have neither.
 
 mod files;
 mod format_file;

@@ -5,13 +5,14 @@
 //! object rewrote a random, cold engine page full of other objects' bytes; in pack files a
 //! batch of objects is one sequential write, and sled holds only 16-byte locations, whose
 //! pages stay small and cached. No sled type appears in a public signature, so the engine
-//! can be replaced without touching the layers above. Every sled error becomes
+//! can be replaced without touching the layers above. A sled I/O error becomes
+//! [`StoreError::Io`] naming the database directory; any other sled error becomes
 //! [`StoreError::Backend`], with the sled error as its source.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::fs::{self, File};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::packs::{Location, Packs};
 use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
@@ -37,6 +38,8 @@ const MOVE_BATCH: usize = 4096;
 /// after a flush). Deleted objects' bytes stay in their packs until
 /// [`ObjectStore::reclaim`]. Obtained through [`Store`](super::Store).
 pub struct SledBackend {
+    /// The database directory, named by the errors of its I/O.
+    path: PathBuf,
     db: sled::Db,
     index: sled::Tree,
     refs: sled::Tree,
@@ -49,9 +52,16 @@ impl fmt::Debug for SledBackend {
     }
 }
 
-/// Map a sled error to the store's engine-agnostic error, keeping it as the source.
-fn engine(e: sled::Error) -> StoreError {
-    StoreError::backend(e)
+/// Maps the errors of the sled database in directory `db` to the store's engine-agnostic
+/// errors: an I/O error names the directory, any other keeps the sled error as its source.
+fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
+    move |e| match e {
+        sled::Error::Io(source) => StoreError::Io {
+            path: db.to_path_buf(),
+            source,
+        },
+        other => StoreError::backend(other),
+    }
 }
 
 /// Whether another handle still holds sled's lock on its log file at `log`: a handle that
@@ -111,10 +121,11 @@ impl SledBackend {
             // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
             .flush_every_ms(None)
             .open()
-            .map_err(engine)?;
-        let index = db.open_tree(INDEX_TREE).map_err(engine)?;
-        let refs = db.open_tree(REFS_TREE).map_err(engine)?;
+            .map_err(engine(path))?;
+        let index = db.open_tree(INDEX_TREE).map_err(engine(path))?;
+        let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let backend = Self {
+            path: path.to_path_buf(),
             packs: Packs::open(packs, pack_bytes)?,
             db,
             index,
@@ -136,7 +147,7 @@ impl SledBackend {
         let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
         let mut bytes = 0;
         for entry in old.iter() {
-            let (k, v) = entry.map_err(engine)?;
+            let (k, v) = entry.map_err(self.engine())?;
             bytes += v.len();
             batch.push((raw_id(&k)?, v.to_vec()));
             if bytes >= MIGRATE_BATCH_BYTES {
@@ -147,7 +158,7 @@ impl SledBackend {
         }
         self.put_many(&batch)?;
         self.packs.sync()?;
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         Ok(())
     }
 
@@ -157,7 +168,7 @@ impl SledBackend {
         if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
             return Ok(None);
         }
-        self.db.open_tree(legacy).map(Some).map_err(engine)
+        self.db.open_tree(legacy).map(Some).map_err(self.engine())
     }
 
     /// Drops the version-1 objects tree, whose objects [`SledBackend::open`] copied.
@@ -165,8 +176,8 @@ impl SledBackend {
         if self.legacy_tree()?.is_some() {
             self.db
                 .drop_tree(LEGACY_OBJECTS_TREE.as_bytes())
-                .map_err(engine)?;
-            self.db.flush().map_err(engine)?;
+                .map_err(self.engine())?;
+            self.db.flush().map_err(self.engine())?;
         }
         Ok(())
     }
@@ -176,13 +187,20 @@ impl SledBackend {
     #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         let loc = self.packs.append(&[(id, bytes)])?[0];
-        self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+        self.index
+            .insert(id, &loc.encode()[..])
+            .map_err(self.engine())?;
         Ok(())
+    }
+
+    /// The error mapping of this database (see [`engine`]).
+    fn engine(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
+        engine(&self.path)
     }
 
     /// The index entry of `id`, if any.
     fn locate(&self, id: &RawId) -> StoreResult<Option<Location>> {
-        match self.index.get(id).map_err(engine)? {
+        match self.index.get(id).map_err(self.engine())? {
             Some(v) => Ok(Some(location(&v)?)),
             None => Ok(None),
         }
@@ -207,7 +225,7 @@ impl SledBackend {
             let swap = self
                 .index
                 .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
-                .map_err(engine)?;
+                .map_err(self.engine())?;
             let Err(cas) = swap else {
                 out.push(PutOutcome::Written);
                 continue;
@@ -220,7 +238,9 @@ impl SledBackend {
             if stored.as_deref() == Some(*bytes) {
                 out.push(PutOutcome::Existing);
             } else {
-                self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+                self.index
+                    .insert(id, &loc.encode()[..])
+                    .map_err(self.engine())?;
                 out.push(PutOutcome::Repaired);
             }
         }
@@ -231,7 +251,7 @@ impl SledBackend {
     fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
         let mut live: HashMap<u32, u64> = HashMap::new();
         for value in self.index.iter().values() {
-            let loc = location(&value.map_err(engine)?)?;
+            let loc = location(&value.map_err(self.engine())?)?;
             *live.entry(loc.pack).or_default() += loc.record_bytes();
         }
         Ok(live)
@@ -241,7 +261,7 @@ impl SledBackend {
     fn entries_in(&self, packs: &HashSet<u32>) -> StoreResult<Vec<(RawId, Location)>> {
         let mut out = Vec::new();
         for entry in self.index.iter() {
-            let (k, v) = entry.map_err(engine)?;
+            let (k, v) = entry.map_err(self.engine())?;
             let loc = location(&v)?;
             if packs.contains(&loc.pack) {
                 out.push((raw_id(&k)?, loc));
@@ -280,27 +300,28 @@ impl ObjectStore for SledBackend {
         Ok(self.store_objects(&[(id, bytes)])?[0])
     }
 
-    /// See [`SledBackend::store_objects`].
+    /// One pack write for the whole batch, then one index compare-and-swap per new object
+    /// (an object already indexed keeps its entry when its stored bytes are equal).
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
         let refs: Vec<(&RawId, &[u8])> = objects.iter().map(|(id, b)| (id, &b[..])).collect();
         self.store_objects(&refs)
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        self.index.contains_key(id).map_err(engine)
+        self.index.contains_key(id).map_err(self.engine())
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
         self.index
             .scan_prefix(prefix)
             .keys()
-            .map(|k| raw_id(&k.map_err(engine)?))
+            .map(|k| raw_id(&k.map_err(self.engine())?))
             .collect()
     }
 
     fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
         for key in self.index.iter().keys() {
-            if !f(raw_id(&key.map_err(engine)?)?) {
+            if !f(raw_id(&key.map_err(self.engine())?)?) {
                 break;
             }
         }
@@ -310,13 +331,13 @@ impl ObjectStore for SledBackend {
     /// Drops the index entry; the bytes leave the disk at the next
     /// [`ObjectStore::reclaim`].
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(self.index.remove(id).map_err(engine)?.is_some())
+        Ok(self.index.remove(id).map_err(self.engine())?.is_some())
     }
 
     /// Syncs the packs, then sled.
     fn flush(&self) -> StoreResult<()> {
         self.packs.sync()?;
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         Ok(())
     }
 
@@ -368,9 +389,9 @@ impl ObjectStore for SledBackend {
             let _ = self
                 .index
                 .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
-                .map_err(engine)?;
+                .map_err(self.engine())?;
         }
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         let mut victims: Vec<u32> = victims.into_iter().collect();
         victims.sort_unstable();
         for no in victims {
@@ -382,7 +403,11 @@ impl ObjectStore for SledBackend {
 
 impl RefStore for SledBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self.refs.get(name).map_err(engine)?.map(|v| v.to_vec()))
+        Ok(self
+            .refs
+            .get(name)
+            .map_err(self.engine())?
+            .map(|v| v.to_vec()))
     }
 
     fn cas_ref(
@@ -394,7 +419,7 @@ impl RefStore for SledBackend {
         Ok(self
             .refs
             .compare_and_swap(name, expected, new)
-            .map_err(engine)?
+            .map_err(self.engine())?
             .map_err(|cas| cas.current.map(|v| v.to_vec())))
     }
 
@@ -402,7 +427,7 @@ impl RefStore for SledBackend {
         self.refs
             .scan_prefix(prefix)
             .map(|entry| {
-                let (name, value) = entry.map_err(engine)?;
+                let (name, value) = entry.map_err(self.engine())?;
                 let name =
                     String::from_utf8(name.to_vec()).map_err(|e| StoreError::BadRefName {
                         name: e.into_bytes(),
@@ -415,7 +440,7 @@ impl RefStore for SledBackend {
 
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
-        Ok(self.db.size_on_disk().map_err(engine)? + self.packs.total_size()?)
+        Ok(self.db.size_on_disk().map_err(self.engine())? + self.packs.total_size()?)
     }
 }
 
