@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use memoir::key::Key;
 use memoir::object::{Blob, ObjectId};
 use memoir::prolly::Edit;
-use memoir::repo::graph::{cache_path, CommitGraph};
+use memoir::repo::graph_cache::{cache_path, CommitGraph};
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
 use proptest::prelude::*;

@@ -75,7 +75,8 @@ pub struct Args {
 }
 
 fn parse_policy(s: &str) -> Result<MergePolicy, String> {
-    s.parse().map_err(|e: memoir::memory::UnknownPolicy| e.to_string())
+    s.parse()
+        .map_err(|e: memoir::memory::UnknownPolicy| e.to_string())
 }
 
 /// Runs `remember`.

@@ -100,20 +100,19 @@ pub fn load_cache(path: &Path) -> LexicalIndex {
     index
 }
 
+/// Replaces the file at `path` with `bytes`, atomically and durably.
 fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
-    let io = |source| CacheError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(())
+    crate::store::write_atomically(path, bytes).map_err(|e| {
+        let source = match e {
+            crate::store::StoreError::Io { source, .. } => source,
+            other => std::io::Error::other(other),
+        };
+        CacheError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+        .into()
+    })
 }
 
 /// Writes the whole index to `path` atomically (a temporary file renamed over the old one)

@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use super::graph::CommitGraph;
+use super::graph_cache::CommitGraph;
 use super::{Repo, RepoResult};
 use crate::object::ObjectId;
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use super::diff::Op;
-use super::graph::{Changed, CommitGraph, FilterKey};
+use super::graph_cache::{Changed, CommitGraph, FilterKey};
 use super::walk::{dedup, Follow, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::filter::KeyFilter;
-use super::graph::CommitGraph;
+use super::graph_cache::CommitGraph;
 use super::walk::{AllParents, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;

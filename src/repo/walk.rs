@@ -23,7 +23,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use super::graph::CommitGraph;
+use super::graph_cache::CommitGraph;
 use super::RepoResult;
 use crate::object::ObjectId;
 

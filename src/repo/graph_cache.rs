@@ -1,12 +1,15 @@
-//! The commit graph: a derived cache of every known commit's parents, root, timestamp and
-//! generation number, with Bloom filters of the keys each commit changed.
+//! The commit graph cache: derived data, not history. It holds every known commit's parents,
+//! root, timestamp and generation number, with Bloom filters of the keys each commit
+//! changed, so that walks, merge bases and blame need not read and decode commits one by
+//! one.
 //!
-//! It is derived data kept beside the store (`<store>/cache/commit-graph`, only in memory
-//! for a store without a directory): never hashed, never part of history. Entries are named
-//! by commit id and commits are immutable, so an entry can never be stale, only missing;
-//! entries for commits the store does not hold (a cache copied from another store, commits
-//! removed by gc) are never asked for and do no harm. A file that is unreadable, of another
-//! version, fails its checksum or is inconsistent is ignored and rebuilt from the commits.
+//! It is kept beside the store (`<store>/cache/commit-graph`, only in memory for a store
+//! without a directory), never hashed, never part of history, and can be deleted at any
+//! time: everything in it is recomputed from the commits. Entries are named by commit id
+//! and commits are immutable, so an entry can never be stale, only missing; entries for
+//! commits the store does not hold (a cache copied from another store, commits removed by
+//! gc) are never asked for and do no harm. A file that is unreadable, of another version,
+//! fails its checksum or is inconsistent is ignored and rebuilt from the commits.
 //!
 //! Entries are appended in topological order (every parent before its children), so a
 //! commit's parents are positions smaller than its own. Extending the graph to a tip reads
@@ -46,7 +49,7 @@ const COMMIT_BYTES: usize = 32 + 32 + 8 + 4 + 4;
 const SLOT_BYTES: usize = 12;
 const CHECKSUM: usize = 16;
 
-/// The file name of the commit graph cache inside a store directory.
+/// Where the commit graph cache of the store at `store_dir` lives.
 pub fn cache_path(store_dir: &Path) -> PathBuf {
     store_dir.join("cache").join("commit-graph")
 }
@@ -102,7 +105,7 @@ impl Default for CommitGraph {
     }
 }
 
-/// The commit graph; see the module docs.
+/// The commit graph cache, in memory; see the module docs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommitGraph {
     ids: Vec<ObjectId>,
@@ -437,23 +440,16 @@ impl CommitGraph {
             .unwrap_or_default()
     }
 
-    /// Writes the graph to `path` atomically (a temporary file renamed over the old one).
-    pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(&tmp, self.to_bytes())?;
-        if let Err(e) = std::fs::rename(&tmp, path) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
+    /// Writes the graph to `path`, atomically and durably (a synced temporary file renamed
+    /// over the old one).
+    pub fn save(&mut self, path: &Path) -> RepoResult<()> {
+        crate::store::write_atomically(path, &self.to_bytes())?;
         self.dirty = false;
         Ok(())
     }
 
     /// Adds every commit reachable from `tips` that the graph lacks, reading it from the
-    /// store (filters are left to [`CommitGraph::compute_filters`]).
+    /// store (filters are left to [`CommitGraph::fill_filters`]).
     pub fn extend(&mut self, repo: &Repo, tips: &[ObjectId]) -> RepoResult<()> {
         // Depth-first, appending a commit once all its parents are in.
         let mut stack: Vec<(ObjectId, super::Commit)> = Vec::new();
