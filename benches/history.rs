@@ -226,9 +226,9 @@ fn benches(c: &mut Criterion, fx: &Fixture) {
         graph.len(),
         started.elapsed().as_secs_f64() * 1000.0
     );
-    let path = memoir::repo::graph::cache_path(repo.store().path().unwrap());
+    let path = memoir::repo::graph_cache::cache_path(repo.store().path().unwrap());
     let started = Instant::now();
-    let loaded = memoir::repo::graph::CommitGraph::load(&path);
+    let loaded = memoir::repo::graph_cache::CommitGraph::load(&path);
     eprintln!(
         "[graph] cache file {} bytes, loaded ({} commits) in {:.2} ms",
         std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
@@ -255,7 +255,7 @@ fn benches(c: &mut Criterion, fx: &Fixture) {
         b.iter(|| black_box(repo.blame_with(&tip, &hot, None, false).unwrap()))
     });
     g.bench_function("graph_load_10k_commits", |b| {
-        b.iter(|| black_box(memoir::repo::graph::CommitGraph::load(&path)))
+        b.iter(|| black_box(memoir::repo::graph_cache::CommitGraph::load(&path)))
     });
     g.bench_function("blame_hot_key_limit_10", |b| {
         b.iter(|| black_box(repo.blame(&tip, &hot, Some(10)).unwrap()))

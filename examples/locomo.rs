@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use memoir::calendar;
 use memoir::key::Key;
 use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
@@ -54,25 +55,15 @@ fn session_time(text: &str) -> f64 {
         hour += 12;
     }
     let minute: i64 = m.parse().unwrap_or(0);
-    let day: i64 = words.get(3).and_then(|d| d.parse().ok()).unwrap_or(1);
+    let day: u32 = words.get(3).and_then(|d| d.parse().ok()).unwrap_or(1);
     let month = words
         .get(4)
-        .and_then(|w| memoir::recall::lexical::MONTHS.iter().position(|x| x == w))
-        .unwrap_or(0) as i64
+        .and_then(|w| calendar::MONTHS.iter().position(|x| x == w))
+        .unwrap_or(0) as u32
         + 1;
     let year: i64 = words.get(5).and_then(|y| y.parse().ok()).unwrap_or(1970);
-    // Days from the civil date (proleptic Gregorian).
-    let (y, mo) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * mo + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    (days * 86_400 + hour * 3600 + minute * 60) as f64
+    let days = calendar::days_from_civil(year, month, day);
+    (days * calendar::SECS_PER_DAY + hour * 3600 + minute * 60) as f64
 }
 
 fn median_p95(mut v: Vec<f64>) -> (f64, f64) {

@@ -1,22 +1,37 @@
 //! memoir: git for an AI agent's memory.
 //!
-//! Layers, bottom up: [`store`] (object bytes and refs on a backend), [`object`] (ids,
-//! canonical encoding, verified reads), [`key`] (taxonomy keys and their ordered encoding),
-//! [`prolly`] (the counted, content-defined search tree), [`repo`] (commits and refs),
-//! [`memory`] (memory records and write policies), [`recall`] (lexical search and the LLM
-//! picker), [`llm`] (model providers); then the application layer [`app`] and its handle
-//! [`Memoir`], which every face (command line, MCP, web, Python) calls.
+//! Layers, bottom up; a layer uses only those below it:
+//! - [`store`]: object bytes and refs on a backend;
+//! - [`object`]: ids, canonical encoding, verified reads;
+//! - [`key`], [`glob`], [`calendar`]: taxonomy keys and their ordered encoding, key
+//!   patterns, dates (one layer of shared vocabulary);
+//! - [`prolly`]: the counted, content-defined search tree;
+//! - [`repo`]: commits, refs and revisions;
+//! - [`llm`]: model providers and the reading of their replies;
+//! - [`memory`]: memory records and write policies;
+//! - [`recall`]: lexical search and the LLM picker;
+//! - [`app`]: the application layer, whose handle [`Memoir`] every face (command line,
+//!   MCP, web, Python) calls.
 #![warn(missing_docs)]
 
+// One group per layer, bottom up (blank lines keep rustfmt from sorting the layers).
+pub mod store;
+
+pub mod object;
+
+pub mod calendar;
 pub mod glob;
 pub mod key;
-pub mod llm;
-pub mod memory;
-pub mod object;
+
 pub mod prolly;
-pub mod recall;
+
 pub mod repo;
-pub mod store;
+
+pub mod llm;
+
+pub mod memory;
+
+pub mod recall;
 
 pub mod app;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use memoir::key::Key;
 use memoir::object::{Blob, ObjectId};
 use memoir::prolly::Edit;
-use memoir::repo::graph::{cache_path, CommitGraph};
+use memoir::repo::graph_cache::{cache_path, CommitGraph};
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
 use proptest::prelude::*;
@@ -169,7 +169,7 @@ fn run(acts: &[Act]) {
     let fresh = repo.commit_graph(&tips, true).unwrap();
     assert_eq!(entries(&fresh, &tips), entries(&incremental, &tips));
     // Ancestry answers agree with a walk of the commit objects.
-    for a in &tips {
+    let ancestors = |a: &ObjectId| {
         let mut anc = HashSet::new();
         let mut todo = vec![*a];
         while let Some(c) = todo.pop() {
@@ -177,9 +177,24 @@ fn run(acts: &[Act]) {
                 todo.extend(repo.read_commit(&c).unwrap().parents);
             }
         }
+        anc
+    };
+    for a in &tips {
+        let anc = ancestors(a);
         assert_eq!(repo.reachable(&[*a]).unwrap(), anc);
         for b in &tips {
             assert_eq!(repo.is_ancestor(b, a).unwrap(), anc.contains(b));
+            // Merge bases: the common ancestors that are no other common ancestor's
+            // ancestor, newest first, ties by id.
+            let common: HashSet<ObjectId> = anc.intersection(&ancestors(b)).copied().collect();
+            let mut best: Vec<(i64, ObjectId)> = common
+                .iter()
+                .filter(|c| !common.iter().any(|d| d != *c && ancestors(d).contains(*c)))
+                .map(|c| (-repo.read_commit(c).unwrap().timestamp, *c))
+                .collect();
+            best.sort();
+            let want: Vec<ObjectId> = best.into_iter().map(|(_, c)| c).collect();
+            assert_eq!(repo.merge_bases(a, b).unwrap(), want);
         }
     }
 }

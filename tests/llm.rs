@@ -242,7 +242,7 @@ impl Inventory for Fixed {
     fn keys(&self) -> &[String] {
         &self.keys
     }
-    fn sample(&self, key: &str) -> Result<String, String> {
+    fn sample(&self, key: &str) -> Result<String, picker::SampleError> {
         Ok(format!("content of {key}"))
     }
 }

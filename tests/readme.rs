@@ -88,3 +88,59 @@ fn readme_quickstart_runs() {
     }
     assert!(ran >= 10);
 }
+
+/// The README's first command ends in `memoir tour`: the tour runs every step with the real
+/// binary, each step succeeds, and it removes its throwaway store.
+#[test]
+fn the_tour_runs_and_cleans_up() {
+    let out = Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .arg("tour")
+        .env_remove("MEMOIR_STORE")
+        .env_remove("MEMOIR_JSON")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    for expected in [
+        "$ memoir remember 'Production runs PostgreSQL 16' -p infra.database",
+        "default:infra.database",
+        "$ memoir merge agent-1 --into main",
+        "✓ Store is sound",
+        "The tour's store was removed",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing {expected:?} in:\n{stdout}"
+        );
+    }
+    let store = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("$ memoir new "))
+        .expect("the tour creates its store first");
+    assert!(
+        !std::path::Path::new(store).exists(),
+        "{store} was left behind"
+    );
+}
+
+/// `memoir tour --keep DIR` leaves the store for exploring, sound and with its history.
+#[test]
+fn the_tour_can_keep_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("kept");
+    let out = Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .arg("tour")
+        .arg("--keep")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let log = Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .arg("-s")
+        .arg(&store)
+        .args(["log", "-n", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(log.stdout).unwrap();
+    assert!(text.contains("Merge branch 'agent-1' into main"), "{text}");
+}

@@ -11,6 +11,7 @@
 mod branch;
 mod clock;
 mod error;
+mod forget;
 mod get;
 mod history;
 mod hold;
@@ -19,7 +20,12 @@ mod input;
 mod maintenance;
 mod merge;
 mod proof;
+mod recall;
+mod remember;
+mod search;
 mod status;
+mod summarize;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,17 +45,30 @@ use crate::store::{OpenOptions, Store};
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
+pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
 pub use get::{GetItem, GetOutcome};
 pub use history::{
     BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,
     LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,
 };
 pub use hold::StoreHold;
+pub use input::{check_confidence, check_content, refuse_secrets};
 pub use input::{parse_key, MAX_CONTENT_BYTES};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use proof::{ProofOutcome, VerifyOutcome};
+pub use remember::{
+    ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
+};
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
+
+pub use crate::recall::Sort;
+pub use recall::{
+    LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
+};
+pub use search::{SearchHit, SearchOutcome, SearchRequest};
+pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 
 /// Settings of a [`Memoir`] handle, filled by the face from its flags and environment.
 #[derive(Debug, Clone)]

@@ -15,8 +15,6 @@ use memoir::key::{Key, DEFAULT_NAMESPACE};
 use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
 use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
 use memoir::object::ObjectId;
-use memoir::prolly::Edit;
-use memoir::repo::revision::format_iso8601;
 use memoir::repo::{Head, Repo, RepoError, Signature};
 use memoir::store::{OpenOptions, Store};
 
@@ -172,17 +170,6 @@ pub struct BranchArg {
     pub branch: Option<String>,
 }
 
-/// Where a write goes: a branch, its current tip, and whether it must be created first.
-#[derive(Debug, Clone)]
-pub struct WriteTarget {
-    /// Branch name.
-    pub branch: String,
-    /// The commit the edits apply to.
-    pub base: ObjectId,
-    /// Whether the branch exists already (else it is created at `base` on commit).
-    pub exists: bool,
-}
-
 /// What a command runs with.
 #[derive(Debug, Clone)]
 pub struct Ctx {
@@ -228,11 +215,6 @@ impl Ctx {
             true => self.app.open_store_held()?,
             false => Store::open(&self.store_path, &self.open_options())?,
         })
-    }
-
-    /// Whether the store is held open between calls (a server).
-    pub fn holds(&self) -> bool {
-        self.app.options().keep_open
     }
 
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
@@ -343,56 +325,6 @@ pub fn read_target(
             Ok((name, id))
         }
     }
-}
-
-/// The branch a write goes to: `--branch` (created from HEAD at commit time if missing), else
-/// the branch HEAD is on (a detached HEAD is an error).
-pub fn write_target(repo: &Repo, branch: Option<&str>) -> Result<WriteTarget, CliError> {
-    match branch {
-        Some(b) => {
-            memoir::repo::revision::validate_branch_name(b)?;
-            match repo.branch_tip(b) {
-                Ok(tip) => Ok(WriteTarget {
-                    branch: b.to_string(),
-                    base: tip,
-                    exists: true,
-                }),
-                Err(RepoError::BranchNotFound(_)) => Ok(WriteTarget {
-                    branch: b.to_string(),
-                    base: repo.head_commit()?,
-                    exists: false,
-                }),
-                Err(e) => Err(e.into()),
-            }
-        }
-        None => match repo.head()? {
-            Head::Branch(b) => Ok(WriteTarget {
-                base: repo.branch_tip(&b)?,
-                branch: b,
-                exists: true,
-            }),
-            Head::Detached(id) => Err(CliError::invalid(format!(
-                "HEAD is detached at {}; check out a branch or pass --branch",
-                id.short(8)
-            ))),
-        },
-    }
-}
-
-/// Records one commit of `edits` on the target branch (creating it first if needed); returns
-/// the commit id and its ISO 8601 date.
-pub fn commit_to(
-    repo: &Repo,
-    target: &WriteTarget,
-    edits: Vec<Edit>,
-    sig: &Signature,
-    message: &str,
-) -> Result<(ObjectId, String), CliError> {
-    if !target.exists {
-        repo.create_branch(&target.branch, &target.base)?;
-    }
-    let id = repo.commit(&target.branch, edits, sig, message)?;
-    Ok((id, format_iso8601(sig.timestamp)))
 }
 
 /// The read point of `--at` and `--branch`.

@@ -2,14 +2,10 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
+use memoir::app::ReadPoint;
 
-use memoir::key::{namespace_prefix, validate_namespace};
-use memoir::memory::read_record;
-use memoir::prolly::{prefix_range, KeyRange};
-
-use super::context::{absolute, read_target, resolve_rev, BranchArg, Ctx};
-use super::output::{esc, sorted, CliError, Report};
+use super::context::{absolute, BranchArg, Ctx};
+use super::output::{esc, CliError, Report};
 
 /// Write every memory as JSON Lines (stdout, or a file with -o)
 #[derive(Debug, clap::Args)]
@@ -32,45 +28,26 @@ pub struct Args {
 
 /// Runs `export`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    if let Some(ns) = &args.namespace {
-        validate_namespace(ns)?;
-    }
-    let repo = ctx.open_repo()?;
-    let commit = match &args.at {
-        Some(rev) => resolve_rev(ctx, &repo, rev)?,
-        None => read_target(&repo, args.branch.branch.as_deref())?.1,
+    let at = ReadPoint {
+        at: args.at,
+        branch: args.branch.branch,
     };
-    let root = repo.root_of(&commit)?;
-    let range = match &args.namespace {
-        Some(ns) => prefix_range(&namespace_prefix(ns)),
-        None => KeyRange::all(),
-    };
-    let entries = repo.tree().collect(&root, &range)?;
-    let mut out = String::new();
-    for (_, id) in &entries {
-        let rec = read_record(repo.objects(), id)?;
-        out.push_str(&serde_json::to_string(&sorted(rec.to_json())).unwrap_or_default());
-        out.push('\n');
-    }
-    drop(repo);
-    let count = entries.len();
+    let out = ctx.app.export(args.namespace.as_deref(), &at)?;
+    let lines = out.to_jsonl();
+    let mut r = Report::of(&out);
     match &args.output {
-        None => {
-            let mut r = Report::new(json!({}));
-            r.raw = Some(out);
-            Ok(r)
-        }
+        None => r.raw = Some(lines),
         Some(path) => {
-            std::fs::write(path, out)
+            std::fs::write(path, lines)
                 .map_err(|e| CliError::invalid(format!("cannot write {}: {e}", path.display())))?;
             let shown = absolute(path).display().to_string();
-            Ok(Report::new(json!({
-                "success": true, "count": count, "path": shown, "commit": commit.to_hex(),
-            }))
-            .line(
-                ctx.style
-                    .ok(&format!("Exported {count} memories to {}", esc(&shown))),
-            ))
+            r.json["path"] = shown.clone().into();
+            r.lines.push(ctx.style.ok(&format!(
+                "Exported {} memories to {}",
+                out.count,
+                esc(&shown)
+            )));
         }
     }
+    Ok(r)
 }

@@ -3,11 +3,9 @@
 //! `--purge` erases the key from every commit of every branch instead (history is rewritten
 //! and commit ids change), then removes what became unreachable.
 
-use serde_json::json;
+use memoir::app::ForgetRequest;
 
-use memoir::prolly::Edit;
-
-use super::context::{commit_to, parse_key, write_target, BranchArg, Ctx, WriteArgs};
+use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{esc, CliError, Report};
 
 /// Remove the memory at KEY (a new commit; history keeps the old value)
@@ -36,75 +34,22 @@ pub struct Args {
 
 /// Runs `forget`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    let key = parse_key(&args.key, args.namespace.as_deref())?;
-    let repo = ctx.open_repo()?;
-    let target = write_target(&repo, args.branch.branch.as_deref())?;
-    let root = repo.root_of(&target.base)?;
-    if repo.tree().get(&root, &key.encode())?.is_none() {
-        return Err(CliError::not_found(format!(
-            "memory '{key}' not found on {}; nothing to forget",
-            target.branch
-        )));
-    }
-    if args.purge {
-        return purge(ctx, repo, &key, &target.branch);
-    }
-    let message = format!("Delete {} from {}", key.path(), key.namespace());
-    let sig = ctx.signature(&args.write);
-    let (id, _) = commit_to(
-        &repo,
-        &target,
-        vec![Edit::Delete(key.encode())],
-        &sig,
-        &message,
-    )?;
-    drop(repo);
-    let json = json!({
-        "success": true,
-        "key": key.path(),
-        "namespace": key.namespace(),
-        "commit_hash": id.to_hex(),
-        "message": message,
-    });
-    Ok(Report::new(json).line(ctx.style.ok(&format!(
-        "Forgot {} (commit {})",
-        esc(&key.to_string()),
-        id.short(8)
-    ))))
-}
-
-fn purge(
-    ctx: &Ctx,
-    repo: memoir::repo::Repo,
-    key: &memoir::key::Key,
-    branch: &str,
-) -> Result<Report, CliError> {
-    let report = repo.purge(&key.encode())?;
-    let tip = repo.branch_tip(branch)?;
-    drop(repo);
-    // The search index holds contents verbatim: it goes too (rebuilt on the next search).
-    memoir::recall::remove_cache(&ctx.abs_store_path())?;
-    let message = format!(
-        "Purged {} from {}: {} commits rewritten, {} refs moved, {} objects removed",
-        key.path(),
-        key.namespace(),
-        report.commits_rewritten,
-        report.refs_moved,
-        report.gc.objects_removed
-    );
-    let json = json!({
-        "success": true,
-        "key": key.path(),
-        "namespace": key.namespace(),
-        "commit_hash": tip.to_hex(),
-        "message": message,
-        "purged": {
-            "commits_with_key": report.commits_with_key,
-            "commits_rewritten": report.commits_rewritten,
-            "refs_moved": report.refs_moved,
-            "objects_removed": report.gc.objects_removed,
-            "bytes_removed": report.gc.bytes_removed,
-        },
-    });
-    Ok(Report::new(json).line(ctx.style.ok(&esc(&message))))
+    let req = ForgetRequest {
+        key: args.key,
+        namespace: args.namespace,
+        purge: args.purge,
+    };
+    let out = ctx
+        .app
+        .forget(&req, &ctx.write_as(&args.write, &args.branch))?;
+    let line = if out.purged.is_some() {
+        esc(&out.message)
+    } else {
+        format!(
+            "Forgot {} (commit {})",
+            esc(&out.full_key),
+            out.commit.short(8)
+        )
+    };
+    Ok(Report::of(&out).line(ctx.style.ok(&line)))
 }

@@ -26,6 +26,7 @@ mod remember;
 mod search;
 mod status;
 mod summarize;
+mod tour;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -140,6 +141,8 @@ enum Command {
     Verify(proof::VerifyArgs),
     /// Serve the store to an agent host over MCP (stdio, or HTTP on loopback)
     Mcp(mcp::Args),
+    /// Walk through memoir on a throwaway store
+    Tour(tour::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -166,6 +169,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Proof(a) => proof::proof(ctx, a),
         Command::Verify(a) => proof::verify(ctx, a),
         Command::Mcp(a) => mcp::run(ctx, a),
+        Command::Tour(a) => tour::run(ctx, a),
     }
 }
 

@@ -1,10 +1,5 @@
 //! `memoir status`: where the store is, which branch, how many commits and memories.
 
-use memoir::key::{group_prefix, split_encoded};
-use memoir::object::ObjectId;
-use memoir::prolly::KeyRange;
-use memoir::repo::Repo;
-
 use super::context::Ctx;
 use super::output::{esc, CliError, Report};
 
@@ -12,17 +7,6 @@ use super::output::{esc, CliError, Report};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:\n  memoir -s ./memory status\n  memoir -s ./memory --json status")]
 pub struct Args {}
-
-/// The namespaces of a tree, sorted, with their key counts: O(namespaces x height).
-pub fn namespace_counts(repo: &Repo, root: &ObjectId) -> Result<Vec<(String, u64)>, CliError> {
-    let groups = repo
-        .tree()
-        .histogram(root, &KeyRange::all(), &|k| group_prefix(k, 0))?;
-    Ok(groups
-        .into_iter()
-        .map(|(g, n)| (split_encoded(&g).0, n))
-        .collect())
-}
 
 /// Runs `status`.
 pub fn run(ctx: &Ctx, _args: Args) -> Result<Report, CliError> {

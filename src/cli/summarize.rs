@@ -2,18 +2,12 @@
 //! match globs (`--keys`). Counts come from the tree's subtree counts: O(groups x height)
 //! node reads; only `--keys` visits keys (of the namespaces in scope).
 
-use std::collections::BTreeMap;
-
 use clap::ValueEnum;
-use serde_json::{json, Map, Value};
 
-use memoir::glob::KeyGlobs;
-use memoir::key::{group_prefix, namespace_prefix, split_encoded, validate_namespace};
-use memoir::prolly::prefix_range;
+use memoir::app::{SummarizeRequest, SummaryKind};
 
-use super::context::{open_read, AtArg, BranchArg, Ctx};
+use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-use super::status::namespace_counts;
 
 const HELP: &str = "\
 Examples:
@@ -39,13 +33,13 @@ pub enum Kind {
     Places,
 }
 
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::All => "all",
-            Kind::Taxonomy => "taxonomy",
-            Kind::Timeline => "timeline",
-            Kind::Places => "places",
+impl From<Kind> for SummaryKind {
+    fn from(k: Kind) -> Self {
+        match k {
+            Kind::All => SummaryKind::All,
+            Kind::Taxonomy => SummaryKind::Taxonomy,
+            Kind::Timeline => SummaryKind::Timeline,
+            Kind::Places => SummaryKind::Places,
         }
     }
 }
@@ -74,118 +68,40 @@ pub struct Args {
 
 /// Runs `summarize`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    let globs = if args.keys.is_empty() {
-        None
-    } else {
-        Some(KeyGlobs::new(&args.keys)?)
+    let req = SummarizeRequest {
+        kind: args.kind.into(),
+        namespace: args.namespace,
+        keys: args.keys,
+        depth: args.depth.map(|d| d as usize),
     };
-    if let Some(ns) = &args.namespace {
-        validate_namespace(ns)?;
-    }
-    let depth = args.depth.map(|d| d as usize);
-    let (repo, _, root) = open_read(ctx, &args.at, &args.branch)?;
-    let all = namespace_counts(&repo, &root)?;
-    let scope: Vec<(String, u64)> = match &args.namespace {
-        None => all,
-        Some(ns) => match all.iter().find(|(n, _)| n == ns) {
-            Some(found) => vec![found.clone()],
-            None => {
-                let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-                return Err(CliError::invalid(format!(
-                    "namespace '{ns}' not found; namespaces: {}",
-                    if names.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        names.join(", ")
-                    }
-                )));
-            }
-        },
-    };
-
-    // --keys: the matching paths of each namespace in scope.
-    let mut matching: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut prefix_counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-    if let Some(g) = &globs {
-        for (ns, _) in &scope {
-            let mut hits = Vec::new();
-            repo.tree()
-                .scan(&root, &prefix_range(&namespace_prefix(ns)), &mut |k, _| {
-                    let (_, path) = split_encoded(k);
-                    if g.matches(&path) {
-                        if let Some(d) = depth {
-                            let (_, group) = split_encoded(group_prefix(k, d));
-                            *prefix_counts
-                                .entry(ns.clone())
-                                .or_default()
-                                .entry(group)
-                                .or_insert(0) += 1;
-                        }
-                        hits.push(path);
-                    }
-                    true
-                })?;
-            if !hits.is_empty() {
-                matching.insert(ns.clone(), hits);
-            }
-        }
-    } else if let Some(d) = depth {
-        for (ns, _) in &scope {
-            let groups =
-                repo.tree()
-                    .histogram(&root, &prefix_range(&namespace_prefix(ns)), &|k| {
-                        group_prefix(k, d)
-                    })?;
-            let m = prefix_counts.entry(ns.clone()).or_default();
-            for (g, n) in groups {
-                m.insert(split_encoded(&g).1, n);
-            }
-        }
-    }
-    drop(repo);
-
-    let total: u64 = scope.iter().map(|(_, n)| n).sum();
-    let mut v = Map::new();
-    v.insert("success".into(), json!(true));
-    v.insert("type".into(), json!(args.kind.name()));
-    v.insert("namespace_filter".into(), json!(args.namespace));
-    v.insert("total_namespaces".into(), json!(scope.len()));
-    v.insert("total_memories".into(), json!(total));
-    v.insert(
-        "namespaces".into(),
-        Value::Object(scope.iter().map(|(n, c)| (n.clone(), json!(c))).collect()),
-    );
-    if globs.is_some() {
-        v.insert("matching_keys".into(), json!(matching));
-    }
-    if let Some(d) = depth {
-        v.insert("depth".into(), json!(d));
-        v.insert("prefix_counts".into(), json!(prefix_counts));
-    }
-
+    let out = ctx
+        .app
+        .summarize(&req, &read_point(&args.at, &args.branch))?;
+    let scope = &out.namespaces;
     let s = &ctx.style;
     let mut lines = vec![s.info(&format!(
-        "{total} memories in {} namespace{}",
+        "{} memories in {} namespace{}",
+        out.total_memories,
         scope.len(),
         if scope.len() == 1 { "" } else { "s" }
     ))];
-    for (ns, n) in &scope {
+    for (ns, n) in scope {
         lines.push(format!("  {}: {n}", s.bold(&esc(ns))));
-        if let Some(pc) = prefix_counts.get(ns) {
+        if let Some(pc) = out.prefix_counts.as_ref().and_then(|p| p.get(ns)) {
             for (p, c) in pc {
                 lines.push(format!("    {}: {c}", esc(p)));
             }
         }
-        if let Some(keys) = matching.get(ns) {
+        if let Some(keys) = out.matching_keys.as_ref().and_then(|m| m.get(ns)) {
             for k in keys {
                 lines.push(format!("    {}", esc(k)));
             }
         }
     }
-    if globs.is_some() && matching.is_empty() {
+    if out.matching_keys.as_ref().is_some_and(|m| m.is_empty()) {
         lines.push(s.info("no keys match"));
     }
-    let mut r = Report::new(Value::Object(v));
+    let mut r = Report::of(&out);
     r.lines = lines;
     r.data = true;
     Ok(r)

@@ -3,7 +3,10 @@
 //! Three kinds: an OpenAI-compatible chat-completions endpoint (OpenAI, llama.cpp's server,
 //! Ollama, vLLM, ... at any base URL), the Anthropic messages API, and an external command
 //! that reads the prompt on stdin and answers on stdout. Every call has a timeout. The
-//! configuration is passed in; nothing here reads the environment.
+//! configuration is passed in; nothing here reads the environment. [`reply`] reads the
+//! names a reply lists.
+
+pub mod reply;
 
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};

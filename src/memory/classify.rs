@@ -24,10 +24,10 @@ use serde_json::Value;
 
 use super::ModelError;
 use crate::key::{group_prefix, namespace_prefix, split_encoded, Key, MAX_SEGMENT_BYTES};
+use crate::llm::reply::{json_names, line_name, strip_code_fences};
 use crate::llm::Llm;
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, NodeStore, ProllyResult};
-use crate::recall::picker::{json_names, line_name, strip_code_fences};
 
 /// Most paths a memory is stored under by the classifier.
 pub const MAX_PATHS: usize = 2;

@@ -19,8 +19,8 @@ pub mod secrets;
 pub use classify::{classify, existing_prefixes, Classification};
 pub use llm_merge::{merge_contents, MergeReply};
 pub use policy::{
-    default_policy, parse_facet_cap, union, write, write_merged, Conflict, FacetCap, Incoming,
-    MergePolicy, Outcome, DEFAULT_FACET_MAX_ENTRIES,
+    default_policy, parse_facet_cap, union, write, write_merged, BadFacetCap, Conflict, FacetCap,
+    Incoming, MergePolicy, Outcome, UnknownPolicy, DEFAULT_FACET_MAX_ENTRIES,
 };
 
 use serde_json::{json, Map, Value};

@@ -70,18 +70,28 @@ impl fmt::Display for MergePolicy {
     }
 }
 
+/// A merge policy name that names none of [`MergePolicy::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown merge policy {name:?}; expected one of {}", policy_names())]
+pub struct UnknownPolicy {
+    /// The name given, as given.
+    pub name: String,
+}
+
+/// The names of every policy, comma-separated, for messages.
+fn policy_names() -> String {
+    let names: Vec<_> = MergePolicy::ALL.iter().map(|p| p.as_str()).collect();
+    names.join(", ")
+}
+
 impl FromStr for MergePolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, UnknownPolicy> {
         MergePolicy::ALL
             .into_iter()
             .find(|p| p.as_str() == s.trim())
-            .ok_or_else(|| {
-                let names: Vec<_> = MergePolicy::ALL.iter().map(|p| p.as_str()).collect();
-                format!(
-                    "unknown merge policy {s:?}; expected one of {}",
-                    names.join(", ")
-                )
+            .ok_or_else(|| UnknownPolicy {
+                name: s.to_string(),
             })
     }
 }
@@ -122,16 +132,26 @@ impl Default for FacetCap {
     }
 }
 
+/// A facet cap setting that is neither a count nor `0` nor `none`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("facet cap {text:?} is not a count, 0 or none")]
+pub struct BadFacetCap {
+    /// The setting, trimmed.
+    pub text: String,
+}
+
 /// Parses the facet cap setting: absent = the default (50), `0` or `none` = no cap, else a
 /// positive count.
-pub fn parse_facet_cap(text: Option<&str>) -> Result<FacetCap, String> {
+pub fn parse_facet_cap(text: Option<&str>) -> Result<FacetCap, BadFacetCap> {
     match text.map(str::trim) {
         None | Some("") => Ok(FacetCap::default()),
         Some(t) if t.eq_ignore_ascii_case("none") || t == "0" => Ok(FacetCap::Unlimited),
         Some(t) => t
             .parse::<usize>()
             .map(FacetCap::Max)
-            .map_err(|_| format!("facet cap {t:?} is not a count, 0 or none")),
+            .map_err(|_| BadFacetCap {
+                text: t.to_string(),
+            }),
     }
 }
 
@@ -441,6 +461,11 @@ mod tests {
             Ok(MergePolicy::MergeOnRead)
         );
         assert!("merge".parse::<MergePolicy>().is_err());
+        assert_eq!(
+            " merge".parse::<MergePolicy>().unwrap_err().to_string(),
+            "unknown merge policy \" merge\"; expected one of append, replace, \
+             confidence_gated, llm_merge, merge_on_read, reject"
+        );
     }
 
     #[test]
@@ -592,6 +617,10 @@ mod tests {
         assert_eq!(parse_facet_cap(Some("none")), Ok(FacetCap::Unlimited));
         assert_eq!(parse_facet_cap(Some("7")), Ok(FacetCap::Max(7)));
         assert!(parse_facet_cap(Some("-1")).is_err());
+        assert_eq!(
+            parse_facet_cap(Some(" -1 ")).unwrap_err().to_string(),
+            "facet cap \"-1\" is not a count, 0 or none"
+        );
     }
 
     #[test]

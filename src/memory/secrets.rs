@@ -29,6 +29,20 @@ pub enum SecretKind {
 }
 
 impl SecretKind {
+    /// The rule's name, stable for messages and scripts (`aws_access_key`, ...).
+    pub fn rule(self) -> &'static str {
+        match self {
+            SecretKind::SkApiKey => "sk_api_key",
+            SecretKind::AwsAccessKey => "aws_access_key",
+            SecretKind::GitHubToken => "github_token",
+            SecretKind::SlackToken => "slack_token",
+            SecretKind::GoogleApiKey => "google_api_key",
+            SecretKind::PrivateKey => "private_key",
+            SecretKind::BearerToken => "bearer_token",
+            SecretKind::Assignment => "secret_assignment",
+        }
+    }
+
     /// A short description for messages.
     pub fn describe(self) -> &'static str {
         match self {
@@ -215,5 +229,6 @@ mod tests {
         let inside = format!("mask-{}", "a".repeat(30));
         assert_eq!(detect(&inside), None);
         assert!(SecretKind::SkApiKey.describe().contains("sk-"));
+        assert_eq!(SecretKind::AwsAccessKey.rule(), "aws_access_key");
     }
 }

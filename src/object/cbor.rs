@@ -47,12 +47,18 @@ pub enum CborError {
     Trailing(usize),
 }
 
-const MAJOR_UINT: u8 = 0;
-const MAJOR_NINT: u8 = 1;
-const MAJOR_BYTES: u8 = 2;
-const MAJOR_TEXT: u8 = 3;
-const MAJOR_ARRAY: u8 = 4;
-const MAJOR_MAP: u8 = 5;
+/// Major type of unsigned integers.
+pub const MAJOR_UINT: u8 = 0;
+/// Major type of negative integers.
+pub const MAJOR_NINT: u8 = 1;
+/// Major type of byte strings.
+pub const MAJOR_BYTES: u8 = 2;
+/// Major type of text strings.
+pub const MAJOR_TEXT: u8 = 3;
+/// Major type of arrays.
+pub const MAJOR_ARRAY: u8 = 4;
+/// Major type of maps.
+pub const MAJOR_MAP: u8 = 5;
 
 const FALSE: u8 = 0xf4;
 const TRUE: u8 = 0xf5;
@@ -67,6 +73,31 @@ pub fn head_len(value: u64) -> usize {
         0x100..=0xffff => 3,
         0x1_0000..=0xffff_ffff => 5,
         _ => 9,
+    }
+}
+
+/// Appends the shortest head of major type `major` (`MAJOR_*`) with argument `value` (an
+/// integer, a length or a count) to `buf`. [`Encoder`] writes every head with it; code that
+/// lays out canonical items in a buffer of its own (the tree's node chunker) uses it too, so
+/// the profile has one head encoding.
+#[inline]
+pub fn write_head(buf: &mut Vec<u8>, major: u8, value: u64) {
+    let m = major << 5;
+    match value {
+        0..=23 => buf.push(m | value as u8),
+        24..=0xff => buf.extend_from_slice(&[m | 24, value as u8]),
+        0x100..=0xffff => {
+            buf.push(m | 25);
+            buf.extend_from_slice(&(value as u16).to_be_bytes());
+        }
+        0x1_0000..=0xffff_ffff => {
+            buf.push(m | 26);
+            buf.extend_from_slice(&(value as u32).to_be_bytes());
+        }
+        _ => {
+            buf.push(m | 27);
+            buf.extend_from_slice(&value.to_be_bytes());
+        }
     }
 }
 
@@ -90,23 +121,7 @@ impl Encoder {
     }
 
     fn head(&mut self, major: u8, value: u64) {
-        let m = major << 5;
-        match value {
-            0..=23 => self.buf.push(m | value as u8),
-            24..=0xff => self.buf.extend_from_slice(&[m | 24, value as u8]),
-            0x100..=0xffff => {
-                self.buf.push(m | 25);
-                self.buf.extend_from_slice(&(value as u16).to_be_bytes());
-            }
-            0x1_0000..=0xffff_ffff => {
-                self.buf.push(m | 26);
-                self.buf.extend_from_slice(&(value as u32).to_be_bytes());
-            }
-            _ => {
-                self.buf.push(m | 27);
-                self.buf.extend_from_slice(&value.to_be_bytes());
-            }
-        }
+        write_head(&mut self.buf, major, value);
     }
 
     /// An unsigned integer.

@@ -119,19 +119,7 @@ pub trait Object: Sized {
 
     /// Decodes canonical bytes of this kind (strict: any deviation is an error).
     fn decode(bytes: &[u8]) -> Result<Self, CborError> {
-        let mut d = Decoder::new(bytes);
-        let n = d.array()?;
-        let at = d.position();
-        let tag = d.u64()?;
-        if n == 0 || tag != Self::KIND as u64 {
-            return Err(CborError::Unexpected {
-                expected: Self::KIND.context(),
-                at,
-            });
-        }
-        let v = Self::decode_fields(&mut d, n - 1)?;
-        d.finish()?;
-        Ok(v)
+        decode_object(bytes, Self::KIND, Self::decode_fields)
     }
 
     /// Encodes and computes the id.
@@ -139,6 +127,30 @@ pub trait Object: Sized {
         let b = self.encode();
         (ObjectId::of(Self::KIND, &b), b)
     }
+}
+
+/// Decodes the canonical bytes of an object of `kind`: the array head and the kind tag, then
+/// `fields` reads the `n` items after the tag, and nothing may follow. [`Object::decode`] is
+/// this with the type's own fields; a caller that reads the fields its own way (a tree node
+/// that keeps its bytes) gets the same checks and errors.
+pub fn decode_object<'a, T>(
+    bytes: &'a [u8],
+    kind: Kind,
+    fields: impl FnOnce(&mut Decoder<'a>, usize) -> Result<T, CborError>,
+) -> Result<T, CborError> {
+    let mut d = Decoder::new(bytes);
+    let n = d.array()?;
+    let at = d.position();
+    let tag = d.u64()?;
+    if n == 0 || tag != kind as u64 {
+        return Err(CborError::Unexpected {
+            expected: kind.context(),
+            at,
+        });
+    }
+    let v = fields(&mut d, n - 1)?;
+    d.finish()?;
+    Ok(v)
 }
 
 /// An opaque value object: the bytes a tree key maps to (memory records, later).

@@ -11,6 +11,7 @@
 //! not depend on floating point.
 
 use super::node::{Item, MAX_KEY_BYTES};
+use crate::object::cbor::{write_head, MAJOR_ARRAY, MAJOR_BYTES, MAJOR_UINT};
 use crate::object::{Kind, ObjectId};
 
 /// No boundary before a node's items reach this many bytes.
@@ -166,30 +167,9 @@ pub struct MadeNode {
 /// bytes), array(items) (up to 3 bytes: a node holds fewer than 2^16 items).
 const HEAD_ROOM: usize = 8;
 
-/// Appends the shortest CBOR head of `major` and `value` to `buf`.
-fn push_head(buf: &mut Vec<u8>, major: u8, value: u64) {
-    let m = major << 5;
-    match value {
-        0..=23 => buf.push(m | value as u8),
-        24..=0xff => buf.extend_from_slice(&[m | 24, value as u8]),
-        0x100..=0xffff => {
-            buf.push(m | 25);
-            buf.extend_from_slice(&(value as u16).to_be_bytes());
-        }
-        0x1_0000..=0xffff_ffff => {
-            buf.push(m | 26);
-            buf.extend_from_slice(&(value as u32).to_be_bytes());
-        }
-        _ => {
-            buf.push(m | 27);
-            buf.extend_from_slice(&value.to_be_bytes());
-        }
-    }
-}
-
 /// Appends a CBOR byte string; returns where its content lies in `buf`.
 fn push_bytes(buf: &mut Vec<u8>, b: &[u8]) -> std::ops::Range<usize> {
-    push_head(buf, 2, b.len() as u64);
+    write_head(buf, MAJOR_BYTES, b.len() as u64);
     let start = buf.len();
     buf.extend_from_slice(b);
     start..buf.len()
@@ -240,17 +220,17 @@ impl NodeChunker {
         let buf = &mut self.buf;
         let (key, last);
         if self.level == 0 {
-            buf.push(0x82);
+            write_head(buf, MAJOR_ARRAY, 2);
             key = push_bytes(buf, it.key);
             last = key.clone();
         } else {
-            buf.push(0x84);
+            write_head(buf, MAJOR_ARRAY, 4);
             key = push_bytes(buf, it.key);
             last = push_bytes(buf, it.last_key());
         }
         push_bytes(buf, it.id.as_bytes());
         if self.level > 0 {
-            push_head(buf, 0, it.count);
+            write_head(buf, MAJOR_UINT, it.count);
         }
         let after = buf.len() - HEAD_ROOM;
         if self.items == 0 {
@@ -269,10 +249,10 @@ impl NodeChunker {
     pub fn finish(&mut self) -> MadeNode {
         assert!(self.items > 0, "finishing an empty node");
         let mut head = Vec::with_capacity(HEAD_ROOM);
-        push_head(&mut head, 4, 3);
-        push_head(&mut head, 0, Kind::Node as u64);
-        push_head(&mut head, 0, self.level as u64);
-        push_head(&mut head, 4, self.items as u64);
+        write_head(&mut head, MAJOR_ARRAY, 3);
+        write_head(&mut head, MAJOR_UINT, Kind::Node as u64);
+        write_head(&mut head, MAJOR_UINT, self.level as u64);
+        write_head(&mut head, MAJOR_ARRAY, self.items as u64);
         let start = HEAD_ROOM - head.len();
         self.buf[start..HEAD_ROOM].copy_from_slice(&head);
         let bytes = self.buf[start..].to_vec();

@@ -25,23 +25,38 @@ impl LevelCursor {
         level: u8,
         key: &[u8],
     ) -> ProllyResult<Self> {
-        let mut stack = Vec::with_capacity(root.level as usize);
-        let mut node = root.clone();
-        let mut id = *root_id;
-        while node.level > level {
-            let idx = node.child_for(key);
-            let child_id = node.items[idx].id;
-            let child = ns.load_at(&child_id, node.level - 1)?;
-            stack.push((node, idx));
-            node = child;
-            id = child_id;
-        }
-        Ok(LevelCursor {
+        let mut cur = LevelCursor {
             level,
-            stack,
-            node,
-            id,
-        })
+            stack: Vec::with_capacity(root.level as usize),
+            node: root.clone(),
+            id: *root_id,
+        };
+        cur.descend(ns, |n| n.child_for(key))?;
+        Ok(cur)
+    }
+
+    /// Goes down from the current node to this cursor's level, taking in each node the
+    /// child `pick` names and stacking the nodes passed.
+    fn descend(&mut self, ns: &NodeStore, pick: impl Fn(&Node) -> usize) -> ProllyResult<()> {
+        while self.node.level > self.level {
+            let idx = pick(&self.node);
+            let child_id = self.node.items[idx].id;
+            let child = ns.load_at(&child_id, self.node.level - 1)?;
+            let parent = std::mem::replace(&mut self.node, child);
+            self.stack.push((parent, idx));
+            self.id = child_id;
+        }
+        Ok(())
+    }
+
+    /// Makes current the child that the deepest stacked node's index names, then goes down
+    /// from it as [`LevelCursor::descend`] does.
+    fn enter(&mut self, ns: &NodeStore, pick: impl Fn(&Node) -> usize) -> ProllyResult<()> {
+        let (n, i) = self.stack.last().expect("a stacked node");
+        let id = n.items[*i].id;
+        self.node = ns.load_at(&id, n.level - 1)?;
+        self.id = id;
+        self.descend(ns, pick)
     }
 
     /// Moves to the node of this level whose region holds `key`, as [`LevelCursor::seek`]
@@ -54,19 +69,7 @@ impl LevelCursor {
         self.stack.truncate(d + 1);
         let (n, i) = self.stack.last_mut().expect("d is an index of the stack");
         *i = n.child_for(key);
-        let mut id = n.items[*i].id;
-        let mut node = ns.load_at(&id, n.level - 1)?;
-        while node.level > self.level {
-            let idx = node.child_for(key);
-            let child_id = node.items[idx].id;
-            let child = ns.load_at(&child_id, node.level - 1)?;
-            self.stack.push((node, idx));
-            node = child;
-            id = child_id;
-        }
-        self.node = node;
-        self.id = id;
-        Ok(())
+        self.enter(ns, |n| n.child_for(key))
     }
 
     /// The current node.
@@ -97,21 +100,11 @@ impl LevelCursor {
             }
             self.stack.pop();
         }
-        let Some((n, i)) = self.stack.last_mut() else {
+        let Some((_, i)) = self.stack.last_mut() else {
             return Ok(false);
         };
         *i += 1;
-        let mut id = n.items[*i].id;
-        let mut node = ns.load_at(&id, n.level - 1)?;
-        while node.level > self.level {
-            let child_id = node.items[0].id;
-            let child = ns.load_at(&child_id, node.level - 1)?;
-            self.stack.push((node, 0));
-            node = child;
-            id = child_id;
-        }
-        self.node = node;
-        self.id = id;
+        self.enter(ns, |_| 0)?;
         Ok(true)
     }
 }

@@ -25,7 +25,7 @@ pub use node::{Item, KeyBytes, Node, MAX_KEY_BYTES};
 pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
 pub use reach::{IdHasher, IdSet, MarkStats};
 pub use read::{prefix_range, KeyRange};
-pub use verify::{TreeReport, Violation};
+pub use verify::{NodeSource, TreeChecker, TreeReport, Violation};
 
 use std::sync::{Arc, Mutex};
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use crate::object::cbor::{head_len, CborError, Decoder, Encoder};
-use crate::object::{Kind, Object, ObjectId};
+use crate::object::{decode_object, Kind, Object, ObjectId};
 
 /// The bytes of a key held by a node item.
 ///
@@ -201,6 +201,14 @@ impl Node {
         self.items.iter().map(|i| i.encoded_len(self.level)).sum()
     }
 
+    /// In a leaf, the value id stored at `key`, if any.
+    pub fn leaf_value(&self, key: &[u8]) -> Option<ObjectId> {
+        self.items
+            .binary_search_by(|it| it.key[..].cmp(key))
+            .ok()
+            .map(|i| self.items[i].id)
+    }
+
     /// Index of the child whose region holds `key`: the last item with `key_i <= key`, or 0.
     pub fn child_for(&self, key: &[u8]) -> usize {
         self.items
@@ -248,21 +256,11 @@ impl Node {
     /// errors), keeping the bytes as the one buffer all its keys are windows into.
     pub fn decode_shared(bytes: Vec<u8>) -> Result<Node, CborError> {
         let buf = Arc::new(bytes);
-        let mut d = Decoder::new(&buf);
-        let n = d.array()?;
-        let at = d.position();
-        let tag = d.u64()?;
-        if n == 0 || tag != Kind::Node as u64 {
-            return Err(CborError::Unexpected {
-                expected: Kind::Node.context(),
-                at,
-            });
-        }
-        let node = decode_node(&mut d, n - 1, &mut |k, end| {
-            KeyBytes::window(&buf, end - k.len(), k.len())
-        })?;
-        d.finish()?;
-        Ok(node)
+        decode_object(&buf, Kind::Node, |d, n| {
+            decode_node(d, n, &mut |k, end| {
+                KeyBytes::window(&buf, end - k.len(), k.len())
+            })
+        })
     }
 }
 

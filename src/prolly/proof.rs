@@ -180,11 +180,7 @@ impl Proof {
                 if index + 1 != self.nodes.len() {
                     return Err(ProofError::Trailing(self.nodes.len() - index - 1));
                 }
-                return Ok(node
-                    .items
-                    .binary_search_by(|it| it.key[..].cmp(key))
-                    .ok()
-                    .map(|i| node.items[i].id));
+                return Ok(node.leaf_value(key));
             }
             if index + 1 == self.nodes.len() {
                 return Err(ProofError::Incomplete(node.level));

@@ -88,11 +88,7 @@ impl NodeStore {
                 return Ok(None);
             }
             if node.level == 0 {
-                return Ok(node
-                    .items
-                    .binary_search_by(|it| it.key[..].cmp(key))
-                    .ok()
-                    .map(|i| node.items[i].id));
+                return Ok(node.leaf_value(key));
             }
             let it = &node.items[node.child_for(key)];
             if key < &it.key[..] || key > it.last_key() {

@@ -1,8 +1,19 @@
-//! Full structural check of a tree, for tests and fsck.
+//! The structural check of trees: one set of node invariants, used by
+//! [`NodeStore::verify`] (one tree, for tests and tools) and by the repository's fsck (every
+//! tree of a history, each node once).
+//!
+//! The invariants are those of store-format.md section 6: strict key order, each item's first
+//! key at most its last, each internal item's first key, last key and count equal to its
+//! child's, levels decreasing by one, a node's items within [`MAX_NODE`] bytes, an internal
+//! root with at least two items, and chunk boundaries where the rule puts them (after the
+//! last item of every node but the last of its level, and nowhere inside a node).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::chunker::{is_boundary, MAX_NODE};
-use super::node::Node;
-use super::NodeStore;
+use super::node::{Item, Node};
+use super::{NodeStore, ProllyError};
 use crate::object::{ObjectError, ObjectId};
 
 /// One broken invariant, naming the node.
@@ -31,144 +42,262 @@ pub struct TreeReport {
     pub violations: Vec<Violation>,
 }
 
-/// Per-level state of the in-order walk: the previous node, and whether it ended at a
-/// chunk boundary (every node but the last of its level must).
-struct LevelState {
-    prev: Option<(ObjectId, bool)>,
+/// Where a [`TreeChecker`] reads nodes, and who hears what it finds.
+pub trait NodeSource {
+    /// Node `id`, read and decoded, or `None` once the source has reported why it cannot be
+    /// (missing, damaged, unreadable). `parent` is the node whose item names it; `None` for
+    /// a root.
+    fn load(&mut self, id: &ObjectId, parent: Option<&ObjectId>) -> Option<Arc<Node>>;
+
+    /// Called once for each node that loaded, before its children are checked.
+    fn visit(&mut self, id: &ObjectId, node: &Node);
+
+    /// Node `id` breaks a tree invariant: `problem` says which.
+    fn violation(&mut self, id: &ObjectId, problem: String);
 }
 
-impl NodeStore {
-    /// Reads every node of the tree and checks every invariant: hashes and decoding (via the
-    /// verified reads), levels, strict key order, first/last keys and counts of children, node
-    /// size bounds, and that re-chunking each level reproduces its nodes. Keeps going after a
-    /// problem; reports them all.
-    pub fn verify(&self, root: &ObjectId) -> TreeReport {
-        let mut rep = TreeReport::default();
-        let node = match self.load(root) {
-            Ok(n) => n,
-            Err(e) => {
-                rep.violations.push(Violation {
-                    node: *root,
-                    problem: e.to_string(),
-                });
-                return rep;
-            }
-        };
-        if node.level > 0 && node.items.len() < 2 {
-            rep.violations.push(Violation {
-                node: *root,
-                problem: "internal root with fewer than two children".into(),
-            });
-        }
-        let mut levels: Vec<LevelState> = (0..=node.level)
-            .map(|_| LevelState { prev: None })
-            .collect();
-        rep.nodes_per_level = vec![0; node.level as usize + 1];
-        rep.bytes_per_level = vec![0; node.level as usize + 1];
-        self.verify_node(root, &node, &mut levels, &mut rep);
-        rep
+/// What a checked node tells its parent.
+#[derive(Clone)]
+struct Summary {
+    level: u8,
+    items: usize,
+    first: Option<Box<[u8]>>,
+    last: Option<Box<[u8]>>,
+    count: u64,
+    ends_at_boundary: bool,
+    last_child: Option<ObjectId>,
+}
+
+/// Checks trees node by node, each node once however many trees (or calls) share it, so
+/// checking every commit of a history costs O(distinct nodes), not O(commits x tree).
+/// Keeps going after a problem and reports every one to the [`NodeSource`].
+#[derive(Default)]
+pub struct TreeChecker {
+    /// Every node checked: what it tells its parent, `None` if it did not load.
+    nodes: HashMap<ObjectId, Option<Summary>>,
+    /// Roots already checked for the root's own rule.
+    roots: HashSet<ObjectId>,
+    /// Nodes already known to need a boundary after their last item.
+    spine: HashSet<ObjectId>,
+}
+
+impl TreeChecker {
+    /// A checker that has seen nothing yet.
+    pub fn new() -> Self {
+        TreeChecker::default()
     }
 
-    fn verify_node(
-        &self,
+    /// Checks the tree under `root`: every node below it is loaded through `src` (unless an
+    /// earlier call checked it) and every broken invariant reported to it.
+    pub fn check_root(&mut self, src: &mut impl NodeSource, root: &ObjectId) {
+        let Some(s) = self.check_node(src, root, None) else {
+            return;
+        };
+        if self.roots.insert(*root) && s.level > 0 && s.items < 2 {
+            src.violation(root, "internal root with fewer than two children".into());
+        }
+    }
+
+    /// Checks one node and (once) everything below it; returns what its parent needs.
+    fn check_node(
+        &mut self,
+        src: &mut impl NodeSource,
         id: &ObjectId,
-        node: &Node,
-        levels: &mut [LevelState],
-        rep: &mut TreeReport,
-    ) {
-        let mut bad = |problem: String| rep.violations.push(Violation { node: *id, problem });
+        parent: Option<&ObjectId>,
+    ) -> Option<Summary> {
+        if let Some(s) = self.nodes.get(id) {
+            return s.clone();
+        }
+        let summary = self.check_node_once(src, id, parent);
+        self.nodes.insert(*id, summary.clone());
+        summary
+    }
+
+    fn check_node_once(
+        &mut self,
+        src: &mut impl NodeSource,
+        id: &ObjectId,
+        parent: Option<&ObjectId>,
+    ) -> Option<Summary> {
+        let node = src.load(id, parent)?;
+        let (mut bad, ends_at_boundary) = own_problems(&node);
+        src.visit(id, &node);
+        let leaf = node.level == 0;
+        if !leaf {
+            let n = node.items.len();
+            for (i, it) in node.items.iter().enumerate() {
+                let Some(child) = self.check_node(src, &it.id, Some(id)) else {
+                    continue;
+                };
+                bad.extend(child_problems(it, node.level, &child));
+                if i + 1 < n {
+                    self.require_boundary(src, &it.id);
+                }
+            }
+        }
+        for b in bad {
+            src.violation(id, b);
+        }
+        Some(Summary {
+            level: node.level,
+            items: node.items.len(),
+            first: node.first_key().map(Into::into),
+            last: node.last_key().map(Into::into),
+            count: if leaf {
+                node.items.len() as u64
+            } else {
+                node.count()
+            },
+            ends_at_boundary,
+            last_child: if leaf {
+                None
+            } else {
+                node.items.last().map(|it| it.id)
+            },
+        })
+    }
+
+    /// A node that is not the last of its level must end at a chunk boundary, and so must
+    /// its last child, and so on down (each checked once).
+    fn require_boundary(&mut self, src: &mut impl NodeSource, id: &ObjectId) {
+        let mut cur = *id;
+        loop {
+            if !self.spine.insert(cur) {
+                return;
+            }
+            let Some(Some(s)) = self.nodes.get(&cur) else {
+                return;
+            };
+            if !s.ends_at_boundary {
+                src.violation(
+                    &cur,
+                    "node ends where the chunking rule puts no boundary".into(),
+                );
+            }
+            match s.last_child {
+                Some(c) => cur = c,
+                None => return,
+            }
+        }
+    }
+}
+
+/// The problems of a node on its own (size, key order, item ranges, a boundary inside it),
+/// and whether the chunking rule cuts after its last item.
+fn own_problems(node: &Node) -> (Vec<String>, bool) {
+    let mut bad = Vec::new();
+    let size = node.items_len();
+    if size > MAX_NODE {
+        bad.push(format!("node holds {size} bytes of items, over {MAX_NODE}"));
+    }
+    if node
+        .items
+        .windows(2)
+        .any(|w| w[0].last_key() >= &w[1].key[..])
+    {
+        bad.push("items not in strictly ascending key order".into());
+    }
+    if node.level > 0 && node.items.iter().any(|it| it.key > it.last) {
+        bad.push("an item's first key is after its last key".into());
+    }
+    let mut s = 0;
+    let mut ends_at_boundary = false;
+    for (i, it) in node.items.iter().enumerate() {
+        let before = s;
+        s += it.encoded_len(node.level);
+        ends_at_boundary = is_boundary(it.last_key(), node.level, before, s);
+        if ends_at_boundary && i + 1 < node.items.len() {
+            bad.push(format!("chunk boundary after item {i} inside the node"));
+            break;
+        }
+    }
+    (bad, ends_at_boundary)
+}
+
+/// The problems of an internal item (in a node at `level`) against the child it names.
+fn child_problems(it: &Item, level: u8, child: &Summary) -> Vec<String> {
+    let mut bad = Vec::new();
+    let c = it.id.short(12);
+    if child.level + 1 != level {
+        bad.push(format!("child {c} has level {}", child.level));
+    }
+    if child.count == 0 {
+        bad.push(format!("child {c} is empty"));
+    } else {
+        if child.first.as_deref() != Some(&it.key[..]) {
+            bad.push(format!("child {c} first key differs from its item"));
+        }
+        if child.last.as_deref() != Some(it.last_key()) {
+            bad.push(format!("child {c} last key differs from its item"));
+        }
+    }
+    if child.count != it.count {
+        bad.push(format!(
+            "child {c} holds {} keys, its item says {}",
+            child.count, it.count
+        ));
+    }
+    bad
+}
+
+/// [`NodeStore::verify`]'s side of the check: verified reads, and the report.
+struct Verify<'a> {
+    store: &'a NodeStore,
+    rep: TreeReport,
+}
+
+impl NodeSource for Verify<'_> {
+    fn load(&mut self, id: &ObjectId, parent: Option<&ObjectId>) -> Option<Arc<Node>> {
+        let e = match self.store.load(id) {
+            Ok(n) => return Some(n),
+            Err(e) => e,
+        };
+        // A root that cannot be read is named itself; a child, through its parent.
+        let (node, problem) = match parent {
+            None => (*id, e.to_string()),
+            Some(p) => match e {
+                ProllyError::Object(ObjectError::Missing(_)) => {
+                    (*p, format!("child {id} is missing"))
+                }
+                other => (*p, format!("child {id}: {other}")),
+            },
+        };
+        self.rep.violations.push(Violation { node, problem });
+        None
+    }
+
+    fn visit(&mut self, id: &ObjectId, node: &Node) {
+        let rep = &mut self.rep;
         let l = node.level as usize;
-        let size = node.items_len();
-        if size > MAX_NODE {
-            bad(format!("node holds {size} bytes of items, over {MAX_NODE}"));
-        }
-        for w in node.items.windows(2) {
-            if w[0].last_key() >= &w[1].key[..] {
-                bad("items not in strictly ascending key order".into());
-                break;
-            }
-        }
-        for it in &node.items {
-            if node.level > 0 && it.key > it.last {
-                bad("item's first key is after its last key".into());
-            }
-        }
-        // The chunking rule must end this node exactly after its last item (or, for the last
-        // node of its level, nowhere before it).
-        let mut s = 0;
-        let mut ends_at_boundary = false;
-        for (i, it) in node.items.iter().enumerate() {
-            let before = s;
-            s += it.encoded_len(node.level);
-            let b = is_boundary(it.last_key(), node.level, before, s);
-            if b && i + 1 < node.items.len() {
-                bad(format!("chunk boundary after item {i} inside the node"));
-                break;
-            }
-            ends_at_boundary = b;
-        }
-        if let Some((prev, ended)) = levels[l].prev.replace((*id, ends_at_boundary)) {
-            if !ended {
-                rep.violations.push(Violation {
-                    node: prev,
-                    problem: "node ends where the chunking rule puts no boundary".into(),
-                });
-            }
+        if rep.nodes_per_level.len() <= l {
+            rep.nodes_per_level.resize(l + 1, 0);
+            rep.bytes_per_level.resize(l + 1, 0);
         }
         rep.nodes_per_level[l] += 1;
-        rep.bytes_per_level[l] += size as u64;
+        rep.bytes_per_level[l] += node.items_len() as u64;
         rep.node_ids.push(*id);
         if node.level == 0 {
             rep.keys += node.items.len() as u64;
             rep.value_ids.extend(node.items.iter().map(|it| it.id));
-            return;
         }
-        for it in &node.items {
-            let child = match self.load(&it.id) {
-                Ok(c) => c,
-                Err(e) => {
-                    let problem = match e {
-                        super::ProllyError::Object(ObjectError::Missing(_)) => {
-                            format!("child {} is missing", it.id)
-                        }
-                        other => format!("child {}: {other}", it.id),
-                    };
-                    rep.violations.push(Violation { node: *id, problem });
-                    continue;
-                }
-            };
-            let mut problems = Vec::new();
-            if child.level + 1 != node.level {
-                problems.push(format!("child {} has level {}", it.id, child.level));
-            }
-            if child.items.is_empty() {
-                problems.push(format!("child {} is empty", it.id));
-            } else {
-                if child.first_key() != Some(&it.key[..]) {
-                    problems.push(format!("child {} first key differs from its item", it.id));
-                }
-                if child.last_key() != Some(it.last_key()) {
-                    problems.push(format!("child {} last key differs from its item", it.id));
-                }
-            }
-            if child.count() != it.count {
-                problems.push(format!(
-                    "child {} holds {} keys, its item says {}",
-                    it.id,
-                    child.count(),
-                    it.count
-                ));
-            }
-            let sound = problems.is_empty();
-            for p in problems {
-                rep.violations.push(Violation {
-                    node: *id,
-                    problem: p,
-                });
-            }
-            if sound {
-                self.verify_node(&it.id, &child, levels, rep);
-            }
-        }
+    }
+
+    fn violation(&mut self, id: &ObjectId, problem: String) {
+        self.rep.violations.push(Violation { node: *id, problem });
+    }
+}
+
+impl NodeStore {
+    /// Reads every node of the tree and checks every invariant (see the module docs):
+    /// hashes and decoding (via the verified reads), levels, strict key order, first/last
+    /// keys and counts of children, node size bounds, and the chunk boundaries. Keeps going
+    /// after a problem; reports them all.
+    pub fn verify(&self, root: &ObjectId) -> TreeReport {
+        let mut v = Verify {
+            store: self,
+            rep: TreeReport::default(),
+        };
+        TreeChecker::new().check_root(&mut v, root);
+        v.rep
     }
 }

@@ -2,7 +2,7 @@
 //! value and content, as the lexical index of that root holds them, and an order that can
 //! put chosen keys first.
 
-use super::picker::{Inventory, MAX_KEY_CANDIDATES};
+use super::picker::{Inventory, SampleError, MAX_KEY_CANDIDATES};
 use super::{LexicalIndex, Query};
 use crate::prolly::{prefix_range, KeyRange};
 
@@ -107,9 +107,9 @@ impl Inventory for TreeInventory<'_> {
     fn keys(&self) -> &[String] {
         &self.keys
     }
-    fn sample(&self, key: &str) -> Result<String, String> {
+    fn sample(&self, key: &str) -> Result<String, SampleError> {
         self.position(key)
             .map(|i| self.contents[i].to_string())
-            .ok_or_else(|| format!("unknown key {key}"))
+            .ok_or_else(|| SampleError::UnknownKey(key.to_string()))
     }
 }

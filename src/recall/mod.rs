@@ -32,8 +32,41 @@ pub enum RecallError {
         reason: String,
     },
     /// The index cache could not be read or written (it is rebuilt when unreadable).
-    #[error("{0}")]
-    Cache(String),
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+}
+
+/// Why the lexical index cache could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// Writing a cache file, or creating its directory, failed.
+    #[error("writing {}: {source}", path.display())]
+    Write {
+        /// The cache file being written.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Removing a cache file failed.
+    #[error("removing {}: {source}", path.display())]
+    Remove {
+        /// The cache file being removed.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file's bytes fail a check (checksum, magic, sizes, order, text).
+    #[error("lexical index cache is damaged")]
+    Damaged,
+    /// The file ends before what its header announces.
+    #[error("lexical index cache is truncated")]
+    Truncated,
+    /// The delta file was written for another cache file, or the index it is applied to
+    /// has changed since it was read.
+    #[error("lexical index delta does not belong to the cached index")]
+    ForeignDelta,
 }
 
 /// Result alias of recall.
@@ -67,17 +100,19 @@ pub fn load_cache(path: &Path) -> LexicalIndex {
     index
 }
 
+/// Replaces the file at `path` with `bytes`, atomically and durably.
 fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
-    let io = |e: std::io::Error| RecallError::Cache(format!("writing {}: {e}", path.display()));
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(())
+    crate::store::write_atomically(path, bytes).map_err(|e| {
+        let source = match e {
+            crate::store::StoreError::Io { source, .. } => source,
+            other => std::io::Error::other(other),
+        };
+        CacheError::Write {
+            path: path.to_path_buf(),
+            source,
+        }
+        .into()
+    })
 }
 
 /// Writes the whole index to `path` atomically (a temporary file renamed over the old one)
@@ -85,10 +120,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
 pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
     write_atomically(path, &index.to_bytes())?;
     match std::fs::remove_file(delta_path(path)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RecallError::Cache(format!(
-            "removing {}: {e}",
-            delta_path(path).display()
-        ))),
+        Err(source) if source.kind() != std::io::ErrorKind::NotFound => Err(CacheError::Remove {
+            path: delta_path(path),
+            source,
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -110,8 +146,8 @@ pub fn remove_cache(store_dir: &Path) -> RecallResult<()> {
     let path = cache_path(store_dir);
     for p in [delta_path(&path), path] {
         match std::fs::remove_file(&p) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(RecallError::Cache(format!("removing {}: {e}", p.display())))
+            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+                return Err(CacheError::Remove { path: p, source }.into())
             }
             _ => {}
         }
@@ -182,4 +218,24 @@ pub fn sync_loaded(
         }
     }
     Ok((index, stats, save_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_files_that_cannot_be_written_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("cache");
+        std::fs::write(&blocker, b"a file where a directory should be").unwrap();
+        let path = blocker.join("lexical.idx");
+        let e = save_cache(&path, &LexicalIndex::new()).unwrap_err();
+        assert!(matches!(e, RecallError::Cache(CacheError::Write { .. })));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("writing {}: ", path.display())),
+            "{e}"
+        );
+    }
 }

@@ -7,15 +7,16 @@
 //!   (fallback: the [`L2_FALLBACK`] largest); then one call picks keys among the descended
 //!   keys, with samples.
 //!
-//! Replies are parsed tolerantly ([`parse_reply`]); only keys of the candidate set are ever
-//! returned, so a reply cannot inject a key. Every call's prompt, reply and time are recorded.
+//! Replies are parsed tolerantly ([`parse_reply`], over [`crate::llm::reply`]); only keys
+//! of the candidate set are ever returned, so a reply cannot inject a key. Every call's
+//! prompt, reply and time are recorded.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::llm::{Llm, LlmError};
+
+pub use crate::llm::reply::{json_names, line_name, reply_names, strip_code_fences};
 
 /// Most prefixes a tiered first step keeps.
 pub const L1_PICKS: usize = 4;
@@ -137,91 +138,12 @@ pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
     }
 }
 
-/// A model reply without its code-fence lines (` ``` `, ` ```json `).
-pub fn strip_code_fences(reply: &str) -> String {
-    reply
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("```"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The names a reply lists, unvalidated and in reply order: the strings of a JSON reply
-/// ([`json_names`]), else the first token of each line ([`line_name`]). Code fences are
-/// ignored. Callers decide which names are acceptable.
-pub fn reply_names(reply: &str) -> Vec<String> {
-    let body = strip_code_fences(reply);
-    let mut names: Vec<String> = Vec::new();
-    let trimmed = body.trim();
-    if trimmed.starts_with('[') || trimmed.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-            json_names(&v, &mut names);
-        }
-    }
-    if names.is_empty() {
-        names.extend(body.lines().filter_map(line_name));
-    }
-    names
-}
-
-/// The entry a line of a list names: its first token once bullets (`-`, `*`, `•`, `>`),
-/// numbering (`1.`, `2)`), quotes, backticks and brackets are stripped, without a trailing
-/// `.` or `:`. `None` for a line with no token.
-pub fn line_name(line: &str) -> Option<String> {
-    let l = line
-        .trim()
-        .trim_start_matches(|c: char| {
-            c == '-' || c == '*' || c == '•' || c == '>' || c.is_whitespace()
-        })
-        .trim_start_matches(|c: char| c.is_ascii_digit());
-    let l = l
-        .strip_prefix('.')
-        .or_else(|| l.strip_prefix(')'))
-        .unwrap_or(l)
-        .trim();
-    l.split(|c: char| c.is_whitespace() || c == ',')
-        .map(|token| {
-            token
-                .trim_matches(|c: char| "\"'`*[](){};".contains(c))
-                .trim_end_matches(['.', ':'])
-        })
-        .find(|t| !t.is_empty())
-        .map(str::to_string)
-}
-
-/// Collects the names a JSON reply holds: strings, arrays of them, objects naming one
-/// (`key`, `path`, `prefix`, `topic`, `full_key`, `name`) or holding lists (`keys`, `paths`,
-/// `prefixes`, `topics`, `selected`, `picks`, `result`); an object with none of these gives
-/// its field names.
-pub fn json_names(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.trim().to_string()),
-        Value::Array(items) => items.iter().for_each(|i| json_names(i, out)),
-        Value::Object(m) => {
-            let fields = ["key", "path", "prefix", "topic", "full_key", "name"];
-            if let Some(s) = fields
-                .iter()
-                .find_map(|f| m.get(*f).and_then(Value::as_str))
-            {
-                out.push(s.trim().to_string());
-                return;
-            }
-            let lists = [
-                "keys", "paths", "prefixes", "topics", "selected", "picks", "result",
-            ];
-            let mut found = false;
-            for f in lists {
-                if let Some(x) = m.get(f) {
-                    json_names(x, out);
-                    found = true;
-                }
-            }
-            if !found {
-                out.extend(m.keys().cloned());
-            }
-        }
-        _ => {}
-    }
+/// Why an inventory gave no sample of a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SampleError {
+    /// The key is not one of the inventory's (the printed key).
+    #[error("unknown key {0}")]
+    UnknownKey(String),
 }
 
 /// The store as the picker sees it.
@@ -229,7 +151,7 @@ pub trait Inventory {
     /// Every candidate key (`ns:path`), in tree order.
     fn keys(&self) -> &[String];
     /// A content sample of `key` (callers cut it to [`SAMPLE_CHARS`]).
-    fn sample(&self, key: &str) -> Result<String, String>;
+    fn sample(&self, key: &str) -> Result<String, SampleError>;
 }
 
 /// The prefix of `key` (`ns:path`) at `depth` segments (the key itself when shorter).
@@ -367,9 +289,9 @@ impl Run<'_> {
         prompt.push_str(question);
         prompt.push_str("\n\nMemories (key: content sample):\n");
         for k in shown {
-            let sample = inv.sample(k).map_err(|reason| PickError {
+            let sample = inv.sample(k).map_err(|e| PickError {
                 step: step.to_string(),
-                reason,
+                reason: e.to_string(),
                 llm: None,
                 partial: Box::new(self.pick.clone()),
             })?;

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use super::diff::Op;
-use super::graph::{Changed, CommitGraph, FilterKey};
-use super::walk::{dedup, Follow, Step, TopoWalk};
+use super::graph_cache::{Changed, CommitGraph, FilterKey};
+use super::walk::{dedup, Follow, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
@@ -192,38 +192,28 @@ impl Repo {
         limit: Option<usize>,
         filters: bool,
     ) -> RepoResult<Vec<BlameEntry>> {
-        let mut out = Vec::new();
         if limit == Some(0) {
-            return Ok(out);
+            return Ok(Vec::new());
         }
         let enc = key.encode();
         let mut follow = BlameFollow::new(self, &enc, filters);
         let graph = self.commit_graph(&[*at], filters)?;
         let mut walk = TopoWalk::new(graph.clone(), &[*at], limit.is_none());
-        loop {
-            match walk.next(&mut follow)? {
-                Step::Done => return Ok(out),
-                Step::Restart => out.clear(),
-                Step::Commit(pos) => {
-                    let s = &follow.seen[&pos];
-                    if s.reported {
-                        let old = s.first_parent_value;
-                        let id = graph.id(pos);
-                        out.push(BlameEntry {
-                            commit: id,
-                            info: self.read_commit(&id)?,
-                            change: Op::between(old.as_ref(), s.value.as_ref())
-                                .unwrap_or(Op::Modified),
-                            old,
-                            new: s.value,
-                        });
-                        if limit == Some(out.len()) {
-                            return Ok(out);
-                        }
-                    }
-                }
+        walk.collect(&mut follow, limit, |follow, pos| {
+            let s = &follow.seen[&pos];
+            if !s.reported {
+                return Ok(None);
             }
-        }
+            let old = s.first_parent_value;
+            let id = graph.id(pos);
+            Ok(Some(BlameEntry {
+                commit: id,
+                info: self.read_commit(&id)?,
+                change: Op::between(old.as_ref(), s.value.as_ref()).unwrap_or(Op::Modified),
+                old,
+                new: s.value,
+            }))
+        })
     }
 
     /// Each line of `key`'s value at `at`, with the commit that introduced it. `text_of`
@@ -242,14 +232,7 @@ impl Repo {
         let mut follow = BlameFollow::new(self, &enc, true);
         let graph: Arc<CommitGraph> = self.commit_graph(&[*at], true)?;
         let mut walk = TopoWalk::new(graph.clone(), &[*at], true);
-        let mut order = Vec::new();
-        loop {
-            match walk.next(&mut follow)? {
-                Step::Done => break,
-                Step::Restart => order.clear(),
-                Step::Commit(pos) => order.push(pos),
-            }
-        }
+        let order = walk.collect(&mut follow, None, |_, pos| Ok(Some(pos)))?;
         let mut texts: HashMap<ObjectId, Rc<Vec<String>>> = HashMap::new();
         let empty: Rc<Vec<String>> = Rc::new(Vec::new());
         let mut versions: HashMap<u32, Rc<Version>> = HashMap::new();

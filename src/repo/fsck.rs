@@ -2,19 +2,20 @@
 //!
 //! Every object reachable from a ref is fetched once, re-hashed under the kind its referrer
 //! expects, decoded strictly, re-encoded and compared byte for byte. Tree nodes get the
-//! invariant checks of [`crate::prolly::NodeStore::verify`] (levels, strict key order,
-//! children's first/last keys and counts, size bound, chunk boundaries), but incrementally:
-//! each node is checked once however many commits share it, so a long history costs
-//! O(distinct objects), where verifying every commit's tree would cost O(commits x tree).
+//! tree layer's invariant checks ([`crate::prolly::TreeChecker`], the same as
+//! [`crate::prolly::NodeStore::verify`]: levels, strict key order, children's first/last
+//! keys and counts, size bound, chunk boundaries), once per node however many commits share
+//! it, so a long history costs O(distinct objects), where verifying every commit's tree
+//! would cost O(commits x tree).
 //! The check keeps going after a problem and reports every one.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 use super::{Commit, Repo, BRANCH_PREFIX, HEAD, SYMBOLIC};
 use crate::object::{peek_kind, Blob, Kind, Object, ObjectId};
-use crate::prolly::chunker::{is_boundary, MAX_NODE};
-use crate::prolly::Node;
+use crate::prolly::{Node, NodeSource, TreeChecker};
 use crate::store::{ObjectStore, RefStore};
 
 /// What a finding is about.
@@ -100,26 +101,13 @@ impl FsckReport {
     }
 }
 
-/// What a checked node tells its parent.
-#[derive(Clone)]
-struct Summary {
-    level: u8,
-    items: usize,
-    first: Option<Box<[u8]>>,
-    last: Option<Box<[u8]>>,
-    count: u64,
-    ends_at_boundary: bool,
-    last_child: Option<ObjectId>,
-}
-
 struct Checker<'a> {
     repo: &'a Repo,
     rep: FsckReport,
     fetched: HashSet<ObjectId>,
-    nodes: HashMap<ObjectId, Option<Summary>>,
     values: HashSet<ObjectId>,
-    roots: HashSet<ObjectId>,
-    spine: HashSet<ObjectId>,
+    /// Where the root being checked was reached from.
+    root_from: String,
 }
 
 impl Checker<'_> {
@@ -219,7 +207,7 @@ impl Checker<'_> {
         }
     }
 
-    fn check_commits(&mut self, starts: Vec<(ObjectId, String)>) {
+    fn check_commits(&mut self, trees: &mut TreeChecker, starts: Vec<(ObjectId, String)>) {
         let mut seen: HashSet<ObjectId> = HashSet::new();
         let mut todo = starts;
         todo.reverse();
@@ -234,149 +222,12 @@ impl Checker<'_> {
                 continue;
             };
             self.rep.commits_checked += 1;
-            let here = format!("root of commit {}", id.short(12));
-            self.check_root(&c.root, &here);
+            self.root_from = format!("root of commit {}", id.short(12));
+            trees.check_root(self, &c.root);
             for (i, p) in c.parents.iter().enumerate().rev() {
                 if !seen.contains(p) {
                     todo.push((*p, format!("parent {} of commit {}", i + 1, id.short(12))));
                 }
-            }
-        }
-    }
-
-    fn check_root(&mut self, root: &ObjectId, from: &str) {
-        let Some(s) = self.check_node(root, from) else {
-            return;
-        };
-        if self.roots.insert(*root) && s.level > 0 && s.items < 2 {
-            self.object(
-                root,
-                FindingKind::Invariant,
-                "internal root with fewer than two children".into(),
-            );
-        }
-    }
-
-    /// Checks one node and (once) everything below it; returns what its parent needs.
-    fn check_node(&mut self, id: &ObjectId, from: &str) -> Option<Summary> {
-        if let Some(s) = self.nodes.get(id) {
-            return s.clone();
-        }
-        let summary = self.check_node_once(id, from);
-        self.nodes.insert(*id, summary.clone());
-        summary
-    }
-
-    fn check_node_once(&mut self, id: &ObjectId, from: &str) -> Option<Summary> {
-        let bytes = self.fetch(id, Kind::Node, from)?;
-        let node = self.decode::<Node>(id, &bytes, from)?;
-        let mut bad = Vec::new();
-        let size = node.items_len();
-        if size > MAX_NODE {
-            bad.push(format!("node holds {size} bytes of items, over {MAX_NODE}"));
-        }
-        if node
-            .items
-            .windows(2)
-            .any(|w| w[0].last_key() >= &w[1].key[..])
-        {
-            bad.push("items not in strictly ascending key order".into());
-        }
-        if node.level > 0 && node.items.iter().any(|it| it.key > it.last) {
-            bad.push("an item's first key is after its last key".into());
-        }
-        let mut s = 0;
-        let mut ends_at_boundary = false;
-        for (i, it) in node.items.iter().enumerate() {
-            let before = s;
-            s += it.encoded_len(node.level);
-            ends_at_boundary = is_boundary(it.last_key(), node.level, before, s);
-            if ends_at_boundary && i + 1 < node.items.len() {
-                bad.push(format!("chunk boundary after item {i} inside the node"));
-                break;
-            }
-        }
-        let here = format!("child of node {}", id.short(12));
-        if node.level == 0 {
-            let vfrom = format!("value in leaf {}", id.short(12));
-            for it in &node.items {
-                self.check_value(&it.id, &vfrom);
-            }
-        } else {
-            let n = node.items.len();
-            for (i, it) in node.items.iter().enumerate() {
-                let Some(child) = self.check_node(&it.id, &here) else {
-                    continue;
-                };
-                let c = it.id.short(12);
-                if child.level + 1 != node.level {
-                    bad.push(format!("child {c} has level {}", child.level));
-                }
-                if child.count == 0 {
-                    bad.push(format!("child {c} is empty"));
-                } else {
-                    if child.first.as_deref() != Some(&it.key[..]) {
-                        bad.push(format!("child {c} first key differs from its item"));
-                    }
-                    if child.last.as_deref() != Some(it.last_key()) {
-                        bad.push(format!("child {c} last key differs from its item"));
-                    }
-                }
-                if child.count != it.count {
-                    bad.push(format!(
-                        "child {c} holds {} keys, its item says {}",
-                        child.count, it.count
-                    ));
-                }
-                if i + 1 < n {
-                    self.require_boundary(&it.id);
-                }
-            }
-        }
-        for b in bad {
-            self.object(id, FindingKind::Invariant, b);
-        }
-        let leaf = node.level == 0;
-        Some(Summary {
-            level: node.level,
-            items: node.items.len(),
-            first: node.first_key().map(Into::into),
-            last: node.last_key().map(Into::into),
-            count: if leaf {
-                node.items.len() as u64
-            } else {
-                node.count()
-            },
-            ends_at_boundary,
-            last_child: if leaf {
-                None
-            } else {
-                node.items.last().map(|it| it.id)
-            },
-        })
-    }
-
-    /// A node that is not the last of its level must end at a chunk boundary, and so must
-    /// its last child, and so on down (each checked once).
-    fn require_boundary(&mut self, id: &ObjectId) {
-        let mut cur = *id;
-        loop {
-            if !self.spine.insert(cur) {
-                return;
-            }
-            let Some(Some(s)) = self.nodes.get(&cur).cloned() else {
-                return;
-            };
-            if !s.ends_at_boundary {
-                self.object(
-                    &cur,
-                    FindingKind::Invariant,
-                    "node ends where the chunking rule puts no boundary".into(),
-                );
-            }
-            match s.last_child {
-                Some(c) => cur = c,
-                None => return,
             }
         }
     }
@@ -446,6 +297,32 @@ impl Checker<'_> {
     }
 }
 
+/// Tree nodes are fetched and decoded like every object; their invariants are the tree
+/// layer's, reported as [`FindingKind::Invariant`].
+impl NodeSource for Checker<'_> {
+    fn load(&mut self, id: &ObjectId, parent: Option<&ObjectId>) -> Option<Arc<Node>> {
+        let from = match parent {
+            Some(p) => format!("child of node {}", p.short(12)),
+            None => self.root_from.clone(),
+        };
+        let bytes = self.fetch(id, Kind::Node, &from)?;
+        self.decode::<Node>(id, &bytes, &from).map(Arc::new)
+    }
+
+    fn visit(&mut self, id: &ObjectId, node: &Node) {
+        if node.level == 0 {
+            let from = format!("value in leaf {}", id.short(12));
+            for it in &node.items {
+                self.check_value(&it.id, &from);
+            }
+        }
+    }
+
+    fn violation(&mut self, id: &ObjectId, problem: String) {
+        self.object(id, FindingKind::Invariant, problem);
+    }
+}
+
 impl Repo {
     /// Checks the whole store and reports every problem, never stopping at the first.
     ///
@@ -461,13 +338,11 @@ impl Repo {
             repo: self,
             rep: FsckReport::default(),
             fetched: HashSet::new(),
-            nodes: HashMap::new(),
             values: HashSet::new(),
-            roots: HashSet::new(),
-            spine: HashSet::new(),
+            root_from: String::new(),
         };
         let starts = ck.check_refs();
-        ck.check_commits(starts);
+        ck.check_commits(&mut TreeChecker::new(), starts);
         let mut unreachable = 0u64;
         let fetched = &ck.fetched;
         let listed = self.store.for_each_id(&mut |raw| {

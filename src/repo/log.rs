@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 
 use super::filter::KeyFilter;
-use super::graph::CommitGraph;
-use super::walk::{AllParents, Step, TopoWalk};
+use super::graph_cache::CommitGraph;
+use super::walk::{AllParents, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;
 
@@ -36,9 +36,8 @@ impl Repo {
         filter: Option<&KeyFilter>,
         limit: Option<usize>,
     ) -> RepoResult<Vec<(ObjectId, Commit)>> {
-        let mut out = Vec::new();
         if limit == Some(0) {
-            return Ok(out);
+            return Ok(Vec::new());
         }
         let excluded = if exclude.is_empty() {
             HashSet::new()
@@ -55,21 +54,13 @@ impl Repo {
         let mut follow = AllParents {
             excluded: &excluded,
         };
-        loop {
-            match walk.next(&mut follow)? {
-                Step::Done => return Ok(out),
-                Step::Restart => out.clear(),
-                Step::Commit(pos) => {
-                    if self.changes_filtered(&graph, pos, filter)? {
-                        let id = graph.id(pos);
-                        out.push((id, self.read_commit(&id)?));
-                        if limit == Some(out.len()) {
-                            return Ok(out);
-                        }
-                    }
-                }
+        walk.collect(&mut follow, limit, |_, pos| {
+            if !self.changes_filtered(&graph, pos, filter)? {
+                return Ok(None);
             }
-        }
+            let id = graph.id(pos);
+            Ok(Some((id, self.read_commit(&id)?)))
+        })
     }
 
     /// Whether commit `c` passes `filter` (see [`Repo::log`]).

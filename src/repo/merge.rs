@@ -1,4 +1,5 @@
-//! Merging: merge bases over the commit graph, fast-forwards, and three-way key-level merges.
+//! Merging: fast-forwards, and three-way key-level merges against the merge base
+//! ([`Repo::merge_base`]).
 //!
 //! A three-way merge compares the changes `base -> ours` and `base -> theirs` key by key
 //! (computed as the tree diff `base -> theirs` plus a lookup in our tree of each key it
@@ -8,12 +9,9 @@
 //! delete/modify, add/add with different values) is a [`Conflict`], settled by the
 //! [`Strategy`] or reported as data without committing anything.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::mpsc;
 
-use petgraph::graph::{DiGraph, NodeIndex};
-
-use super::graph::CommitGraph;
+use super::ancestry::{best_common, positions, reaches};
 use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
 use crate::prolly::{Change, Edit, IdSet, KeyRange};
@@ -135,33 +133,6 @@ pub struct TreeMerge {
     pub conflicts: Vec<Conflict>,
 }
 
-/// The ancestry of some commits as a petgraph graph: one node per commit (weight: id and
-/// timestamp), one edge from each commit to each of its parents.
-pub(super) struct Ancestry {
-    pub(super) graph: DiGraph<(ObjectId, i64), ()>,
-}
-
-/// Whether commit `target` is reachable from commit `from` (both positions in `graph`).
-fn reaches(graph: &CommitGraph, from: u32, target: u32) -> bool {
-    let floor = graph.generation(target);
-    let mut seen = HashSet::new();
-    let mut stack = vec![from];
-    while let Some(pos) = stack.pop() {
-        if pos == target {
-            return true;
-        }
-        if graph.generation(pos) <= floor {
-            continue;
-        }
-        for p in graph.parents(pos) {
-            if seen.insert(p) {
-                stack.push(p);
-            }
-        }
-    }
-    false
-}
-
 /// How a merge source relates to the branch tip.
 enum Relation {
     UpToDate,
@@ -169,111 +140,7 @@ enum Relation {
     Diverged(Option<ObjectId>),
 }
 
-/// The ancestors of `tips` (themselves included) as a membership table over `graph`.
-fn ancestors(graph: &CommitGraph, tips: &[u32]) -> Vec<bool> {
-    let mut seen = vec![false; graph.len()];
-    let mut stack: Vec<u32> = Vec::new();
-    for &t in tips {
-        if !seen[t as usize] {
-            seen[t as usize] = true;
-            stack.push(t);
-        }
-    }
-    while let Some(pos) = stack.pop() {
-        for p in graph.parents(pos) {
-            if !seen[p as usize] {
-                seen[p as usize] = true;
-                stack.push(p);
-            }
-        }
-    }
-    seen
-}
-
-/// The best common ancestors of two ancestor tables (see [`Repo::merge_bases`]).
-fn best_common(graph: &CommitGraph, of_a: &[bool], of_b: &[bool]) -> Vec<ObjectId> {
-    // Common ancestors are closed under "parent of", so a common ancestor is an ancestor of
-    // another one exactly when one of its children is common too.
-    let common: Vec<u32> = (0..graph.len() as u32)
-        .filter(|&i| of_a[i as usize] && of_b[i as usize])
-        .collect();
-    let mut below = vec![false; graph.len()];
-    for &c in &common {
-        for p in graph.parents(c) {
-            below[p as usize] = true;
-        }
-    }
-    let mut best: Vec<(ObjectId, i64)> = common
-        .iter()
-        .filter(|&&c| !below[c as usize])
-        .map(|&c| (graph.id(c), graph.timestamp(c)))
-        .collect();
-    best.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-    best.into_iter().map(|(id, _)| id).collect()
-}
-
 impl Repo {
-    /// Every commit reachable from `tips` as a graph (from the commit graph cache).
-    pub(super) fn ancestry(&self, tips: &[ObjectId]) -> RepoResult<Ancestry> {
-        let cg = self.commit_graph(tips, false)?;
-        let tip_pos: Vec<u32> = tips
-            .iter()
-            .map(|t| cg.position(t).expect("extended"))
-            .collect();
-        let seen = ancestors(&cg, &tip_pos);
-        let mut graph = DiGraph::new();
-        let mut node_of: HashMap<u32, NodeIndex> = HashMap::new();
-        for pos in (0..cg.len() as u32).filter(|&p| seen[p as usize]) {
-            let id = cg.id(pos);
-            let n = graph.add_node((id, cg.timestamp(pos)));
-            node_of.insert(pos, n);
-        }
-        for (&pos, &n) in &node_of {
-            for p in cg.parents(pos) {
-                graph.add_edge(n, node_of[&p], ());
-            }
-        }
-        Ok(Ancestry { graph })
-    }
-
-    /// Every best common ancestor of commits `a` and `b`: the common ancestors (a commit
-    /// counts as its own ancestor) that are not ancestors of another common ancestor. Sorted
-    /// by timestamp, newest first, ties by ascending id. Empty for unrelated histories.
-    pub fn merge_bases(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Vec<ObjectId>> {
-        let g = self.commit_graph(&[*a, *b], false)?;
-        let (pa, pb) = (
-            g.position(a).expect("extended"),
-            g.position(b).expect("extended"),
-        );
-        Ok(best_common(
-            &g,
-            &ancestors(&g, &[pa]),
-            &ancestors(&g, &[pb]),
-        ))
-    }
-
-    /// A best common ancestor of `a` and `b` (see [`Repo::merge_bases`]); when there are
-    /// several (criss-cross histories), the newest by commit timestamp, ties broken by the
-    /// smallest id, so the choice is deterministic. `None` for unrelated histories.
-    pub fn merge_base(&self, a: &ObjectId, b: &ObjectId) -> RepoResult<Option<ObjectId>> {
-        Ok(self.merge_bases(a, b)?.into_iter().next())
-    }
-
-    /// Whether `ancestor` is reachable from `descendant` through parent links (a commit is
-    /// its own ancestor). Generation numbers cut the search: no commit of a generation at
-    /// most `ancestor`'s, other than `ancestor`, can lead to it.
-    pub fn is_ancestor(&self, ancestor: &ObjectId, descendant: &ObjectId) -> RepoResult<bool> {
-        if ancestor == descendant {
-            return Ok(true);
-        }
-        let g = self.commit_graph(&[*descendant], false)?;
-        let Some(target) = g.position(ancestor) else {
-            return Ok(false);
-        };
-        let start = g.position(descendant).expect("extended");
-        Ok(reaches(&g, start, target))
-    }
-
     /// The changes `base -> theirs` in key order, each with our value of its key, and the
     /// ids of their nodes the diff opened. Our values are looked up on a second thread fed
     /// by the diff in batches, so the two kinds of reads overlap.
@@ -472,19 +339,15 @@ impl Repo {
     /// How `theirs` relates to `ours`, from the commit graph.
     fn relate(&self, ours: &ObjectId, theirs: &ObjectId) -> RepoResult<Relation> {
         let g = self.commit_graph(&[*ours, *theirs], false)?;
-        let (po, pt) = (
-            g.position(ours).expect("extended"),
-            g.position(theirs).expect("extended"),
-        );
+        let p = positions(&g, &[*ours, *theirs]);
+        let (po, pt) = (p[0], p[1]);
         if reaches(&g, po, pt) {
             return Ok(Relation::UpToDate);
         }
         if reaches(&g, pt, po) {
             return Ok(Relation::FastForward);
         }
-        let base = best_common(&g, &ancestors(&g, &[po]), &ancestors(&g, &[pt]))
-            .into_iter()
-            .next();
+        let base = best_common(&g, po, pt).into_iter().next();
         Ok(Relation::Diverged(base))
     }
 

@@ -4,14 +4,14 @@
 //! a raw 32-byte commit id (detached); `refs/heads/<branch>` holds a raw 32-byte commit id.
 //! Every ref move is a compare-and-swap, made only after the objects it names are flushed.
 
+mod ancestry;
 mod blame;
 mod commit;
 mod diff;
 mod filter;
 mod fsck;
 mod gc;
-pub mod graph;
-mod head_note;
+pub mod graph_cache;
 mod log;
 mod merge;
 mod purge;
@@ -25,14 +25,14 @@ pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
 pub use filter::KeyFilter;
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
-pub use head_note::RestingHead;
 pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
 pub use purge::PurgeReport;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use graph::CommitGraph;
+use graph_cache::CommitGraph;
 
 use crate::object::{Object, ObjectError, ObjectId, Objects};
 use crate::prolly::{Edit, NodeStore, ProllyError, DEFAULT_CACHE_NODES};
@@ -142,12 +142,26 @@ pub enum Head {
     Detached(ObjectId),
 }
 
+/// What `HEAD` resolved to when the store was last closed: the store's
+/// [`store::RestingHead`](crate::store::RestingHead) in this layer's types. A reader that
+/// knows it can answer from caches keyed by that root (the lexical index) without opening
+/// the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RestingHead {
+    /// The branch (or commit) `HEAD` pointed at.
+    pub head: Head,
+    /// The commit it resolved to.
+    pub commit: ObjectId,
+    /// That commit's tree root.
+    pub root: ObjectId,
+}
+
 /// A store with history: commits, branches and `HEAD`.
 pub struct Repo {
     store: Store,
     objects: Objects,
     tree: NodeStore,
-    /// The commit graph cache, loaded on first use (see [`graph`]).
+    /// The commit graph cache, loaded on first use (see [`graph_cache`]).
     graph: Mutex<Option<Arc<CommitGraph>>>,
 }
 
@@ -206,7 +220,7 @@ impl Repo {
     /// saved back (atomically) when it grew; failing to save it is not an error.
     pub fn commit_graph(&self, tips: &[ObjectId], filters: bool) -> RepoResult<Arc<CommitGraph>> {
         let mut guard = self.graph.lock().unwrap_or_else(|e| e.into_inner());
-        let path = self.store.path().map(graph::cache_path);
+        let path = self.store.path().map(graph_cache::cache_path);
         let g = guard.get_or_insert_with(|| {
             Arc::new(
                 path.as_deref()
@@ -250,7 +264,45 @@ impl Repo {
         &self.objects
     }
 
-    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the head file.
+    /// Describes `HEAD` as it is now to the store, which publishes it as the resting head
+    /// when it closes unless a ref moves after it. Best effort: on any error nothing is
+    /// noted, and readers of the resting head fall back to opening the store.
+    pub fn note_head(&self) {
+        let version = self.store.refs_version();
+        let resolved = self.head().and_then(|head| {
+            let (branch, commit) = match head {
+                Head::Branch(b) => {
+                    let tip = self.branch_tip(&b)?;
+                    (Some(b), tip)
+                }
+                Head::Detached(id) => (None, id),
+            };
+            let root = self.root_of(&commit)?;
+            Ok(crate::store::RestingHead {
+                branch,
+                commit: *commit.as_bytes(),
+                root: *root.as_bytes(),
+            })
+        });
+        if let Ok(rest) = resolved {
+            self.store.note_head(version, rest);
+        }
+    }
+
+    /// `HEAD` as of the last close of the store in directory `store_dir`, read without
+    /// opening or locking it; `None` when that is not known exactly (the store was opened
+    /// since, a writer stopped half way, or there is no resting head).
+    pub fn resting_head(store_dir: &Path) -> Option<RestingHead> {
+        let rest = Store::resting_head(store_dir)?;
+        let commit = ObjectId::from_bytes(rest.commit);
+        Some(RestingHead {
+            head: rest.branch.map_or(Head::Detached(commit), Head::Branch),
+            commit,
+            root: ObjectId::from_bytes(rest.root),
+        })
+    }
+
+    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the resting head.
     fn cas(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> RepoResult<()> {
         self.store
             .cas_ref(name, old, new)?

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{Commit, GcReport, Repo, RepoResult};
-use crate::object::{ObjectError, ObjectId};
+use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::store::ObjectStore;
 
@@ -39,18 +39,11 @@ impl Repo {
     pub fn purge(&self, key: &[u8]) -> RepoResult<PurgeReport> {
         let refs = self.commit_refs()?;
         let tips: Vec<ObjectId> = refs.iter().map(|(_, id)| *id).collect();
-        let anc = self.ancestry(&tips)?;
-        // Edges go from child to parent, so a topological order lists children first.
-        let order =
-            petgraph::algo::toposort(&anc.graph, None).map_err(|cycle| ObjectError::Corrupt {
-                id: anc.graph[cycle.node_id()].0,
-                reason: "the commit graph has a cycle".into(),
-            })?;
         let mut rep = PurgeReport::default();
         let mut roots: HashMap<ObjectId, ObjectId> = HashMap::new();
         let mut commits: HashMap<ObjectId, ObjectId> = HashMap::new();
-        for n in order.into_iter().rev() {
-            let id = anc.graph[n].0;
+        // Parents first, so each commit's parents are rewritten before it.
+        for id in self.history_in_order(&tips)? {
             let c = self.read_commit(&id)?;
             let root = match roots.get(&c.root) {
                 Some(r) => *r,

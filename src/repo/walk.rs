@@ -23,8 +23,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-use super::graph::CommitGraph;
-use super::{Repo, RepoResult};
+use super::graph_cache::CommitGraph;
+use super::RepoResult;
 use crate::object::ObjectId;
 
 /// Which parents of a commit the walk goes on to.
@@ -194,6 +194,38 @@ impl TopoWalk {
     }
 }
 
+impl TopoWalk {
+    /// Runs the walk to its end, or until `limit` items are kept: `keep` makes an item of
+    /// each commit emitted (graph position), given the follower and what it saw, or skips it
+    /// (`None`). A restart drops the items kept so far, so the result is in the walk's
+    /// final order.
+    pub(crate) fn collect<F: Follow, T>(
+        &mut self,
+        follow: &mut F,
+        limit: Option<usize>,
+        mut keep: impl FnMut(&F, u32) -> RepoResult<Option<T>>,
+    ) -> RepoResult<Vec<T>> {
+        let mut out = Vec::new();
+        if limit == Some(0) {
+            return Ok(out);
+        }
+        loop {
+            match self.next(follow)? {
+                Step::Done => return Ok(out),
+                Step::Restart => out.clear(),
+                Step::Commit(pos) => {
+                    if let Some(item) = keep(follow, pos)? {
+                        out.push(item);
+                        if limit == Some(out.len()) {
+                            return Ok(out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Follows every parent except those in an excluded set.
 pub(crate) struct AllParents<'a> {
     pub(crate) excluded: &'a std::collections::HashSet<ObjectId>,
@@ -218,31 +250,4 @@ pub(crate) fn dedup<T: PartialEq>(items: impl Iterator<Item = T>) -> Vec<T> {
         }
     }
     out
-}
-
-impl Repo {
-    /// Every commit reachable from `tips` (the tips included).
-    pub fn reachable(&self, tips: &[ObjectId]) -> RepoResult<std::collections::HashSet<ObjectId>> {
-        let graph = self.commit_graph(tips, false)?;
-        let mut seen = vec![false; graph.len()];
-        let mut stack: Vec<u32> = Vec::new();
-        let mut out = std::collections::HashSet::new();
-        for t in tips {
-            let p = graph.position(t).expect("extended");
-            if !seen[p as usize] {
-                seen[p as usize] = true;
-                stack.push(p);
-            }
-        }
-        while let Some(pos) = stack.pop() {
-            out.insert(graph.id(pos));
-            for p in graph.parents(pos) {
-                if !seen[p as usize] {
-                    seen[p as usize] = true;
-                    stack.push(p);
-                }
-            }
-        }
-        Ok(out)
-    }
 }

@@ -1,8 +1,10 @@
-//! Fault injection, for tests: an in-memory backend that fails the Nth read, write or flush
-//! on request, and can lose everything written since the last successful flush (a simulated
-//! power cut). Upper layers are tested against it through [`super::Store::with_faults`].
+//! Fault injection (feature `testing`): an in-memory backend that fails the Nth read, write
+//! or flush on request, and can lose everything written since the last successful flush (a
+//! simulated power cut). Upper layers are tested against it through
+//! [`Store::with_faults`](super::Store::with_faults).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -30,6 +32,24 @@ impl FaultOp {
         }
     }
 }
+
+/// The error of an injected fault: the `n`th operation of kind `op`. It is the source of
+/// the [`StoreError::Backend`] the faulty backend returns, as an engine's own error would be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InjectedFault {
+    /// The kind of operation that failed.
+    pub op: FaultOp,
+    /// Its number among the operations of that kind, counting from 1.
+    pub n: u64,
+}
+
+impl fmt::Display for InjectedFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "injected fault: {:?} #{}", self.op, self.n)
+    }
+}
+
+impl std::error::Error for InjectedFault {}
 
 /// The fault plan and operation counters, shared with the test that drives it.
 #[derive(Debug)]
@@ -68,7 +88,7 @@ impl Faults {
     fn tick(&self, op: FaultOp) -> StoreResult<()> {
         let n = self.counts[op.index()].fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at[op.index()].load(Ordering::SeqCst) {
-            return Err(StoreError::Backend(format!("injected fault: {op:?} #{n}")));
+            return Err(StoreError::backend(InjectedFault { op, n }));
         }
         Ok(())
     }
@@ -197,5 +217,32 @@ impl RefStore for FaultyBackend {
 impl Backend for FaultyBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_injected_fault_is_the_source_of_an_engine_error() {
+        let faults = Faults::new();
+        let b = FaultyBackend::new(faults.clone());
+        faults.fail_nth(FaultOp::Read, 2);
+        assert!(b.get(&[0; 32]).is_ok());
+        let e = b.get(&[0; 32]).unwrap_err();
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<InjectedFault>());
+        assert_eq!(
+            source,
+            Some(&InjectedFault {
+                op: FaultOp::Read,
+                n: 2
+            })
+        );
+        assert_eq!(
+            e.to_string(),
+            "storage engine error: injected fault: Read #2"
+        );
+        assert!(b.get(&[0; 32]).is_ok(), "only the nth fails");
     }
 }

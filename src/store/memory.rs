@@ -78,8 +78,9 @@ impl MemoryBackend {
         Self::default()
     }
 
-    /// Test and fault-injection use: replace the stored bytes of `id` without verification
-    /// (inserting them if `id` is absent), to simulate a damaged copy.
+    /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
+    /// absent), to simulate a damaged copy (feature `testing`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
         write(&self.objects).insert(MemKey::of(id), bytes.to_vec());
     }

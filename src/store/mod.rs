@@ -2,19 +2,38 @@
 //!
 //! Two backends implement the traits: [`SledBackend`] (on disk, the default) and
 //! [`MemoryBackend`] (tests, benches). A store directory ([`Store`]) adds the metadata file
-//! and the LOCK file on top of a backend. Nothing here knows how objects are encoded or
-//! hashed; the object layer does.
+//! and the LOCK file on top of a backend, and keeps its resting head (what `HEAD` was at the
+//! last close) for readers that do not open it. Nothing here knows how objects are encoded
+//! or hashed; the object layer does.
+//!
+//! With the cargo feature `testing`, the layer also offers fault injection (`Faults`,
+//! `FaultyBackend`, `Store::with_faults`, `Store::power_cut`) and hooks that damage stored
+//! bytes (`Store::overwrite_raw`); normal builds have neither.
 
-mod dir;
-mod faults;
-mod head_file;
+mod files;
+mod format_file;
+mod handle;
+mod lifecycle;
+mod lock;
 mod memory;
 mod packs;
+mod resting_head;
 mod sled_backend;
 
-pub use dir::{BackendKind, OpenOptions, Store, FORMAT_FILE, FORMAT_VERSION, LOCK_FILE};
-pub use faults::{FaultOp, Faults, FaultyBackend};
+#[cfg(any(test, feature = "testing"))]
+mod faults;
+#[cfg(any(test, feature = "testing"))]
+mod testing;
+
+#[cfg(any(test, feature = "testing"))]
+pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
+pub(crate) use files::write_atomically;
+pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
+pub use handle::Store;
+pub use lifecycle::OpenOptions;
+pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
+pub use resting_head::RestingHead;
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
@@ -34,9 +53,10 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
-    /// The storage engine reported an error (message kept, engine type hidden).
+    /// The storage engine failed. The engine's own error is the source; its type is not
+    /// part of this API, so the engine can change without changing this enum.
     #[error("storage engine error: {0}")]
-    Backend(String),
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
     /// Another process holds the store's lock and did not release it in time.
     #[error("store {path} is busy: another process holds its lock (waited {waited_ms} ms)")]
     Busy {
@@ -75,6 +95,43 @@ pub enum StoreError {
         /// The directory.
         path: PathBuf,
     },
+    /// The object index holds a key that is not an object id: the engine's data is damaged.
+    #[error("object index holds a key of {len} bytes, expected 32")]
+    BadIndexKey {
+        /// The key's length.
+        len: usize,
+    },
+    /// The object index holds a value that is not one location: the engine's data is
+    /// damaged.
+    #[error("object index holds a value of {len} bytes, expected {expected}")]
+    BadIndexValue {
+        /// The value's length.
+        len: usize,
+        /// The length of an encoded location.
+        expected: usize,
+    },
+    /// The ref table holds a name that is not UTF-8: the engine's data is damaged.
+    #[error(
+        "refs table holds a name that is not UTF-8: {}",
+        String::from_utf8_lossy(name)
+    )]
+    BadRefName {
+        /// The name's bytes.
+        name: Vec<u8>,
+    },
+    /// An object too large for a pack record (its length must fit in 32 bits).
+    #[error("object of {len} bytes is too large")]
+    TooLarge {
+        /// The object's length in bytes.
+        len: usize,
+    },
+}
+
+impl StoreError {
+    /// A storage engine error, keeping the engine's error as the source.
+    pub(crate) fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError::Backend(Box::new(e))
+    }
 }
 
 /// Result alias of the store layer.

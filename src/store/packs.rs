@@ -15,7 +15,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::dir::{io_err, sync_dir};
+use super::files::{io_err, sync_dir};
 use super::{RawId, StoreError, StoreResult};
 
 /// First bytes of every pack file.
@@ -279,9 +279,8 @@ impl Packs {
         );
         let mut out = Vec::with_capacity(objects.len());
         for (id, bytes) in objects {
-            let len = u32::try_from(bytes.len()).map_err(|_| {
-                StoreError::Backend(format!("object of {} bytes is too large", bytes.len()))
-            })?;
+            let len = u32::try_from(bytes.len())
+                .map_err(|_| StoreError::TooLarge { len: bytes.len() })?;
             out.push(Location {
                 pack: active.no,
                 offset: active.len + buf.len() as u64,

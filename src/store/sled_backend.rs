@@ -5,12 +5,14 @@
 //! object rewrote a random, cold engine page full of other objects' bytes; in pack files a
 //! batch of objects is one sequential write, and sled holds only 16-byte locations, whose
 //! pages stay small and cached. No sled type appears in a public signature, so the engine
-//! can be replaced without touching the layers above. Every sled error becomes
-//! [`StoreError::Backend`].
+//! can be replaced without touching the layers above. A sled I/O error becomes
+//! [`StoreError::Io`] naming the database directory; any other sled error becomes
+//! [`StoreError::Backend`], with the sled error as its source.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::path::Path;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
 
 use super::packs::{Location, Packs};
 use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
@@ -36,6 +38,8 @@ const MOVE_BATCH: usize = 4096;
 /// after a flush). Deleted objects' bytes stay in their packs until
 /// [`ObjectStore::reclaim`]. Obtained through [`Store`](super::Store).
 pub struct SledBackend {
+    /// The database directory, named by the errors of its I/O.
+    path: PathBuf,
     db: sled::Db,
     index: sled::Tree,
     refs: sled::Tree,
@@ -48,36 +52,41 @@ impl fmt::Debug for SledBackend {
     }
 }
 
-/// Map a sled error to the store's engine-agnostic error, keeping its message.
-fn engine(e: sled::Error) -> StoreError {
-    StoreError::Backend(e.to_string())
+/// Maps the errors of the sled database in directory `db` to the store's engine-agnostic
+/// errors: an I/O error names the directory, any other keeps the sled error as its source.
+fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
+    move |e| match e {
+        sled::Error::Io(source) => StoreError::Io {
+            path: db.to_path_buf(),
+            source,
+        },
+        other => StoreError::backend(other),
+    }
 }
 
-/// Whether sled refused to open because its own lock on the database files is still held:
-/// a handle that was just dropped releases it only when sled's I/O threads let go of their
-/// last reference, a moment after the store's LOCK was released.
-fn lock_held(e: &sled::Error) -> bool {
-    matches!(e, sled::Error::Io(io) if io.to_string().starts_with("could not acquire lock"))
+/// Whether another handle still holds sled's lock on its log file at `log`: a handle that
+/// was just dropped releases it only when sled's I/O threads let go of their last
+/// reference, a moment after the store's LOCK was released. sled takes the same kind of OS
+/// lock as the LOCK file, so a try of that lock tells, by its error kind. A missing log (a
+/// new database) or a file system without locks is not held.
+fn log_locked(log: &Path) -> bool {
+    let Ok(file) = File::open(log) else {
+        return false;
+    };
+    // On success the lock is released as `file` closes.
+    matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
 }
 
 /// Turn a key of the index back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
-    RawId::try_from(key).map_err(|_| {
-        StoreError::Backend(format!(
-            "object index holds a key of {} bytes, expected 32",
-            key.len()
-        ))
-    })
+    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey { len: key.len() })
 }
 
 /// Decode an index value; anything but one location is corruption.
 fn location(value: &[u8]) -> StoreResult<Location> {
-    Location::decode(value).ok_or_else(|| {
-        StoreError::Backend(format!(
-            "object index holds a value of {} bytes, expected {}",
-            value.len(),
-            Location::BYTES
-        ))
+    Location::decode(value).ok_or(StoreError::BadIndexValue {
+        len: value.len(),
+        expected: Location::BYTES,
     })
 }
 
@@ -87,14 +96,19 @@ impl SledBackend {
 
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
-    /// `pack_bytes`). Objects of a version-1 store (bytes inside sled) are copied into packs
-    /// (see [`SledBackend::drop_legacy`]).
-    pub(crate) fn open(
+    /// `pack_bytes`); `None` while another handle still holds the database's lock. Objects
+    /// of a version-1 store (bytes inside sled) are copied into packs (see
+    /// [`SledBackend::drop_legacy`]).
+    pub(crate) fn try_open(
         path: &Path,
         packs: &Path,
         cache_bytes: u64,
         pack_bytes: u64,
-    ) -> StoreResult<Self> {
+    ) -> StoreResult<Option<Self>> {
+        // Once free, the lock stays free: only the store's LOCK holder opens the database.
+        if log_locked(&path.join(Self::LOG_FILE)) {
+            return Ok(None);
+        }
         let db = sled::Config::new()
             .path(path)
             .cache_capacity(cache_bytes)
@@ -107,26 +121,18 @@ impl SledBackend {
             // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
             .flush_every_ms(None)
             .open()
-            .map_err(|e| {
-                if lock_held(&e) {
-                    StoreError::Busy {
-                        path: path.to_path_buf(),
-                        waited_ms: 0,
-                    }
-                } else {
-                    engine(e)
-                }
-            })?;
-        let index = db.open_tree(INDEX_TREE).map_err(engine)?;
-        let refs = db.open_tree(REFS_TREE).map_err(engine)?;
+            .map_err(engine(path))?;
+        let index = db.open_tree(INDEX_TREE).map_err(engine(path))?;
+        let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let backend = Self {
+            path: path.to_path_buf(),
             packs: Packs::open(packs, pack_bytes)?,
             db,
             index,
             refs,
         };
         backend.migrate_legacy()?;
-        Ok(backend)
+        Ok(Some(backend))
     }
 
     /// Copies the objects of a version-1 store (bytes in sled's `objects` tree) into packs
@@ -141,7 +147,7 @@ impl SledBackend {
         let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
         let mut bytes = 0;
         for entry in old.iter() {
-            let (k, v) = entry.map_err(engine)?;
+            let (k, v) = entry.map_err(self.engine())?;
             bytes += v.len();
             batch.push((raw_id(&k)?, v.to_vec()));
             if bytes >= MIGRATE_BATCH_BYTES {
@@ -152,7 +158,7 @@ impl SledBackend {
         }
         self.put_many(&batch)?;
         self.packs.sync()?;
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         Ok(())
     }
 
@@ -162,7 +168,7 @@ impl SledBackend {
         if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
             return Ok(None);
         }
-        self.db.open_tree(legacy).map(Some).map_err(engine)
+        self.db.open_tree(legacy).map(Some).map_err(self.engine())
     }
 
     /// Drops the version-1 objects tree, whose objects [`SledBackend::open`] copied.
@@ -170,23 +176,31 @@ impl SledBackend {
         if self.legacy_tree()?.is_some() {
             self.db
                 .drop_tree(LEGACY_OBJECTS_TREE.as_bytes())
-                .map_err(engine)?;
-            self.db.flush().map_err(engine)?;
+                .map_err(self.engine())?;
+            self.db.flush().map_err(self.engine())?;
         }
         Ok(())
     }
 
-    /// Test and fault-injection use: replace the stored bytes of `id` without verification
-    /// (inserting them if `id` is absent), to simulate a damaged copy.
+    /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
+    /// absent), to simulate a damaged copy (feature `testing`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         let loc = self.packs.append(&[(id, bytes)])?[0];
-        self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+        self.index
+            .insert(id, &loc.encode()[..])
+            .map_err(self.engine())?;
         Ok(())
+    }
+
+    /// The error mapping of this database (see [`engine`]).
+    fn engine(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
+        engine(&self.path)
     }
 
     /// The index entry of `id`, if any.
     fn locate(&self, id: &RawId) -> StoreResult<Option<Location>> {
-        match self.index.get(id).map_err(engine)? {
+        match self.index.get(id).map_err(self.engine())? {
             Some(v) => Ok(Some(location(&v)?)),
             None => Ok(None),
         }
@@ -211,7 +225,7 @@ impl SledBackend {
             let swap = self
                 .index
                 .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
-                .map_err(engine)?;
+                .map_err(self.engine())?;
             let Err(cas) = swap else {
                 out.push(PutOutcome::Written);
                 continue;
@@ -224,7 +238,9 @@ impl SledBackend {
             if stored.as_deref() == Some(*bytes) {
                 out.push(PutOutcome::Existing);
             } else {
-                self.index.insert(id, &loc.encode()[..]).map_err(engine)?;
+                self.index
+                    .insert(id, &loc.encode()[..])
+                    .map_err(self.engine())?;
                 out.push(PutOutcome::Repaired);
             }
         }
@@ -235,7 +251,7 @@ impl SledBackend {
     fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
         let mut live: HashMap<u32, u64> = HashMap::new();
         for value in self.index.iter().values() {
-            let loc = location(&value.map_err(engine)?)?;
+            let loc = location(&value.map_err(self.engine())?)?;
             *live.entry(loc.pack).or_default() += loc.record_bytes();
         }
         Ok(live)
@@ -245,7 +261,7 @@ impl SledBackend {
     fn entries_in(&self, packs: &HashSet<u32>) -> StoreResult<Vec<(RawId, Location)>> {
         let mut out = Vec::new();
         for entry in self.index.iter() {
-            let (k, v) = entry.map_err(engine)?;
+            let (k, v) = entry.map_err(self.engine())?;
             let loc = location(&v)?;
             if packs.contains(&loc.pack) {
                 out.push((raw_id(&k)?, loc));
@@ -284,27 +300,28 @@ impl ObjectStore for SledBackend {
         Ok(self.store_objects(&[(id, bytes)])?[0])
     }
 
-    /// See [`SledBackend::store_objects`].
+    /// One pack write for the whole batch, then one index compare-and-swap per new object
+    /// (an object already indexed keeps its entry when its stored bytes are equal).
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
         let refs: Vec<(&RawId, &[u8])> = objects.iter().map(|(id, b)| (id, &b[..])).collect();
         self.store_objects(&refs)
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        self.index.contains_key(id).map_err(engine)
+        self.index.contains_key(id).map_err(self.engine())
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
         self.index
             .scan_prefix(prefix)
             .keys()
-            .map(|k| raw_id(&k.map_err(engine)?))
+            .map(|k| raw_id(&k.map_err(self.engine())?))
             .collect()
     }
 
     fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
         for key in self.index.iter().keys() {
-            if !f(raw_id(&key.map_err(engine)?)?) {
+            if !f(raw_id(&key.map_err(self.engine())?)?) {
                 break;
             }
         }
@@ -314,13 +331,13 @@ impl ObjectStore for SledBackend {
     /// Drops the index entry; the bytes leave the disk at the next
     /// [`ObjectStore::reclaim`].
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(self.index.remove(id).map_err(engine)?.is_some())
+        Ok(self.index.remove(id).map_err(self.engine())?.is_some())
     }
 
     /// Syncs the packs, then sled.
     fn flush(&self) -> StoreResult<()> {
         self.packs.sync()?;
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         Ok(())
     }
 
@@ -372,9 +389,9 @@ impl ObjectStore for SledBackend {
             let _ = self
                 .index
                 .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
-                .map_err(engine)?;
+                .map_err(self.engine())?;
         }
-        self.db.flush().map_err(engine)?;
+        self.db.flush().map_err(self.engine())?;
         let mut victims: Vec<u32> = victims.into_iter().collect();
         victims.sort_unstable();
         for no in victims {
@@ -386,7 +403,11 @@ impl ObjectStore for SledBackend {
 
 impl RefStore for SledBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self.refs.get(name).map_err(engine)?.map(|v| v.to_vec()))
+        Ok(self
+            .refs
+            .get(name)
+            .map_err(self.engine())?
+            .map(|v| v.to_vec()))
     }
 
     fn cas_ref(
@@ -398,7 +419,7 @@ impl RefStore for SledBackend {
         Ok(self
             .refs
             .compare_and_swap(name, expected, new)
-            .map_err(engine)?
+            .map_err(self.engine())?
             .map_err(|cas| cas.current.map(|v| v.to_vec())))
     }
 
@@ -406,10 +427,11 @@ impl RefStore for SledBackend {
         self.refs
             .scan_prefix(prefix)
             .map(|entry| {
-                let (name, value) = entry.map_err(engine)?;
-                let name = String::from_utf8(name.to_vec()).map_err(|_| {
-                    StoreError::Backend("refs tree holds a name that is not UTF-8".into())
-                })?;
+                let (name, value) = entry.map_err(self.engine())?;
+                let name =
+                    String::from_utf8(name.to_vec()).map_err(|e| StoreError::BadRefName {
+                        name: e.into_bytes(),
+                    })?;
                 Ok((name, value.to_vec()))
             })
             .collect()
@@ -418,6 +440,34 @@ impl RefStore for SledBackend {
 
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
-        Ok(self.db.size_on_disk().map_err(engine)? + self.packs.total_size()?)
+        Ok(self.db.size_on_disk().map_err(self.engine())? + self.packs.total_size()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sled's lock on its log file is recognised by the kind of the lock error, and an open
+    /// while it is held waits instead of failing.
+    #[test]
+    fn a_held_database_is_seen_as_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let (db, packs) = (dir.path().join("db"), dir.path().join("packs"));
+        let open = || SledBackend::try_open(&db, &packs, 1 << 20, 1 << 20).unwrap();
+        let first = open().expect("a new database is free");
+        assert!(log_locked(&db.join(SledBackend::LOG_FILE)));
+        assert!(open().is_none(), "held by the first handle");
+        drop(first);
+        let start = std::time::Instant::now();
+        // sled's I/O threads may keep it a moment after the handle is gone.
+        let again = loop {
+            if let Some(b) = open() {
+                break b;
+            }
+            assert!(start.elapsed().as_secs() < 10, "never released");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        drop(again);
     }
 }

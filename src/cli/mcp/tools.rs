@@ -17,10 +17,8 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use memoir::memory::secrets;
-use memoir::memory::MergePolicy;
-
 use memoir::app::{Memoir, Options};
+use memoir::memory::MergePolicy;
 
 use super::super::context::{AtArg, BranchArg, Ctx, WriteArgs};
 use super::super::output::{error_json, exit, CliError, Report};
@@ -472,18 +470,6 @@ fn write_args() -> WriteArgs {
     }
 }
 
-/// The refusal of content that looks like a credential (exit 1).
-pub fn refuse_secret(content: &str) -> Result<(), CliError> {
-    match secrets::detect(content) {
-        Some(kind) => Err(CliError::invalid(format!(
-            "refused: the content looks like a credential ({}); memoir keeps every version \
-             forever, so secrets are never stored. Remove it and store a description instead",
-            kind.describe()
-        ))),
-        None => Ok(()),
-    }
-}
-
 impl Tools {
     /// The tools of the store `ctx` names. The store is kept open while calls keep coming
     /// and closed by a background thread once no call ran for `StoreHold::IDLE` (or it
@@ -663,11 +649,11 @@ impl Tools {
             }
             "memoir_remember" => {
                 let p: RememberParams = parse(name, args)?;
-                refuse_secret(&p.content)?;
                 let mut paths: Vec<String> = p.path.into_iter().collect();
                 paths.extend(p.paths);
                 // No path: the same rule as the CLI (the configured LLM chooses; without one,
-                // an error and nothing stored).
+                // an error and nothing stored). Content that looks like a credential is refused
+                // by the application, with no way around it here.
                 remember::run(
                     ctx,
                     remember::Args {
@@ -678,6 +664,7 @@ impl Tools {
                         replace: false,
                         confidence: p.confidence,
                         model: None,
+                        allow_secrets: false,
                         branch: branch(p.branch),
                         write: write_args(),
                     },

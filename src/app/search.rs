@@ -1,0 +1,186 @@
+//! `search`: ranked lexical search over keys and record contents, no model; and the lexical
+//! index every lexical read (search, recall) looks at.
+
+use serde::{Serialize, Serializer};
+
+use crate::glob::KeyGlobs;
+use crate::key::validate_namespace;
+use crate::recall::{cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort};
+use crate::repo::revision::parse_date;
+use crate::repo::{Head, Repo};
+
+use super::{Memoir, MemoirResult, Outcome, ReadPoint};
+
+/// What `search` looks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// The words looked for.
+    pub query: String,
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only keys whose path matches one of these globs (empty: every key).
+    pub keys: Vec<String>,
+    /// Most hits.
+    pub limit: usize,
+    /// Only records at or after this date (ISO date, `yesterday`, `2.days.ago`, ...).
+    pub since: Option<String>,
+    /// Only records at or before this date.
+    pub until: Option<String>,
+    /// Order of the hits.
+    pub sort: Sort,
+}
+
+/// One hit of a [`SearchOutcome`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    /// The key's path.
+    pub key: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// Score: higher is better (JSON: rounded to 6 decimals).
+    #[serde(serialize_with = "rounded")]
+    pub score: f64,
+    /// The record's content.
+    pub content: String,
+}
+
+/// What `search` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchOutcome {
+    /// Always true (no match is an empty result).
+    pub success: bool,
+    /// The words looked for.
+    pub query: String,
+    /// Always `lexical`.
+    pub mode: &'static str,
+    /// The hits, in the order asked for.
+    pub hits: Vec<SearchHit>,
+    /// Number of hits.
+    pub count: usize,
+    /// Time taken.
+    pub timing_ms: f64,
+    /// Diagnostics (where the index came from, a cache that could not be saved).
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+impl Outcome for SearchOutcome {}
+
+/// Rounds a score for output (stable text, no float noise).
+fn round_score(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
+}
+
+/// Serialises a score rounded by [`round_score`].
+pub(crate) fn rounded<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(round_score(*score))
+}
+
+/// The filters of a lexical search besides its text.
+pub(crate) struct Scope {
+    pub namespace: Option<String>,
+    pub globs: KeyGlobs,
+    pub since: Option<f64>,
+    pub until: Option<f64>,
+    pub sort: Sort,
+}
+
+/// Runs a lexical search on `index`.
+pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: usize) -> Vec<Hit> {
+    index.search(&Query {
+        text,
+        namespace: scope.namespace.as_deref(),
+        globs: (!scope.globs.is_all()).then_some(&scope.globs),
+        since: scope.since,
+        until: scope.until,
+        limit,
+        sort: scope.sort,
+    })
+}
+
+impl Memoir {
+    /// Ranks the memories at a read point against the words of `req.query`, lexically. The
+    /// index is answered from the cache kept beside the store, without opening it, when that
+    /// reflects HEAD as of the store's last close; else brought up to date from the store.
+    pub fn search(&self, req: &SearchRequest, at: &ReadPoint) -> MemoirResult<SearchOutcome> {
+        let timer = self.clock().timer();
+        if let Some(ns) = &req.namespace {
+            validate_namespace(ns)?;
+        }
+        let now = self.clock().now_secs();
+        let date = |d: &Option<String>| -> MemoirResult<Option<f64>> {
+            Ok(d.as_deref()
+                .map(|d| parse_date(d, now))
+                .transpose()?
+                .map(|t| t as f64))
+        };
+        let since = date(&req.since)?;
+        let until = date(&req.until)?;
+        let scope = Scope {
+            namespace: req.namespace.clone(),
+            globs: KeyGlobs::new(&req.keys)?,
+            since,
+            until,
+            sort: req.sort,
+        };
+        let (index, notes) = self.index_for_read(at)?;
+        let hits: Vec<SearchHit> = lexical(&index, &req.query, &scope, req.limit)
+            .into_iter()
+            .map(|h| SearchHit {
+                key: h.path,
+                namespace: h.namespace,
+                score: h.score,
+                content: h.content,
+            })
+            .collect();
+        Ok(SearchOutcome {
+            success: true,
+            query: req.query.clone(),
+            mode: "lexical",
+            count: hits.len(),
+            hits,
+            timing_ms: timer.ms(),
+            notes,
+        })
+    }
+
+    /// The lexical index at a read point, with diagnostics: the cached one when it reflects
+    /// HEAD at rest (no store opened, no lock taken), else brought there from the store,
+    /// whose handle is dropped before this returns. Each hit carries its record's content.
+    pub(crate) fn index_for_read(
+        &self,
+        at: &ReadPoint,
+    ) -> MemoirResult<(LexicalIndex, Vec<String>)> {
+        let (index, at_rest) = self.cached_index(at);
+        if at_rest {
+            let note = "answered from the index of HEAD as of the store's last close";
+            return Ok((index, vec![note.to_string()]));
+        }
+        let (repo, _, root) = self.open_read(at)?;
+        let (index, _stats, save_error) =
+            sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
+        let notes = save_error
+            .map(|e| format!("index cache not saved: {e}"))
+            .into_iter()
+            .collect();
+        Ok((index, notes))
+    }
+
+    /// The cached index, and whether it reflects HEAD as of the store's last close (see
+    /// [`Repo::resting_head`]): a read at HEAD then needs neither the store nor its lock. Not
+    /// at rest when that is not known, the store is held open here, or the read is at another
+    /// revision or branch.
+    fn cached_index(&self, at: &ReadPoint) -> (LexicalIndex, bool) {
+        let index = load_cache(&cache_path(self.path()));
+        if self.holds() || at.at.is_some() {
+            return (index, false);
+        }
+        let at_rest = Repo::resting_head(self.path()).is_some_and(|rest| {
+            at.branch
+                .as_ref()
+                .is_none_or(|b| rest.head == Head::Branch(b.clone()))
+                && index.root() == Some(&rest.root)
+        });
+        (index, at_rest)
+    }
+}

@@ -1,0 +1,183 @@
+//! `summarize`: counts by namespace, by key prefix (a depth), and the keys that match globs.
+//! Counts come from the tree's subtree counts: O(groups x height) node reads; only a glob
+//! filter visits keys (of the namespaces in scope).
+
+use std::collections::BTreeMap;
+
+use serde::{Serialize, Serializer};
+
+use crate::glob::KeyGlobs;
+use crate::key::{group_prefix, namespace_prefix, split_encoded, validate_namespace};
+use crate::prolly::prefix_range;
+
+use super::status::namespace_counts;
+use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
+
+/// What to summarize. The four kinds give the same counts; the kind is echoed back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryKind {
+    /// Everything.
+    #[default]
+    All,
+    /// Key taxonomy.
+    Taxonomy,
+    /// Timeline.
+    Timeline,
+    /// Places.
+    Places,
+}
+
+impl SummaryKind {
+    /// The kind's name as results carry it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SummaryKind::All => "all",
+            SummaryKind::Taxonomy => "taxonomy",
+            SummaryKind::Timeline => "timeline",
+            SummaryKind::Places => "places",
+        }
+    }
+}
+
+/// What `summarize` counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummarizeRequest {
+    /// The summary kind (echoed back).
+    pub kind: SummaryKind,
+    /// Only this namespace (unknown: exit 1 listing the namespaces).
+    pub namespace: Option<String>,
+    /// Only keys whose path matches one of these globs (empty: no key listing).
+    pub keys: Vec<String>,
+    /// Count keys by their first N segments (N >= 1; a key with fewer groups under itself).
+    pub depth: Option<usize>,
+}
+
+/// What `summarize` counted.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummarizeOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The summary kind asked for.
+    #[serde(rename = "type")]
+    pub kind: SummaryKind,
+    /// The namespace asked for, else null.
+    pub namespace_filter: Option<String>,
+    /// Namespaces in scope.
+    pub total_namespaces: usize,
+    /// Memories in the namespaces in scope (not filtered by the globs).
+    pub total_memories: u64,
+    /// The namespaces in scope with their memory counts, in key order (JSON: an object).
+    #[serde(serialize_with = "as_map")]
+    pub namespaces: Vec<(String, u64)>,
+    /// With globs: the matching paths per namespace (namespaces with matches only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matching_keys: Option<BTreeMap<String, Vec<String>>>,
+    /// The depth asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
+    /// With a depth: the counts per prefix of that depth, per namespace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix_counts: Option<BTreeMap<String, BTreeMap<String, u64>>>,
+}
+
+fn as_map<S: Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+impl Outcome for SummarizeOutcome {}
+
+impl Memoir {
+    /// Counts the memories at a read point by namespace and, with a depth, by key prefix;
+    /// with globs, lists the matching keys (and counts only those by prefix).
+    pub fn summarize(
+        &self,
+        req: &SummarizeRequest,
+        at: &ReadPoint,
+    ) -> MemoirResult<SummarizeOutcome> {
+        let globs = if req.keys.is_empty() {
+            None
+        } else {
+            Some(KeyGlobs::new(&req.keys)?)
+        };
+        if let Some(ns) = &req.namespace {
+            validate_namespace(ns)?;
+        }
+        if req.depth == Some(0) {
+            return Err(MemoirError::coded(exit::USAGE, "depth must be at least 1"));
+        }
+        let depth = req.depth;
+        let (repo, _, root) = self.open_read(at)?;
+        let all = namespace_counts(&repo, &root)?;
+        let scope: Vec<(String, u64)> = match &req.namespace {
+            None => all,
+            Some(ns) => match all.iter().find(|(n, _)| n == ns) {
+                Some(found) => vec![found.clone()],
+                None => {
+                    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+                    return Err(MemoirError::invalid(format!(
+                        "namespace '{ns}' not found; namespaces: {}",
+                        if names.is_empty() {
+                            "(none)".to_string()
+                        } else {
+                            names.join(", ")
+                        }
+                    )));
+                }
+            },
+        };
+
+        // Globs: the matching paths of each namespace in scope.
+        let mut matching: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut prefix_counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+        if let Some(g) = &globs {
+            for (ns, _) in &scope {
+                let mut hits = Vec::new();
+                repo.tree()
+                    .scan(&root, &prefix_range(&namespace_prefix(ns)), &mut |k, _| {
+                        let (_, path) = split_encoded(k);
+                        if g.matches(&path) {
+                            if let Some(d) = depth {
+                                let (_, group) = split_encoded(group_prefix(k, d));
+                                *prefix_counts
+                                    .entry(ns.clone())
+                                    .or_default()
+                                    .entry(group)
+                                    .or_insert(0) += 1;
+                            }
+                            hits.push(path);
+                        }
+                        true
+                    })?;
+                if !hits.is_empty() {
+                    matching.insert(ns.clone(), hits);
+                }
+            }
+        } else if let Some(d) = depth {
+            for (ns, _) in &scope {
+                let groups =
+                    repo.tree()
+                        .histogram(&root, &prefix_range(&namespace_prefix(ns)), &|k| {
+                            group_prefix(k, d)
+                        })?;
+                let m = prefix_counts.entry(ns.clone()).or_default();
+                for (g, n) in groups {
+                    m.insert(split_encoded(&g).1, n);
+                }
+            }
+        }
+        drop(repo);
+
+        Ok(SummarizeOutcome {
+            success: true,
+            kind: req.kind,
+            namespace_filter: req.namespace.clone(),
+            total_namespaces: scope.len(),
+            total_memories: scope.iter().map(|(_, n)| n).sum(),
+            namespaces: scope,
+            matching_keys: globs.is_some().then_some(matching),
+            depth,
+            prefix_counts: depth.is_some().then_some(prefix_counts),
+        })
+    }
+}

@@ -1,0 +1,155 @@
+//! The delta file: the changes since the frozen part, saved beside the cache file while they
+//! are few.
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::codec::{
+    checked_body, damaged, get_root, put_bytes, put_root, put_u32, put_u32s, Reader,
+};
+use super::index::Entry;
+use super::LexicalIndex;
+use crate::object::ObjectId;
+use crate::recall::{CacheError, RecallResult};
+
+/// First bytes of a delta cache file (layout version 2).
+const DELTA_MAGIC: &[u8] = b"MEMLXD02";
+
+impl LexicalIndex {
+    /// The changes since the frozen part, as bytes for a delta cache file (layout in
+    /// store-format.md): the root reflected, the frozen documents removed and the overlay
+    /// documents. `None` when the index has no frozen part read from a cache file, which
+    /// a delta could name.
+    pub fn delta_bytes(&self) -> Option<Vec<u8>> {
+        let sum = self.base.sum?;
+        let mut w = Vec::new();
+        w.extend_from_slice(DELTA_MAGIC);
+        w.extend_from_slice(&sum.to_le_bytes());
+        put_root(&mut w, self.root.as_ref());
+        let dead: Vec<u32> = (0..self.base.n_docs())
+            .filter(|&i| self.dead[i])
+            .map(|i| i as u32)
+            .collect();
+        put_u32(&mut w, dead.len() as u32);
+        put_u32s(&mut w, &dead);
+        put_u32(&mut w, self.by_key.len() as u32);
+        for &slot in self.by_key.values() {
+            let Some(e) = self.docs.get(slot as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            put_bytes(&mut w, &e.key);
+            w.extend_from_slice(e.value.as_bytes());
+            put_bytes(&mut w, e.namespace.as_bytes());
+            put_bytes(&mut w, e.path.as_bytes());
+            put_bytes(&mut w, e.content.as_bytes());
+            w.extend_from_slice(&e.timestamp.to_le_bytes());
+            w.extend_from_slice(&e.len.to_le_bytes());
+            put_u32(&mut w, e.terms.len() as u32);
+            for &(t, k, c) in &e.terms {
+                put_bytes(&mut w, self.term_names[t as usize].as_bytes());
+                w.extend_from_slice(&k.to_le_bytes());
+                w.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+        let sum = xxh3_128(&w);
+        w.extend_from_slice(&sum.to_le_bytes());
+        Some(w)
+    }
+
+    /// Applies a delta written by [`LexicalIndex::delta_bytes`] to an index just read by
+    /// [`LexicalIndex::from_bytes`]. A delta that is damaged, names another frozen part or
+    /// contradicts this one is an error and leaves the index untouched.
+    pub fn apply_delta(&mut self, bytes: &[u8]) -> RecallResult<()> {
+        let body = checked_body(bytes, DELTA_MAGIC)?;
+        let mut r = Reader {
+            b: body,
+            at: DELTA_MAGIC.len(),
+        };
+        let base_sum = u128::from_le_bytes(r.array()?);
+        let n = self.base.n_docs();
+        if self.base.sum != Some(base_sum) || self.pending_changes() != 0 {
+            return Err(CacheError::ForeignDelta.into());
+        }
+        let root = get_root(&mut r)?;
+        let nd = r.u32()? as usize;
+        if nd > n {
+            return Err(damaged());
+        }
+        let dead = r.u32s(nd)?;
+        if dead.last().is_some_and(|&d| d as usize >= n) || dead.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(damaged());
+        }
+        let ne = r.u32()? as usize;
+        if ne > body.len() {
+            return Err(damaged());
+        }
+        let mut entries: Vec<(Entry, Vec<String>)> = Vec::with_capacity(ne);
+        for _ in 0..ne {
+            let key = r.bytes()?.to_vec();
+            let value = ObjectId::from_bytes(r.array()?);
+            let namespace = r.string()?;
+            let path = r.string()?;
+            let content = r.string()?;
+            let timestamp = f64::from_le_bytes(r.array()?);
+            let len = f64::from_le_bytes(r.array()?);
+            let nt = r.u32()? as usize;
+            if nt > body.len() || !(len.is_finite() && len >= 0.0) {
+                return Err(damaged());
+            }
+            let mut names = Vec::with_capacity(nt);
+            let mut terms = Vec::with_capacity(nt);
+            for i in 0..nt {
+                names.push(r.string()?);
+                let k = u16::from_le_bytes(r.array()?);
+                let c = u16::from_le_bytes(r.array()?);
+                terms.push((i as u32, k, c));
+            }
+            let mut sorted: Vec<&String> = names.iter().collect();
+            sorted.sort();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return Err(damaged());
+            }
+            // Keys ascend; a key present in the frozen part must be among the removed.
+            if entries.last().is_some_and(|(e, _)| e.key >= key)
+                || self
+                    .base
+                    .find_key(&key)
+                    .is_some_and(|i| dead.binary_search(&(i as u32)).is_err())
+            {
+                return Err(damaged());
+            }
+            entries.push((
+                Entry {
+                    key,
+                    value,
+                    namespace,
+                    path,
+                    content,
+                    timestamp,
+                    len,
+                    terms,
+                },
+                names,
+            ));
+        }
+        if r.at != body.len() {
+            return Err(damaged());
+        }
+        // Checked in full: nothing below can fail.
+        for d in dead {
+            let d = d as usize;
+            self.dead[d] = true;
+            self.base_live -= 1;
+            self.total_len -= self.base.lens[d];
+        }
+        self.parents.take();
+        for (mut e, names) in entries {
+            for (t, name) in e.terms.iter_mut().zip(&names) {
+                t.0 = self.term_id(name);
+            }
+            e.terms.sort_unstable_by_key(|t| t.0);
+            self.attach(e);
+        }
+        self.root = root;
+        Ok(())
+    }
+}

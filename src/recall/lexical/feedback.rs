@@ -1,0 +1,73 @@
+//! Pseudo-relevance feedback: expansion terms taken from the best hits' contents.
+
+use std::collections::BTreeMap;
+
+use super::score::idf;
+use super::terms::TermRef;
+use super::{LexicalIndex, Query};
+
+impl LexicalIndex {
+    /// Pseudo-relevance feedback: the expansion terms, with their weights, of the best
+    /// [`super::Params::feedback_docs`] of the `scored` records in `q`'s scope by `score`;
+    /// never a term the query reached itself (`reached`) or one that only one record holds.
+    /// A record's terms are read from its content, which the index holds.
+    pub(super) fn feedback_terms(
+        &self,
+        scored: &[u32],
+        score: impl Fn(u32) -> f64,
+        reached: &[TermRef],
+        q: &Query<'_>,
+    ) -> Vec<(TermRef, f64)> {
+        let pr = self.params;
+        let mut top: Vec<(u32, f64)> = scored
+            .iter()
+            .filter(|&&d| self.passes(d, q))
+            .map(|&d| (d, score(d)))
+            .filter(|&(_, s)| s > 0.0)
+            .collect();
+        // Ties by key, a total order: feedback depends neither on the order documents were
+        // scored in nor on how they are numbered.
+        let key = |d: u32| self.key_of(d);
+        let order = |a: &(u32, f64), b: &(u32, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(key(b.0)))
+        };
+        if top.len() > pr.feedback_docs {
+            top.select_nth_unstable_by(pr.feedback_docs - 1, order);
+            top.truncate(pr.feedback_docs);
+        }
+        top.sort_unstable_by(order);
+        let total: f64 = top.iter().map(|t| t.1).sum();
+        if top.is_empty() || total <= 0.0 {
+            return Vec::new();
+        }
+        let mut weight: BTreeMap<String, f64> = BTreeMap::new();
+        for &(d, s) in &top {
+            let Some(e) = self.doc(d) else { continue };
+            let mut tf: BTreeMap<String, u32> = BTreeMap::new();
+            for t in self.tokenizer.terms(e.content) {
+                *tf.entry(t).or_insert(0) += 1;
+            }
+            for (t, n) in tf {
+                *weight.entry(t).or_insert(0.0) += (s / total) * n as f64 / e.len.max(1.0);
+            }
+        }
+        let live = self.len() as f64;
+        let same = |a: TermRef, b: TermRef| a.base == b.base && a.over == b.over;
+        let mut cand: Vec<(TermRef, String, f64)> = weight
+            .into_iter()
+            .filter_map(|(name, w)| {
+                let r = self.lookup(&name)?;
+                let df = self.df(r);
+                (df > 1 && !reached.iter().any(|&q| same(q, r)))
+                    .then(|| (r, name, w * idf(live, df as f64)))
+            })
+            .collect();
+        // Ties by name, for the same reason.
+        cand.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
+        cand.truncate(pr.feedback_terms);
+        let max = cand.first().map_or(1.0, |c| c.2);
+        cand.into_iter()
+            .map(|(r, _, w)| (r, pr.feedback_weight * w / max))
+            .collect()
+    }
+}

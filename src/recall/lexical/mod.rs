@@ -1,0 +1,133 @@
+//! The lexical index: BM25F over key segments and record content, with prefix and
+//! near-miss matching. It is derived data: it names the tree root it reflects, is brought up
+//! to date from the tree diff between that root and the one asked for, and can always be
+//! rebuilt from the tree.
+//!
+//! One module per part:
+//! - `index`: the index, a frozen part as read from the cache file (`frozen`) plus an overlay
+//!   of the documents inserted since; `docs` and `terms` read documents and terms across
+//!   both;
+//! - `sync`: bringing the index to a tree root from the tree diff;
+//! - `expand`: the indexed terms a query term reaches (itself, by prefix, by near miss);
+//! - `score`: BM25F ranking and the choice of hits, with a record's context of siblings and
+//!   parent (`context`), pseudo-relevance feedback (`feedback`) and the date field
+//!   (`dates`); `params` holds the weights;
+//! - `codec` and `delta`: the cache file and its delta file.
+
+mod codec;
+mod context;
+mod dates;
+mod delta;
+mod docs;
+mod expand;
+mod feedback;
+mod frozen;
+mod index;
+mod params;
+mod score;
+mod sync;
+mod terms;
+#[cfg(test)]
+mod tests;
+
+pub use crate::calendar::MONTHS;
+pub use expand::{FUZZY_MIN_CHARS, PREFIX_MIN_CHARS};
+pub use index::LexicalIndex;
+pub use params::Params;
+
+use crate::glob::KeyGlobs;
+use crate::key;
+use crate::object::ObjectId;
+
+/// A document as the index sees it: one key and its record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    /// Namespace of the key.
+    pub namespace: String,
+    /// Dotted path of the key.
+    pub path: String,
+    /// The record's projected content.
+    pub content: String,
+    /// The record's timestamp (unix seconds).
+    pub timestamp: f64,
+}
+
+/// How hits are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sort {
+    /// Highest score first, ties by key.
+    #[default]
+    Relevance,
+    /// Newest record first, ties by score then key.
+    Recency,
+}
+
+/// A search request.
+#[derive(Debug, Clone, Default)]
+pub struct Query<'a> {
+    /// The words looked for.
+    pub text: &'a str,
+    /// Only this namespace.
+    pub namespace: Option<&'a str>,
+    /// Only paths matching these globs.
+    pub globs: Option<&'a KeyGlobs>,
+    /// Only records at or after this time.
+    pub since: Option<f64>,
+    /// Only records at or before this time.
+    pub until: Option<f64>,
+    /// Most hits returned.
+    pub limit: usize,
+    /// Order of the hits.
+    pub sort: Sort,
+}
+
+/// One ranked hit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// Encoded key.
+    pub key: Vec<u8>,
+    /// Namespace.
+    pub namespace: String,
+    /// Dotted path.
+    pub path: String,
+    /// The record's value id.
+    pub value: ObjectId,
+    /// The record's projected content, as indexed (what search shows without reading the
+    /// record).
+    pub content: String,
+    /// Score: higher is better; always above zero.
+    pub score: f64,
+    /// The record's timestamp.
+    pub timestamp: f64,
+}
+
+/// One indexed document as [`LexicalIndex::docs_in`] lists it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexedDoc<'a> {
+    /// Encoded key.
+    pub key: &'a [u8],
+    /// Namespace.
+    pub namespace: &'a str,
+    /// Dotted path.
+    pub path: &'a str,
+    /// The record's value id.
+    pub value: ObjectId,
+    /// The record's projected content.
+    pub content: &'a str,
+}
+
+/// What [`LexicalIndex::sync`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncStats {
+    /// Whether the index was rebuilt from a full scan.
+    pub rebuilt: bool,
+    /// Keys added or replaced.
+    pub inserted: usize,
+    /// Keys removed.
+    pub removed: usize,
+}
+
+/// The namespace and path of an encoded key, for documents built by callers.
+pub fn split_key(encoded: &[u8]) -> (String, String) {
+    key::split_encoded(encoded)
+}

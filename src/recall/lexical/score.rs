@@ -1,0 +1,275 @@
+//! Ranking a query: BM25F own scores of the records that hold its words, context from
+//! siblings and parents, feedback, and the selection of the best hits.
+
+use super::{Hit, LexicalIndex, Params, Query, Sort};
+
+/// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
+/// are `avg` long on average.
+pub(super) fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
+    let norm = p.k1 * (1.0 - p.b + p.b * len / avg);
+    idf * tf * (p.k1 + 1.0) / (tf + norm)
+}
+
+/// Inverse document frequency of a term found in `df` of `n` documents.
+pub(super) fn idf(n: f64, df: f64) -> f64 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// Scores by document number, with the list of documents that have one.
+pub(super) struct Scores {
+    pub(super) value: Vec<f64>,
+    pub(super) has: Vec<bool>,
+    pub(super) scored: Vec<u32>,
+}
+
+impl Scores {
+    pub(super) fn new(docs: usize) -> Self {
+        Scores {
+            value: vec![0.0; docs],
+            has: vec![false; docs],
+            scored: Vec::new(),
+        }
+    }
+
+    fn mark(&mut self, d: u32) {
+        if !self.has[d as usize] {
+            self.has[d as usize] = true;
+            self.scored.push(d);
+        }
+    }
+
+    /// Keeps the larger of the document's score and `s` (a new document starts at zero).
+    pub(super) fn max(&mut self, d: u32, s: f64) {
+        self.mark(d);
+        let v = &mut self.value[d as usize];
+        if s > *v {
+            *v = s;
+        }
+    }
+
+    pub(super) fn set(&mut self, d: u32, s: f64) {
+        self.mark(d);
+        self.value[d as usize] = s;
+    }
+
+    /// Adds every score to `into`'s and empties this one.
+    fn drain_into(&mut self, into: &mut Scores) {
+        for d in self.scored.drain(..) {
+            let i = d as usize;
+            into.mark(d);
+            into.value[i] += self.value[i];
+            self.value[i] = 0.0;
+            self.has[i] = false;
+        }
+    }
+}
+
+/// Weighted query-term frequencies under each parent (or in each document) touched: one row
+/// of `terms` values per parent, allocated on first touch.
+pub(super) struct TermRows {
+    pub(super) terms: usize,
+    /// Row of each parent (`u32::MAX`: not touched).
+    pub(super) row_of: Vec<u32>,
+    pub(super) rows: Vec<f64>,
+    /// Parents touched, in order of first touch.
+    pub(super) touched: Vec<u32>,
+}
+
+impl TermRows {
+    pub(super) fn new(parents: usize, terms: usize) -> Self {
+        TermRows {
+            terms,
+            row_of: vec![u32::MAX; parents],
+            rows: Vec::new(),
+            touched: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, parent: u32, term: usize, f: f64) {
+        let p = parent as usize;
+        if self.row_of[p] == u32::MAX {
+            self.row_of[p] = self.touched.len() as u32;
+            self.touched.push(parent);
+            self.rows.resize(self.rows.len() + self.terms, 0.0);
+        }
+        self.rows[self.row_of[p] as usize * self.terms + term] += f;
+    }
+
+    pub(super) fn row(&self, parent: u32) -> &[f64] {
+        let r = self.row_of[parent as usize] as usize * self.terms;
+        &self.rows[r..r + self.terms]
+    }
+
+    pub(super) fn has(&self, parent: u32) -> bool {
+        self.row_of[parent as usize] != u32::MAX
+    }
+}
+
+impl LexicalIndex {
+    /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
+    pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        let live = self.len() as f64;
+        if live == 0.0 || q.limit == 0 {
+            return Vec::new();
+        }
+        let avg = (self.total_len / live).max(1.0);
+        let pr = self.params;
+        let mut terms = self.tokenizer.terms(q.text);
+        terms.sort();
+        terms.dedup();
+        let stats = self.stats();
+        let docs = stats.parent.len();
+        // Own scores by document number; `scored` lists the documents that have one, in the
+        // order they got it (sums below run in a fixed order, so scores do not depend on it).
+        let mut scores = Scores::new(docs);
+        // Per parent touched, the weighted frequency of each query term under it.
+        let mut parent_tf = TermRows::new(stats.len.len(), terms.len());
+        // Per record of the query's namespace that holds a query term, the weighted
+        // frequency of each (for the windows).
+        let windows = pr.window_weight > 0.0;
+        let mut doc_tf = TermRows::new(if windows { docs } else { 0 }, terms.len());
+        // The indexed terms the query reached, and per query term the records it matches.
+        let mut reached = Vec::new();
+        let mut matching = Vec::with_capacity(terms.len());
+        let mut best = Scores::new(docs);
+        for (ti, term) in terms.iter().enumerate() {
+            let mut add = |d: u32, s: f64, tf: f64| {
+                best.max(d, s);
+                if pr.parent_weight > 0.0 {
+                    parent_tf.add(stats.parent[d as usize], ti, tf);
+                }
+                if windows && q.namespace.is_none_or(|ns| self.namespace_of(d) == ns) {
+                    doc_tf.add(d, ti, tf);
+                }
+            };
+            for (tid, weight) in self.expand(term) {
+                let df = self.df(tid);
+                if df == 0 {
+                    continue;
+                }
+                reached.push(tid);
+                let idf = idf(live, df as f64);
+                self.each_posting(tid, &mut |p| {
+                    let Some(len) = self.live_len(p.doc) else {
+                        return;
+                    };
+                    let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
+                    add(p.doc, weight * bm25(idf, tf, len, avg, &pr), weight * tf);
+                });
+            }
+            // The date field: a term naming a month or a year matches the records dated
+            // then, as one more occurrence of the term in their content.
+            if let Some(dt) = (pr.date_weight > 0.0)
+                .then(|| self.date_term(term))
+                .flatten()
+            {
+                let dated = self.dated(dt);
+                if !dated.is_empty() {
+                    let idf = idf(live, dated.len() as f64);
+                    let tf = pr.date_weight;
+                    for d in dated {
+                        let Some(len) = self.live_len(d) else {
+                            continue;
+                        };
+                        add(d, bm25(idf, tf, len, avg, &pr), tf);
+                    }
+                }
+            }
+            matching.push(best.scored.len() as f64);
+            best.drain_into(&mut scores);
+        }
+        let window = if windows {
+            self.window_scores(&doc_tf, &matching, avg, stats, q)
+        } else {
+            Vec::new()
+        };
+        if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
+            scores = self.with_context(&scores, stats, pr);
+        }
+        for (d, w) in window {
+            if scores.has[d as usize] {
+                scores.value[d as usize] += pr.window_weight * w;
+            }
+        }
+        if pr.parent_weight > 0.0 && !parent_tf.touched.is_empty() {
+            let mut by_parent = self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats);
+            if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
+                // Feedback ranks on the scores so far: a record's own, context and parent.
+                let first = |d: u32| {
+                    scores.value[d as usize]
+                        + pr.parent_weight * by_parent[stats.parent[d as usize] as usize]
+                };
+                let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
+                if !expansion.is_empty() {
+                    let mut tf = TermRows::new(stats.len.len(), expansion.len());
+                    for (i, &(t, _)) in expansion.iter().enumerate() {
+                        self.each_posting(t, &mut |p| {
+                            if self.live_len(p.doc).is_some() {
+                                tf.add(
+                                    stats.parent[p.doc as usize],
+                                    i,
+                                    pr.key_weight * p.key_tf as f64 + p.content_tf as f64,
+                                );
+                            }
+                        });
+                    }
+                    let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
+                    let more = self.parent_scores(&tf, &weights, stats);
+                    for &p in &parent_tf.touched {
+                        by_parent[p as usize] += more[p as usize];
+                    }
+                }
+            }
+            for &d in &scores.scored {
+                let p = stats.parent[d as usize];
+                scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
+            }
+        }
+        self.top_hits(&scores, q)
+    }
+
+    // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
+    // the scored documents are ordered in full and turned into `Hit`s.
+
+    /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
+    /// order (a total order: keys are unique, so the result does not depend on map order).
+    fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
+        let mut ranked: Vec<(u32, f64)> = scores
+            .scored
+            .iter()
+            .map(|&d| (d, scores.value[d as usize]))
+            .filter(|&(d, s)| s > 0.0 && self.passes(d, q))
+            .collect();
+        let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
+            Sort::Relevance => {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0)))
+            }
+            Sort::Recency => self
+                .timestamp_of(b.0)
+                .total_cmp(&self.timestamp_of(a.0))
+                .then_with(|| b.1.total_cmp(&a.1))
+                .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0))),
+        };
+        if ranked.len() > q.limit {
+            ranked.select_nth_unstable_by(q.limit - 1, order);
+            ranked.truncate(q.limit);
+        }
+        ranked.sort_unstable_by(order);
+        ranked
+            .into_iter()
+            .filter_map(|(d, score)| {
+                let e = self.doc(d)?;
+                Some(Hit {
+                    key: e.key.to_vec(),
+                    namespace: e.namespace.to_string(),
+                    path: e.path.to_string(),
+                    value: e.value,
+                    content: e.content.to_string(),
+                    score,
+                    timestamp: e.timestamp,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,133 @@
+//! Reading terms across both parts of the index: by name, in name order, with their
+//! postings.
+
+use std::collections::btree_map;
+use std::iter::Peekable;
+use std::ops::Bound;
+
+use super::frozen::Base;
+use super::index::Posting;
+use super::LexicalIndex;
+
+/// One indexed term: its number in the frozen part and in the overlay (at least one).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TermRef {
+    pub(super) base: Option<u32>,
+    pub(super) over: Option<u32>,
+}
+
+/// The terms of both parts, merged in name order.
+pub(super) struct Terms<'a> {
+    pub(super) base: &'a Base,
+    pub(super) at: usize,
+    pub(super) over: Peekable<btree_map::Range<'a, String, u32>>,
+}
+
+impl<'a> Iterator for Terms<'a> {
+    type Item = (&'a str, TermRef);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let base: &'a Base = self.base;
+        let b = (self.at < base.n_terms()).then(|| base.term(self.at));
+        let o = self.over.peek().map(|(k, &id)| (k.as_str(), id));
+        let (name, r) = match (b, o) {
+            (None, None) => return None,
+            (Some(bn), Some((on, _))) if bn < on => (bn, (Some(self.at as u32), None)),
+            (Some(bn), None) => (bn, (Some(self.at as u32), None)),
+            (Some(bn), Some((on, oid))) if bn == on => {
+                self.over.next();
+                (bn, (Some(self.at as u32), Some(oid)))
+            }
+            (_, Some((on, oid))) => {
+                self.over.next();
+                return Some((
+                    on,
+                    TermRef {
+                        base: None,
+                        over: Some(oid),
+                    },
+                ));
+            }
+        };
+        self.at += 1;
+        Some((
+            name,
+            TermRef {
+                base: r.0,
+                over: r.1,
+            },
+        ))
+    }
+}
+
+impl LexicalIndex {
+    /// The terms of both parts in name order, all of them or those after `after`.
+    pub(super) fn terms_after(&self, after: Option<&str>) -> Terms<'_> {
+        let (at, over) = match after {
+            Some(a) => (
+                self.base.term_bound(a, false),
+                self.vocab
+                    .range::<str, _>((Bound::Excluded(a), Bound::Unbounded)),
+            ),
+            None => (
+                0,
+                self.vocab
+                    .range::<str, _>((Bound::<&str>::Unbounded, Bound::Unbounded)),
+            ),
+        };
+        Terms {
+            base: &self.base,
+            at,
+            over: over.peekable(),
+        }
+    }
+
+    pub(super) fn lookup(&self, term: &str) -> Option<TermRef> {
+        let r = TermRef {
+            base: self.base.find_term(term),
+            over: self.vocab.get(term).copied(),
+        };
+        (r.base.is_some() || r.over.is_some()).then_some(r)
+    }
+
+    fn base_postings(&self, t: TermRef) -> &[Posting] {
+        t.base.map_or(&[], |i| self.base.term_postings(i as usize))
+    }
+
+    fn over_postings(&self, t: TermRef) -> &[Posting] {
+        t.over.map_or(&[], |i| &self.postings[i as usize])
+    }
+
+    /// Whether some live document holds the term.
+    pub(super) fn live(&self, t: TermRef) -> bool {
+        !self.over_postings(t).is_empty()
+            || self
+                .base_postings(t)
+                .iter()
+                .any(|p| !self.dead[p.doc as usize])
+    }
+
+    /// Number of live documents holding the term.
+    pub(super) fn df(&self, t: TermRef) -> usize {
+        let base = self.base_postings(t);
+        let live_base = if self.base_live == self.base.n_docs() {
+            base.len()
+        } else {
+            base.iter().filter(|p| !self.dead[p.doc as usize]).count()
+        };
+        live_base + self.over_postings(t).len()
+    }
+
+    /// The live postings of a term: the frozen part's (removed documents skipped), then the
+    /// overlay's.
+    pub(super) fn each_posting(&self, t: TermRef, f: &mut dyn FnMut(&Posting)) {
+        for p in self.base_postings(t) {
+            if !self.dead[p.doc as usize] {
+                f(p);
+            }
+        }
+        for p in self.over_postings(t) {
+            f(p);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Ranking behaviour of the lexical index: the date field, windows and feedback.
+
+use super::dates::DateTerm;
+use super::*;
+use crate::recall::tokenize::Tokenizer;
+
+/// 1 June 2023, 12:00 UTC.
+const JUNE_2023: f64 = 1_685_620_800.0;
+/// 15 March 2024, 12:00 UTC.
+const MARCH_2024: f64 = 1_710_504_000.0;
+
+fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
+    let mut idx = LexicalIndex::new();
+    for (path, content, ts) in docs {
+        let key = crate::key::Key::new("default", path).unwrap().encode();
+        let doc = Doc {
+            namespace: "default".into(),
+            path: path.to_string(),
+            content: content.to_string(),
+            timestamp: *ts,
+        };
+        idx.insert(&key, ObjectId::from_bytes([0; 32]), &doc);
+    }
+    idx
+}
+
+fn paths(idx: &LexicalIndex, text: &str) -> Vec<String> {
+    idx.search(&Query {
+        text,
+        limit: 10,
+        ..Default::default()
+    })
+    .into_iter()
+    .map(|h| h.path)
+    .collect()
+}
+
+#[test]
+fn query_words_naming_months_and_years() {
+    let idx = LexicalIndex::new();
+    assert_eq!(idx.date_term("june"), Some(DateTerm::Month(6)));
+    let t = Tokenizer::default();
+    assert_eq!(
+        idx.date_term(&t.stem("september")),
+        Some(DateTerm::Month(9))
+    );
+    assert_eq!(idx.date_term("2023"), Some(DateTerm::Year(2023)));
+    assert_eq!(idx.date_term("0999"), None);
+    assert_eq!(idx.date_term("12345"), None);
+    assert_eq!(idx.date_term("hike"), None);
+}
+
+#[test]
+fn a_month_or_year_in_the_query_favours_records_dated_then() {
+    let docs = [
+        ("trips.a", "Went hiking in the hills.", MARCH_2024),
+        ("trips.b", "Went hiking by the lake.", JUNE_2023),
+        ("trips.c", "Went hiking with friends.", MARCH_2024),
+    ];
+    let idx = index(&docs);
+    assert_eq!(paths(&idx, "hiking in June")[0], "trips.b");
+    assert_eq!(paths(&idx, "hiking 2023")[0], "trips.b");
+    assert_eq!(paths(&idx, "hiking in March 2024").len(), 3);
+    assert_ne!(paths(&idx, "hiking in March 2024")[0], "trips.b");
+    // Without the date field the month word matches nothing.
+    let mut off = index(&docs);
+    off.params.date_weight = 0.0;
+    assert_eq!(paths(&off, "june"), Vec::<String>::new());
+    // A date word alone finds the records dated then, and only them.
+    assert_eq!(paths(&idx, "june"), ["trips.b"]);
+    assert_eq!(paths(&idx, "2025"), Vec::<String>::new());
+}
+
+#[test]
+fn query_words_in_adjacent_siblings_favour_their_window() {
+    // Both parents hold both words, once each, in records of equal length: the parent
+    // scores tie. Under `near` the words sit in adjacent records, under `far` four
+    // records apart.
+    let docs = [
+        ("far.t1", "Planted the garden.", 0.0),
+        ("far.t2", "Weather was nice.", 0.0),
+        ("far.t3", "Called my sister.", 0.0),
+        ("far.t4", "Fixed the bike.", 0.0),
+        ("far.t5", "Picked ripe tomatoes.", 0.0),
+        ("near.t1", "Planted the garden.", 0.0),
+        ("near.t2", "Picked ripe tomatoes.", 0.0),
+        ("near.t3", "Weather was nice.", 0.0),
+        ("near.t4", "Called my sister.", 0.0),
+        ("near.t5", "Fixed the bike.", 0.0),
+    ];
+    let mut idx = index(&docs);
+    idx.params.neighbour_weight = 0.0;
+    idx.params.group_weight = 0.0;
+    idx.params.feedback_docs = 0;
+    assert_eq!(paths(&idx, "garden tomatoes")[..2], ["near.t1", "near.t2"]);
+    // Without windows the records of the two parents tie, and ties go by key.
+    idx.params.window_weight = 0.0;
+    assert_eq!(paths(&idx, "garden tomatoes")[0], "far.t1");
+}
+
+#[test]
+fn feedback_raises_parents_that_share_the_best_hits_topic() {
+    // "piano" matches alike under `other` and `related`; the best hits, under
+    // `lessons`, also talk about Anna and lessons, which only `related` mentions.
+    let docs = [
+        ("lessons.t1", "Piano lessons with Anna today.", 0.0),
+        ("lessons.t2", "Anna says piano lessons need scales.", 0.0),
+        ("other.t1", "Piano tuning notes.", 0.0),
+        ("other.t2", "Bob repairs bikes.", 0.0),
+        ("related.t1", "Piano tuning notes.", 0.0),
+        ("related.t2", "Anna lessons weekly.", 0.0),
+    ];
+    let mut idx = index(&docs);
+    let hits = paths(&idx, "piano");
+    let pos = |p: &str| hits.iter().position(|h| h == p).unwrap();
+    assert!(pos("related.t1") < pos("other.t1"), "{hits:?}");
+    // Feedback adds no hits: records without the query's words stay out.
+    assert!(!hits
+        .iter()
+        .any(|h| h.ends_with(".t2") && !h.starts_with("lessons")));
+    // Without feedback the two tie, and ties go by key.
+    idx.params.feedback_docs = 0;
+    let hits = paths(&idx, "piano");
+    let pos = |p: &str| hits.iter().position(|h| h == p).unwrap();
+    assert!(pos("other.t1") < pos("related.t1"), "{hits:?}");
+}
+
+#[test]
+fn unknown_timestamps_have_no_date() {
+    let idx = index(&[("a", "Notes.", 0.0), ("b", "Notes.", f64::NAN)]);
+    assert!(paths(&idx, "january 1970").is_empty());
+}
+
+#[test]
+fn date_field_follows_removal() {
+    let mut idx = index(&[("a", "Notes.", JUNE_2023), ("b", "Notes.", MARCH_2024)]);
+    assert_eq!(paths(&idx, "june"), ["a"]);
+    idx.remove(&crate::key::Key::new("default", "a").unwrap().encode());
+    assert!(paths(&idx, "june").is_empty());
+    let back = LexicalIndex::from_bytes(&idx.to_bytes()).unwrap();
+    assert_eq!(paths(&back, "march"), ["b"]);
+}
+
+#[test]
+fn cache_errors_say_what_is_wrong() {
+    let message = |r: crate::recall::RecallResult<()>| r.unwrap_err().to_string();
+    assert_eq!(
+        message(LexicalIndex::from_bytes(b"not a cache file").map(drop)),
+        "lexical index cache is damaged"
+    );
+    let one = LexicalIndex::from_bytes(&index(&[("a", "Notes.", 0.0)]).to_bytes()).unwrap();
+    let mut two = LexicalIndex::from_bytes(&index(&[("b", "Notes.", 0.0)]).to_bytes()).unwrap();
+    let mut changed = LexicalIndex::from_bytes(&one.to_bytes()).unwrap();
+    changed.remove(&crate::key::Key::new("default", "a").unwrap().encode());
+    let delta = changed.delta_bytes().unwrap();
+    assert_eq!(
+        message(two.apply_delta(&delta)),
+        "lexical index delta does not belong to the cached index"
+    );
+}

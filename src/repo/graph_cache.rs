@@ -1,0 +1,599 @@
+//! The commit graph cache: derived data, not history. It holds every known commit's parents,
+//! root, timestamp and generation number, with Bloom filters of the keys each commit
+//! changed, so that walks, merge bases and blame need not read and decode commits one by
+//! one.
+//!
+//! It is kept beside the store (`<store>/cache/commit-graph`, only in memory for a store
+//! without a directory), never hashed, never part of history, and can be deleted at any
+//! time: everything in it is recomputed from the commits. Entries are named by commit id
+//! and commits are immutable, so an entry can never be stale, only missing; entries for
+//! commits the store does not hold (a cache copied from another store, commits removed by
+//! gc) are never asked for and do no harm. A file that is unreadable, of another version,
+//! fails its checksum or is inconsistent is ignored and rebuilt from the commits.
+//!
+//! Entries are appended in topological order (every parent before its children), so a
+//! commit's parents are positions smaller than its own. Extending the graph to a tip reads
+//! the commits that are not in it yet; change filters are computed separately, on demand
+//! (blame), because they cost a tree diff each.
+//!
+//! Change filters: one per parent slot. A commit with parents has one filter per parent,
+//! holding the encoded keys whose value id differs between the parent's tree and the
+//! commit's tree; a first commit has one slot holding every key of its tree. A filter is
+//! either not computed yet, "unknown" (more than [`MAX_FILTER_KEYS`] keys changed: every
+//! key may have changed), or a Bloom filter of 20 bits per key and 10 probes (no false
+//! negatives; about 1 in 10,000 false positives). A filter with no words means nothing changed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::{Repo, RepoResult};
+use crate::object::{ObjectError, ObjectId};
+use crate::prolly::KeyRange;
+
+/// More changed keys than this in one slot make its filter "unknown".
+pub const MAX_FILTER_KEYS: usize = 4096;
+const BITS_PER_KEY: usize = 20;
+const PROBES: u64 = 10;
+/// The filter parameters as recorded in the header: a file made with others is rebuilt.
+const PARAMS: u32 = ((BITS_PER_KEY as u32) << 16) | PROBES as u32;
+const MAGIC: &[u8; 8] = b"MEMCGR01";
+const NONE: u32 = u32::MAX;
+/// Filter length marking a filter not computed yet.
+const NOT_COMPUTED: u32 = u32::MAX;
+/// Filter length marking a slot where every key may have changed.
+const UNKNOWN: u32 = u32::MAX - 1;
+const HEADER: usize = 8 + 4 * 4;
+const COMMIT_BYTES: usize = 32 + 32 + 8 + 4 + 4;
+const SLOT_BYTES: usize = 12;
+const CHECKSUM: usize = 16;
+
+/// Where the commit graph cache of the store at `store_dir` lives.
+pub fn cache_path(store_dir: &Path) -> PathBuf {
+    store_dir.join("cache").join("commit-graph")
+}
+
+/// One parent slot of a commit: the parent (or none, for a first commit's slot) and its
+/// change filter (`off`/`len` in words, `len` may be [`NOT_COMPUTED`] or [`UNKNOWN`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot {
+    parent: u32,
+    off: u32,
+    len: u32,
+}
+
+/// The answer of a change filter for one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Changed {
+    /// The key's value is certainly the same as in the parent.
+    No,
+    /// The key's value may differ (or the filter is unknown): read the trees.
+    Maybe,
+}
+
+/// A change filter as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter<'a> {
+    /// Not computed yet.
+    NotComputed,
+    /// Too many keys changed: every key may have.
+    Unknown,
+    /// A Bloom filter (no words: nothing changed).
+    Bloom(&'a [u64]),
+}
+
+/// A key prepared for filter queries (its two hashes).
+#[derive(Debug, Clone, Copy)]
+pub struct FilterKey(u64, u64);
+
+impl FilterKey {
+    /// Hashes an encoded key.
+    pub fn new(key: &[u8]) -> FilterKey {
+        let h = xxh3_128(key);
+        FilterKey(h as u64, ((h >> 64) as u64) | 1)
+    }
+
+    fn bits(self, nbits: u64) -> impl Iterator<Item = u64> {
+        (0..PROBES).map(move |i| self.0.wrapping_add(i.wrapping_mul(self.1)) % nbits)
+    }
+}
+
+impl Default for CommitGraph {
+    fn default() -> Self {
+        CommitGraph::new()
+    }
+}
+
+/// The commit graph cache, in memory; see the module docs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitGraph {
+    ids: Vec<ObjectId>,
+    roots: Vec<ObjectId>,
+    timestamps: Vec<i64>,
+    generations: Vec<u32>,
+    /// Slots of commit `i`: `slots[first_slot[i]..first_slot[i + 1]]`.
+    first_slot: Vec<u32>,
+    slots: Vec<Slot>,
+    words: Vec<u64>,
+    index: HashMap<ObjectId, u32>,
+    /// Changed since loaded or saved.
+    dirty: bool,
+}
+
+impl CommitGraph {
+    /// An empty graph.
+    pub fn new() -> CommitGraph {
+        CommitGraph {
+            ids: Vec::new(),
+            roots: Vec::new(),
+            timestamps: Vec::new(),
+            generations: Vec::new(),
+            first_slot: vec![0],
+            slots: Vec::new(),
+            words: Vec::new(),
+            index: HashMap::new(),
+            dirty: false,
+        }
+    }
+
+    /// Number of commits.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the graph holds no commit.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Whether it changed since it was loaded or saved.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// The position of a commit, if known.
+    pub fn position(&self, id: &ObjectId) -> Option<u32> {
+        self.index.get(id).copied()
+    }
+
+    /// The commit at a position.
+    pub fn id(&self, pos: u32) -> ObjectId {
+        self.ids[pos as usize]
+    }
+
+    /// Its tree root.
+    pub fn root(&self, pos: u32) -> ObjectId {
+        self.roots[pos as usize]
+    }
+
+    /// Its timestamp.
+    pub fn timestamp(&self, pos: u32) -> i64 {
+        self.timestamps[pos as usize]
+    }
+
+    /// Its generation number: 1 for a first commit, else one more than its parents' maximum.
+    pub fn generation(&self, pos: u32) -> u32 {
+        self.generations[pos as usize]
+    }
+
+    fn slot_range(&self, pos: u32) -> std::ops::Range<usize> {
+        self.first_slot[pos as usize] as usize..self.first_slot[pos as usize + 1] as usize
+    }
+
+    /// Its parents' positions, in the commit's order.
+    pub fn parents(&self, pos: u32) -> impl Iterator<Item = u32> + '_ {
+        self.slots[self.slot_range(pos)]
+            .iter()
+            .filter(|s| s.parent != NONE)
+            .map(|s| s.parent)
+    }
+
+    /// Number of parents.
+    pub fn parent_count(&self, pos: u32) -> usize {
+        self.parents(pos).count()
+    }
+
+    /// The change filter of parent slot `i` of commit `pos`.
+    pub fn filter(&self, pos: u32, i: usize) -> Filter<'_> {
+        let s = self.slots[self.slot_range(pos)][i];
+        match s.len {
+            NOT_COMPUTED => Filter::NotComputed,
+            UNKNOWN => Filter::Unknown,
+            n => Filter::Bloom(&self.words[s.off as usize..(s.off + n) as usize]),
+        }
+    }
+
+    /// Whether `key` may have changed between parent number `i` of commit `pos` and the
+    /// commit (for a first commit, `i` = 0 asks whether its tree may hold the key).
+    pub fn changed(&self, pos: u32, i: usize, key: FilterKey) -> Changed {
+        let s = self.slots[self.slot_range(pos)][i];
+        if s.len == NOT_COMPUTED || s.len == UNKNOWN {
+            return Changed::Maybe;
+        }
+        if s.len == 0 {
+            return Changed::No;
+        }
+        let words = &self.words[s.off as usize..(s.off + s.len) as usize];
+        let nbits = words.len() as u64 * 64;
+        for b in key.bits(nbits) {
+            if words[(b / 64) as usize] & (1 << (b % 64)) == 0 {
+                return Changed::No;
+            }
+        }
+        Changed::Maybe
+    }
+
+    fn filters_missing(&self, pos: u32) -> bool {
+        self.slots[self.slot_range(pos)]
+            .iter()
+            .any(|s| s.len == NOT_COMPUTED)
+    }
+
+    /// Appends a commit whose parents are all in the graph.
+    fn push(&mut self, id: ObjectId, root: ObjectId, timestamp: i64, parents: &[u32]) {
+        let pos = self.ids.len() as u32;
+        let generation = parents
+            .iter()
+            .map(|&p| self.generations[p as usize])
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1);
+        self.ids.push(id);
+        self.roots.push(root);
+        self.timestamps.push(timestamp);
+        self.generations.push(generation);
+        if parents.is_empty() {
+            self.slots.push(Slot {
+                parent: NONE,
+                off: 0,
+                len: NOT_COMPUTED,
+            });
+        }
+        for &p in parents {
+            self.slots.push(Slot {
+                parent: p,
+                off: 0,
+                len: NOT_COMPUTED,
+            });
+        }
+        self.first_slot.push(self.slots.len() as u32);
+        self.index.insert(id, pos);
+        self.dirty = true;
+    }
+
+    fn set_filter(&mut self, slot: usize, keys: Option<&[Vec<u8>]>) {
+        let s = &mut self.slots[slot];
+        match keys {
+            None => {
+                s.len = UNKNOWN;
+                s.off = 0;
+            }
+            Some([]) => {
+                s.len = 0;
+                s.off = 0;
+            }
+            Some(keys) => {
+                let n = (keys.len() * BITS_PER_KEY).div_ceil(64);
+                let off = self.words.len();
+                self.words.resize(off + n, 0);
+                let nbits = n as u64 * 64;
+                for k in keys {
+                    for b in FilterKey::new(k).bits(nbits) {
+                        self.words[off + (b / 64) as usize] |= 1 << (b % 64);
+                    }
+                }
+                let s = &mut self.slots[slot];
+                s.off = off as u32;
+                s.len = n as u32;
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// The file bytes: see `store-format.md`, "Derived caches".
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let n = self.ids.len();
+        let mut out = Vec::with_capacity(
+            HEADER + n * COMMIT_BYTES + self.slots.len() * SLOT_BYTES + self.words.len() * 8 + 16,
+        );
+        out.extend_from_slice(MAGIC);
+        for v in [n, self.slots.len(), self.words.len(), PARAMS as usize] {
+            out.extend_from_slice(&(v as u32).to_le_bytes());
+        }
+        for id in &self.ids {
+            out.extend_from_slice(id.as_bytes());
+        }
+        for r in &self.roots {
+            out.extend_from_slice(r.as_bytes());
+        }
+        for t in &self.timestamps {
+            out.extend_from_slice(&t.to_le_bytes());
+        }
+        for g in &self.generations {
+            out.extend_from_slice(&g.to_le_bytes());
+        }
+        for f in &self.first_slot[1..] {
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        for s in &self.slots {
+            for v in [s.parent, s.off, s.len] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        for w in &self.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        let sum = xxh3_128(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Reads the file bytes; `None` when they are damaged, inconsistent or of another
+    /// version.
+    pub fn from_bytes(bytes: &[u8]) -> Option<CommitGraph> {
+        if bytes.len() < HEADER + CHECKSUM || &bytes[..8] != MAGIC {
+            return None;
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - CHECKSUM);
+        if xxh3_128(body).to_le_bytes() != sum {
+            return None;
+        }
+        let u32_at =
+            |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
+        let n = u32_at(body, 8) as usize;
+        let ns = u32_at(body, 12) as usize;
+        let nw = u32_at(body, 16) as usize;
+        let expect = (n as u64) * COMMIT_BYTES as u64
+            + ns as u64 * SLOT_BYTES as u64
+            + nw as u64 * 8
+            + HEADER as u64;
+        if body.len() as u64 != expect || u32_at(body, 20) != PARAMS {
+            return None;
+        }
+        let mut at = HEADER;
+        let mut take = |len: usize| {
+            let s = &body[at..at + len];
+            at += len;
+            s
+        };
+        let id_of = |c: &[u8]| ObjectId::from_bytes(c.try_into().unwrap_or_default());
+        let ids: Vec<ObjectId> = take(n * 32).chunks_exact(32).map(id_of).collect();
+        let roots: Vec<ObjectId> = take(n * 32).chunks_exact(32).map(id_of).collect();
+        let timestamps: Vec<i64> = take(n * 8)
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        let le32 = |c: &[u8]| u32::from_le_bytes(c.try_into().unwrap_or_default());
+        let generations: Vec<u32> = take(n * 4).chunks_exact(4).map(le32).collect();
+        let mut first_slot = Vec::with_capacity(n + 1);
+        first_slot.push(0);
+        first_slot.extend(take(n * 4).chunks_exact(4).map(le32));
+        let slots: Vec<Slot> = take(ns * SLOT_BYTES)
+            .chunks_exact(SLOT_BYTES)
+            .map(|c| Slot {
+                parent: le32(&c[0..4]),
+                off: le32(&c[4..8]),
+                len: le32(&c[8..12]),
+            })
+            .collect();
+        let words: Vec<u64> = take(nw * 8)
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect();
+        // Consistency: slots ascending and in range, parents before children, generations
+        // and filter ranges right. A file that passes its checksum but not this was not
+        // written by this code, and is not trusted.
+        let mut index = HashMap::with_capacity(n);
+        for i in 0..n {
+            let (a, b) = (first_slot[i] as usize, first_slot[i + 1] as usize);
+            if b <= a || b > ns {
+                return None;
+            }
+            let mut generation = 0u32;
+            for (j, s) in slots[a..b].iter().enumerate() {
+                if s.parent == NONE {
+                    if b - a != 1 || j != 0 {
+                        return None;
+                    }
+                } else {
+                    if s.parent as usize >= i {
+                        return None;
+                    }
+                    generation = generation.max(generations[s.parent as usize]);
+                }
+                if s.len != NOT_COMPUTED
+                    && s.len != UNKNOWN
+                    && s.off as u64 + s.len as u64 > nw as u64
+                {
+                    return None;
+                }
+            }
+            if generations[i] != generation.saturating_add(1) {
+                return None;
+            }
+            if index.insert(ids[i], i as u32).is_some() {
+                return None;
+            }
+        }
+        if first_slot[n] as usize != ns {
+            return None;
+        }
+        Some(CommitGraph {
+            ids,
+            roots,
+            timestamps,
+            generations,
+            first_slot,
+            slots,
+            words,
+            index,
+            dirty: false,
+        })
+    }
+
+    /// Loads the graph cached at `path`; missing or damaged gives an empty graph.
+    pub fn load(path: &Path) -> CommitGraph {
+        std::fs::read(path)
+            .ok()
+            .and_then(|b| CommitGraph::from_bytes(&b))
+            .unwrap_or_default()
+    }
+
+    /// Writes the graph to `path`, atomically and durably (a synced temporary file renamed
+    /// over the old one).
+    pub fn save(&mut self, path: &Path) -> RepoResult<()> {
+        crate::store::write_atomically(path, &self.to_bytes())?;
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Adds every commit reachable from `tips` that the graph lacks, reading it from the
+    /// store (filters are left to [`CommitGraph::fill_filters`]).
+    pub fn extend(&mut self, repo: &Repo, tips: &[ObjectId]) -> RepoResult<()> {
+        // Depth-first, appending a commit once all its parents are in.
+        let mut stack: Vec<(ObjectId, super::Commit)> = Vec::new();
+        let mut on_stack: HashMap<ObjectId, ()> = HashMap::new();
+        for t in tips {
+            if self.index.contains_key(t) || on_stack.contains_key(t) {
+                continue;
+            }
+            stack.push((*t, repo.read_commit(t)?));
+            on_stack.insert(*t, ());
+            while let Some((id, c)) = stack.last() {
+                let missing = c
+                    .parents
+                    .iter()
+                    .find(|p| !self.index.contains_key(*p))
+                    .copied();
+                match missing {
+                    Some(p) => {
+                        if on_stack.contains_key(&p) {
+                            return Err(ObjectError::Corrupt {
+                                id: *id,
+                                reason: "the commit graph has a cycle".into(),
+                            }
+                            .into());
+                        }
+                        let pc = repo.read_commit(&p)?;
+                        stack.push((p, pc));
+                        on_stack.insert(p, ());
+                    }
+                    None => {
+                        let (id, c) = stack.pop().expect("non-empty");
+                        on_stack.remove(&id);
+                        let parents: Vec<u32> = c.parents.iter().map(|p| self.index[p]).collect();
+                        self.push(id, c.root, c.timestamp, &parents);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The commits reachable from `tips` (which must be in the graph) whose change filters
+    /// are not computed yet.
+    pub fn missing_filters(&self, tips: &[ObjectId]) -> Vec<u32> {
+        let mut seen = vec![false; self.ids.len()];
+        let mut stack: Vec<u32> = Vec::new();
+        for t in tips {
+            let t = self.index[t];
+            if !seen[t as usize] {
+                seen[t as usize] = true;
+                stack.push(t);
+            }
+        }
+        let mut todo = Vec::new();
+        while let Some(pos) = stack.pop() {
+            if self.filters_missing(pos) {
+                todo.push(pos);
+            }
+            for s in &self.slots[self.slot_range(pos)] {
+                if s.parent != NONE && !seen[s.parent as usize] {
+                    seen[s.parent as usize] = true;
+                    stack.push(s.parent);
+                }
+            }
+        }
+        todo
+    }
+
+    /// Computes the change filters of the commits `todo` from their trees.
+    pub fn fill_filters(&mut self, repo: &Repo, todo: &[u32]) -> RepoResult<()> {
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for &pos in todo {
+            let root = self.root(pos);
+            for slot in self.slot_range(pos) {
+                let s = self.slots[slot];
+                if s.len != NOT_COMPUTED {
+                    continue;
+                }
+                keys.clear();
+                let mut over = false;
+                if s.parent == NONE {
+                    repo.tree().scan(&root, &KeyRange::all(), &mut |k, _| {
+                        over = keys.len() == MAX_FILTER_KEYS;
+                        if !over {
+                            keys.push(k.to_vec());
+                        }
+                        !over
+                    })?;
+                } else {
+                    let proot = self.root(s.parent);
+                    if proot != root {
+                        repo.tree().diff(&proot, &root, &mut |c| {
+                            over = keys.len() == MAX_FILTER_KEYS;
+                            if !over {
+                                keys.push(c.key);
+                            }
+                            !over
+                        })?;
+                    }
+                }
+                self.set_filter(slot, (!over).then_some(&keys[..]));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::Kind;
+
+    fn id(i: u32) -> ObjectId {
+        ObjectId::of(Kind::Blob, &i.to_le_bytes())
+    }
+
+    #[test]
+    fn round_trip_and_damage() {
+        let mut g = CommitGraph::new();
+        g.push(id(0), id(100), 5, &[]);
+        g.push(id(1), id(101), 6, &[0]);
+        g.push(id(2), id(102), 7, &[0]);
+        g.push(id(3), id(103), 8, &[1, 2]);
+        let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        g.set_filter(0, Some(&keys));
+        g.set_filter(1, Some(&[]));
+        g.set_filter(2, None);
+        g.dirty = false;
+        assert_eq!(g.generation(3), 3);
+        for k in &keys {
+            assert_eq!(g.changed(0, 0, FilterKey::new(k)), Changed::Maybe);
+        }
+        assert_eq!(g.changed(1, 0, FilterKey::new(b"x")), Changed::No);
+        assert_eq!(g.changed(2, 0, FilterKey::new(b"x")), Changed::Maybe);
+        assert_eq!(g.changed(3, 1, FilterKey::new(b"x")), Changed::Maybe);
+        let bytes = g.to_bytes();
+        assert_eq!(CommitGraph::from_bytes(&bytes), Some(g.clone()));
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert_eq!(CommitGraph::from_bytes(&b), None, "flip at {i}");
+        }
+        for len in 0..bytes.len() {
+            assert_eq!(CommitGraph::from_bytes(&bytes[..len]), None);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! File-system steps shared by the store directory and the derived caches kept beside it:
+//! I/O errors that name their path, durable directory entries, and atomic replacement of a
+//! whole file.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{StoreError, StoreResult};
+
+/// An I/O error on `path`.
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Make the entries of directory `dir` durable (a no-op where directories cannot be opened
+/// as files).
+pub(crate) fn sync_dir(dir: &Path) -> StoreResult<()> {
+    #[cfg(unix)]
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(dir))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Temporary files made so far by this process, so that no two writers (threads or
+/// processes) ever share a temporary name.
+static TEMPS: AtomicU64 = AtomicU64::new(0);
+
+/// The temporary name `path` is written under before being renamed into place: beside it
+/// (a rename within one directory is atomic), unique to this process and call.
+fn temp_path(path: &Path) -> PathBuf {
+    let n = TEMPS.fetch_add(1, Ordering::Relaxed);
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".tmp.{}.{n}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Replaces the file at `path` with `bytes`, atomically and durably: the bytes go to a
+/// temporary file in the same directory (created if missing), which is synced, renamed over
+/// `path`, and then the directory is synced. Readers see the old file or the new one, never
+/// a mix, and after a crash `path` holds one of the two whole. On failure the temporary
+/// file is removed and `path` is untouched.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> StoreResult<()> {
+    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(dir) => dir,
+        None => Path::new("."),
+    };
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let tmp = temp_path(path);
+    let written = File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(bytes)?;
+            f.sync_all()
+        })
+        .and_then(|()| fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(io_err(path)(e));
+    }
+    sync_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_whole_files_and_leaves_no_temporary_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested").join("file");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["file"]);
+    }
+
+    #[test]
+    fn temporary_names_are_unique_and_beside_the_target() {
+        let a = temp_path(Path::new("/s/cache/head"));
+        let b = temp_path(Path::new("/s/cache/head"));
+        assert_ne!(a, b);
+        assert_eq!(a.parent(), Some(Path::new("/s/cache")));
+        assert!(a
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("head.tmp."));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_target_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("file");
+        write_atomically(&path, b"kept").unwrap();
+        // A directory where the file should be renamed to: the rename fails.
+        let blocked = dir.path().join("blocked");
+        fs::create_dir_all(blocked.join("inside")).unwrap();
+        assert!(matches!(
+            write_atomically(&blocked, b"x"),
+            Err(StoreError::Io { path, .. }) if path == blocked
+        ));
+        assert_eq!(fs::read(&path).unwrap(), b"kept");
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["blocked", "file"]);
+    }
+}

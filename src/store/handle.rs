@@ -1,0 +1,226 @@
+//! The [`Store`] handle: an open engine, plus for a store directory the lock on it and its
+//! resting-head file. Opening and creating are in `lifecycle`; the files of the directory
+//! in `format_file`, `lock` and `resting_head`.
+//!
+//! Layout of a store directory:
+//!
+//! ```text
+//! <store>/FORMAT   metadata, written last by `create` (its presence makes it a store)
+//! <store>/LOCK     empty file; an exclusive OS lock on it means "this store is open"
+//! <store>/db/      the sled database: object index and refs
+//! <store>/packs/   pack files holding the objects' bytes
+//! <store>/cache/   derived data (see store-format.md); `cache/head` is kept here
+//! ```
+
+use std::fmt;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::lifecycle::log_path;
+use super::resting_head::{self, RestingHead, RestingHeadFile};
+#[cfg(any(test, feature = "testing"))]
+use super::FaultyBackend;
+use super::{
+    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, SledBackend,
+    StoreResult,
+};
+
+/// The engine behind a store; an enum rather than a trait object so that the test hooks
+/// (feature `testing`) can reach the concrete backend.
+pub(super) enum Engine {
+    Sled(SledBackend),
+    Memory(MemoryBackend),
+    #[cfg(any(test, feature = "testing"))]
+    Faulty(FaultyBackend),
+}
+
+impl Engine {
+    fn as_dyn(&self) -> &dyn Backend {
+        match self {
+            Engine::Sled(b) => b,
+            Engine::Memory(b) => b,
+            #[cfg(any(test, feature = "testing"))]
+            Engine::Faulty(b) => b,
+        }
+    }
+}
+
+/// Shared state of a [`Store`]. Fields drop in declaration order: the engine is closed
+/// (and its files released) before the lock file is closed, which releases the lock.
+struct Inner {
+    engine: Engine,
+    /// Published when dropped: after the engine has closed, before the lock is released.
+    head: RestingHeadFile,
+    /// The open LOCK file, holding the exclusive lock (`None` for a memory store).
+    _lock: Option<File>,
+    path: Option<PathBuf>,
+    kind: BackendKind,
+}
+
+/// An open store: a backend plus, for a directory store, the exclusive lock on it.
+///
+/// Cheap to clone (clones share one backend). The lock is released when the last clone is
+/// dropped, after the backend has been closed. `Store` implements [`ObjectStore`],
+/// [`RefStore`] and [`Backend`] by delegation, so it (or an `Arc<Store>`) can be handed to
+/// upper layers as `Arc<dyn ObjectStore>`.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .field("kind", &self.inner.kind)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// A handle on `engine`; `lock` and `path` are the held LOCK file and the directory of a
+    /// store directory (both `None` for a store in memory).
+    pub(super) fn from_parts(
+        engine: Engine,
+        lock: Option<File>,
+        path: Option<PathBuf>,
+        kind: BackendKind,
+    ) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                engine,
+                head: RestingHeadFile::new(
+                    path.as_ref()
+                        .filter(|_| kind == BackendKind::Sled)
+                        .map(|p| (p.clone(), log_path(p))),
+                ),
+                _lock: lock,
+                path,
+                kind,
+            }),
+        }
+    }
+
+    /// The engine, for the test hooks.
+    #[cfg(any(test, feature = "testing"))]
+    pub(super) fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// Ref changes made through this handle so far: the version a resting head given to
+    /// [`Store::note_head`] describes.
+    pub fn refs_version(&self) -> u64 {
+        self.inner.head.version()
+    }
+
+    /// Gives the resting head to publish when the store closes: what `HEAD` resolved to
+    /// when the refs were at `version` (from [`Store::refs_version`], read before the refs).
+    /// It is kept only if no ref changed since, and published only if every change it
+    /// reflects was flushed and no ref changed after it.
+    pub fn note_head(&self, version: u64, head: RestingHead) {
+        self.inner.head.note(version, head);
+    }
+
+    /// The resting head of the closed store in directory `path`, read without opening or
+    /// locking the store: `None` unless its file is whole and no one opened the store since
+    /// it was written. A reader that uses it sees the store as it was at that close.
+    pub fn resting_head(path: &Path) -> Option<RestingHead> {
+        resting_head::read(path, &log_path(path))
+    }
+
+    /// The store directory (`None` for a memory store).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// Which engine holds this store's data.
+    pub fn kind(&self) -> BackendKind {
+        self.inner.kind
+    }
+
+    /// The backend itself.
+    pub fn backend(&self) -> &dyn Backend {
+        self.inner.engine.as_dyn()
+    }
+}
+
+impl ObjectStore for Store {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        self.backend().get(id)
+    }
+
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        self.backend().put(id, bytes)
+    }
+
+    fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        self.backend().put_many(objects)
+    }
+
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        self.backend().contains(id)
+    }
+
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        self.backend().ids_with_prefix(prefix)
+    }
+
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        self.backend().for_each_id(f)
+    }
+
+    fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        self.backend().delete(id)
+    }
+
+    fn reclaim(&self) -> StoreResult<()> {
+        self.backend().reclaim()
+    }
+
+    fn flush(&self) -> StoreResult<()> {
+        let version = self.inner.head.version();
+        self.backend().flush()?;
+        self.inner.head.flushed(version);
+        Ok(())
+    }
+}
+
+impl RefStore for Store {
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        self.backend().get_ref(name)
+    }
+
+    fn cas_ref(
+        &self,
+        name: &str,
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        self.inner.head.before_ref_change()?;
+        self.backend().cas_ref(name, expected, new)
+    }
+
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        self.backend().list_refs(prefix)
+    }
+}
+
+impl Backend for Store {
+    fn size_on_disk(&self) -> StoreResult<u64> {
+        self.backend().size_on_disk()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_store_has_no_path() {
+        let s = Store::memory();
+        assert_eq!(s.path(), None);
+        assert_eq!(s.kind(), BackendKind::Memory);
+        assert_eq!(s.size_on_disk().unwrap(), 0);
+    }
+}

@@ -1,0 +1,253 @@
+//! Making and opening stores: `create` lays out a new store directory (FORMAT last), `open`
+//! checks and locks an existing one and upgrades an older format in place, `memory` makes a
+//! store without a directory. Closing is dropping the last [`Store`] handle, which closes
+//! the engine, publishes the resting head and releases the lock, in that order.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::files::{io_err, sync_dir};
+use super::format_file::{
+    not_a_store, read_format, write_format, BackendKind, FORMAT_FILE, LEGACY_FORMAT_VERSION,
+};
+use super::handle::Engine;
+use super::lock::{self, LOCK_FILE};
+use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
+
+/// Subdirectory of a store that holds the sled database.
+const DB_DIR: &str = "db";
+/// Subdirectory of a store that holds the pack files.
+const PACKS_DIR: &str = "packs";
+
+/// How to open or create a store directory.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// How long to wait for another holder to release the store's lock before failing with
+    /// [`StoreError::Busy`]. Zero means a single attempt.
+    pub lock_timeout: Duration,
+    /// Size of the engine's page cache in bytes.
+    pub cache_bytes: u64,
+    /// Size at which a pack file stops growing and the next one starts. Garbage
+    /// collection rewrites whole packs, so this bounds the bytes one removed object costs
+    /// to rewrite.
+    pub pack_bytes: u64,
+}
+
+impl Default for OpenOptions {
+    /// Wait up to 5 s for the lock; 64 MiB of cache; 64 MiB packs.
+    fn default() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(5),
+            cache_bytes: 64 * 1024 * 1024,
+            pack_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// The engine's log file in store directory `path`: every open of the engine writes to it.
+pub(super) fn log_path(path: &Path) -> PathBuf {
+    path.join(DB_DIR).join(SledBackend::LOG_FILE)
+}
+
+/// Open the sled database of a store whose LOCK is held. sled's own lock on its log file
+/// can outlive the previous holder's handle by a moment (its I/O threads drop the last
+/// reference after the LOCK is released), so a database still locked is waited for like
+/// the LOCK, within `opts.lock_timeout`.
+fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
+    lock::wait_while_held(path, opts.lock_timeout, || {
+        SledBackend::try_open(
+            &path.join(DB_DIR),
+            &path.join(PACKS_DIR),
+            opts.cache_bytes,
+            opts.pack_bytes,
+        )
+    })
+}
+
+/// What `create` made so far, so that a failed create can remove exactly that.
+#[derive(Default)]
+struct Created {
+    dir: bool,
+    lock: bool,
+    db: bool,
+    packs: bool,
+    format: bool,
+}
+
+impl Created {
+    /// Removes what a failed `create` in `path` made. Best effort: the error that made it
+    /// fail is what matters.
+    fn undo(&self, path: &Path) {
+        if self.format {
+            let _ = fs::remove_file(path.join(FORMAT_FILE));
+        }
+        if self.db {
+            let _ = fs::remove_dir_all(path.join(DB_DIR));
+        }
+        if self.packs {
+            let _ = fs::remove_dir_all(path.join(PACKS_DIR));
+        }
+        if self.lock {
+            let _ = fs::remove_file(path.join(LOCK_FILE));
+        }
+        if self.dir {
+            let _ = fs::remove_dir(path);
+        }
+    }
+}
+
+impl Store {
+    /// Create a new store in directory `path` (created if missing) and return it open and
+    /// locked.
+    ///
+    /// Refuses with [`StoreError::AlreadyExists`] if `path` already holds a FORMAT file and
+    /// with [`StoreError::NotEmpty`] if it holds anything else; in both cases nothing is
+    /// touched. FORMAT is written last (temp file, fsync, rename, fsync of the directory),
+    /// so a crash during `create` never leaves a directory that opens as a store. If
+    /// `create` fails, it removes what it made.
+    pub fn create(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
+        let mut created = Created::default();
+        match fs::metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io_err(path)(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    "exists and is not a directory",
+                )))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    fs::create_dir_all(parent).map_err(io_err(parent))?;
+                }
+                match fs::create_dir(path) {
+                    Ok(()) => created.dir = true,
+                    // Someone else made it meanwhile: check it like any existing directory.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(io_err(path)(e)),
+                }
+            }
+            Err(e) => return Err(io_err(path)(e)),
+        }
+        if !created.dir {
+            if path.join(FORMAT_FILE).symlink_metadata().is_ok() {
+                return Err(StoreError::AlreadyExists {
+                    path: path.to_path_buf(),
+                });
+            }
+            let mut entries = fs::read_dir(path).map_err(io_err(path))?;
+            if entries.next().is_some() {
+                return Err(StoreError::NotEmpty {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        Self::create_in(path, opts, &mut created).inspect_err(|_| created.undo(path))
+    }
+
+    /// The steps of `create` after the emptiness checks, recording in `created` what exists.
+    fn create_in(path: &Path, opts: &OpenOptions, created: &mut Created) -> StoreResult<Store> {
+        let Some(lock) = lock::create_lock_file(path)? else {
+            return Err(StoreError::NotEmpty {
+                path: path.to_path_buf(),
+            });
+        };
+        created.lock = true;
+        lock::acquire(&lock, path, opts.lock_timeout)?;
+
+        let db_path = path.join(DB_DIR);
+        fs::create_dir(&db_path).map_err(io_err(&db_path))?;
+        created.db = true;
+        let packs_path = path.join(PACKS_DIR);
+        fs::create_dir(&packs_path).map_err(io_err(&packs_path))?;
+        created.packs = true;
+        let backend = open_sled(path, opts)?;
+        backend.flush()?;
+
+        created.format = true;
+        write_format(path)?;
+        if created.dir {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                sync_dir(parent)?;
+            }
+        }
+
+        Ok(Store::from_parts(
+            Engine::Sled(backend),
+            Some(lock),
+            Some(path.to_path_buf()),
+            BackendKind::Sled,
+        ))
+    }
+
+    /// Open the existing store in directory `path`, taking its exclusive lock.
+    ///
+    /// Fails with [`StoreError::NotAStore`] if `path` does not exist, is not a directory, or
+    /// has no valid FORMAT file; with [`StoreError::UnsupportedVersion`] for another format
+    /// version; and with [`StoreError::Busy`] if another holder keeps the lock for longer
+    /// than `opts.lock_timeout`.
+    ///
+    /// The lock is per open file, so a second `open` of the same store in the same process
+    /// is busy too (see the `lock` module).
+    ///
+    /// A version-1 store is upgraded: its objects are copied into packs as the engine opens,
+    /// FORMAT says version 2 once the copies are durable, and only then is the old copy
+    /// dropped, so no build ever sees a store without its objects.
+    pub fn open(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
+        match fs::metadata(path) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(not_a_store(path, "not a directory")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(not_a_store(path, "does not exist"))
+            }
+            Err(e) => return Err(io_err(path)(e)),
+        }
+        let (kind, version) = read_format(path)?;
+        let lock = lock::lock_existing(path, opts.lock_timeout)?;
+
+        // Checked under the lock, so no concurrent `create` or repair is half done.
+        if !path.join(DB_DIR).is_dir() {
+            return Err(not_a_store(
+                path,
+                format!("{FORMAT_FILE} file present but no {DB_DIR}/ directory"),
+            ));
+        }
+        if version != LEGACY_FORMAT_VERSION && !path.join(PACKS_DIR).is_dir() {
+            return Err(not_a_store(
+                path,
+                format!("{FORMAT_FILE} file present but no {PACKS_DIR}/ directory"),
+            ));
+        }
+        let engine = match kind {
+            BackendKind::Sled => {
+                let backend = open_sled(path, opts)?;
+                if version == LEGACY_FORMAT_VERSION {
+                    write_format(path)?;
+                }
+                backend.drop_legacy()?;
+                Engine::Sled(backend)
+            }
+            // `read_format` never yields Memory; refuse rather than panic if it ever did.
+            BackendKind::Memory => {
+                return Err(not_a_store(path, "memory backend in a store directory"))
+            }
+        };
+        Ok(Store::from_parts(
+            engine,
+            Some(lock),
+            Some(path.to_path_buf()),
+            kind,
+        ))
+    }
+
+    /// A fresh, empty store in memory: no directory, no lock. For tests and benches.
+    pub fn memory() -> Store {
+        Store::from_parts(
+            Engine::Memory(MemoryBackend::new()),
+            None,
+            None,
+            BackendKind::Memory,
+        )
+    }
+}
