@@ -1,9 +1,10 @@
 //! `get`: read memories by key, in the order asked.
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::memory::Record;
 
+use super::ids::record_opt;
 use super::{exit, load_record, parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
 
 /// One key of a [`GetOutcome`].
@@ -18,15 +19,8 @@ pub struct GetItem {
     /// Whether a memory is stored there.
     pub found: bool,
     /// The memory (JSON: `value`, the record's schema-2 shape, or null).
-    #[serde(rename = "value", serialize_with = "record_json")]
+    #[serde(rename = "value", serialize_with = "record_opt")]
     pub record: Option<Record>,
-}
-
-fn record_json<S: Serializer>(r: &Option<Record>, s: S) -> Result<S::Ok, S::Error> {
-    match r {
-        Some(r) => r.to_json().serialize(s),
-        None => s.serialize_none(),
-    }
 }
 
 /// What `get` read.

@@ -16,6 +16,7 @@ use crate::memory::{read_record, secrets, Record};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit, KeyRange};
 
+use super::ids::hex;
 use super::input::secret_refusal;
 use super::{
     commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
@@ -86,10 +87,6 @@ pub struct ExportOutcome {
     /// The records, in key order.
     #[serde(skip)]
     pub records: Vec<Record>,
-}
-
-fn hex<S: serde::Serializer>(id: &ObjectId, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&id.to_hex())
 }
 
 impl ExportOutcome {

@@ -239,7 +239,6 @@ fn run(args: Vec<OsString>) -> u8 {
         quiet,
         verbose: g.verbose,
         lock_timeout: g.lock_timeout,
-        clock,
         style: p.out,
         printer: p,
         app,

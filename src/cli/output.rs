@@ -40,11 +40,6 @@ impl CliError {
     pub fn invalid(message: impl Into<String>) -> Self {
         CliError::new(exit::ERROR, message)
     }
-
-    /// Exit 2.
-    pub fn not_found(message: impl Into<String>) -> Self {
-        CliError::new(exit::NOT_FOUND, message)
-    }
 }
 
 impl From<MemoirError> for CliError {
@@ -91,14 +86,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report with this JSON and no human lines yet.
-    pub fn new(json: Value) -> Self {
-        Report {
-            json,
-            ..Default::default()
-        }
-    }
-
     /// A report of an operation's outcome: its JSON and exit code, no human lines yet.
     pub fn of<O: Outcome>(outcome: &O) -> Self {
         Report {
