@@ -8,12 +8,18 @@
 //! configuration and write defaults come in as [`Options`]; provenance of a write comes in as
 //! [`WriteAs`]; the revision a read looks at as [`ReadPoint`].
 
+mod branch;
 mod clock;
 mod error;
 mod forget;
 mod get;
+mod history;
 mod hold;
+mod ids;
 mod input;
+mod maintenance;
+mod merge;
+mod proof;
 mod recall;
 mod remember;
 mod search;
@@ -36,13 +42,21 @@ use crate::repo::revision::{format_iso8601, validate_branch_name};
 use crate::repo::{Head, Repo, RepoError, Signature};
 use crate::store::{OpenOptions, Store};
 
+pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
 pub use get::{GetItem, GetOutcome};
+pub use history::{
+    BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,
+    LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,
+};
 pub use hold::StoreHold;
 pub use input::{check_confidence, check_content, refuse_secrets};
 pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use maintenance::{FsckOutcome, GcOutcome};
+pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
+pub use proof::{ProofOutcome, VerifyOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
 };
@@ -174,7 +188,6 @@ pub struct Memoir {
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // used by the write operations
 pub(crate) struct WriteTarget {
     pub branch: String,
     pub base: ObjectId,
@@ -229,7 +242,6 @@ impl Memoir {
     }
 
     /// Whether the store is kept open between operations.
-    #[allow(dead_code)] // used by the write operations
     pub(crate) fn holds(&self) -> bool {
         self.hold.is_some()
     }
@@ -255,7 +267,6 @@ impl Memoir {
     }
 
     /// The configured model, with `model` overriding its model name.
-    #[allow(dead_code)] // used by the write operations
     pub(crate) fn llm(&self, model: Option<&str>) -> Option<Box<dyn Llm>> {
         self.opts.llm.clone().map(|mut cfg| {
             if let Some(m) = model {
@@ -341,7 +352,6 @@ pub(crate) fn read_target(
 
 /// The branch a write goes to: `branch` (created from HEAD at commit time if missing), else
 /// the branch HEAD is on (a detached HEAD is an error).
-#[allow(dead_code)] // used by the write operations
 pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<WriteTarget> {
     match branch {
         Some(b) => {
@@ -376,7 +386,6 @@ pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<Wr
 
 /// Records one commit of `edits` on the target branch (creating it first if needed); returns
 /// the commit id and its ISO 8601 date.
-#[allow(dead_code)] // used by the write operations
 pub(crate) fn commit_to(
     repo: &Repo,
     target: &WriteTarget,
