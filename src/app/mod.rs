@@ -64,6 +64,7 @@ pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
 
 pub use crate::recall::Sort;
+pub use crate::repo::Op;
 pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
@@ -208,6 +209,13 @@ impl Memoir {
     /// The store directory (absolute).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Opens the store and its history, then closes them: whether this is a usable store
+    /// (not a store: exit 3; busy: exit 7). For faces that check before serving.
+    pub fn check(&self) -> MemoirResult<()> {
+        drop(self.open_repo()?);
+        Ok(())
     }
 
     /// The options this handle runs with.

@@ -2,7 +2,6 @@
 //! the helpers commands share (opening the store, choosing the branch to read or write,
 //! resolving revisions, signatures).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -11,12 +10,8 @@ use std::time::Duration;
 use clap::Args;
 
 use memoir::app::{Clock, Memoir, Options, ReadPoint, WriteAs};
-use memoir::key::{Key, DEFAULT_NAMESPACE};
 use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
 use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
-use memoir::object::ObjectId;
-use memoir::repo::{Head, Repo, RepoError, Signature};
-use memoir::store::{OpenOptions, Store};
 
 use super::output::{CliError, Printer, Style};
 
@@ -182,10 +177,6 @@ pub struct Ctx {
     pub quiet: bool,
     /// `-v`.
     pub verbose: bool,
-    /// How long to wait for the store's lock.
-    pub lock_timeout: Duration,
-    /// The clock.
-    pub clock: Clock,
     /// Styling of stdout lines.
     pub style: Style,
     /// Styling and printing.
@@ -196,27 +187,6 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Options for opening or creating the store.
-    pub fn open_options(&self) -> OpenOptions {
-        OpenOptions {
-            lock_timeout: self.lock_timeout,
-            ..OpenOptions::default()
-        }
-    }
-
-    /// Opens the store at [`Ctx::store_path`] with its history (exit 3 if it is not a store).
-    pub fn open_repo(&self) -> Result<Repo, CliError> {
-        Ok(Repo::open(self.open_store()?)?)
-    }
-
-    /// Opens the store at [`Ctx::store_path`] (or takes the one the server holds).
-    pub fn open_store(&self) -> Result<Store, CliError> {
-        Ok(match self.app.options().keep_open {
-            true => self.app.open_store_held()?,
-            false => Store::open(&self.store_path, &self.open_options())?,
-        })
-    }
-
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
     pub fn write_as(&self, w: &WriteArgs, branch: &BranchArg) -> WriteAs {
         WriteAs {
@@ -250,23 +220,6 @@ impl Ctx {
         env_var("USER")
             .or_else(|| env_var("USERNAME"))
             .unwrap_or_else(|| "unknown".to_string())
-    }
-
-    /// The commit signature of a writing command: author, now, and `actor`/`source`
-    /// metadata when given.
-    pub fn signature(&self, w: &WriteArgs) -> Signature {
-        let mut metadata = BTreeMap::new();
-        if let Some(a) = w.actor.as_ref().filter(|a| !a.is_empty()) {
-            metadata.insert("actor".to_string(), a.clone());
-        }
-        if let Some(s) = w.source.as_ref().filter(|s| !s.is_empty()) {
-            metadata.insert("source".to_string(), s.clone());
-        }
-        Signature {
-            author: self.author(w.author.as_deref()),
-            timestamp: self.clock.now_secs(),
-            metadata,
-        }
     }
 }
 
@@ -302,31 +255,6 @@ pub fn absolute(path: &Path) -> PathBuf {
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The commit a read looks at: the tip of `--branch` (which must exist: exit 2 naming it),
-/// else HEAD. Returns the branch name when there is one.
-pub fn read_target(
-    repo: &Repo,
-    branch: Option<&str>,
-) -> Result<(Option<String>, ObjectId), CliError> {
-    match branch {
-        Some(b) => match repo.branch_tip(b) {
-            Ok(id) => Ok((Some(b.to_string()), id)),
-            Err(RepoError::BranchNotFound(_)) => Err(CliError::not_found(format!(
-                "branch '{b}' not found (from --branch or MEMOIR_BRANCH)"
-            ))),
-            Err(e) => Err(e.into()),
-        },
-        None => {
-            let id = repo.head_commit()?;
-            let name = match repo.head()? {
-                Head::Branch(b) => Some(b),
-                Head::Detached(_) => None,
-            };
-            Ok((name, id))
-        }
-    }
-}
-
 /// The read point of `--at` and `--branch`.
 pub fn read_point(at: &AtArg, branch: &BranchArg) -> ReadPoint {
     ReadPoint {
@@ -341,58 +269,4 @@ pub struct AtArg {
     /// Read at this revision (branch, commit id or prefix, HEAD~2, main@{yesterday}, ...)
     #[arg(long = "at", value_name = "REV")]
     pub at: Option<String>,
-}
-
-/// The commit a read looks at: `--at REV` when given, else the tip of `--branch`, else HEAD.
-pub fn read_at(
-    ctx: &Ctx,
-    repo: &Repo,
-    at: Option<&str>,
-    branch: Option<&str>,
-) -> Result<ObjectId, CliError> {
-    match at {
-        Some(rev) => resolve_rev(ctx, repo, rev),
-        None => Ok(read_target(repo, branch)?.1),
-    }
-}
-
-/// Opens the store for a read at `--at` / `--branch` / HEAD: the repository, the commit
-/// looked at and its tree root.
-pub fn open_read(
-    ctx: &Ctx,
-    at: &AtArg,
-    branch: &BranchArg,
-) -> Result<(Repo, ObjectId, ObjectId), CliError> {
-    let repo = ctx.open_repo()?;
-    let commit = read_at(ctx, &repo, at.at.as_deref(), branch.branch.as_deref())?;
-    let root = repo.root_of(&commit)?;
-    Ok((repo, commit, root))
-}
-
-/// Resolves a revision to a commit: a branch, `HEAD`, a full or unique-prefix commit id,
-/// `REV~N`, `REV^N`, `REV@{DATE}`. An unknown revision is exit 2, an ambiguous prefix exit 1
-/// listing the candidates.
-pub fn resolve_rev(ctx: &Ctx, repo: &Repo, text: &str) -> Result<ObjectId, CliError> {
-    Ok(repo.resolve(text, ctx.clock.now_secs())?)
-}
-
-/// Parses a key given as `path` or `ns:path`; a namespace prefix that disagrees with `-n` is
-/// an error (exit 1).
-pub fn parse_key(text: &str, ns_flag: Option<&str>) -> Result<Key, CliError> {
-    match text.rsplit_once(':') {
-        Some((ns, path)) => {
-            if ns.is_empty() || path.is_empty() {
-                return Err(CliError::invalid(format!(
-                    "invalid key {text:?}: empty namespace or path around ':'"
-                )));
-            }
-            if let Some(f) = ns_flag.filter(|f| *f != ns) {
-                return Err(CliError::invalid(format!(
-                    "key {text:?} names namespace '{ns}' but -n says '{f}'"
-                )));
-            }
-            Ok(Key::new(ns, path)?)
-        }
-        None => Ok(Key::new(ns_flag.unwrap_or(DEFAULT_NAMESPACE), text)?),
-    }
 }

@@ -6,15 +6,6 @@ use std::io::{IsTerminal, Write};
 use serde_json::{json, Map, Value};
 
 use memoir::app::{MemoirError, Outcome};
-use memoir::glob::GlobError;
-use memoir::key::KeyError;
-use memoir::memory::MemoryError;
-use memoir::object::ObjectError;
-use memoir::prolly::ProllyError;
-use memoir::recall::RecallError;
-use memoir::repo::revision::RevParseError;
-use memoir::repo::RepoError;
-use memoir::store::StoreError;
 
 pub use memoir::app::exit;
 
@@ -40,11 +31,6 @@ impl CliError {
     pub fn invalid(message: impl Into<String>) -> Self {
         CliError::new(exit::ERROR, message)
     }
-
-    /// Exit 2.
-    pub fn not_found(message: impl Into<String>) -> Self {
-        CliError::new(exit::NOT_FOUND, message)
-    }
 }
 
 impl From<MemoirError> for CliError {
@@ -52,25 +38,6 @@ impl From<MemoirError> for CliError {
         CliError::new(e.code(), e.to_string())
     }
 }
-
-macro_rules! lib_from {
-    ($($t:ty),*) => {$(
-        impl From<$t> for CliError {
-            fn from(e: $t) -> Self { MemoirError::from(e).into() }
-        }
-    )*};
-}
-lib_from!(
-    StoreError,
-    ObjectError,
-    ProllyError,
-    RepoError,
-    KeyError,
-    GlobError,
-    MemoryError,
-    RevParseError,
-    RecallError
-);
 
 /// What a successful (or partly successful) command hands back for printing.
 #[derive(Debug, Clone, Default)]
@@ -91,14 +58,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report with this JSON and no human lines yet.
-    pub fn new(json: Value) -> Self {
-        Report {
-            json,
-            ..Default::default()
-        }
-    }
-
     /// A report of an operation's outcome: its JSON and exit code, no human lines yet.
     pub fn of<O: Outcome>(outcome: &O) -> Self {
         Report {
