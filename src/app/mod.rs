@@ -61,7 +61,7 @@ pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
 };
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
-pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
+pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 
 pub use crate::recall::Sort;
 pub use crate::repo::Op;

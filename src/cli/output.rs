@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use memoir::app::{MemoirError, Outcome};
 
@@ -147,23 +147,7 @@ pub fn color_allowed(stream_is_terminal: bool) -> bool {
     stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Rebuilds every object with its keys inserted in sorted order, so the printed JSON is the
-/// same whatever map implementation serde_json was built with.
-pub fn sorted(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut out = Map::new();
-            for (k, v) in pairs {
-                out.insert(k, sorted(v));
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
-        other => other,
-    }
-}
+pub use memoir::app::sorted;
 
 /// Pretty JSON with sorted keys and a final newline.
 pub fn render_json(v: Value) -> String {
