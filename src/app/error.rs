@@ -161,6 +161,7 @@ fn repo_code(r: &RepoError) -> u8 {
         | RepoError::BadRevision(_)
         | RepoError::AlreadyInitialized
         | RepoError::BranchExists(_)
+        | RepoError::CurrentBranch(_)
         | RepoError::BadName(_)
         | RepoError::RefMoved(_) => exit::ERROR,
     }

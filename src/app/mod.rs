@@ -8,12 +8,18 @@
 //! configuration and write defaults come in as [`Options`]; provenance of a write comes in as
 //! [`WriteAs`]; the revision a read looks at as [`ReadPoint`].
 
+mod branch;
 mod clock;
 mod error;
 mod forget;
 mod get;
+mod history;
 mod hold;
+mod ids;
 mod input;
+mod maintenance;
+mod merge;
+mod proof;
 mod recall;
 mod remember;
 mod search;
@@ -36,13 +42,21 @@ use crate::repo::revision::{format_iso8601, validate_branch_name};
 use crate::repo::{Head, Repo, RepoError, Signature};
 use crate::store::{OpenOptions, Store};
 
+pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
 pub use get::{GetItem, GetOutcome};
+pub use history::{
+    BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,
+    LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,
+};
 pub use hold::StoreHold;
 pub use input::{check_confidence, check_content, refuse_secrets};
 pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use maintenance::{FsckOutcome, GcOutcome};
+pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
+pub use proof::{ProofOutcome, VerifyOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
 };

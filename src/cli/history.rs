@@ -1,41 +1,10 @@
 //! History commands: `log`, `blame`, `diff` and `time-travel`.
 
-use serde_json::{json, Value};
+use memoir::app::{DiffQuery, KeyScope, LogQuery};
+use memoir::repo::Op;
 
-use memoir::glob::KeyGlobs;
-use memoir::key::validate_namespace;
-use memoir::memory::{read_record, Record};
-use memoir::object::ObjectId;
-use memoir::repo::revision::format_iso8601;
-use memoir::repo::{line_stat, unified_diff, Commit, Head, KeyFilter, Op, Repo, RepoError};
-
-use super::context::{parse_key, read_at, resolve_rev, AtArg, BranchArg, Ctx};
+use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-
-/// JSON of one commit, as `log` lists it.
-fn commit_json(id: &ObjectId, c: &Commit) -> Value {
-    json!({
-        "hash": id.to_hex(),
-        "short_hash": id.short(8),
-        "message": c.message,
-        "author": c.author,
-        "timestamp": c.timestamp,
-        "date": format_iso8601(c.timestamp),
-        "parents": c.parents.iter().map(|p| p.to_hex()).collect::<Vec<_>>(),
-        "metadata": c.metadata,
-    })
-}
-
-fn filter_of(namespace: Option<&str>, keys: &[String]) -> Result<Option<KeyFilter>, CliError> {
-    if let Some(ns) = namespace {
-        validate_namespace(ns)?;
-    }
-    let globs = KeyGlobs::new(keys)?;
-    if namespace.is_none() && globs.is_all() {
-        return Ok(None);
-    }
-    Ok(Some(KeyFilter::new(namespace, globs)))
-}
 
 /// Show commits, newest first
 #[derive(Debug, clap::Args)]
@@ -61,40 +30,29 @@ pub struct LogArgs {
 
 /// Runs `log`.
 pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, CliError> {
-    let filter = filter_of(args.namespace.as_deref(), &args.keys)?;
-    let repo = ctx.open_repo()?;
-    let (exclude, include) = match &args.rev {
-        Some(r) => repo.resolve_range(r, ctx.clock.now_secs())?,
-        None => (
-            None,
-            read_at(ctx, &repo, None, args.branch.branch.as_deref())?,
-        ),
-    };
-    let exclude: Vec<ObjectId> = exclude.into_iter().collect();
-    let commits = repo.log(&[include], &exclude, filter.as_ref(), args.limit)?;
-    drop(repo);
-    let mut r = Report::new(json!({
-        "success": true,
-        "commits": commits.iter().map(|(id, c)| commit_json(id, c)).collect::<Vec<_>>(),
-        "count": commits.len(),
-    }));
+    let out = ctx.app.log(&LogQuery {
+        rev: args.rev,
+        branch: args.branch.branch,
+        limit: args.limit,
+        scope: KeyScope {
+            namespace: args.namespace,
+            keys: args.keys,
+        },
+    })?;
+    let mut r = Report::of(&out);
     r.data = true;
     let s = &ctx.style;
-    for (id, c) in &commits {
+    for c in &out.commits {
         let merge = if c.parents.len() > 1 { " (merge)" } else { "" };
         r.lines.push(format!(
             "{} {}{}",
-            s.bold(&id.short(8)),
-            esc(c.message.lines().next().unwrap_or("")),
+            s.bold(&c.short_hash),
+            esc(c.subject()),
             merge
         ));
-        r.lines.push(format!(
-            "  {} · {}",
-            esc(&c.author),
-            format_iso8601(c.timestamp)
-        ));
+        r.lines.push(format!("  {} · {}", esc(&c.author), c.date));
     }
-    if commits.is_empty() {
+    if out.commits.is_empty() {
         r.lines.push(s.warn("no commits"));
     }
     Ok(r)
@@ -124,93 +82,43 @@ pub struct BlameArgs {
     pub branch: BranchArg,
 }
 
-fn content_of(repo: &Repo, id: &ObjectId) -> Result<String, RepoError> {
-    Ok(read_record(repo.objects(), id)?.content())
-}
-
 /// Runs `blame`.
 pub fn blame(ctx: &Ctx, args: BlameArgs) -> Result<Report, CliError> {
-    let key = parse_key(&args.key, args.namespace.as_deref())?;
-    let repo = ctx.open_repo()?;
-    let at = read_at(
-        ctx,
-        &repo,
-        args.at.at.as_deref(),
-        args.branch.branch.as_deref(),
+    let out = ctx.app.blame(
+        &args.key,
+        args.namespace.as_deref(),
+        &read_point(&args.at, &args.branch),
+        args.limit,
+        args.lines,
     )?;
-    let entries = repo.blame(&at, &key, args.limit)?;
-    let lines = if args.lines {
-        Some(repo.blame_lines(&at, &key, &mut |id| content_of(&repo, id))?)
-    } else {
-        None
-    };
-    let mut infos = std::collections::HashMap::new();
-    if let Some(ls) = &lines {
-        for l in ls {
-            if let std::collections::hash_map::Entry::Vacant(v) = infos.entry(l.commit) {
-                v.insert(repo.read_commit(&l.commit)?);
-            }
-        }
-    }
-    drop(repo);
+    let mut r = Report::of(&out);
+    r.data = true;
     let s = &ctx.style;
-    let mut out_lines = Vec::new();
-    let json_entries: Vec<Value> = entries
-        .iter()
-        .map(|e| {
-            out_lines.push(format!(
-                "{} {:<8} {} · {} · {}",
-                s.bold(&e.commit.short(8)),
-                e.change.as_str(),
-                format_iso8601(e.info.timestamp),
-                esc(&e.info.author),
-                esc(e.info.message.lines().next().unwrap_or(""))
-            ));
-            json!({
-                "commit": e.commit.to_hex(),
-                "short_commit": e.commit.short(8),
-                "author": e.info.author,
-                "date": format_iso8601(e.info.timestamp),
-                "timestamp": e.info.timestamp,
-                "message": e.info.message,
-                "operation": e.change.as_str(),
-                "source": e.info.metadata.get("source"),
-                "actor": e.info.metadata.get("actor"),
-            })
-        })
-        .collect();
-    if entries.is_empty() {
-        out_lines.push(s.warn(&format!("{} has no history", esc(&key.to_string()))));
+    for e in &out.entries {
+        r.lines.push(format!(
+            "{} {:<8} {} · {} · {}",
+            s.bold(&e.short_commit),
+            e.operation,
+            e.date,
+            esc(&e.author),
+            esc(e.message.lines().next().unwrap_or(""))
+        ));
     }
-    let mut json = json!({
-        "success": true,
-        "key": key.path(),
-        "namespace": key.namespace(),
-        "entries": json_entries,
-    });
-    if let Some(ls) = lines {
-        out_lines.push(String::new());
-        let mut arr = Vec::new();
-        for l in &ls {
-            let c = &infos[&l.commit];
-            out_lines.push(format!(
+    if out.entries.is_empty() {
+        r.lines
+            .push(s.warn(&format!("{} has no history", esc(&out.full_key))));
+    }
+    if let Some(lines) = &out.lines {
+        r.lines.push(String::new());
+        for l in lines {
+            r.lines.push(format!(
                 "{} {} │ {}",
                 s.bold(&l.commit.short(8)),
-                format_iso8601(c.timestamp),
+                l.date,
                 esc(&l.line)
             ));
-            arr.push(json!({
-                "line": l.line,
-                "commit": l.commit.to_hex(),
-                "author": c.author,
-                "date": format_iso8601(c.timestamp),
-            }));
         }
-        json["lines"] = Value::Array(arr);
     }
-    let mut r = Report::new(json);
-    r.lines = out_lines;
-    r.data = true;
     Ok(r)
 }
 
@@ -240,118 +148,46 @@ pub struct DiffArgs {
     pub patch: bool,
 }
 
-fn record_at(repo: &Repo, id: Option<&ObjectId>) -> Result<Option<Record>, CliError> {
-    id.map(|i| read_record(repo.objects(), i))
-        .transpose()
-        .map_err(CliError::from)
-}
-
 /// Runs `diff`.
 pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
-    let filter = filter_of(args.namespace.as_deref(), &args.keys)?;
-    let repo = ctx.open_repo()?;
-    let (from_text, to_text) = match (&args.from, &args.to) {
-        (Some(a), None) if a.contains("..") => {
-            let (x, y) = a.split_once("..").expect("checked");
-            (
-                if x.is_empty() {
-                    "HEAD".to_string()
-                } else {
-                    x.to_string()
-                },
-                if y.is_empty() {
-                    "HEAD".to_string()
-                } else {
-                    y.to_string()
-                },
-            )
-        }
-        (Some(a), Some(b)) => (a.clone(), b.clone()),
-        (Some(a), None) => (a.clone(), "HEAD".to_string()),
-        (None, _) => ("HEAD~1".to_string(), "HEAD".to_string()),
-    };
-    let from = resolve_rev(ctx, &repo, &from_text)?;
-    let to = resolve_rev(ctx, &repo, &to_text)?;
-    let changes = repo.diff(&repo.root_of(&from)?, &repo.root_of(&to)?, filter.as_ref())?;
+    let out = ctx.app.diff(&DiffQuery {
+        from: args.from,
+        to: args.to,
+        scope: KeyScope {
+            namespace: args.namespace,
+            keys: args.keys,
+        },
+        stat: args.stat,
+        patch: args.patch,
+    })?;
+    let mut r = Report::of(&out);
+    r.data = true;
     let s = &ctx.style;
-    let mut lines = Vec::new();
-    let mut out = Vec::new();
-    let (mut added, mut modified, mut removed) = (0u64, 0u64, 0u64);
-    let (mut lines_added, mut lines_removed) = (0u64, 0u64);
-    for c in &changes {
-        let old = record_at(&repo, c.old.as_ref())?;
-        let new = record_at(&repo, c.new.as_ref())?;
-        let op = c.op();
-        match op {
-            Op::Added => added += 1,
-            Op::Modified => modified += 1,
-            Op::Removed => removed += 1,
-        }
-        let old_text = old.as_ref().map(|r| r.content()).unwrap_or_default();
-        let new_text = new.as_ref().map(|r| r.content()).unwrap_or_default();
-        let mark = match op {
+    for c in &out.changes {
+        let mark = match c.op {
             Op::Added => "+",
             Op::Modified => "~",
             Op::Removed => "-",
         };
-        let mut entry = json!({
-            "namespace": c.key.namespace(),
-            "key": c.key.path(),
-            "operation": op.as_str(),
-            "old": old.as_ref().map_or(Value::Null, |r| r.to_json()),
-            "new": new.as_ref().map_or(Value::Null, |r| r.to_json()),
-        });
-        let mut head = format!("{mark} {}", esc(&c.key.to_string()));
-        if args.stat {
-            let st = line_stat(&old_text, &new_text);
-            lines_added += st.added as u64;
-            lines_removed += st.removed as u64;
-            entry["lines_added"] = json!(st.added);
-            entry["lines_removed"] = json!(st.removed);
-            head.push_str(&format!(" (+{} -{})", st.added, st.removed));
+        let mut head = format!("{mark} {}", esc(&c.full_key));
+        if let (Some(added), Some(removed)) = (c.lines_added, c.lines_removed) {
+            head.push_str(&format!(" (+{added} -{removed})"));
         }
-        lines.push(head);
-        if args.patch {
-            let p = unified_diff(
-                &old_text,
-                &new_text,
-                &format!("a/{}", c.key),
-                &format!("b/{}", c.key),
-            );
+        r.lines.push(head);
+        if let Some(p) = &c.patch {
             for l in p.lines() {
-                lines.push(format!("  {}", esc(l)));
+                r.lines.push(format!("  {}", esc(l)));
             }
-            entry["patch"] = json!(p);
         }
-        out.push(entry);
     }
-    drop(repo);
-    if changes.is_empty() {
-        lines.push(s.info("no changes"));
-    } else if args.stat {
-        lines.push(s.info(&format!(
-            "{} changed: {added} added, {modified} modified, {removed} removed; {lines_added} lines added, {lines_removed} removed",
-            changes.len()
+    if out.changes.is_empty() {
+        r.lines.push(s.info("no changes"));
+    } else if let Some(st) = &out.stats {
+        r.lines.push(s.info(&format!(
+            "{} changed: {} added, {} modified, {} removed; {} lines added, {} removed",
+            out.count, st.added, st.modified, st.removed, st.lines_added, st.lines_removed
         )));
     }
-    let mut json = json!({
-        "success": true,
-        "from": from.to_hex(),
-        "to": to.to_hex(),
-        "from_rev": from_text,
-        "to_rev": to_text,
-        "changes": out,
-        "count": changes.len(),
-    });
-    if args.stat {
-        json["stats"] = json!({
-            "added": added, "modified": modified, "removed": removed,
-            "lines_added": lines_added, "lines_removed": lines_removed,
-        });
-    }
-    let mut r = Report::new(json);
-    r.lines = lines;
-    r.data = true;
     Ok(r)
 }
 
@@ -371,22 +207,7 @@ pub struct TimeTravelArgs {
 
 /// Runs `time-travel`.
 pub fn time_travel(ctx: &Ctx, args: TimeTravelArgs) -> Result<Report, CliError> {
-    let repo = ctx.open_repo()?;
-    let at = resolve_rev(ctx, &repo, &args.rev)?;
-    let name = args
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("time-travel-{}", at.short(8)));
-    repo.create_branch(&name, &at)?;
-    repo.set_head(&Head::Branch(name.clone()))?;
-    drop(repo);
-    let message = format!("Switched to new branch '{name}' at {}", at.short(8));
-    Ok(Report::new(json!({
-        "success": true,
-        "branch": name,
-        "commit": at.to_hex(),
-        "revision": args.rev,
-        "message": message,
-    }))
-    .line(ctx.style.ok(&esc(&message))))
+    let out = ctx.app.time_travel(&args.rev, args.name.as_deref())?;
+    let line = ctx.style.ok(&esc(&out.message));
+    Ok(Report::of(&out).line(line))
 }

@@ -1,9 +1,7 @@
 //! `memoir fsck` and `memoir gc`: check the whole store; remove unreachable objects.
 
-use serde_json::json;
-
 use super::context::Ctx;
-use super::output::{esc, exit, CliError, Report};
+use super::output::{esc, CliError, Report};
 
 /// Check every reachable object, tree invariant and ref
 #[derive(Debug, clap::Args)]
@@ -21,49 +19,22 @@ pub struct GcArgs {}
 
 /// Runs `fsck`.
 pub fn fsck(ctx: &Ctx, _args: FsckArgs) -> Result<Report, CliError> {
-    let repo = ctx.open_repo()?;
-    let report = repo.fsck();
-    drop(repo);
-    let findings: Vec<_> = report
-        .findings
-        .iter()
-        .map(|f| {
-            json!({
-                "subject": f.subject.to_string(),
-                "kind": format!("{:?}", f.kind).to_lowercase(),
-                "detail": f.detail,
-            })
-        })
-        .collect();
-    let clean = report.is_clean();
-    let json = json!({
-        "success": clean,
-        "clean": clean,
-        "objects_checked": report.objects_checked,
-        "commits_checked": report.commits_checked,
-        "refs_checked": report.refs_checked,
-        "unreachable_objects": report.unreachable_objects,
-        "findings": findings,
-    });
-    let mut r = Report::new(json);
+    let out = ctx.app.fsck()?;
+    let mut r = Report::of(&out);
     let s = &ctx.style;
-    if clean {
+    if out.clean {
         r.lines.push(s.ok(&format!(
             "Store is sound: {} objects, {} commits, {} refs checked ({} unreachable)",
-            report.objects_checked,
-            report.commits_checked,
-            report.refs_checked,
-            report.unreachable_objects
+            out.objects_checked, out.commits_checked, out.refs_checked, out.unreachable_objects
         )));
     } else {
-        r.code = exit::CORRUPT;
         r.data = true;
         r.lines.push(s.err(&format!(
             "{} problem(s) found in {} objects checked",
-            report.findings.len(),
-            report.objects_checked
+            out.findings.len(),
+            out.objects_checked
         )));
-        for f in &report.findings {
+        for f in &out.findings {
             r.lines.push(format!("  {}", esc(&f.to_string())));
         }
     }
@@ -72,17 +43,10 @@ pub fn fsck(ctx: &Ctx, _args: FsckArgs) -> Result<Report, CliError> {
 
 /// Runs `gc`.
 pub fn gc(ctx: &Ctx, _args: GcArgs) -> Result<Report, CliError> {
-    let repo = ctx.open_repo()?;
-    let report = repo.gc()?;
-    drop(repo);
-    let json = json!({
-        "success": true,
-        "objects_kept": report.objects_kept,
-        "objects_removed": report.objects_removed,
-        "bytes_removed": report.bytes_removed,
-    });
-    Ok(Report::new(json).line(ctx.style.ok(&format!(
+    let out = ctx.app.gc()?;
+    let line = ctx.style.ok(&format!(
         "Removed {} unreachable objects ({} bytes); kept {}",
-        report.objects_removed, report.bytes_removed, report.objects_kept
-    ))))
+        out.objects_removed, out.bytes_removed, out.objects_kept
+    ));
+    Ok(Report::of(&out).line(line))
 }

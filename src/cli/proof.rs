@@ -1,12 +1,7 @@
 //! `memoir proof KEY` and `memoir verify KEY -p PROOF`: Merkle proofs that a key has a value
 //! (or is absent) under a tree root, checked without trusting the store.
 
-use serde_json::json;
-
-use memoir::object::{from_hex, to_hex, ObjectId};
-use memoir::prolly::Proof;
-
-use super::context::{open_read, parse_key, read_at, AtArg, BranchArg, Ctx};
+use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 /// Print a proof that KEY has its value (or is absent) at a revision
@@ -51,82 +46,57 @@ pub struct VerifyArgs {
 
 /// Runs `proof`.
 pub fn proof(ctx: &Ctx, args: ProofArgs) -> Result<Report, CliError> {
-    let key = parse_key(&args.key, args.namespace.as_deref())?;
-    let (repo, commit, root) = open_read(ctx, &args.at, &args.branch)?;
-    let proof = repo.tree().prove(&root, &key.encode())?;
-    let value = proof
-        .verify(&root, &key.encode())
-        .map_err(|e| CliError::new(super::output::exit::CORRUPT, e.to_string()))?;
-    drop(repo);
-    let bytes = proof.to_bytes();
-    let message = match &value {
+    let out = ctx.app.proof(
+        &args.key,
+        args.namespace.as_deref(),
+        &read_point(&args.at, &args.branch),
+    )?;
+    let message = match &out.value {
         Some(v) => format!(
             "{} has value {} under root {}",
-            key,
+            out.full_key,
             v.short(8),
-            root.short(8)
+            out.root.short(8)
         ),
-        None => format!("{} is absent under root {}", key, root.short(8)),
+        None => format!(
+            "{} is absent under root {}",
+            out.full_key,
+            out.root.short(8)
+        ),
     };
-    let mut r = Report::new(json!({
-        "success": true,
-        "key": key.path(),
-        "namespace": key.namespace(),
-        "commit": commit.to_hex(),
-        "root": root.to_hex(),
-        "found": value.is_some(),
-        "value": value.map(|v| v.to_hex()),
-        "proof": to_hex(&bytes),
-        "proof_bytes": bytes.len(),
-    }));
+    let mut r = Report::of(&out);
     r.data = true;
     r.lines.push(ctx.style.ok(&esc(&message)));
-    r.lines.push(to_hex(&bytes));
+    r.lines.push(out.proof.clone());
     Ok(r)
 }
 
 /// Runs `verify`.
 pub fn verify(ctx: &Ctx, args: VerifyArgs) -> Result<Report, CliError> {
-    let key = parse_key(&args.key, args.namespace.as_deref())?;
     let text = match args.proof.strip_prefix('@') {
         Some(file) => std::fs::read_to_string(file)
             .map_err(|e| CliError::invalid(format!("cannot read proof file {file}: {e}")))?,
-        None => args.proof.clone(),
+        None => args.proof,
     };
-    let bytes = from_hex(text.trim()).ok_or_else(|| CliError::invalid("the proof is not hex"))?;
-    let proof = Proof::from_bytes(&bytes)
-        .map_err(|e| CliError::invalid(format!("the proof does not decode: {e}")))?;
-    let root = match &args.root {
-        Some(r) => r
-            .trim()
-            .parse::<ObjectId>()
-            .map_err(|_| CliError::invalid(format!("--root {r:?} is not a full object id")))?,
-        None => {
-            let repo = ctx.open_repo()?;
-            let commit = read_at(ctx, &repo, args.at.at.as_deref(), None)?;
-            repo.root_of(&commit)?
-        }
-    };
-    let value = proof
-        .verify(&root, &key.encode())
-        .map_err(|e| CliError::invalid(format!("the proof does not check: {e}")))?;
-    let message = match &value {
+    let out = ctx.app.verify(
+        &args.key,
+        args.namespace.as_deref(),
+        &text,
+        args.root.as_deref(),
+        &read_point(&args.at, &BranchArg::default()),
+    )?;
+    let message = match &out.value {
         Some(v) => format!(
             "valid: {} has value {} under root {}",
-            key,
+            out.full_key,
             v.short(8),
-            root.short(8)
+            out.root.short(8)
         ),
-        None => format!("valid: {} is absent under root {}", key, root.short(8)),
+        None => format!(
+            "valid: {} is absent under root {}",
+            out.full_key,
+            out.root.short(8)
+        ),
     };
-    Ok(Report::new(json!({
-        "success": true,
-        "valid": true,
-        "key": key.path(),
-        "namespace": key.namespace(),
-        "root": root.to_hex(),
-        "found": value.is_some(),
-        "value": value.map(|v| v.to_hex()),
-    }))
-    .line(ctx.style.ok(&esc(&message))))
+    Ok(Report::of(&out).line(ctx.style.ok(&esc(&message))))
 }

@@ -70,6 +70,9 @@ pub enum RepoError {
     /// A branch of that name already exists.
     #[error("branch '{0}' already exists")]
     BranchExists(String),
+    /// The branch `HEAD` is on cannot be deleted.
+    #[error("cannot delete branch '{0}': it is the current branch")]
+    CurrentBranch(String),
     /// A branch name that is not allowed.
     #[error(transparent)]
     BadName(#[from] revision::RevParseError),
@@ -361,6 +364,31 @@ impl Repo {
         self.store
             .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?
             .map_err(|_| RepoError::BranchExists(name.to_string()))?;
+        self.note_head();
+        self.store.flush()?;
+        Ok(())
+    }
+
+    /// Deletes branch `name`, whose tip must still be `expected_tip` (so a check the caller
+    /// made on that tip, such as whether it is merged, still holds). The branch `HEAD` is on
+    /// cannot be deleted ([`RepoError::CurrentBranch`]); a missing branch is
+    /// [`RepoError::BranchNotFound`]; a branch another writer moved meanwhile is
+    /// [`RepoError::RefMoved`], and nothing is deleted. The commits stay until gc.
+    pub fn delete_branch(&self, name: &str, expected_tip: &ObjectId) -> RepoResult<()> {
+        let r = branch_ref(name);
+        if self.head()? == Head::Branch(name.to_string()) {
+            return Err(RepoError::CurrentBranch(name.to_string()));
+        }
+        if self
+            .store
+            .cas_ref(&r, Some(expected_tip.as_bytes()), None)?
+            .is_err()
+        {
+            return Err(match self.store.get_ref(&r)? {
+                None => RepoError::BranchNotFound(name.to_string()),
+                Some(_) => RepoError::RefMoved(r),
+            });
+        }
         self.note_head();
         self.store.flush()?;
         Ok(())

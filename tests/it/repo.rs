@@ -126,6 +126,46 @@ fn commits_branches_and_reopen() {
 }
 
 #[test]
+fn delete_branch_guards_head_and_races() {
+    let repo = Repo::init(Store::memory(), &sig(1_700_000_000), "Initialize store").unwrap();
+    let c0 = repo.head_commit().unwrap();
+    let e = put(&repo, "a.b", "one");
+    let c1 = repo
+        .commit("main", vec![e], &sig(1_700_000_100), "One")
+        .unwrap();
+    repo.create_branch("side", &c0).unwrap();
+    // The branch HEAD is on stays.
+    assert!(matches!(
+        repo.delete_branch("main", &c1),
+        Err(RepoError::CurrentBranch(b)) if b == "main"
+    ));
+    // A tip other than the expected one: another writer moved it; nothing is deleted.
+    assert!(matches!(
+        repo.delete_branch("side", &c1),
+        Err(RepoError::RefMoved(_))
+    ));
+    assert_eq!(repo.branch_tip("side").unwrap(), c0);
+    assert!(matches!(
+        repo.delete_branch("nope", &c0),
+        Err(RepoError::BranchNotFound(b)) if b == "nope"
+    ));
+    repo.delete_branch("side", &c0).unwrap();
+    assert!(matches!(
+        repo.branch_tip("side"),
+        Err(RepoError::BranchNotFound(_))
+    ));
+    assert_eq!(repo.branches().unwrap().len(), 1);
+    // A detached HEAD guards no branch; its commit stays readable.
+    repo.create_branch("side", &c0).unwrap();
+    repo.set_head(&Head::Detached(c0)).unwrap();
+    repo.delete_branch("side", &c0).unwrap();
+    repo.delete_branch("main", &c1).unwrap();
+    assert!(repo.branches().unwrap().is_empty());
+    assert_eq!(repo.head_commit().unwrap(), c0);
+    assert!(repo.read_commit(&c1).is_ok());
+}
+
+#[test]
 fn open_without_history_is_an_error() {
     assert!(matches!(
         Repo::open(Store::memory()),

@@ -1,0 +1,174 @@
+//! Branches: list them, create one, delete one; and `checkout`, which moves HEAD to a branch
+//! (optionally created first) or detaches it at a commit.
+
+use serde::Serialize;
+
+use crate::object::ObjectId;
+use crate::repo::{Head, RepoError};
+
+use super::ids::hex;
+use super::{Memoir, MemoirError, MemoirResult, Outcome};
+
+/// The branches of a store.
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchListOutcome {
+    /// Every branch, sorted by name.
+    pub branches: Vec<String>,
+    /// The branch HEAD is on (null when detached).
+    pub current: Option<String>,
+    /// HEAD's commit.
+    #[serde(skip)]
+    pub head: ObjectId,
+}
+
+impl Outcome for BranchListOutcome {}
+
+/// A branch created.
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchCreateOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The new branch.
+    pub branch: String,
+    /// The commit it starts at.
+    #[serde(serialize_with = "hex")]
+    pub commit: ObjectId,
+    /// `Created branch '<name>' at <id8>`.
+    pub message: String,
+}
+
+impl Outcome for BranchCreateOutcome {}
+
+/// A branch deleted.
+#[derive(Debug, Clone, Serialize)]
+pub struct BranchDeleteOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The branch deleted.
+    pub deleted: String,
+    /// The commit it pointed at.
+    #[serde(serialize_with = "hex")]
+    pub commit: ObjectId,
+    /// `Deleted branch '<name>' (was <id8>)`.
+    pub message: String,
+}
+
+impl Outcome for BranchDeleteOutcome {}
+
+/// Where `checkout` moved HEAD.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckoutOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The branch HEAD is now on (null when detached).
+    pub branch: Option<String>,
+    /// HEAD's commit.
+    #[serde(serialize_with = "hex")]
+    pub commit: ObjectId,
+    /// Whether the branch was created.
+    pub created: bool,
+    /// Whether HEAD is detached.
+    pub detached: bool,
+    /// What happened, in one line.
+    pub message: String,
+}
+
+impl Outcome for CheckoutOutcome {}
+
+impl Memoir {
+    /// Every branch, and the one HEAD is on.
+    pub fn branches(&self) -> MemoirResult<BranchListOutcome> {
+        let repo = self.open_repo()?;
+        let current = match repo.head()? {
+            Head::Branch(b) => Some(b),
+            Head::Detached(_) => None,
+        };
+        Ok(BranchListOutcome {
+            branches: repo.branches()?.into_iter().map(|(n, _)| n).collect(),
+            current,
+            head: repo.head_commit()?,
+        })
+    }
+
+    /// Creates branch `name` at revision `from` (default HEAD). An existing branch or a bad
+    /// name is exit 1, an unknown revision exit 2.
+    pub fn create_branch(
+        &self,
+        name: &str,
+        from: Option<&str>,
+    ) -> MemoirResult<BranchCreateOutcome> {
+        let repo = self.open_repo()?;
+        let at = match from {
+            Some(rev) => self.resolve_rev(&repo, rev)?,
+            None => repo.head_commit()?,
+        };
+        repo.create_branch(name, &at)?;
+        Ok(BranchCreateOutcome {
+            success: true,
+            branch: name.to_string(),
+            commit: at,
+            message: format!("Created branch '{name}' at {}", at.short(8)),
+        })
+    }
+
+    /// Deletes branch `name` (missing: exit 2). The branch HEAD is on is refused (exit 1),
+    /// and so, unless `force`, is a branch whose tip HEAD does not contain (exit 1).
+    pub fn delete_branch(&self, name: &str, force: bool) -> MemoirResult<BranchDeleteOutcome> {
+        let repo = self.open_repo()?;
+        let tip = repo.branch_tip(name)?;
+        if repo.head()? == Head::Branch(name.to_string()) {
+            return Err(RepoError::CurrentBranch(name.to_string()).into());
+        }
+        if !force && !repo.is_ancestor(&tip, &repo.head_commit()?)? {
+            return Err(MemoirError::invalid(format!(
+                "branch '{name}' is not merged into HEAD; use -D to delete it anyway"
+            )));
+        }
+        repo.delete_branch(name, &tip)?;
+        Ok(BranchDeleteOutcome {
+            success: true,
+            deleted: name.to_string(),
+            commit: tip,
+            message: format!("Deleted branch '{name}' (was {})", tip.short(8)),
+        })
+    }
+
+    /// Moves HEAD to branch `target`; with `create`, creates it at HEAD first (an existing
+    /// branch is exit 1). A target that is not a branch is resolved as a revision and HEAD
+    /// is detached there (unknown: exit 2).
+    pub fn checkout(&self, target: &str, create: bool) -> MemoirResult<CheckoutOutcome> {
+        let repo = self.open_repo()?;
+        let (branch, commit) = if create {
+            let at = repo.head_commit()?;
+            repo.create_branch(target, &at)?;
+            repo.set_head(&Head::Branch(target.to_string()))?;
+            (Some(target.to_string()), at)
+        } else {
+            match repo.branch_tip(target) {
+                Ok(tip) => {
+                    repo.set_head(&Head::Branch(target.to_string()))?;
+                    (Some(target.to_string()), tip)
+                }
+                Err(RepoError::BranchNotFound(_)) => {
+                    let id = self.resolve_rev(&repo, target)?;
+                    repo.set_head(&Head::Detached(id))?;
+                    (None, id)
+                }
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let message = match &branch {
+            Some(b) if create => format!("Switched to a new branch '{b}'"),
+            Some(b) => format!("Switched to branch '{b}'"),
+            None => format!("HEAD is now detached at {}", commit.short(8)),
+        };
+        Ok(CheckoutOutcome {
+            success: true,
+            detached: branch.is_none(),
+            branch,
+            commit,
+            created: create,
+            message,
+        })
+    }
+}

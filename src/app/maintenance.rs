@@ -1,0 +1,99 @@
+//! `fsck` (check every reachable object, tree invariant and ref) and `gc` (remove the
+//! objects no ref reaches).
+
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
+
+use crate::repo::Finding;
+
+use super::{exit, Memoir, MemoirResult, Outcome};
+
+/// What `fsck` found. Findings make the outcome fail with exit 5.
+#[derive(Debug, Clone, Serialize)]
+pub struct FsckOutcome {
+    /// Whether nothing is wrong.
+    pub success: bool,
+    /// Whether nothing is wrong.
+    pub clean: bool,
+    /// Distinct reachable objects checked.
+    pub objects_checked: u64,
+    /// Commits among them.
+    pub commits_checked: u64,
+    /// Refs examined.
+    pub refs_checked: u64,
+    /// Stored objects no ref reaches (not a problem: gc removes them).
+    pub unreachable_objects: u64,
+    /// Every problem (JSON: `subject`, lower-case `kind`, `detail`).
+    #[serde(serialize_with = "findings_json")]
+    pub findings: Vec<Finding>,
+}
+
+impl Outcome for FsckOutcome {
+    fn exit_code(&self) -> u8 {
+        if self.clean {
+            exit::OK
+        } else {
+            exit::CORRUPT
+        }
+    }
+}
+
+fn findings_json<S: Serializer>(findings: &[Finding], s: S) -> Result<S::Ok, S::Error> {
+    struct Item<'a>(&'a Finding);
+    impl Serialize for Item<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut st = s.serialize_struct("Finding", 3)?;
+            st.serialize_field("subject", &self.0.subject.to_string())?;
+            st.serialize_field("kind", &format!("{:?}", self.0.kind).to_lowercase())?;
+            st.serialize_field("detail", &self.0.detail)?;
+            st.end()
+        }
+    }
+    s.collect_seq(findings.iter().map(Item))
+}
+
+/// What `gc` removed.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct GcOutcome {
+    /// Always true.
+    pub success: bool,
+    /// Reachable objects, all kept.
+    pub objects_kept: u64,
+    /// Unreachable objects deleted.
+    pub objects_removed: u64,
+    /// Their bytes.
+    pub bytes_removed: u64,
+}
+
+impl Outcome for GcOutcome {}
+
+impl Memoir {
+    /// Checks the whole store: every reachable object re-hashed, decoded, re-encoded and
+    /// compared; trees for order, counts, bounds and chunk boundaries; refs and parents must
+    /// name commits. Every problem is listed; any makes the outcome exit 5.
+    pub fn fsck(&self) -> MemoirResult<FsckOutcome> {
+        let report = self.open_repo()?.fsck();
+        let clean = report.is_clean();
+        Ok(FsckOutcome {
+            success: clean,
+            clean,
+            objects_checked: report.objects_checked,
+            commits_checked: report.commits_checked,
+            refs_checked: report.refs_checked,
+            unreachable_objects: report.unreachable_objects,
+            findings: report.findings,
+        })
+    }
+
+    /// Removes every object no branch or HEAD reaches, and erases their bytes. Refuses (and
+    /// deletes nothing) when a reachable object is missing or corrupt.
+    pub fn gc(&self) -> MemoirResult<GcOutcome> {
+        let report = self.open_repo()?.gc()?;
+        Ok(GcOutcome {
+            success: true,
+            objects_kept: report.objects_kept,
+            objects_removed: report.objects_removed,
+            bytes_removed: report.bytes_removed,
+        })
+    }
+}
