@@ -101,6 +101,12 @@ impl MemoirError {
         }
     }
 
+    /// Whether the path holds no store at all (as opposed to a damaged or busy one): a face
+    /// that may create the store on first use (`mcp --init`) asks this.
+    pub fn is_not_a_store(&self) -> bool {
+        matches!(self, MemoirError::Store(StoreError::NotAStore { .. }))
+    }
+
     /// The exit code of this error (the contract's; see [`exit`]).
     pub fn code(&self) -> u8 {
         match self {

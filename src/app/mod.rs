@@ -61,9 +61,10 @@ pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
 };
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
-pub use transfer::{parse_lines, ExportOutcome, ImportOutcome, ImportRequest};
+pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 
 pub use crate::recall::Sort;
+pub use crate::repo::Op;
 pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
@@ -188,7 +189,6 @@ pub struct Memoir {
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
 #[derive(Debug, Clone)]
-#[allow(dead_code)] // used by the write operations
 pub(crate) struct WriteTarget {
     pub branch: String,
     pub base: ObjectId,
@@ -209,6 +209,13 @@ impl Memoir {
     /// The store directory (absolute).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Opens the store and its history, then closes them: whether this is a usable store
+    /// (not a store: exit 3; busy: exit 7). For faces that check before serving.
+    pub fn check(&self) -> MemoirResult<()> {
+        drop(self.open_repo()?);
+        Ok(())
     }
 
     /// The options this handle runs with.
@@ -243,7 +250,6 @@ impl Memoir {
     }
 
     /// Whether the store is kept open between operations.
-    #[allow(dead_code)] // used by the write operations
     pub(crate) fn holds(&self) -> bool {
         self.hold.is_some()
     }
@@ -269,7 +275,6 @@ impl Memoir {
     }
 
     /// The configured model, with `model` overriding its model name.
-    #[allow(dead_code)] // used by the write operations
     pub(crate) fn llm(&self, model: Option<&str>) -> Option<Box<dyn Llm>> {
         self.opts.llm.clone().map(|mut cfg| {
             if let Some(m) = model {
@@ -355,7 +360,6 @@ pub(crate) fn read_target(
 
 /// The branch a write goes to: `branch` (created from HEAD at commit time if missing), else
 /// the branch HEAD is on (a detached HEAD is an error).
-#[allow(dead_code)] // used by the write operations
 pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<WriteTarget> {
     match branch {
         Some(b) => {
@@ -390,7 +394,6 @@ pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<Wr
 
 /// Records one commit of `edits` on the target branch (creating it first if needed); returns
 /// the commit id and its ISO 8601 date.
-#[allow(dead_code)] // used by the write operations
 pub(crate) fn commit_to(
     repo: &Repo,
     target: &WriteTarget,

@@ -104,9 +104,9 @@ impl ExportOutcome {
 
 impl Outcome for ExportOutcome {}
 
-/// Rebuilds every object with its members in sorted order, so the lines are the same whatever
-/// map implementation serde_json was built with.
-fn sorted(v: Value) -> Value {
+/// Rebuilds every object with its members in sorted order, so printed JSON (export lines, the
+/// command line's output) is the same whatever map implementation serde_json was built with.
+pub fn sorted(v: Value) -> Value {
     match v {
         Value::Object(m) => {
             let mut pairs: Vec<(String, Value)> = m.into_iter().collect();

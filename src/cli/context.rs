@@ -1,6 +1,6 @@
-//! The context every command runs in: store path, output settings, environment; the
-//! application handle; and the flags commands share (`--branch`, `--at`, provenance) with
-//! what they become for the application (read points, write identities).
+//! The context every command runs in: store path, output settings, clock, environment; and
+//! the helpers commands share (opening the store, choosing the branch to read or write,
+//! resolving revisions, signatures).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,8 +12,6 @@ use clap::Args;
 use memoir::app::{Clock, Memoir, Options, ReadPoint, WriteAs};
 use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
 use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
-use memoir::repo::Repo;
-use memoir::store::{OpenOptions, Store};
 
 use super::output::{CliError, Printer, Style};
 
@@ -179,8 +177,6 @@ pub struct Ctx {
     pub quiet: bool,
     /// `-v`.
     pub verbose: bool,
-    /// How long to wait for the store's lock.
-    pub lock_timeout: Duration,
     /// Styling of stdout lines.
     pub style: Style,
     /// Styling and printing.
@@ -191,27 +187,6 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// Options for opening or creating the store.
-    pub fn open_options(&self) -> OpenOptions {
-        OpenOptions {
-            lock_timeout: self.lock_timeout,
-            ..OpenOptions::default()
-        }
-    }
-
-    /// Opens the store at [`Ctx::store_path`] with its history (exit 3 if it is not a store).
-    pub fn open_repo(&self) -> Result<Repo, CliError> {
-        Ok(Repo::open(self.open_store()?)?)
-    }
-
-    /// Opens the store at [`Ctx::store_path`] (or takes the one the server holds).
-    pub fn open_store(&self) -> Result<Store, CliError> {
-        Ok(match self.app.options().keep_open {
-            true => self.app.open_store_held()?,
-            false => Store::open(&self.store_path, &self.open_options())?,
-        })
-    }
-
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
     pub fn write_as(&self, w: &WriteArgs, branch: &BranchArg) -> WriteAs {
         WriteAs {

@@ -1,7 +1,7 @@
 //! History commands: `log`, `blame`, `diff` and `time-travel`.
 
+use memoir::app::Op;
 use memoir::app::{DiffQuery, KeyScope, LogQuery};
-use memoir::repo::Op;
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};

@@ -238,7 +238,6 @@ fn run(args: Vec<OsString>) -> u8 {
         json,
         quiet,
         verbose: g.verbose,
-        lock_timeout: g.lock_timeout,
         style: p.out,
         printer: p,
         app,

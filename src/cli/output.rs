@@ -3,18 +3,9 @@
 
 use std::io::{IsTerminal, Write};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use memoir::app::{MemoirError, Outcome};
-use memoir::glob::GlobError;
-use memoir::key::KeyError;
-use memoir::memory::MemoryError;
-use memoir::object::ObjectError;
-use memoir::prolly::ProllyError;
-use memoir::recall::RecallError;
-use memoir::repo::revision::RevParseError;
-use memoir::repo::RepoError;
-use memoir::store::StoreError;
 
 pub use memoir::app::exit;
 
@@ -47,25 +38,6 @@ impl From<MemoirError> for CliError {
         CliError::new(e.code(), e.to_string())
     }
 }
-
-macro_rules! lib_from {
-    ($($t:ty),*) => {$(
-        impl From<$t> for CliError {
-            fn from(e: $t) -> Self { MemoirError::from(e).into() }
-        }
-    )*};
-}
-lib_from!(
-    StoreError,
-    ObjectError,
-    ProllyError,
-    RepoError,
-    KeyError,
-    GlobError,
-    MemoryError,
-    RevParseError,
-    RecallError
-);
 
 /// What a successful (or partly successful) command hands back for printing.
 #[derive(Debug, Clone, Default)]
@@ -175,23 +147,7 @@ pub fn color_allowed(stream_is_terminal: bool) -> bool {
     stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Rebuilds every object with its keys inserted in sorted order, so the printed JSON is the
-/// same whatever map implementation serde_json was built with.
-pub fn sorted(v: Value) -> Value {
-    match v {
-        Value::Object(m) => {
-            let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
-            pairs.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut out = Map::new();
-            for (k, v) in pairs {
-                out.insert(k, sorted(v));
-            }
-            Value::Object(out)
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
-        other => other,
-    }
-}
+pub use memoir::app::sorted;
 
 /// Pretty JSON with sorted keys and a final newline.
 pub fn render_json(v: Value) -> String {

@@ -4,7 +4,7 @@
 
 use clap::ValueEnum;
 
-use memoir::app::{RecallMode, RecallRequest};
+use memoir::app::{MemoirError, RecallMode, RecallRequest};
 use memoir::key::validate_namespace;
 
 use super::context::{llm_config_from_env, read_point, AtArg, BranchArg, Ctx};
@@ -77,7 +77,7 @@ impl From<ModeArg> for RecallMode {
 /// Runs `recall`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     if let Some(ns) = &args.namespace {
-        validate_namespace(ns)?;
+        validate_namespace(ns).map_err(MemoirError::from)?;
     }
     // A malformed model setting fails recall (the handle was given what parsed).
     llm_config_from_env()?;

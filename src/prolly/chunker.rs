@@ -178,7 +178,7 @@ fn push_bytes(buf: &mut Vec<u8>, b: &[u8]) -> std::ops::Range<usize> {
 /// The chunking rule applied while encoding: items are appended, already in their node
 /// encoding (section 6 of the format), to one buffer; when a boundary falls the node's heads
 /// are written in front, the bytes hashed once, and the parent item made from the buffer.
-/// Gives exactly the nodes (bytes and ids) that [`Chunker`] and [`Node`]'s encoding give.
+/// Gives exactly the nodes (bytes and ids) that [`Chunker`] and [`Node`](super::node::Node)'s encoding give.
 #[derive(Debug)]
 pub struct NodeChunker {
     level: u8,

@@ -22,7 +22,7 @@ use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use memoir::store::{Store, StoreError};
+use memoir::Memoir;
 
 use super::context::{Ctx, WriteArgs};
 use super::output::{exit, CliError, Report, Style};
@@ -123,9 +123,10 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     ctx.style = Style::new(false);
     ctx.printer.out = Style::new(false);
     ctx.printer.err = Style::new(false);
-    let exists = match Store::open(&ctx.store_path, &ctx.open_options()) {
-        Ok(_) => true,
-        Err(StoreError::NotAStore { .. }) if args.init => false,
+    ctx.app = Arc::new(Memoir::open(&ctx.store_path, ctx.app.options().clone()));
+    let exists = match ctx.app.check() {
+        Ok(()) => true,
+        Err(e) if args.init && e.is_not_a_store() => false,
         Err(e) => return Err(e.into()),
     };
     if !exists {
@@ -142,9 +143,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 ctx.abs_store_path().display()
             );
         }
-    } else {
-        // Opened only to check; a store that is not initialised is reported as the CLI does.
-        drop(ctx.open_repo()?);
     }
     let listener = match &http {
         Some((addr, addrs)) => Some(bind(addr, addrs)?),

@@ -1,7 +1,5 @@
-//! Shared by the CLI and MCP test files: running the CLI and reading its output, making a
-//! store, and an rmcp client session with the calls the tests make. Each test file uses a
-//! part of it.
-#![allow(dead_code)]
+//! Shared by the CLI and MCP tests: running the CLI and reading its output, making a store,
+//! and an rmcp client session with the calls the tests make.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

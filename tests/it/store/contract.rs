@@ -7,7 +7,7 @@ use memoir::store::{
 };
 use proptest::prelude::*;
 
-use crate::{id, new_sled_store, opts};
+use super::{id, new_sled_store, opts};
 
 fn contract(b: &dyn Backend) {
     objects_contract(b);

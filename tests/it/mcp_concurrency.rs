@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-mod common;
-use common::{new_store, Session, AUTHOR};
+use crate::common::{new_store, Session, AUTHOR};
 
 /// How long every process may wait for the store's lock.
 const LOCK_TIMEOUT: &str = "30";

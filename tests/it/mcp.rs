@@ -7,8 +7,7 @@ use std::time::Instant;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Map, Value};
 
-mod common;
-use common::{cli, memoir, new_store, sorted, text_of, Session as Server};
+use crate::common::{cli, memoir, new_store, sorted, text_of, Session as Server};
 
 impl Server {
     /// `memoir -q mcp --store STORE <extra>` on stdio.
@@ -401,7 +400,7 @@ fn median_ms(s: &Server, n: usize, tool: &str, args: &Value) -> (f64, Option<f64
     (med(&mut wall), inner)
 }
 
-/// Figures, not assertions: `cargo test --release --test mcp -- --nocapture timings`.
+/// Figures, not assertions: `cargo test --release --test it -- --nocapture mcp::timings`.
 #[test]
 fn timings_on_a_5000_memory_store() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,9 +8,7 @@ use std::process::Stdio;
 
 use serde_json::Value;
 
-mod common;
-
-use common::{cli, memoir, new_store, Out};
+use crate::common::{cli, memoir, new_store, Out};
 
 /// A fake AWS access key id (the documented example).
 const AWS: &str = "AKIAIOSFODNN7EXAMPLE";

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use memoir::store::{ObjectStore, RefStore, RestingHead, Store};
 
-use crate::opts;
+use super::opts;
 
 /// A resting head whose ids are all `n` (on branch `main`).
 fn rest(n: u8) -> RestingHead {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use memoir::store::{ObjectStore, Store, StoreError};
 
-use crate::{new_sled_store, opts};
+use super::{new_sled_store, opts};
 
 /// Environment variable that turns `lock_holder_child` into a lock holder for that path.
 const HOLD_ENV: &str = "MEMOIR_TEST_HOLD_LOCK";
@@ -87,7 +87,7 @@ fn busy_across_processes() {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "lock::lock_holder_child",
+            "store::lock::lock_holder_child",
             "--ignored",
             "--nocapture",
         ])

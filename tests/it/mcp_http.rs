@@ -14,8 +14,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-mod common;
-use common::{cli, memoir, new_store, sorted, Session};
+use crate::common::{cli, memoir, new_store, sorted, Session};
 
 /// A running `memoir mcp --http` child, the URL it reported, and its stderr so far.
 struct Listening {

@@ -7,7 +7,7 @@ use memoir::store::{
     ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, FORMAT_FILE, FORMAT_VERSION,
 };
 
-use crate::{id, new_sled_store, opts};
+use super::{id, new_sled_store, opts};
 
 /// Every regular file under `dir`, recursively.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {

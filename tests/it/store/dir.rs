@@ -9,8 +9,8 @@ use memoir::store::{
     FORMAT_FILE, FORMAT_VERSION, LOCK_FILE,
 };
 
-use crate::contract::dump;
-use crate::{new_sled_store, opts};
+use super::contract::dump;
+use super::{new_sled_store, opts};
 
 #[test]
 fn create_lays_out_the_directory() {

@@ -1,0 +1,156 @@
+//! `fsck`, `gc`, `purge`, `proof` and `verify`.
+
+use memoir::key::Key;
+
+use super::{assert_error, cmd, Fixture};
+
+#[test]
+fn fsck_gc_and_purge() {
+    let f = Fixture::new();
+    f.ok(&[
+        "remember",
+        "the launch code is 0000-SECRET",
+        "-p",
+        "secrets.launch",
+    ]);
+    f.ok(&["remember", "keep me", "-p", "notes.keep"]);
+    f.ok(&[
+        "remember",
+        "on a branch",
+        "-p",
+        "notes.branch",
+        "--branch",
+        "b",
+    ]);
+    let v = f.ok(&["fsck"]);
+    assert_eq!(v["clean"], true);
+    assert_eq!(v["findings"], serde_json::json!([]));
+    let g = f.ok(&["gc"]);
+    assert_eq!(g["objects_removed"], 0);
+    // The search index caches contents; searching fills it with the secret.
+    assert_eq!(f.ok(&["search", "launch code"])["count"], 1);
+    let cached = |store: &std::path::Path| -> bool {
+        std::fs::read_dir(store.join("cache")).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read(e.path()).is_ok_and(|b| b.windows(6).any(|w| w == b"SECRET"))
+            })
+        })
+    };
+    assert!(cached(&f.store));
+    // Purge: the secret's content is stored nowhere afterwards; everything else reads as before.
+    let p = f.ok(&["forget", "secrets.launch", "--purge"]);
+    assert!(p["purged"]["commits_rewritten"].as_u64().unwrap() >= 2);
+    {
+        let repo = f.repo();
+        use memoir::store::ObjectStore;
+        let mut ids = Vec::new();
+        repo.store()
+            .for_each_id(&mut |id| {
+                ids.push(id);
+                true
+            })
+            .unwrap();
+        for id in ids {
+            let bytes = repo.store().get(&id).unwrap().unwrap();
+            assert!(
+                !bytes.windows(6).any(|w| w == b"SECRET"),
+                "secret still stored"
+            );
+        }
+    }
+    assert!(!cached(&f.store), "secret still cached");
+    // Nor is it in any file of the store: gc rewrote the packs that held it.
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                files(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut all = Vec::new();
+    files(&f.store, &mut all);
+    assert!(all.iter().any(|p| p.starts_with(f.store.join("packs"))));
+    for p in &all {
+        let bytes = std::fs::read(p).unwrap();
+        assert!(
+            !bytes.windows(6).any(|w| w == b"SECRET"),
+            "secret still on disk in {}",
+            p.display()
+        );
+    }
+    assert_eq!(f.ok(&["search", "launch code"])["count"], 0);
+    assert!(!cached(&f.store), "secret cached again");
+    assert_eq!(f.ok(&["fsck"])["clean"], true);
+    assert_eq!(f.ok(&["get", "notes.keep"])["items"][0]["found"], true);
+    assert_eq!(
+        f.ok(&["get", "notes.branch", "--branch", "b"])["items"][0]["found"],
+        true
+    );
+    assert_eq!(
+        f.ok(&["blame", "secrets.launch"])["entries"],
+        serde_json::json!([])
+    );
+    // Damage a stored value: fsck names it and exits 5.
+    let id = {
+        let repo = f.repo();
+        let root = repo.root_of(&repo.head_commit().unwrap()).unwrap();
+        let id = repo
+            .tree()
+            .get(&root, &Key::new("default", "notes.keep").unwrap().encode())
+            .unwrap()
+            .unwrap();
+        repo.store()
+            .overwrite_raw(id.as_bytes(), b"\x82\x02\x41\x01")
+            .unwrap();
+        id
+    };
+    let o = f.run(true, &["fsck"]);
+    assert_eq!(o.code, 5);
+    let v = o.json();
+    assert_eq!(v["clean"], false);
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["subject"].as_str().unwrap().contains(&id.to_hex())));
+}
+
+#[test]
+fn proof_and_verify() {
+    let f = Fixture::new();
+    f.ok(&["remember", "x", "-p", "a.b"]);
+    f.ok(&["remember", "y", "-p", "a.c"]);
+    let p = f.ok(&["proof", "a.b"]);
+    assert_eq!(p["found"], true);
+    let proof = p["proof"].as_str().unwrap().to_string();
+    let root = p["root"].as_str().unwrap().to_string();
+    let v = f.ok(&["verify", "a.b", "-p", &proof]);
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["value"], p["value"]);
+    // Without the store, against the root alone.
+    let o = cmd(
+        &[],
+        &["--json", "verify", "a.b", "-p", &proof, "--root", &root],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    // Another key, another root, or a tampered proof: exit 1.
+    assert_error(&f.run(true, &["verify", "a.c", "-p", &proof]), 1);
+    f.ok(&["remember", "z", "-p", "a.d"]);
+    assert_error(&f.run(true, &["verify", "a.b", "-p", &proof]), 1);
+    let mut bad = proof.clone().into_bytes();
+    let i = bad.len() - 3;
+    bad[i] = if bad[i] == b'0' { b'1' } else { b'0' };
+    let bad = String::from_utf8(bad).unwrap();
+    assert_error(
+        &f.run(true, &["verify", "a.b", "-p", &bad, "--root", &root]),
+        1,
+    );
+    // Absence is provable too.
+    let a = f.ok(&["proof", "no.such"]);
+    assert_eq!(a["found"], false);
+    let v = f.ok(&["verify", "no.such", "-p", a["proof"].as_str().unwrap()]);
+    assert_eq!(v["found"], false);
+}

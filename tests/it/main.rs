@@ -1,0 +1,29 @@
+//! The integration tests, built as one test binary: a module per part of memoir under test.
+//! Shared helpers for running the binary and speaking MCP to it are in `common`.
+
+mod app_history;
+mod cli;
+mod cli_model;
+mod common;
+mod decode;
+mod faults;
+mod format;
+#[cfg(unix)]
+mod golden;
+mod graph;
+mod history;
+mod hostile;
+mod llm;
+mod maintenance;
+mod mcp;
+mod mcp_concurrency;
+mod mcp_http;
+mod prolly;
+mod readme;
+mod recall;
+mod records;
+mod reliability;
+mod repo;
+mod secrets;
+mod skill;
+mod store;
