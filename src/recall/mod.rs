@@ -102,7 +102,7 @@ pub fn load_cache(path: &Path) -> LexicalIndex {
 
 /// Replaces the file at `path` with `bytes`, atomically and durably.
 fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
-    crate::store::write_atomically(path, bytes).map_err(|e| {
+    crate::store::write_cache_file(path, bytes).map_err(|e| {
         let source = match e {
             crate::store::StoreError::Io { source, .. } => source,
             other => std::io::Error::other(other),

@@ -443,7 +443,7 @@ impl CommitGraph {
     /// Writes the graph to `path`, atomically and durably (a synced temporary file renamed
     /// over the old one).
     pub fn save(&mut self, path: &Path) -> RepoResult<()> {
-        crate::store::write_atomically(path, &self.to_bytes())?;
+        crate::store::write_cache_file(path, &self.to_bytes())?;
         self.dirty = false;
         Ok(())
     }

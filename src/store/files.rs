@@ -48,6 +48,18 @@ fn temp_path(path: &Path) -> PathBuf {
 /// a mix, and after a crash `path` holds one of the two whole. On failure the temporary
 /// file is removed and `path` is untouched.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> StoreResult<()> {
+    replace_file(path, bytes, true)
+}
+
+/// As [`write_atomically`], without the two syncs: for derived caches, which are checked on
+/// load and rebuilt when missing or damaged, so a crash may lose the newest copy but never
+/// shows a torn one to a reader. Every command that closes the store publishes one, so the
+/// syncs would cost every command milliseconds for nothing.
+pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> StoreResult<()> {
+    replace_file(path, bytes, false)
+}
+
+fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
     let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(dir) => dir,
         None => Path::new("."),
@@ -57,14 +69,21 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> StoreResult<()> {
     let written = File::create(&tmp)
         .and_then(|mut f| {
             f.write_all(bytes)?;
-            f.sync_all()
+            if durable {
+                f.sync_all()?;
+            }
+            Ok(())
         })
         .and_then(|()| fs::rename(&tmp, path));
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(io_err(path)(e));
     }
-    sync_dir(dir)
+    if durable {
+        sync_dir(dir)
+    } else {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ mod testing;
 
 #[cfg(any(test, feature = "testing"))]
 pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
-pub(crate) use files::write_atomically;
+pub(crate) use files::write_cache_file;
 pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
 pub use lifecycle::OpenOptions;

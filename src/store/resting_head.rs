@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::files::write_atomically;
+use super::files::write_cache_file;
 use super::{RawId, StoreError, StoreResult};
 
 /// First bytes of a resting-head file.
@@ -248,7 +248,7 @@ impl RestingHeadFile {
         w.extend_from_slice(&record);
         let sum = xxh3_128(&w);
         w.extend_from_slice(&sum.to_le_bytes());
-        let _ = write_atomically(&head_path(dir), &w);
+        let _ = write_cache_file(&head_path(dir), &w);
     }
 }
 
