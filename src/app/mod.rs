@@ -90,6 +90,16 @@ pub struct Options {
     pub facet_cap: FacetCap,
 }
 
+impl Options {
+    /// How the store is opened or created under these options.
+    pub(crate) fn store_options(&self) -> OpenOptions {
+        OpenOptions {
+            lock_timeout: self.lock_timeout,
+            ..OpenOptions::default()
+        }
+    }
+}
+
 impl Default for Options {
     /// A 5 s lock wait, the system clock, no model, the per-type merge policies.
     fn default() -> Self {
@@ -255,10 +265,7 @@ impl Memoir {
     }
 
     pub(crate) fn open_options(&self) -> OpenOptions {
-        OpenOptions {
-            lock_timeout: self.opts.lock_timeout,
-            ..OpenOptions::default()
-        }
+        self.opts.store_options()
     }
 
     /// Opens the store (or takes the held one).

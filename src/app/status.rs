@@ -65,16 +65,13 @@ impl Memoir {
         options: super::Options,
         author: &WriteAs,
     ) -> MemoirResult<(Memoir, CreateOutcome)> {
-        let opts = crate::store::OpenOptions {
-            lock_timeout: options.lock_timeout,
-            ..Default::default()
-        };
-        let store = Store::create(path.as_ref(), &opts).map_err(|e| match e {
-            StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {
-                MemoirError::invalid(e.to_string())
-            }
-            other => other.into(),
-        })?;
+        let store =
+            Store::create(path.as_ref(), &options.store_options()).map_err(|e| match e {
+                StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {
+                    MemoirError::invalid(e.to_string())
+                }
+                other => other.into(),
+            })?;
         let m = Memoir::open(path.as_ref(), options);
         let repo = Repo::init(store, &m.signature(author), INIT_MESSAGE)?;
         let commit = repo.head_commit()?;
