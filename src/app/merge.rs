@@ -12,13 +12,15 @@ use crate::repo::{Head, MergeKind, Repo, Strategy, ValueUnion};
 use super::ids::hex_opt;
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
-/// How conflicting keys are settled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How conflicting keys are settled (serde and JSON Schema use the lowercase names).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum MergeStrategy {
     /// Keep the destination's value.
     Ours,
-    /// Same as [`MergeStrategy::Ours`].
+    /// Same as ours.
     Skip,
     /// Take the source's value.
     Theirs,

@@ -35,7 +35,7 @@ use serde::Serialize;
 
 use crate::key::Key;
 use crate::llm::{provider, Llm, ProviderConfig};
-use crate::memory::{read_record, FacetCap, MergePolicy, Record};
+use crate::memory::{read_record, FacetCap, Record};
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::{format_iso8601, validate_branch_name};
@@ -63,6 +63,7 @@ pub use remember::{
 pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 
+pub use crate::memory::MergePolicy;
 pub use crate::recall::Sort;
 pub use crate::repo::Op;
 pub use recall::{

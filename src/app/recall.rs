@@ -14,8 +14,10 @@ use crate::recall::{Sort, TreeInventory};
 use super::search::{lexical, rounded, Scope};
 use super::{round_ms, Memoir, MemoirResult, Outcome, ReadPoint};
 
-/// How recall chooses memories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How recall chooses memories (serde and JSON Schema use the lowercase names).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum RecallMode {
     /// Ranked lexical search, no model.

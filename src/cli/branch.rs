@@ -1,5 +1,7 @@
 //! `memoir branch`: list branches, create one, or delete one.
 
+use memoir::app::BranchListOutcome;
+
 use super::context::Ctx;
 use super::output::{esc, CliError, Report};
 
@@ -46,8 +48,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         let line = s.ok(&esc(&out.message));
         return Ok(Report::of(&out).line(line));
     }
-    let out = ctx.app.branches()?;
-    let mut r = Report::of(&out);
+    Ok(render_list(ctx, &ctx.app.branches()?))
+}
+
+/// The report of the branch list.
+pub fn render_list(ctx: &Ctx, out: &BranchListOutcome) -> Report {
+    let s = &ctx.style;
+    let mut r = Report::of(out);
     r.data = true;
     if out.current.is_none() {
         r.lines
@@ -60,5 +67,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             r.lines.push(format!("  {}", esc(b)));
         }
     }
-    Ok(r)
+    r
 }

@@ -1,5 +1,7 @@
 //! `memoir checkout TARGET [-b]`: move HEAD to a branch (or a commit, detached).
 
+use memoir::app::CheckoutOutcome;
+
 use super::context::Ctx;
 use super::output::{esc, CliError, Report};
 
@@ -19,7 +21,10 @@ pub struct Args {
 
 /// Runs `checkout`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    let out = ctx.app.checkout(&args.target, args.create)?;
-    let line = ctx.style.ok(&esc(&out.message));
-    Ok(Report::of(&out).line(line))
+    Ok(render(ctx, &ctx.app.checkout(&args.target, args.create)?))
+}
+
+/// The report of a checkout.
+pub fn render(ctx: &Ctx, out: &CheckoutOutcome) -> Report {
+    Report::of(out).line(ctx.style.ok(&esc(&out.message)))
 }

@@ -3,7 +3,7 @@
 //! `--purge` erases the key from every commit of every branch instead (history is rewritten
 //! and commit ids change), then removes what became unreachable.
 
-use memoir::app::ForgetRequest;
+use memoir::app::{ForgetOutcome, ForgetRequest};
 
 use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{esc, CliError, Report};
@@ -42,6 +42,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let out = ctx
         .app
         .forget(&req, &ctx.write_as(&args.write, &args.branch))?;
+    Ok(render(ctx, &out))
+}
+
+/// The report of a forget.
+pub fn render(ctx: &Ctx, out: &ForgetOutcome) -> Report {
     let line = if out.purged.is_some() {
         esc(&out.message)
     } else {
@@ -51,5 +56,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             out.commit.short(8)
         )
     };
-    Ok(Report::of(&out).line(ctx.style.ok(&line)))
+    Report::of(out).line(ctx.style.ok(&line))
 }

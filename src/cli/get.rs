@@ -1,5 +1,7 @@
 //! `memoir get KEY [KEY ...]`: read memories by key, in argument order.
 
+use memoir::app::GetOutcome;
+
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
@@ -28,11 +30,16 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         args.namespace.as_deref(),
         &read_point(&args.at, &args.branch),
     )?;
-    let mut r = Report::of(&out);
+    Ok(render(ctx, &out))
+}
+
+/// The report of a read.
+pub fn render(ctx: &Ctx, out: &GetOutcome) -> Report {
+    let mut r = Report::of(out);
     r.data = true;
     if let Some(error) = &out.error {
         r.warnings.push(ctx.printer.err.err(&esc(error)));
-        return Ok(r);
+        return r;
     }
     let s = &ctx.style;
     for item in &out.items {
@@ -48,5 +55,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             None => r.lines.push(s.err(&format!("{shown}: not found"))),
         }
     }
-    Ok(r)
+    r
 }

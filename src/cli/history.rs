@@ -1,7 +1,7 @@
 //! History commands: `log`, `blame`, `diff` and `time-travel`.
 
 use memoir::app::Op;
-use memoir::app::{DiffQuery, KeyScope, LogQuery};
+use memoir::app::{BlameOutcome, DiffOutcome, DiffQuery, KeyScope, LogOutcome, LogQuery};
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
@@ -39,7 +39,12 @@ pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, CliError> {
             keys: args.keys,
         },
     })?;
-    let mut r = Report::of(&out);
+    Ok(render_log(ctx, &out))
+}
+
+/// The report of a log.
+pub fn render_log(ctx: &Ctx, out: &LogOutcome) -> Report {
+    let mut r = Report::of(out);
     r.data = true;
     let s = &ctx.style;
     for c in &out.commits {
@@ -55,7 +60,7 @@ pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, CliError> {
     if out.commits.is_empty() {
         r.lines.push(s.warn("no commits"));
     }
-    Ok(r)
+    r
 }
 
 /// Who changed a memory, and when
@@ -91,7 +96,12 @@ pub fn blame(ctx: &Ctx, args: BlameArgs) -> Result<Report, CliError> {
         args.limit,
         args.lines,
     )?;
-    let mut r = Report::of(&out);
+    Ok(render_blame(ctx, &out))
+}
+
+/// The report of a blame.
+pub fn render_blame(ctx: &Ctx, out: &BlameOutcome) -> Report {
+    let mut r = Report::of(out);
     r.data = true;
     let s = &ctx.style;
     for e in &out.entries {
@@ -119,7 +129,7 @@ pub fn blame(ctx: &Ctx, args: BlameArgs) -> Result<Report, CliError> {
             ));
         }
     }
-    Ok(r)
+    r
 }
 
 /// What changed between two revisions
@@ -160,7 +170,12 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
         stat: args.stat,
         patch: args.patch,
     })?;
-    let mut r = Report::of(&out);
+    Ok(render_diff(ctx, &out))
+}
+
+/// The report of a diff.
+pub fn render_diff(ctx: &Ctx, out: &DiffOutcome) -> Report {
+    let mut r = Report::of(out);
     r.data = true;
     let s = &ctx.style;
     for c in &out.changes {
@@ -188,7 +203,7 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
             out.count, st.added, st.modified, st.removed, st.lines_added, st.lines_removed
         )));
     }
-    Ok(r)
+    r
 }
 
 /// Check out a past revision on a new branch

@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 
-use memoir::app::{MergeRequest, MergeStrategy};
+use memoir::app::{MergeOutcome, MergeRequest, MergeStrategy};
 
 use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{esc, exit, CliError, Report};
@@ -74,7 +74,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         },
         &who,
     )?;
-    let mut r = Report::of(&out);
+    Ok(render(ctx, &out))
+}
+
+/// The report of a merge.
+pub fn render(ctx: &Ctx, out: &MergeOutcome) -> Report {
+    let mut r = Report::of(out);
     let s = &ctx.style;
     if r.code == exit::OK {
         let mut line = s.ok(&esc(&out.message));
@@ -95,5 +100,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     for c in &out.conflicts {
         r.lines.push(format!("  {}", esc(c)));
     }
-    Ok(r)
+    r
 }

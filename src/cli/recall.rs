@@ -4,7 +4,7 @@
 
 use clap::ValueEnum;
 
-use memoir::app::{MemoirError, RecallMode, RecallRequest};
+use memoir::app::{MemoirError, RecallMode, RecallOutcome, RecallRequest};
 use memoir::key::validate_namespace;
 
 use super::context::{llm_config_from_env, read_point, AtArg, BranchArg, Ctx};
@@ -74,13 +74,19 @@ impl From<ModeArg> for RecallMode {
     }
 }
 
-/// Runs `recall`.
-pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
-    if let Some(ns) = &args.namespace {
+/// What recall checks before reading: the namespace, and the model settings (a malformed
+/// one fails recall; the handle was given only what parsed).
+pub fn check(namespace: Option<&str>) -> Result<(), CliError> {
+    if let Some(ns) = namespace {
         validate_namespace(ns).map_err(MemoirError::from)?;
     }
-    // A malformed model setting fails recall (the handle was given what parsed).
     llm_config_from_env()?;
+    Ok(())
+}
+
+/// Runs `recall`.
+pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    check(args.namespace.as_deref())?;
     let req = RecallRequest {
         query: args.query,
         namespace: args.namespace,
@@ -90,6 +96,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         threshold: args.threshold,
     };
     let out = ctx.app.recall(&req, &read_point(&args.at, &args.branch))?;
+    Ok(render(ctx, &out))
+}
+
+/// The report of a recall (`-v` notes go to stderr).
+pub fn render(ctx: &Ctx, out: &RecallOutcome) -> Report {
     print_notes(ctx, &out.notes);
     let s = &ctx.style;
     let mut lines = Vec::new();
@@ -116,8 +127,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             out.metadata.mode.name()
         )));
     }
-    let mut r = Report::of(&out);
+    let mut r = Report::of(out);
     r.lines = lines;
     r.data = true;
-    Ok(r)
+    r
 }

@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use memoir::app::{KeyAction, RememberRequest, MAX_CONTENT_BYTES};
+use memoir::app::{KeyAction, RememberOutcome, RememberRequest, MAX_CONTENT_BYTES};
 use memoir::memory::MergePolicy;
 
 use super::context::{
@@ -100,19 +100,29 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         model: args.model,
         allow_secrets: args.allow_secrets,
     };
-    // The request's own rules first, then the settings it depends on.
-    req.validate()?;
-    merge_policy_from_env()?;
-    facet_cap_from_env()?;
-    if ctx.app.remember_needs_model(&req) {
-        llm_config_from_env()?;
-    }
+    check(ctx, &req)?;
     let out = ctx
         .app
         .remember(&req, &ctx.write_as(&args.write, &args.branch))?;
+    Ok(render(ctx, &out))
+}
 
+/// The request's own rules first, then the environment settings it depends on (a malformed
+/// one fails the write before anything is read).
+pub fn check(ctx: &Ctx, req: &RememberRequest) -> Result<(), CliError> {
+    req.validate()?;
+    merge_policy_from_env()?;
+    facet_cap_from_env()?;
+    if ctx.app.remember_needs_model(req) {
+        llm_config_from_env()?;
+    }
+    Ok(())
+}
+
+/// The report of a write.
+pub fn render(ctx: &Ctx, out: &RememberOutcome) -> Report {
     let s = &ctx.style;
-    let mut r = Report::of(&out);
+    let mut r = Report::of(out);
     if let Some(c) = &out.classification {
         r.lines.push(s.info(&format!(
             "{} chose {} (confidence {}): {}",
@@ -147,5 +157,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             out.conflicts.len()
         )));
     }
-    Ok(r)
+    r
 }

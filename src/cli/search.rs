@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 
-use memoir::app::{SearchRequest, Sort};
+use memoir::app::{SearchOutcome, SearchRequest, Sort};
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
@@ -93,6 +93,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         sort: args.sort.into(),
     };
     let out = ctx.app.search(&req, &read_point(&args.at, &args.branch))?;
+    Ok(render(ctx, &out))
+}
+
+/// The report of a search (`-v` notes go to stderr).
+pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     print_notes(ctx, &out.notes);
     let mut lines = Vec::new();
     for h in &out.hits {
@@ -109,8 +114,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     if out.hits.is_empty() {
         lines.push(ctx.style.warn("no memories match"));
     }
-    let mut r = Report::of(&out);
+    let mut r = Report::of(out);
     r.lines = lines;
     r.data = true;
-    Ok(r)
+    r
 }

@@ -1,5 +1,7 @@
 //! `memoir status`: where the store is, which branch, how many commits and memories.
 
+use memoir::app::StatusOutcome;
+
 use super::context::Ctx;
 use super::output::{esc, CliError, Report};
 
@@ -10,15 +12,17 @@ pub struct Args {}
 
 /// Runs `status`.
 pub fn run(ctx: &Ctx, _args: Args) -> Result<Report, CliError> {
-    let out = ctx.app.status()?;
+    Ok(render(ctx, &ctx.app.status()?))
+}
+
+/// The report of a status.
+pub fn render(ctx: &Ctx, out: &StatusOutcome) -> Report {
     let path = &out.path;
     let Some(head) = out.head else {
-        return Ok(
-            Report::of(&out).line(ctx.style.info(&format!("Store at {path} has no history")))
-        );
+        return Report::of(out).line(ctx.style.info(&format!("Store at {path} has no history")));
     };
     let s = &ctx.style;
-    let mut r = Report::of(&out);
+    let mut r = Report::of(out);
     r.data = true;
     r.lines = vec![
         s.info(&format!("Store: {}", esc(path))),
@@ -39,5 +43,5 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<Report, CliError> {
             }
         ),
     ];
-    Ok(r)
+    r
 }

@@ -4,7 +4,7 @@
 
 use clap::ValueEnum;
 
-use memoir::app::{SummarizeRequest, SummaryKind};
+use memoir::app::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
@@ -77,6 +77,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let out = ctx
         .app
         .summarize(&req, &read_point(&args.at, &args.branch))?;
+    Ok(render(ctx, &out))
+}
+
+/// The report of a summary.
+pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
     let scope = &out.namespaces;
     let s = &ctx.style;
     let mut lines = vec![s.info(&format!(
@@ -101,8 +106,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     if out.matching_keys.as_ref().is_some_and(|m| m.is_empty()) {
         lines.push(s.info("no keys match"));
     }
-    let mut r = Report::of(&out);
+    let mut r = Report::of(out);
     r.lines = lines;
     r.data = true;
-    Ok(r)
+    r
 }

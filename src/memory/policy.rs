@@ -23,8 +23,10 @@ use crate::key::Key;
 /// Default of the facet cap (`MEMOIR_FACET_MAX_ENTRIES`).
 pub const DEFAULT_FACET_MAX_ENTRIES: usize = 50;
 
-/// How a write combines with an existing record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a write combines with an existing record. Its serde and JSON Schema forms are the
+/// command-line names (`confidence_gated`), so a face can take it as a parameter directly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
 pub enum MergePolicy {
     /// Add an active entry.
     Append,

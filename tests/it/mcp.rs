@@ -515,3 +515,41 @@ fn remember_without_a_path_uses_the_configured_llm() {
     let g = s.ok("memoir_get", json!({"keys": ["preferences.ui.font"]}));
     assert_eq!(g["items"][0]["value"]["confidence"], 0.8);
 }
+
+/// What form-building clients send (numbers as text, one key as a string, booleans as
+/// text, `null` for an unset argument) is read as meant; a value of the wrong kind is
+/// refused with the argument named.
+#[test]
+fn loosely_filled_arguments_are_read_as_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    for (i, path) in ["a.b", "a.c", "a.d"].iter().enumerate() {
+        let (code, _) = cli(&store, &["remember", &format!("note {i}"), "-p", path]);
+        assert_eq!(code, 0);
+    }
+    let s = Server::start(&store, &[]);
+
+    let g = s.ok("memoir_get", json!({"keys": "a.c", "at": null}));
+    assert_eq!(g["items"][0]["full_key"], "default:a.c");
+    assert_eq!(g["count"], 1);
+
+    let l = s.ok("memoir_log", json!({"limit": "2"}));
+    assert_eq!(l["commits"].as_array().unwrap().len(), 2);
+
+    let sm = s.ok("memoir_summarize", json!({"depth": "1", "keys": "a.*"}));
+    assert_eq!(sm["prefix_counts"]["default"]["a"], 3);
+
+    let b = s.ok(
+        "memoir_blame",
+        json!({"key": "a.b", "lines": "true", "limit": 5}),
+    );
+    assert!(b["lines"].is_array(), "{b}");
+
+    let e = s.err("memoir_log", json!({"limit": "two"}));
+    assert_eq!(e["code"], 2);
+    let msg = e["error"].as_str().unwrap();
+    assert!(
+        msg.contains("memoir_log") && msg.contains("non-negative integer"),
+        "{msg}"
+    );
+}

@@ -16,6 +16,8 @@
 //! authentication, so anything that can reach the port can read and write the store.
 
 mod adapter;
+mod params;
+mod schema;
 pub mod tools;
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};

@@ -1,12 +1,11 @@
-//! The MCP tools, free of any protocol library: each tool's arguments (a serde struct whose
-//! JSON Schema is the tool's input schema), the mapping onto the command's `Args`, and the
-//! call of the command's `run`. The answer is the command's [`Report`] JSON (exactly what
-//! `memoir --json` prints) plus a short text rendering; a failure carries the CLI's message
-//! and exit code.
+//! The MCP tools, free of any protocol library: the tool table (names, descriptions, the
+//! input schemas of [`super::params`]) and, per tool, one `Memoir` call whose outcome is
+//! rendered by the command's own `render`. The answer is the outcome's JSON (exactly what
+//! `memoir --json` prints) plus the command's human lines as text; a failure carries the
+//! CLI's message and exit code.
 //!
-//! Every call runs a command as one CLI invocation does; the store it opens comes from a
-//! `StoreHold` that keeps it open while calls keep coming and closes it (releasing the
-//! LOCK) when idle. Calls of one server are serialised by a mutex; other processes wait on
+//! The server's `Memoir` keeps the store open while calls keep coming and closes it
+//! (releasing the LOCK) when idle. Calls of one server are serialised by a mutex; other processes wait on
 //! the LOCK with the usual `--lock-timeout`.
 
 use std::sync::{Arc, Mutex};
@@ -14,17 +13,23 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use memoir::app::{Memoir, Options};
-use memoir::memory::MergePolicy;
+use memoir::app::{
+    DiffQuery, ForgetRequest, KeyScope, LogQuery, Memoir, MergeRequest, Options, ReadPoint,
+    RecallRequest, RememberRequest, SearchRequest, SummarizeRequest, SummaryKind, WriteAs,
+};
 
-use super::super::context::{AtArg, BranchArg, Ctx, WriteArgs};
+use super::super::context::{env_var, BranchArg, Ctx, WriteArgs};
 use super::super::output::{error_json, exit, CliError, Report};
 use super::super::{
     branch, checkout, forget, get, history, merge, recall, remember, search, status, summarize,
 };
+use super::params::{
+    BlameParams, CheckoutParams, DiffParams, ForgetParams, GetParams, LogParams, MergeParams,
+    NoParams, RecallParams, RememberParams, SearchParams, SummarizeParams,
+};
+use super::schema::flatten;
 
 /// What the server tells the host about using it.
 pub const INSTRUCTIONS: &str = "\
@@ -82,274 +87,7 @@ fn schema_of<T: JsonSchema>() -> Map<String, Value> {
     v.remove("$schema");
     v.remove("title");
     v.insert("type".into(), Value::String("object".into()));
-    v
-}
-
-// ---- arguments -------------------------------------------------------------------------
-
-/// Arguments of memoir_summarize.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SummarizeParams {
-    /// Count keys by their first N segments (N >= 1; 3 is a good start)
-    #[schemars(range(min = 1))]
-    pub depth: Option<u64>,
-    /// Only this namespace
-    pub namespace: Option<String>,
-    /// Only keys whose path matches one of these globs (`*` crosses dots, `?`, `[seq]`)
-    #[serde(default)]
-    pub keys: Vec<String>,
-    /// Read at this revision (commit id, branch, HEAD~2, main@{yesterday})
-    pub at: Option<String>,
-    /// Read this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_get.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GetParams {
-    /// Keys to read (`path` or `ns:path`), all in one call
-    pub keys: Vec<String>,
-    /// Namespace of bare paths (default: default)
-    pub namespace: Option<String>,
-    /// Read at this revision
-    pub at: Option<String>,
-    /// Read this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// How recall chooses.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum RecallMode {
-    /// Ranked lexical search, no model
-    Lexical,
-    /// One LLM call over the keys
-    Single,
-    /// LLM picks prefixes, then keys
-    Tiered,
-}
-
-/// Arguments of memoir_recall.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RecallParams {
-    /// The question
-    pub query: String,
-    /// Most memories returned (default 10)
-    pub limit: Option<usize>,
-    /// Only this namespace
-    pub namespace: Option<String>,
-    /// lexical (no model; the default without an LLM), single or tiered
-    pub mode: Option<RecallMode>,
-    /// Drop memories scoring below this
-    pub threshold: Option<f64>,
-    /// Read at this revision
-    pub at: Option<String>,
-    /// Read this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// Order of search hits.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchSort {
-    /// Best score first
-    Relevance,
-    /// Newest first
-    Recency,
-}
-
-/// Arguments of memoir_search.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SearchParams {
-    /// The words to look for
-    pub query: String,
-    /// Only this namespace
-    pub namespace: Option<String>,
-    /// Only keys whose path matches one of these globs
-    #[serde(default)]
-    pub keys: Vec<String>,
-    /// Most hits (default 10)
-    pub limit: Option<usize>,
-    /// Only records at or after this date (ISO date, yesterday, 2.days.ago)
-    pub since: Option<String>,
-    /// Only records at or before this date
-    pub until: Option<String>,
-    /// relevance (default) or recency
-    pub sort: Option<SearchSort>,
-    /// Read at this revision
-    pub at: Option<String>,
-    /// Read this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_log.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LogParams {
-    /// Revision, or range A..B (default HEAD)
-    pub rev: Option<String>,
-    /// Most commits listed
-    pub limit: Option<usize>,
-    /// Only commits that changed keys matching these globs
-    #[serde(default)]
-    pub keys: Vec<String>,
-    /// Only commits that changed keys in this namespace
-    pub namespace: Option<String>,
-    /// Log of this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_blame.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BlameParams {
-    /// Key (`path` or `ns:path`)
-    pub key: String,
-    /// Namespace of a bare path
-    pub namespace: Option<String>,
-    /// Most entries listed
-    pub limit: Option<usize>,
-    /// Attribute each line of the content to a commit
-    #[serde(default)]
-    pub lines: bool,
-    /// Blame as of this revision
-    pub at: Option<String>,
-    /// Blame on this branch instead of HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_diff.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DiffParams {
-    /// Old revision, or A..B (default HEAD~1)
-    pub from: Option<String>,
-    /// New revision (default HEAD)
-    pub to: Option<String>,
-    /// Only this namespace
-    pub namespace: Option<String>,
-    /// Only keys matching these globs
-    #[serde(default)]
-    pub keys: Vec<String>,
-    /// Count changes and changed lines
-    #[serde(default)]
-    pub stat: bool,
-    /// Include a unified diff of each record's content
-    #[serde(default)]
-    pub patch: bool,
-}
-
-/// No arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
-
-/// Merge policy names.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum PolicyParam {
-    /// Add an entry
-    Append,
-    /// Supersede the existing entries
-    Replace,
-    /// Replace only if at least as confident
-    ConfidenceGated,
-    /// LLM merge (append without an LLM)
-    LlmMerge,
-    /// Append; the reader projects
-    MergeOnRead,
-    /// Refuse to touch an existing key (a conflict, code 4)
-    Reject,
-}
-
-impl PolicyParam {
-    fn policy(self) -> MergePolicy {
-        match self {
-            PolicyParam::Append => MergePolicy::Append,
-            PolicyParam::Replace => MergePolicy::Replace,
-            PolicyParam::ConfidenceGated => MergePolicy::ConfidenceGated,
-            PolicyParam::LlmMerge => MergePolicy::LlmMerge,
-            PolicyParam::MergeOnRead => MergePolicy::MergeOnRead,
-            PolicyParam::Reject => MergePolicy::Reject,
-        }
-    }
-}
-
-/// Arguments of memoir_remember.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RememberParams {
-    /// The memory's text (credentials are refused)
-    pub content: String,
-    /// Key path (`a.b.c` or `ns:a.b.c`); omit path and paths to let the configured LLM choose
-    pub path: Option<String>,
-    /// Several key paths (the same content under each, one commit)
-    #[serde(default)]
-    pub paths: Vec<String>,
-    /// Namespace (default: default)
-    pub namespace: Option<String>,
-    /// How to combine with an existing memory (default: by key prefix)
-    pub merge_policy: Option<PolicyParam>,
-    /// Confidence, 0.0 to 1.0 (default 1.0)
-    pub confidence: Option<f64>,
-    /// Write to this branch (created from HEAD if missing) without moving HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_forget.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ForgetParams {
-    /// Key (`path` or `ns:path`)
-    pub key: String,
-    /// Namespace of a bare path
-    pub namespace: Option<String>,
-    /// Forget on this branch without moving HEAD
-    pub branch: Option<String>,
-}
-
-/// Arguments of memoir_checkout.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CheckoutParams {
-    /// Branch name, or a revision to detach at
-    pub target: String,
-    /// Create the branch at HEAD first
-    #[serde(default)]
-    pub create: bool,
-}
-
-/// Merge conflict strategy.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum StrategyParam {
-    /// Keep the destination's value
-    Ours,
-    /// Same as ours
-    Skip,
-    /// Take the source's value
-    Theirs,
-    /// Union of both records' entries
-    Union,
-}
-
-/// Arguments of memoir_merge.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MergeParams {
-    /// Branch or revision to merge
-    pub source: String,
-    /// Branch to merge into (default: the current branch)
-    pub into: Option<String>,
-    /// Conflict strategy; without one, conflicts are listed and nothing is committed (code 4)
-    pub strategy: Option<StrategyParam>,
-    /// Refuse anything but a fast-forward (code 6)
-    #[serde(default)]
-    pub ff_only: bool,
+    flatten(v)
 }
 
 // ---- the tool table --------------------------------------------------------------------
@@ -452,24 +190,6 @@ fn parse<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<T,
         .map_err(|e| CliError::new(exit::USAGE, format!("invalid arguments for {tool}: {e}")))
 }
 
-fn branch(b: Option<String>) -> BranchArg {
-    BranchArg { branch: b }
-}
-
-fn at(a: Option<String>) -> AtArg {
-    AtArg { at: a }
-}
-
-/// Provenance of writes made through the server: the server's environment, as the CLI.
-fn write_args() -> WriteArgs {
-    use super::super::context::env_var;
-    WriteArgs {
-        author: None,
-        source: env_var("MEMOIR_SOURCE"),
-        actor: env_var("MEMOIR_ACTOR"),
-    }
-}
-
 impl Tools {
     /// The tools of the store `ctx` names. The store is kept open while calls keep coming
     /// and closed by a background thread once no call ran for `StoreHold::IDLE` (or it
@@ -514,23 +234,24 @@ impl Tools {
 
     fn dispatch(&self, name: &str, args: Map<String, Value>) -> Result<Report, CliError> {
         let ctx = &self.ctx;
+        let app = &ctx.app;
+        let read = |at: Option<String>, branch: Option<String>| ReadPoint { at, branch };
         match name {
             "memoir_summarize" => {
                 let p: SummarizeParams = parse(name, args)?;
                 if p.depth == Some(0) {
                     return Err(CliError::new(exit::USAGE, "depth must be at least 1"));
                 }
-                summarize::run(
+                let req = SummarizeRequest {
+                    kind: SummaryKind::All,
+                    namespace: p.namespace,
+                    keys: p.keys,
+                    depth: p.depth.map(|d| d as usize),
+                };
+                Ok(summarize::render(
                     ctx,
-                    summarize::Args {
-                        kind: summarize::Kind::All,
-                        namespace: p.namespace,
-                        keys: p.keys,
-                        depth: p.depth,
-                        branch: branch(p.branch),
-                        at: at(p.at),
-                    },
-                )
+                    &app.summarize(&req, &read(p.at, p.branch))?,
+                ))
             }
             "memoir_get" => {
                 let p: GetParams = parse(name, args)?;
@@ -540,112 +261,86 @@ impl Tools {
                         "keys must name at least one key",
                     ));
                 }
-                get::run(
-                    ctx,
-                    get::Args {
-                        keys: p.keys,
-                        namespace: p.namespace,
-                        branch: branch(p.branch),
-                        at: at(p.at),
-                    },
-                )
+                let out = app.get(&p.keys, p.namespace.as_deref(), &read(p.at, p.branch))?;
+                Ok(get::render(ctx, &out))
             }
             "memoir_recall" => {
                 let p: RecallParams = parse(name, args)?;
-                recall::run(
+                recall::check(p.namespace.as_deref())?;
+                let req = RecallRequest {
+                    query: p.query,
+                    namespace: p.namespace,
+                    limit: p.limit.unwrap_or(10),
+                    mode: p.mode,
+                    model: None,
+                    threshold: p.threshold,
+                };
+                Ok(recall::render(
                     ctx,
-                    recall::Args {
-                        query: p.query,
-                        namespace: p.namespace,
-                        limit: p.limit.unwrap_or(10),
-                        mode: p.mode.map(|m| match m {
-                            RecallMode::Lexical => recall::ModeArg::Lexical,
-                            RecallMode::Single => recall::ModeArg::Single,
-                            RecallMode::Tiered => recall::ModeArg::Tiered,
-                        }),
-                        model: None,
-                        threshold: p.threshold,
-                        at: at(p.at),
-                        branch: branch(p.branch),
-                    },
-                )
+                    &app.recall(&req, &read(p.at, p.branch))?,
+                ))
             }
             "memoir_search" => {
                 let p: SearchParams = parse(name, args)?;
-                search::run(
+                let req = SearchRequest {
+                    query: p.query,
+                    namespace: p.namespace,
+                    keys: p.keys,
+                    limit: p.limit.unwrap_or(10),
+                    since: p.since,
+                    until: p.until,
+                    sort: p.sort.unwrap_or_default(),
+                };
+                Ok(search::render(
                     ctx,
-                    search::Args {
-                        query: p.query,
-                        namespace: p.namespace,
-                        keys: p.keys,
-                        limit: p.limit.unwrap_or(10),
-                        at: at(p.at),
-                        since: p.since,
-                        until: p.until,
-                        sort: match p.sort {
-                            Some(SearchSort::Recency) => search::SortArg::Recency,
-                            _ => search::SortArg::Relevance,
-                        },
-                        branch: branch(p.branch),
-                    },
-                )
+                    &app.search(&req, &read(p.at, p.branch))?,
+                ))
             }
             "memoir_log" => {
                 let p: LogParams = parse(name, args)?;
-                history::log(
-                    ctx,
-                    history::LogArgs {
-                        rev: p.rev,
-                        limit: p.limit,
-                        keys: p.keys,
+                let out = app.log(&LogQuery {
+                    rev: p.rev,
+                    branch: p.branch,
+                    limit: p.limit,
+                    scope: KeyScope {
                         namespace: p.namespace,
-                        branch: branch(p.branch),
+                        keys: p.keys,
                     },
-                )
+                })?;
+                Ok(history::render_log(ctx, &out))
             }
             "memoir_blame" => {
                 let p: BlameParams = parse(name, args)?;
-                history::blame(
-                    ctx,
-                    history::BlameArgs {
-                        key: p.key,
-                        namespace: p.namespace,
-                        limit: p.limit,
-                        lines: p.lines,
-                        at: at(p.at),
-                        branch: branch(p.branch),
-                    },
-                )
+                let out = app.blame(
+                    &p.key,
+                    p.namespace.as_deref(),
+                    &read(p.at, p.branch),
+                    p.limit,
+                    p.lines,
+                )?;
+                Ok(history::render_blame(ctx, &out))
             }
             "memoir_diff" => {
                 let p: DiffParams = parse(name, args)?;
-                history::diff(
-                    ctx,
-                    history::DiffArgs {
-                        from: p.from,
-                        to: p.to,
+                let out = app.diff(&DiffQuery {
+                    from: p.from,
+                    to: p.to,
+                    scope: KeyScope {
                         namespace: p.namespace,
                         keys: p.keys,
-                        stat: p.stat,
-                        patch: p.patch,
                     },
-                )
+                    stat: p.stat,
+                    patch: p.patch,
+                })?;
+                Ok(history::render_diff(ctx, &out))
             }
             "memoir_status" => {
                 let _: NoParams = parse(name, args)?;
-                status::run(ctx, status::Args {})
+                Ok(status::render(ctx, &app.status()?))
             }
             "memoir_branches" => {
                 let _: NoParams = parse(name, args)?;
-                branch::run(
-                    ctx,
-                    branch::Args {
-                        name: None,
-                        from: None,
-                        delete: None,
-                        force_delete: None,
-                    },
-                )
+                Ok(branch::render_list(ctx, &app.branches()?))
             }
             "memoir_remember" => {
                 let p: RememberParams = parse(name, args)?;
@@ -654,69 +349,62 @@ impl Tools {
                 // No path: the same rule as the CLI (the configured LLM chooses; without one,
                 // an error and nothing stored). Content that looks like a credential is refused
                 // by the application, with no way around it here.
-                remember::run(
-                    ctx,
-                    remember::Args {
-                        content: p.content,
-                        paths,
-                        namespace: p.namespace,
-                        merge_policy: p.merge_policy.map(PolicyParam::policy),
-                        replace: false,
-                        confidence: p.confidence,
-                        model: None,
-                        allow_secrets: false,
-                        branch: branch(p.branch),
-                        write: write_args(),
-                    },
-                )
+                let req = RememberRequest {
+                    content: p.content,
+                    paths,
+                    namespace: p.namespace,
+                    merge_policy: p.merge_policy,
+                    replace: false,
+                    confidence: p.confidence,
+                    model: None,
+                    allow_secrets: false,
+                };
+                remember::check(ctx, &req)?;
+                let out = app.remember(&req, &self.write_as(p.branch))?;
+                Ok(remember::render(ctx, &out))
             }
             "memoir_forget" => {
                 let p: ForgetParams = parse(name, args)?;
-                forget::run(
+                let req = ForgetRequest {
+                    key: p.key,
+                    namespace: p.namespace,
+                    purge: false,
+                };
+                Ok(forget::render(
                     ctx,
-                    forget::Args {
-                        key: p.key,
-                        namespace: p.namespace,
-                        force: true,
-                        purge: false,
-                        branch: branch(p.branch),
-                        write: write_args(),
-                    },
-                )
+                    &app.forget(&req, &self.write_as(p.branch))?,
+                ))
             }
             "memoir_checkout" => {
                 let p: CheckoutParams = parse(name, args)?;
-                checkout::run(
-                    ctx,
-                    checkout::Args {
-                        target: p.target,
-                        create: p.create,
-                    },
-                )
+                Ok(checkout::render(ctx, &app.checkout(&p.target, p.create)?))
             }
             "memoir_merge" => {
                 let p: MergeParams = parse(name, args)?;
-                merge::run(
-                    ctx,
-                    merge::Args {
-                        from: p.source,
-                        into: p.into,
-                        strategy: p.strategy.map(|s| match s {
-                            StrategyParam::Ours => merge::StrategyArg::Ours,
-                            StrategyParam::Skip => merge::StrategyArg::Skip,
-                            StrategyParam::Theirs => merge::StrategyArg::Theirs,
-                            StrategyParam::Union => merge::StrategyArg::Union,
-                        }),
-                        ff_only: p.ff_only,
-                        write: write_args(),
-                    },
-                )
+                let req = MergeRequest {
+                    source: p.source,
+                    into: p.into,
+                    strategy: p.strategy,
+                    ff_only: p.ff_only,
+                };
+                Ok(merge::render(ctx, &app.merge(&req, &self.write_as(None))?))
             }
             other => Err(CliError::new(
                 exit::USAGE,
                 format!("unknown tool '{other}'"),
             )),
         }
+    }
+
+    /// Provenance of writes made through the server: the author and source of the
+    /// server's environment, as the CLI resolves them.
+    fn write_as(&self, branch: Option<String>) -> WriteAs {
+        let write = WriteArgs {
+            author: None,
+            source: env_var("MEMOIR_SOURCE"),
+            actor: env_var("MEMOIR_ACTOR"),
+        };
+        self.ctx.write_as(&write, &BranchArg { branch })
     }
 }
 

@@ -52,8 +52,9 @@ pub struct Doc {
     pub timestamp: f64,
 }
 
-/// How hits are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How hits are ordered (serde and JSON Schema use the lowercase names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Sort {
     /// Highest score first, ties by key.
     #[default]
