@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_concurrency;
 mod mcp_http;
 mod prolly;
+mod python_sdk;
 mod readme;
 mod recall;
 mod records;

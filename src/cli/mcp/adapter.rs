@@ -25,6 +25,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use super::jsonrpc::{error_response, triage, Triage, INVALID_REQUEST};
 use super::tools::{specs, Tools, INSTRUCTIONS};
 
 #[derive(Clone)]
@@ -97,19 +98,29 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
-/// Serves `tools` over stdin/stdout until the host closes the stream.
+/// Serves `tools` over stdin/stdout until the host closes the stream. The library talks to
+/// one end of an in-memory pipe; [`super::stdio::pump`] frames the real streams (malformed
+/// messages and batches are answered there).
 pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
     let handler = Handler::new(tools);
     runtime()?.block_on(async move {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let pump = tokio::spawn(super::stdio::pump(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+            ours,
+        ));
         let service = handler
-            .serve(rmcp::transport::stdio())
+            .serve(tokio::io::split(theirs))
             .await
             .map_err(|e| format!("MCP initialisation failed: {e}"))?;
         service
             .waiting()
             .await
             .map_err(|e| format!("MCP server stopped: {e}"))?;
-        Ok(())
+        pump.await
+            .map_err(|e| format!("MCP stdio stopped: {e}"))?
+            .map_err(|e| format!("MCP stdio failed: {e}"))
     })
 }
 
@@ -154,6 +165,8 @@ pub fn serve_http(
             tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _peer)) => {
+                        // Small replies go out at once, not after the peer's delayed ACK.
+                        let _ = stream.set_nodelay(true);
                         let service = service.clone();
                         tokio::spawn(async move {
                             let route = service_fn(move |req| route(service.clone(), req));
@@ -174,6 +187,55 @@ pub fn serve_http(
     })
 }
 
+/// Largest request body accepted (an MCP message; memories are far smaller).
+const MAX_BODY: usize = 16 << 20;
+
+fn json_reply(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// A POST's body checked as one JSON-RPC message (the library answers text that is not
+/// JSON with HTTP 415 and no JSON-RPC error); a well-formed one is handed on.
+async fn checked_post(
+    service: HttpService,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, Infallible> {
+    let (parts, body) = req.into_parts();
+    let bytes = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            let error = error_response(
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+                &format!(
+                    "Invalid Request: the body could not be read ({e}; at most {MAX_BODY} bytes)"
+                ),
+            );
+            return Ok(json_reply(StatusCode::PAYLOAD_TOO_LARGE, &error));
+        }
+    };
+    match triage(&bytes) {
+        Triage::Single => Ok(service
+            .handle(Request::from_parts(parts, Full::new(bytes)))
+            .await),
+        Triage::Reject(error) => Ok(json_reply(StatusCode::BAD_REQUEST, &error)),
+        Triage::Batch(_) => Ok(json_reply(
+            StatusCode::BAD_REQUEST,
+            &error_response(
+                serde_json::Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not accepted over streamable HTTP",
+            ),
+        )),
+    }
+}
+
 async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
     if req.uri().path() != HTTP_PATH {
         let mut not_found = Response::new(
@@ -185,7 +247,16 @@ async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpRespo
         *not_found.status_mut() = StatusCode::NOT_FOUND;
         return Ok(not_found);
     }
-    Ok(service.handle(req).await)
+    if req.method() == hyper::Method::POST {
+        return checked_post(service, req).await;
+    }
+    let deleting = req.method() == hyper::Method::DELETE;
+    let mut response = service.handle(req).await;
+    // A session ended is answered 200, as clients expect (the library says 202).
+    if deleting && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    Ok(response)
 }
 
 /// Watches for Ctrl-C (and SIGTERM on Unix) from now on; the future resolves on the first.

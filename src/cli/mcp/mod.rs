@@ -16,8 +16,10 @@
 //! authentication, so anything that can reach the port can read and write the store.
 
 mod adapter;
+mod jsonrpc;
 mod params;
 mod schema;
+mod stdio;
 pub mod tools;
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};

@@ -7,7 +7,7 @@ use memoir::store::{
     ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, FORMAT_FILE, FORMAT_VERSION,
 };
 
-use super::{id, new_sled_store, opts};
+use super::{id, new_sled_store, open_sled_when_free, opts};
 
 /// Every regular file under `dir`, recursively.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -234,7 +234,8 @@ fn a_version_1_store_is_moved_into_packs_when_opened() {
     )
     .unwrap();
 
-    let s = Store::open(&path, &opts(0)).unwrap();
+    // sled lets go of its lock a moment after the drop above.
+    let s = Store::open(&path, &opts(10_000)).unwrap();
     for (k, v) in &objects {
         assert_eq!(s.get(k).unwrap().as_ref(), Some(v));
     }
@@ -245,7 +246,7 @@ fn a_version_1_store_is_moved_into_packs_when_opened() {
     );
     assert!(path.join("packs").join("pack-00000001").is_file());
     drop(s);
-    let s = Store::open(&path, &opts(0)).unwrap();
+    let s = Store::open(&path, &opts(10_000)).unwrap();
     let mut n = 0;
     s.for_each_id(&mut |_| {
         n += 1;
@@ -256,6 +257,6 @@ fn a_version_1_store_is_moved_into_packs_when_opened() {
     assert_eq!(s.get(&objects[0].0).unwrap().as_ref(), Some(&objects[0].1));
     drop(s);
     // The old copy is gone from sled.
-    let db = sled::open(path.join("db")).unwrap();
+    let db = open_sled_when_free(&path.join("db"));
     assert!(!db.tree_names().iter().any(|n| n.as_ref() == b"objects"));
 }
