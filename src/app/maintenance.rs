@@ -36,6 +36,13 @@ impl Outcome for FsckOutcome {
             exit::CORRUPT
         }
     }
+
+    fn error_message(&self) -> Option<String> {
+        Some(format!(
+            "the store is damaged: {} finding(s)",
+            self.findings.len()
+        ))
+    }
 }
 
 fn findings_json<S: Serializer>(findings: &[Finding], s: S) -> Result<S::Ok, S::Error> {

@@ -96,6 +96,10 @@ impl Outcome for MergeOutcome {
             _ => exit::OK,
         }
     }
+
+    fn error_message(&self) -> Option<String> {
+        Some(self.message.clone())
+    }
 }
 
 /// Record union for [`MergeStrategy::Union`]: writes the combined record, returns its id.

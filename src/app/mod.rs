@@ -180,9 +180,32 @@ pub trait Outcome: Serialize {
         exit::OK
     }
 
-    /// The outcome as the JSON `memoir --json` prints.
+    /// What went wrong, for the `error` member of a partly failed outcome's JSON (used when
+    /// the outcome carries no error text of its own).
+    fn error_message(&self) -> Option<String> {
+        None
+    }
+
+    /// The outcome as the JSON `memoir --json` prints. A partly failed outcome (a non-zero
+    /// [`Outcome::exit_code`]) keeps its members and carries, like every failure,
+    /// `success: false`, `error` and `code`.
     fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+        use serde_json::Value;
+        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
+        let code = self.exit_code();
+        if code != exit::OK {
+            if let Value::Object(m) = &mut v {
+                m.insert("success".into(), Value::Bool(false));
+                m.insert("code".into(), Value::from(code));
+                if m.get("error").is_none_or(Value::is_null) {
+                    let text = self
+                        .error_message()
+                        .unwrap_or_else(|| format!("failed (exit {code})"));
+                    m.insert("error".into(), Value::String(text));
+                }
+            }
+        }
+        v
     }
 }
 

@@ -199,6 +199,15 @@ impl Outcome for RememberOutcome {
             exit::CONFLICT
         }
     }
+
+    fn error_message(&self) -> Option<String> {
+        (!self.conflicts.is_empty()).then(|| {
+            format!(
+                "{} key(s) left unchanged by merge policy reject",
+                self.conflicts.len()
+            )
+        })
+    }
 }
 
 /// A model merge asked for before the write: the value it merged against, and the result.
@@ -316,7 +325,9 @@ impl Memoir {
         let mut written: Vec<&Key> = Vec::new();
         let mut results = Vec::with_capacity(keys.len());
         let mut conflicts = Vec::new();
-        let mut warnings = Vec::new();
+        let mut warnings: Vec<String> = borrowed_namespace(&req.paths, req.namespace.as_deref())
+            .into_iter()
+            .collect();
         for (i, key) in keys.iter().enumerate() {
             let existing = load_with_id(&repo, &root, key)?;
             let incoming = Incoming {
@@ -533,6 +544,29 @@ fn keys_of(paths: &[String], namespace: Option<&str>) -> MemoirResult<Vec<Key>> 
         }
     }
     Ok(keys)
+}
+
+/// When bare paths take the namespace another `-p` names (all keys of one write share one
+/// namespace), a warning that says so; `None` when `-n` gives it or no path names one.
+fn borrowed_namespace(paths: &[String], namespace: Option<&str>) -> Option<String> {
+    if namespace.is_some() {
+        return None;
+    }
+    let ns = paths
+        .iter()
+        .find_map(|p| p.rsplit_once(':').map(|(n, _)| n))?;
+    let bare: Vec<&str> = paths
+        .iter()
+        .filter(|p| !p.contains(':'))
+        .map(String::as_str)
+        .collect();
+    (!bare.is_empty()).then(|| {
+        format!(
+            "{} stored in namespace '{ns}', named by another -p (one write uses one namespace; \
+             use -n or a separate remember for another)",
+            bare.join(", ")
+        )
+    })
 }
 
 /// The record at `key` in `root` and its value id, if any (a value that is not a record:

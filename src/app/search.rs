@@ -5,11 +5,12 @@ use serde::{Serialize, Serializer};
 
 use crate::glob::KeyGlobs;
 use crate::key::validate_namespace;
+use crate::recall::tokenize::is_stopword;
 use crate::recall::{cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort};
 use crate::repo::revision::parse_date;
 use crate::repo::{Head, Repo};
 
-use super::{Memoir, MemoirResult, Outcome, ReadPoint};
+use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
 /// What `search` looks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,12 +99,39 @@ pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: us
     })
 }
 
+/// A query must have a word to rank by: an empty one, or one of only common words (which
+/// every memory shares), is a usage error rather than an empty or arbitrary answer.
+fn check_query(query: &str) -> MemoirResult<()> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let usage = |message: String| MemoirError::Coded {
+        code: exit::USAGE,
+        message,
+    };
+    if words.is_empty() {
+        return Err(usage(
+            "search needs words to look for: the query has none".to_string(),
+        ));
+    }
+    if words.iter().all(|w| is_stopword(w)) {
+        return Err(usage(format!(
+            "search needs a word that tells memories apart: {:?} has only common words",
+            query.trim()
+        )));
+    }
+    Ok(())
+}
+
 impl Memoir {
     /// Ranks the memories at a read point against the words of `req.query`, lexically. The
     /// index is answered from the cache kept beside the store, without opening it, when that
     /// reflects HEAD as of the store's last close; else brought up to date from the store.
     pub fn search(&self, req: &SearchRequest, at: &ReadPoint) -> MemoirResult<SearchOutcome> {
         let timer = self.clock().timer();
+        check_query(&req.query)?;
         if let Some(ns) = &req.namespace {
             validate_namespace(ns)?;
         }

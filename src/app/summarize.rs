@@ -56,8 +56,6 @@ pub struct SummarizeRequest {
 /// What `summarize` counted.
 #[derive(Debug, Clone, Serialize)]
 pub struct SummarizeOutcome {
-    /// Always true.
-    pub success: bool,
     /// The summary kind asked for.
     #[serde(rename = "type")]
     pub kind: SummaryKind,
@@ -169,7 +167,6 @@ impl Memoir {
         drop(repo);
 
         Ok(SummarizeOutcome {
-            success: true,
             kind: req.kind,
             namespace_filter: req.namespace.clone(),
             total_namespaces: scope.len(),

@@ -112,6 +112,21 @@ pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
     Ok(Some(cfg))
 }
 
+/// `path` with a leading `~` (alone or before `/`) replaced by the home directory (`HOME`,
+/// else `USERPROFILE`); any other path, or one when no home is known, unchanged.
+pub fn expand_home(path: &str) -> PathBuf {
+    let rest = match path.strip_prefix('~') {
+        Some("") => "",
+        Some(r) if r.starts_with('/') || r.starts_with(std::path::MAIN_SEPARATOR) => &r[1..],
+        _ => return PathBuf::from(path),
+    };
+    match env_var("HOME").or_else(|| env_var("USERPROFILE")) {
+        Some(home) if rest.is_empty() => PathBuf::from(home),
+        Some(home) => Path::new(&home).join(rest),
+        None => PathBuf::from(path),
+    }
+}
+
 /// The merge policy of `MEMOIR_MERGE_POLICY`, if set (malformed: exit 1).
 pub fn merge_policy_from_env() -> Result<Option<MergePolicy>, CliError> {
     match env_var("MEMOIR_MERGE_POLICY") {

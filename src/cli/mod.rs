@@ -65,24 +65,30 @@ pub struct Cli {
     command: Command,
 }
 
-/// Options given before the subcommand.
+/// Options accepted before or after the subcommand (`memoir -s m get a.b` and
+/// `memoir get a.b -s m` alike: host configurations and scripts write both).
 #[derive(Debug, clap::Args)]
 struct GlobalArgs {
-    /// Store directory [default: the current directory]
-    #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH")]
+    /// Store directory; a leading `~/` is the home directory [default: the current directory]
+    #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH", global = true, value_parser = parse_store_path)]
     store: Option<PathBuf>,
     /// Print one JSON object on stdout (also MEMOIR_JSON=1)
-    #[arg(long)]
+    #[arg(long, global = true)]
     json: bool,
     /// Print only data and errors (also MEMOIR_QUIET=1)
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     quiet: bool,
     /// Print more detail on stderr
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     verbose: bool,
     /// Seconds to wait for a store another process holds
-    #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", default_value = "5", value_parser = parse_seconds, global = true)]
     lock_timeout: Duration,
+}
+
+/// A store path with a leading `~` expanded (hosts start servers without a shell).
+fn parse_store_path(s: &str) -> Result<PathBuf, String> {
+    Ok(context::expand_home(s))
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {

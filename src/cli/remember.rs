@@ -16,10 +16,14 @@ use super::output::{esc, esc_line, exit, CliError, Report};
 const HELP: &str = "\
 Examples:
   memoir remember \"prefers pytest over unittest\" -p preferences.coding.testing
-  memoir remember \"uses tabs\" -p style.indent -p codebase:onboard:style.indent
+  memoir remember \"uses tabs\" -p style.indent -p style.tabs -n codebase
   memoir remember \"deploy on fridays\" -p workflow.deploy --merge-policy append
   memoir --json remember \"x\" -p a.b --merge-policy reject   # exit 4 if a.b exists
   MEMOIR_LLM_BASE_URL=http://127.0.0.1:8080/v1 memoir remember \"prefers dark mode\"
+
+All keys of one command are in one namespace: -n, else the one `ns:` prefix of a -p (bare
+paths take it too, and stderr says so), else `default`. Prefixes that disagree with each other
+or with -n are an error (exit 1).
 
 Without -p, the configured LLM chooses 1 or 2 three-level paths (it is shown the store's
 existing depth-3 paths so it reuses them); the record's confidence and the output's
@@ -47,7 +51,7 @@ version, even after forget. --allow-secrets stores it on purpose.";
 pub struct Args {
     /// The memory's text (`-` reads it from stdin)
     pub content: String,
-    /// Key path (`a.b.c` or `ns:a.b.c`); repeat for several keys; omit to let the LLM choose
+    /// Key path (`a.b.c` or `ns:a.b.c`); repeat for several keys, all in one namespace; omit to let the LLM choose
     #[arg(short = 'p', long = "path", value_name = "PATH")]
     pub paths: Vec<String>,
     /// Namespace [default: default]

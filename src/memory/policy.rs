@@ -1,7 +1,8 @@
 //! Write policies: how an incoming memory combines with the record already at its key.
 //!
 //! - `append`: the new entry joins the active ones.
-//! - `replace`: earlier active entries become superseded; the new one is the only active one.
+//! - `replace`: the new entry is the record's only entry; the earlier ones live on in history
+//!   (the previous commits), not in the record.
 //! - `confidence_gated`: a replace if the new confidence is at least the existing maximum,
 //!   otherwise nothing is written.
 //! - `llm_merge`: a model merges the existing and incoming contents into one
@@ -30,7 +31,7 @@ pub const DEFAULT_FACET_MAX_ENTRIES: usize = 50;
 pub enum MergePolicy {
     /// Add an active entry.
     Append,
-    /// Supersede the active entries.
+    /// Leave only the new entry (history keeps the old ones).
     Replace,
     /// Replace only if at least as confident as the existing maximum.
     ConfidenceGated,
@@ -304,10 +305,8 @@ pub fn write(
             ));
         }
         MergePolicy::Replace | MergePolicy::ConfidenceGated => {
-            for e in r.entries.iter_mut() {
-                e.status = Status::Superseded;
-            }
-            format!("{key}: {policy}: superseded the earlier entries")
+            r.entries.clear();
+            format!("{key}: {policy}: replaced the earlier entries (history keeps them)")
         }
         MergePolicy::Append => format!("{key}: append: added an entry"),
         MergePolicy::LlmMerge => {
@@ -496,8 +495,9 @@ mod tests {
             .unwrap(),
         );
         assert_eq!(p.content(), "three");
-        assert_eq!(p.entries.len(), 3);
-        assert_eq!(p.entries[0].status, Status::Superseded);
+        assert_eq!(p.entries.len(), 1);
+        assert_eq!(p.entries[0].status, Status::Active);
+        assert_eq!(p.confidence, 0.1);
         let low = write(
             &key("a"),
             Some(&r),

@@ -144,3 +144,49 @@ fn the_tour_can_keep_its_store() {
     let text = String::from_utf8(log.stdout).unwrap();
     assert!(text.contains("Merge branch 'agent-1' into main"), "{text}");
 }
+
+/// The README's stdio host configuration is valid JSON with an `env` block (hosts pass a
+/// stdio server only a short allowlist of variables), and the `args` it shows start a server
+/// on a `~/` store path without a shell.
+#[test]
+fn readme_host_configuration_has_an_env_block_and_runs() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split("```json")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.contains("\"command\": \"memoir\""))
+        .expect("a stdio host configuration in the README");
+    let config: serde_json::Value = serde_json::from_str(block).expect("valid JSON");
+    let server = &config["mcpServers"]["memoir"];
+    assert!(server["env"].as_object().is_some_and(|e| !e.is_empty()));
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    assert!(args.iter().any(|a| a.starts_with("~/")), "{args:?}");
+
+    // Started as a host starts it: no shell, HOME set, only the configured environment (the
+    // host here closes stdin at once, after the store is made and served).
+    let home = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .args(&args)
+        .env_clear()
+        .env("HOME", home.path())
+        .current_dir(home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("over stdio"), "{stderr}");
+    let store = args
+        .iter()
+        .find(|a| a.starts_with("~/"))
+        .unwrap()
+        .trim_start_matches("~/");
+    assert!(home.path().join(store).join("FORMAT").is_file());
+    assert!(!home.path().join("~").exists());
+}

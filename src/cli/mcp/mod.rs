@@ -23,7 +23,6 @@ mod stdio;
 pub mod tools;
 
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use memoir::Memoir;
@@ -34,7 +33,7 @@ use super::output::{exit, CliError, Report, Style};
 const HELP: &str = "\
 Examples:
   memoir -s ./mem mcp
-  memoir mcp --store ./mem --init        # create the store on first start
+  memoir mcp --store ~/.memoir --init    # create the store on first start
   memoir mcp --store ./mem --http 127.0.0.1:8765
   memoir mcp --store ./mem --http 127.0.0.1:0    # any free port; stderr names it
 
@@ -56,9 +55,6 @@ next tool call sees their writes.";
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
-    /// Store directory (overrides -s and MEMOIR_STORE)
-    #[arg(long = "store", value_name = "PATH")]
-    pub store: Option<PathBuf>,
     /// Create the store if it does not exist yet
     #[arg(long)]
     pub init: bool,
@@ -120,9 +116,6 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         None => None,
     };
     let mut ctx = ctx.clone();
-    if let Some(p) = args.store {
-        ctx.store_path = p;
-    }
     // Tool answers carry plain text, never terminal colours.
     ctx.style = Style::new(false);
     ctx.printer.out = Style::new(false);

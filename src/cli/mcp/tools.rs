@@ -414,13 +414,10 @@ pub fn answer(result: Result<Report, CliError>) -> Answer {
         Ok(r) => {
             let mut text: Vec<String> = r.lines.clone();
             text.extend(r.warnings.iter().cloned());
-            let mut structured = r.json;
+            // A partly failed outcome's JSON already carries `success: false`, `error` and
+            // `code`.
+            let structured = r.json;
             let is_error = r.code != exit::OK;
-            if is_error {
-                if let Value::Object(m) = &mut structured {
-                    m.insert("code".into(), Value::from(r.code));
-                }
-            }
             let mut text = text.join("\n");
             if text.is_empty() {
                 text = if is_error {

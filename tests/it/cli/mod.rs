@@ -3,6 +3,7 @@
 
 mod branch;
 mod history;
+mod hosts;
 mod maintenance;
 mod output;
 mod read;

@@ -22,7 +22,6 @@ fn summarize_semantics() {
     assert_eq!(
         keys_of(&v),
         set(&[
-            "success",
             "type",
             "namespace_filter",
             "total_namespaces",
