@@ -94,6 +94,13 @@ pub enum RevParseError {
         /// The text containing the number.
         input: String,
     },
+    /// More `~`/`^`/`@{}` suffixes than [`MAX_SUFFIXES`] (each is a level of the
+    /// expression, so the length of a revision is bounded, not the stack it takes).
+    #[error("too many suffixes in revision {input:?}: at most {MAX_SUFFIXES} (write HEAD~N for N steps back)")]
+    TooManySuffixes {
+        /// The start of the revision text.
+        input: String,
+    },
     /// Valid git syntax that this tool deliberately does not support.
     #[error("unsupported revision syntax in {input:?}: {what}")]
     Unsupported {
@@ -144,6 +151,17 @@ pub fn parse_range(text: &str, now: i64) -> Result<RevRange, RevParseError> {
         from: side(0, split)?,
         to: side(split + 2, text.len())?,
     })
+}
+
+/// Most suffixes one revision may chain (`HEAD~~~` has three); `~N` and `^N` say any count.
+pub const MAX_SUFFIXES: usize = 256;
+
+/// The first 64 characters of `text`, for messages about a text of any length.
+fn truncated(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
 }
 
 fn bad_syntax(input: &str, at: usize, why: &'static str) -> RevParseError {
@@ -214,7 +232,14 @@ fn parse_rev_at(full: &str, start: usize, end: usize, now: i64) -> Result<RevExp
         }
     };
     let mut seen_at = false;
+    let mut suffixes = 0usize;
     while i < end {
+        suffixes += 1;
+        if suffixes > MAX_SUFFIXES {
+            return Err(RevParseError::TooManySuffixes {
+                input: truncated(full),
+            });
+        }
         match b[i] {
             c @ (b'~' | b'^') => {
                 i += 1;

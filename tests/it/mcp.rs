@@ -553,3 +553,63 @@ fn loosely_filled_arguments_are_read_as_meant() {
         "{msg}"
     );
 }
+
+/// Over stdio every request line gets an answer: a memory over the content limit gets the
+/// application's error (with the request's id), a line too long to hold gets an error with
+/// `"id": null` instead of silence, and the server keeps serving.
+#[test]
+fn oversized_messages_are_answered_not_dropped() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .args(["mcp", "--store", store.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut reply = || -> Value {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:.200}"))
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    assert_eq!(reply()["id"], 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+
+    // Content over 16 MiB: the application refuses it, answering request 2.
+    let big = "x".repeat((16 << 20) + 10);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "memoir_remember", "arguments": {"content": big, "path": "a.b"}}});
+    writeln!(stdin, "{call}").unwrap();
+    let r = reply();
+    assert_eq!(r["id"], 2);
+    assert_eq!(r["result"]["isError"], true, "{r:.300}");
+    assert_eq!(r["result"]["structuredContent"]["code"], 1);
+
+    // A line longer than the server holds: an error with a null id.
+    let huge = "y".repeat(100 << 20);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{huge}"}}}}"#
+    )
+    .unwrap();
+    let r = reply();
+    assert_eq!(r["id"], Value::Null);
+    assert_eq!(r["error"]["code"], -32600);
+
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"ping"}}"#).unwrap();
+    assert_eq!(reply()["id"], 4);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -110,8 +110,12 @@ pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
             tokio::io::stdout(),
             ours,
         ));
+        let (read, write) = tokio::io::split(theirs);
+        // The pump bounds lines already; the library must take every line it passes on.
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new(read, write)
+            .with_max_line_length(super::stdio::MAX_MESSAGE_BYTES + 1);
         let service = handler
-            .serve(tokio::io::split(theirs))
+            .serve(transport)
             .await
             .map_err(|e| format!("MCP initialisation failed: {e}"))?;
         service
@@ -188,7 +192,7 @@ pub fn serve_http(
 }
 
 /// Largest request body accepted (an MCP message; memories are far smaller).
-const MAX_BODY: usize = 16 << 20;
+const MAX_BODY: usize = super::stdio::MAX_MESSAGE_BYTES;
 
 fn json_reply(status: StatusCode, body: &serde_json::Value) -> HttpResponse {
     let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());

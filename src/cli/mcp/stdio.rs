@@ -4,18 +4,81 @@
 //! names (`"id": null` when no id can be read), instead of a reply without an id or none at
 //! all. A batch is answered as a batch when the negotiated protocol version has them
 //! (2025-03-26: each element goes to the library, and the replies are gathered into one
-//! array), and refused with an error otherwise, never dropped.
+//! array), and refused with an error otherwise, never dropped. A line longer than
+//! [`MAX_MESSAGE_BYTES`] is not buffered: it is skipped and answered with an error (the
+//! content limit is checked by the application, so a too-long memory gets its own error).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use super::jsonrpc::{
     check, error_response, id_of, triage, version_allows_batches, Triage, INVALID_REQUEST,
+    PARSE_ERROR,
 };
+
+/// The longest message line taken from the host: room for a memory of the largest size the
+/// application accepts even with every character escaped (`\u00XX`), so such a memory gets
+/// the application's answer rather than this one.
+pub const MAX_MESSAGE_BYTES: usize = 6 * memoir::app::MAX_CONTENT_BYTES + (1 << 20);
+
+/// One line read with [`read_line`].
+enum Line {
+    /// A whole line (without its newline).
+    Text(String),
+    /// A line over the limit, skipped to its end.
+    TooLong,
+    /// A line that is not UTF-8.
+    NotText,
+    /// End of input.
+    End,
+}
+
+/// Reads one `\n`-terminated line without holding more than `max` bytes of it.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            if buf.is_empty() && !too_long {
+                return Ok(Line::End);
+            }
+            break;
+        }
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        if !too_long {
+            if buf.len() + part.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(part);
+            }
+        }
+        let used = done.unwrap_or(chunk.len());
+        r.consume(used);
+        if done.is_some() {
+            break;
+        }
+    }
+    if too_long {
+        return Ok(Line::TooLong);
+    }
+    match String::from_utf8(std::mem::take(buf)) {
+        Ok(s) => Ok(Line::Text(s)),
+        Err(_) => Ok(Line::NotText),
+    }
+}
 
 /// A batch waiting for the replies to its requests.
 struct Pending {
@@ -74,8 +137,25 @@ where
         })
     };
 
-    let mut lines = BufReader::new(host_in).lines();
-    while let Some(line) = lines.next_line().await? {
+    let mut input = BufReader::new(host_in);
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line(&mut input, &mut buf, MAX_MESSAGE_BYTES).await? {
+            Line::End => break,
+            Line::Text(t) => t,
+            Line::TooLong => {
+                let why = format!(
+                    "Invalid Request: the message is longer than {MAX_MESSAGE_BYTES} bytes"
+                );
+                let _ = tx.send(error_response(Value::Null, INVALID_REQUEST, &why).to_string());
+                continue;
+            }
+            Line::NotText => {
+                let why = "Parse error: the message is not UTF-8";
+                let _ = tx.send(error_response(Value::Null, PARSE_ERROR, why).to_string());
+                continue;
+            }
+        };
         if line.trim().is_empty() {
             continue;
         }
