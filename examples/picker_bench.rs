@@ -31,16 +31,29 @@ use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
 use serde_json::{json, Value};
 
-/// The scripted model's answer to every prompt: names that exist in the store.
-const REPLY: &str = "default:topic01\ndefault:topic01.area01\n\
-                     default:topic01.area01.item000038\ndefault:topic02.area03.item000113";
+/// The scripted model's answer to a prompt: the JSON object it asks for, naming the first two
+/// entries the prompt lists (`- name: ...`), as topics or as keys.
+fn answer(prompt: &str) -> String {
+    let field = if prompt.contains("Topics in memory") {
+        "topics"
+    } else {
+        "keys"
+    };
+    let names: Vec<&str> = prompt
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .filter_map(|l| l.split_once(": ").map(|(name, _)| name))
+        .take(2)
+        .collect();
+    json!({ field: names }).to_string()
+}
 
 /// A model in this process that answers at once.
 struct Instant0;
 
 impl Llm for Instant0 {
-    fn complete(&self, _system: &str, _prompt: &str) -> Result<String, LlmError> {
-        Ok(REPLY.to_string())
+    fn complete(&self, _system: &str, prompt: &str) -> Result<String, LlmError> {
+        Ok(answer(prompt))
     }
     fn describe(&self) -> String {
         "in-process".into()
@@ -77,8 +90,8 @@ fn pick_in_process(repo: &Repo, store: &Path, root: &ObjectId, mode: Mode, q: &s
     (ms - p.step_timings.values().sum::<f64>(), cpu)
 }
 
-/// Serves OpenAI-style chat completions on 127.0.0.1, each answered at once with a few names
-/// that exist in the store (the picker keeps those among its candidates).
+/// Serves OpenAI-style chat completions on 127.0.0.1, each answered at once with the first
+/// names its prompt lists ([`answer`]).
 fn serve_model() -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
     let addr = listener.local_addr().expect("address");
@@ -103,8 +116,10 @@ fn serve_model() -> String {
             if reader.read_exact(&mut body).is_err() {
                 continue;
             }
+            let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let prompt = request["messages"][1]["content"].as_str().unwrap_or("");
             let answer = json!({
-                "choices": [{"message": {"role": "assistant", "content": REPLY},
+                "choices": [{"message": {"role": "assistant", "content": answer(prompt)},
                              "finish_reason": "stop"}]
             })
             .to_string();

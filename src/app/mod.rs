@@ -60,7 +60,7 @@ pub use proof::{ProofOutcome, VerifyOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
 };
-pub use status::{CreateOutcome, StatusOutcome, INIT_MESSAGE};
+pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 
 pub use crate::memory::MergePolicy;

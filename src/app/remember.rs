@@ -118,8 +118,6 @@ pub struct ClassificationReport {
     pub confidence: f64,
     /// The model's one-line reasoning.
     pub reasoning: String,
-    /// Names the model gave that were refused, each with the reason.
-    pub rejected: Vec<String>,
 }
 
 /// Where the time of a `remember` went, in milliseconds.
@@ -443,7 +441,6 @@ impl Memoir {
                 paths: c.paths,
                 confidence: c.confidence,
                 reasoning: c.reasoning,
-                rejected: c.rejected,
             }),
             llm_prompts: prompts,
             results,
@@ -484,8 +481,8 @@ impl Memoir {
         let Some(llm) = llm else {
             return Err(MemoirError::invalid(
                 "no key given (-p PATH) and no LLM is configured to choose one; nothing was stored. \
-                 Pass -p PATH, or configure a model: MEMOIR_LLM_COMMAND, MEMOIR_LLM_BASE_URL or \
-                 OPENAI_API_KEY, or ANTHROPIC_API_KEY (see memoir recall --help)",
+                 Pass -p PATH, or configure a model: MEMOIR_LLM_COMMAND, MEMOIR_LLM_BASE_URL, \
+                 OPENAI_BASE_URL or OPENAI_API_KEY, or ANTHROPIC_API_KEY (see memoir recall --help)",
             ));
         };
         let c = classify(llm, &ns, &req.content, &existing).map_err(|e| {

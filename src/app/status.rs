@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::key::{group_prefix, split_encoded};
+use crate::llm::ProviderConfig;
 use crate::object::ObjectId;
 use crate::prolly::KeyRange;
 use crate::repo::{Head, Repo, HEAD};
@@ -49,12 +50,43 @@ pub struct StatusOutcome {
     pub memory_count: u64,
     /// Namespaces at HEAD, sorted.
     pub namespaces: Vec<String>,
+    /// The model the classifier, `llm_merge` and the LLM picker use (null: none configured).
+    pub llm: Option<LlmInfo>,
     /// HEAD's commit (none before the first commit).
     #[serde(skip)]
     pub head: Option<ObjectId>,
 }
 
 impl Outcome for StatusOutcome {}
+
+/// The model a handle is configured with, as `status` reports it (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LlmInfo {
+    /// `openai`, `anthropic` or `command`.
+    pub provider: String,
+    /// The model name (empty for a command that names none).
+    pub model: String,
+    /// Where requests go: the full URL, or the command line.
+    pub endpoint: String,
+    /// Whether an API key is sent with each request.
+    pub api_key_set: bool,
+    /// How the face chose this model (which setting selected it, what else is set and
+    /// unused); empty when it did not say.
+    pub origin: String,
+}
+
+impl LlmInfo {
+    /// What `cfg` configures.
+    pub fn of(cfg: &ProviderConfig) -> Self {
+        LlmInfo {
+            provider: cfg.provider_name().to_string(),
+            model: cfg.model.clone(),
+            endpoint: cfg.endpoint(),
+            api_key_set: cfg.api_key.is_some(),
+            origin: cfg.origin.clone(),
+        }
+    }
+}
 
 impl Memoir {
     /// Creates a store at `path` (a new or empty directory) with its first commit, and
@@ -86,9 +118,11 @@ impl Memoir {
         Ok((m, out))
     }
 
-    /// The store's path, branch, commit and memory counts, and namespaces.
+    /// The store's path, branch, commit and memory counts, and namespaces, and the model
+    /// configured in [`super::Options::llm`].
     pub fn status(&self) -> MemoirResult<StatusOutcome> {
         let path = self.path().display().to_string();
+        let llm = self.options().llm.as_ref().map(LlmInfo::of);
         let store = self.open_store()?;
         if store.get_ref(HEAD)?.is_none() {
             return Ok(StatusOutcome {
@@ -100,6 +134,7 @@ impl Memoir {
                 commit_count: 0,
                 memory_count: 0,
                 namespaces: Vec::new(),
+                llm,
                 head: None,
             });
         }
@@ -126,6 +161,7 @@ impl Memoir {
             commit_count,
             memory_count,
             namespaces,
+            llm,
             head: Some(head),
         })
     }

@@ -45,8 +45,19 @@ pub fn clock_from_env() -> Result<Clock, CliError> {
     }
 }
 
-/// The model the environment configures, if any (MEMOIR_LLM_*, OPENAI_*, ANTHROPIC_*); a
-/// malformed setting is an error (exit 1).
+/// The model the environment configures, if any; a malformed or incomplete setting is an
+/// error (exit 1).
+///
+/// The provider: `MEMOIR_LLM_PROVIDER` if set; else `command` when `MEMOIR_LLM_COMMAND` is
+/// set; else OpenAI-compatible when `MEMOIR_LLM_BASE_URL`, `OPENAI_BASE_URL` or
+/// `OPENAI_API_KEY` is set; else Anthropic when `ANTHROPIC_API_KEY` or `ANTHROPIC_BASE_URL`
+/// is set. The base URL: `MEMOIR_LLM_BASE_URL` (memoir's own wins), else the provider's
+/// (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), else the provider's public API; with or
+/// without `/v1`. The key: `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`; without one no
+/// authorisation header is sent (local servers need none), and the provider's public API
+/// without a key is refused here. How the choice was made, and which other provider's
+/// variables are set but unused, is the configuration's `origin` (`status` and `-v` show
+/// it).
 pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
     let timeout = match env_var("MEMOIR_LLM_TIMEOUT") {
         Some(t) => t
@@ -58,56 +69,114 @@ pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
             .ok_or_else(|| CliError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds")))?,
         None => Duration::from_secs(30),
     };
-    let explicit = env_var("MEMOIR_LLM_PROVIDER").map(|p| p.to_ascii_lowercase());
+    let set = |names: &[&'static str]| -> Vec<&'static str> {
+        names
+            .iter()
+            .copied()
+            .filter(|n| env_var(n).is_some())
+            .collect()
+    };
     let command = env_var("MEMOIR_LLM_COMMAND");
-    let openai = env_var("MEMOIR_LLM_BASE_URL").is_some() || env_var("OPENAI_API_KEY").is_some();
-    let anthropic = env_var("ANTHROPIC_API_KEY").is_some();
-    let kind = match explicit.as_deref() {
-        Some("command") => "command",
-        Some("openai") => "openai",
-        Some("anthropic") => "anthropic",
+    let openai = set(&["MEMOIR_LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"]);
+    let anthropic = set(&["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]);
+    let (kind, mut origin) = match env_var("MEMOIR_LLM_PROVIDER")
+        .map(|p| p.to_ascii_lowercase())
+        .as_deref()
+    {
+        Some(p @ ("command" | "openai" | "anthropic")) => {
+            (kind_of(p), format!("MEMOIR_LLM_PROVIDER={p}"))
+        }
         Some(other) => {
             return Err(CliError::invalid(format!(
                 "MEMOIR_LLM_PROVIDER={other:?}: expected openai, anthropic or command"
             )))
         }
-        None if command.is_some() => "command",
-        None if openai => "openai",
-        None if anthropic => "anthropic",
+        None if command.is_some() => ("command", "MEMOIR_LLM_COMMAND is set".to_string()),
+        None if !openai.is_empty() => ("openai", format!("{} set", are(&openai))),
+        None if !anthropic.is_empty() => ("anthropic", format!("{} set", are(&anthropic))),
         None => return Ok(None),
     };
+    // Say what else is set and unused, and how to choose it instead.
+    let mut unused = Vec::new();
+    if kind != "command" && command.is_some() {
+        unused.push("MEMOIR_LLM_COMMAND (MEMOIR_LLM_PROVIDER=command uses it)".to_string());
+    }
+    // MEMOIR_LLM_BASE_URL is every HTTP provider's base URL.
+    let openai_only: Vec<&str> = openai
+        .iter()
+        .copied()
+        .filter(|n| kind == "command" || *n != "MEMOIR_LLM_BASE_URL")
+        .collect();
+    if kind != "openai" && !openai_only.is_empty() {
+        unused.push(format!(
+            "{} (MEMOIR_LLM_PROVIDER=openai uses it)",
+            openai_only.join(", ")
+        ));
+    }
+    if kind != "anthropic" && !anthropic.is_empty() {
+        unused.push(format!(
+            "{} (MEMOIR_LLM_PROVIDER=anthropic uses it)",
+            anthropic.join(", ")
+        ));
+    }
+    let memoir_base = env_var("MEMOIR_LLM_BASE_URL");
+    let (own_base, own_base_name, own_key, default_base) = match kind {
+        "openai" => (
+            "OPENAI_BASE_URL",
+            "OpenAI",
+            "OPENAI_API_KEY",
+            OPENAI_BASE_URL,
+        ),
+        _ => (
+            "ANTHROPIC_BASE_URL",
+            "Anthropic",
+            "ANTHROPIC_API_KEY",
+            ANTHROPIC_BASE_URL,
+        ),
+    };
+    if kind != "command" && memoir_base.is_some() && env_var(own_base).is_some() {
+        unused.push(format!("{own_base} (MEMOIR_LLM_BASE_URL wins)"));
+    }
+    if !unused.is_empty() {
+        origin.push_str(&format!("; also set but unused: {}", unused.join("; ")));
+    }
     let model = env_var("MEMOIR_LLM_MODEL");
-    let cfg = match kind {
-        "command" => {
-            let line = command.ok_or_else(|| {
-                CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
-            })?;
-            let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-            ProviderConfig {
-                kind: ProviderKind::Command(argv),
-                base_url: String::new(),
-                api_key: None,
-                model: model.unwrap_or_default(),
-                timeout,
-                max_tokens: 512,
-            }
+    let cfg = if kind == "command" {
+        let line = command.ok_or_else(|| {
+            CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
+        })?;
+        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        ProviderConfig {
+            kind: ProviderKind::Command(argv),
+            base_url: String::new(),
+            api_key: None,
+            model: model.unwrap_or_default(),
+            timeout,
+            max_tokens: 512,
+            origin,
         }
-        "openai" => ProviderConfig {
-            kind: ProviderKind::OpenAi,
-            base_url: env_var("MEMOIR_LLM_BASE_URL").unwrap_or_else(|| OPENAI_BASE_URL.into()),
-            api_key: env_var("OPENAI_API_KEY"),
-            model: model.unwrap_or_else(|| "gpt-4o-mini".into()),
+    } else {
+        let base_url = memoir_base.or_else(|| env_var(own_base));
+        let api_key = env_var(own_key);
+        if base_url.is_none() && api_key.is_none() {
+            return Err(CliError::invalid(format!(
+                "MEMOIR_LLM_PROVIDER={kind} needs {own_key} for the {own_base_name} API, or a \
+                 base URL (MEMOIR_LLM_BASE_URL or {own_base}) of a server that needs no key"
+            )));
+        }
+        let (kind, default_model) = match kind {
+            "openai" => (ProviderKind::OpenAi, "gpt-4o-mini"),
+            _ => (ProviderKind::Anthropic, "claude-haiku-4-5"),
+        };
+        ProviderConfig {
+            kind,
+            base_url: base_url.unwrap_or_else(|| default_base.into()),
+            api_key,
+            model: model.unwrap_or_else(|| default_model.into()),
             timeout,
             max_tokens: 512,
-        },
-        _ => ProviderConfig {
-            kind: ProviderKind::Anthropic,
-            base_url: env_var("ANTHROPIC_BASE_URL").unwrap_or_else(|| ANTHROPIC_BASE_URL.into()),
-            api_key: env_var("ANTHROPIC_API_KEY"),
-            model: model.unwrap_or_else(|| "claude-haiku-4-5".into()),
-            timeout,
-            max_tokens: 512,
-        },
+            origin,
+        }
     };
     Ok(Some(cfg))
 }
@@ -124,6 +193,23 @@ pub fn expand_home(path: &str) -> PathBuf {
         Some(home) if rest.is_empty() => PathBuf::from(home),
         Some(home) => Path::new(&home).join(rest),
         None => PathBuf::from(path),
+    }
+}
+
+/// The provider a `MEMOIR_LLM_PROVIDER` value names (already checked).
+fn kind_of(p: &str) -> &'static str {
+    match p {
+        "command" => "command",
+        "openai" => "openai",
+        _ => "anthropic",
+    }
+}
+
+/// `A is` / `A, B are`: the variables of a list, for a sentence.
+fn are(names: &[&str]) -> String {
+    match names {
+        [one] => format!("{one} is"),
+        many => format!("{} are", many.join(", ")),
     }
 }
 

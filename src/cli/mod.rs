@@ -250,6 +250,13 @@ fn run(args: Vec<OsString>) -> u8 {
     };
     if ctx.verbose {
         eprintln!("store: {}", ctx.abs_store_path().display());
+        match context::llm_config_from_env() {
+            Ok(cfg) => {
+                let info = cfg.as_ref().map(memoir::app::LlmInfo::of);
+                eprintln!("llm: {}", status::llm_line(info.as_ref()));
+            }
+            Err(e) => eprintln!("llm: not configured: {}", output::esc(&e.message)),
+        }
     }
     // The command's store (if any) is dropped when `dispatch` returns, before printing.
     let result = dispatch(&ctx, cli.command);

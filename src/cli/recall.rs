@@ -19,12 +19,16 @@ Examples:
 
 Modes: lexical (no model), single (one LLM call over the keys), tiered (prefixes, then keys).
 Default: single when an LLM is configured, else lexical. LLM configuration:
-  MEMOIR_LLM_PROVIDER=openai|anthropic|command (else inferred from what is set)
+  MEMOIR_LLM_PROVIDER=openai|anthropic|command (else inferred, in this order:)
   MEMOIR_LLM_COMMAND='claude -p'   prompt on stdin, answer on stdout
-  MEMOIR_LLM_BASE_URL, OPENAI_API_KEY   OpenAI-compatible chat completions
+  MEMOIR_LLM_BASE_URL, OPENAI_BASE_URL, OPENAI_API_KEY   OpenAI-compatible chat completions
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   Anthropic messages
   --model / MEMOIR_LLM_MODEL, MEMOIR_LLM_TIMEOUT (seconds, default 30)
-If the model fails, recall answers lexically and the result names `fellback_from` and why.";
+MEMOIR_LLM_BASE_URL wins over OPENAI_BASE_URL and ANTHROPIC_BASE_URL; base URLs work with or
+without /v1; without an API key none is sent (local servers). `memoir status` and `-v` say
+which model is used and why.
+The model must answer with the JSON object the prompt asks for; if it fails or answers
+anything else, recall answers lexically and the result names `fellback_from` and why.";
 
 /// How recall chooses memories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

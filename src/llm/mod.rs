@@ -3,8 +3,8 @@
 //! Three kinds: an OpenAI-compatible chat-completions endpoint (OpenAI, llama.cpp's server,
 //! Ollama, vLLM, ... at any base URL), the Anthropic messages API, and an external command
 //! that reads the prompt on stdin and answers on stdout. Every call has a timeout. The
-//! configuration is passed in; nothing here reads the environment. [`reply`] reads the
-//! names a reply lists.
+//! configuration is passed in; nothing here reads the environment. [`reply`] reads a reply
+//! in the one form the prompt asked for (a JSON object) and refuses any other.
 
 pub mod reply;
 
@@ -26,7 +26,7 @@ pub enum LlmError {
         reason: String,
     },
     /// The endpoint answered with an error status.
-    #[error("LLM endpoint {endpoint} answered HTTP {status}: {body}")]
+    #[error("LLM endpoint {endpoint} answered HTTP {status}: {body}{hint}")]
     Status {
         /// Where the request went.
         endpoint: String,
@@ -34,16 +34,54 @@ pub enum LlmError {
         status: u16,
         /// The start of the response body.
         body: String,
+        /// What the status likely means for the configuration.
+        hint: StatusHint,
     },
     /// The answer is not in the provider's format.
     #[error("LLM answer is malformed: {0}")]
     Malformed(String),
+    /// The answer is in the provider's format, but its text is not the JSON object the prompt
+    /// asked for (prose, the prompt repeated, a field missing or of the wrong type, a name
+    /// that was not offered). The call counts as failed.
+    #[error("unusable model reply: {0}")]
+    BadReply(String),
     /// No answer within the timeout.
     #[error("LLM call timed out after {0:?}")]
     Timeout(Duration),
     /// The command provider failed.
     #[error("LLM command failed: {0}")]
     Command(String),
+}
+
+/// What an error status likely says about the configuration, shown after the status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusHint {
+    /// Nothing to add.
+    None,
+    /// 401 or 403 to an OpenAI-compatible request without a key.
+    NoOpenAiKey,
+    /// 401 or 403 to an Anthropic request without a key.
+    NoAnthropicKey,
+    /// 401 or 403 to a request with a key.
+    KeyRefused,
+    /// 404 or 405: the URL names no such endpoint.
+    NoSuchEndpoint,
+}
+
+impl std::fmt::Display for StatusHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StatusHint::None => Ok(()),
+            StatusHint::NoOpenAiKey => {
+                f.write_str(" (no API key was sent: the endpoint needs one; set OPENAI_API_KEY)")
+            }
+            StatusHint::NoAnthropicKey => {
+                f.write_str(" (no API key was sent: the endpoint needs one; set ANTHROPIC_API_KEY)")
+            }
+            StatusHint::KeyRefused => f.write_str(" (the endpoint refused the API key)"),
+            StatusHint::NoSuchEndpoint => f.write_str(" (no such endpoint: check the base URL)"),
+        }
+    }
 }
 
 /// A model's answer and whether the provider cut it at the token limit.
@@ -77,9 +115,10 @@ pub trait Llm: Send + Sync {
 /// Which wire protocol a provider speaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProviderKind {
-    /// `POST {base}/chat/completions`.
+    /// `POST {base}/chat/completions`; a base URL without a path gets `/v1` (see
+    /// [`ProviderConfig::endpoint`]).
     OpenAi,
-    /// `POST {base}/v1/messages`.
+    /// `POST {base}/v1/messages`; a base URL that already ends in `/v1` gets `/messages`.
     Anthropic,
     /// An external program: prompt on stdin, answer on stdout.
     Command(Vec<String>),
@@ -90,7 +129,8 @@ pub enum ProviderKind {
 pub struct ProviderConfig {
     /// The protocol.
     pub kind: ProviderKind,
-    /// Base URL for HTTP providers (for OpenAI-compatible ones, including `/v1`).
+    /// Base URL for HTTP providers, with or without a trailing `/v1` (see
+    /// [`ProviderConfig::endpoint`]).
     pub base_url: String,
     /// API key, when the endpoint needs one.
     pub api_key: Option<String>,
@@ -100,6 +140,61 @@ pub struct ProviderConfig {
     pub timeout: Duration,
     /// Most tokens the answer may have.
     pub max_tokens: u32,
+    /// How the caller chose this configuration, in words, for status and diagnostics
+    /// (`OPENAI_API_KEY is set`); empty when it does not say.
+    pub origin: String,
+}
+
+impl ProviderConfig {
+    /// The provider's name: `openai`, `anthropic` or `command`.
+    pub fn provider_name(&self) -> &'static str {
+        match self.kind {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Command(_) => "command",
+        }
+    }
+
+    /// Where requests go: the full URL for HTTP providers, the command line for the command
+    /// provider.
+    ///
+    /// A base URL is accepted in the forms users have it, with or without `/v1`, as the
+    /// providers' own SDKs take it: for OpenAI-compatible endpoints, a base URL without a
+    /// path gets `/v1` (`http://127.0.0.1:8080` and `http://127.0.0.1:8080/v1` both give
+    /// `http://127.0.0.1:8080/v1/chat/completions`) and one with a path is used as it is
+    /// (`https://example.org/api/openai` gives `.../api/openai/chat/completions`); for
+    /// Anthropic, a base URL ending in `/v1` gets `/messages`, any other `/v1/messages`. A URL
+    /// that already names the endpoint is used as it is. Trailing slashes are ignored.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim().trim_end_matches('/');
+        match &self.kind {
+            ProviderKind::Command(argv) => argv.join(" "),
+            ProviderKind::OpenAi => {
+                if base.ends_with("/chat/completions") {
+                    base.to_string()
+                } else if url_path(base).is_empty() {
+                    format!("{base}/v1/chat/completions")
+                } else {
+                    format!("{base}/chat/completions")
+                }
+            }
+            ProviderKind::Anthropic => {
+                if base.ends_with("/v1/messages") {
+                    base.to_string()
+                } else if base.ends_with("/v1") {
+                    format!("{base}/messages")
+                } else {
+                    format!("{base}/v1/messages")
+                }
+            }
+        }
+    }
+}
+
+/// The path of a URL (`/v1` of `http://host:8080/v1`), empty when it has none.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("", |i| &rest[i..])
 }
 
 /// Default base URL of the OpenAI API.
@@ -165,9 +260,21 @@ impl HttpLlm {
                 endpoint: url.to_string(),
                 status,
                 body: text.chars().take(300).collect(),
+                hint: self.status_hint(status),
             });
         }
         serde_json::from_str(&text).map_err(|e| LlmError::Malformed(e.to_string()))
+    }
+
+    /// What an error status likely says about the configuration.
+    fn status_hint(&self, status: u16) -> StatusHint {
+        match (status, &self.cfg.api_key, &self.cfg.kind) {
+            (401 | 403, None, ProviderKind::Anthropic) => StatusHint::NoAnthropicKey,
+            (401 | 403, None, _) => StatusHint::NoOpenAiKey,
+            (401 | 403, Some(_), _) => StatusHint::KeyRefused,
+            (404 | 405, _, _) => StatusHint::NoSuchEndpoint,
+            _ => StatusHint::None,
+        }
     }
 }
 
@@ -177,10 +284,9 @@ impl Llm for HttpLlm {
     }
 
     fn answer(&self, system: &str, prompt: &str) -> Result<Completion, LlmError> {
-        let base = self.cfg.base_url.trim_end_matches('/');
+        let url = self.cfg.endpoint();
         match self.cfg.kind {
             ProviderKind::Anthropic => {
-                let url = format!("{base}/v1/messages");
                 let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
                 if let Some(k) = &self.cfg.api_key {
                     headers.push(("x-api-key", k.clone()));
@@ -188,6 +294,7 @@ impl Llm for HttpLlm {
                 let body = json!({
                     "model": self.cfg.model,
                     "max_tokens": self.cfg.max_tokens,
+                    "temperature": 0,
                     "system": system,
                     "messages": [{"role": "user", "content": prompt}],
                 });
@@ -206,7 +313,6 @@ impl Llm for HttpLlm {
                 })
             }
             _ => {
-                let url = format!("{base}/chat/completions");
                 let mut headers = Vec::new();
                 if let Some(k) = &self.cfg.api_key {
                     headers.push(("authorization", format!("Bearer {k}")));
@@ -235,11 +341,7 @@ impl Llm for HttpLlm {
     }
 
     fn describe(&self) -> String {
-        let kind = match self.cfg.kind {
-            ProviderKind::Anthropic => "anthropic",
-            _ => "openai",
-        };
-        format!("{kind}:{}", self.cfg.model)
+        format!("{}:{}", self.cfg.provider_name(), self.cfg.model)
     }
 }
 
@@ -309,5 +411,61 @@ impl Llm for CommandLlm {
 
     fn describe(&self) -> String {
         format!("command:{}", self.argv.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(kind: ProviderKind, base: &str) -> String {
+        ProviderConfig {
+            kind,
+            base_url: base.into(),
+            api_key: None,
+            model: "m".into(),
+            timeout: Duration::from_secs(1),
+            max_tokens: 1,
+            origin: String::new(),
+        }
+        .endpoint()
+    }
+
+    #[test]
+    fn base_urls_with_or_without_v1() {
+        let chat = "http://127.0.0.1:8080/v1/chat/completions";
+        for base in [
+            "http://127.0.0.1:8080",
+            "http://127.0.0.1:8080/",
+            "http://127.0.0.1:8080/v1",
+            "http://127.0.0.1:8080/v1/",
+            " http://127.0.0.1:8080/v1/chat/completions ",
+        ] {
+            assert_eq!(at(ProviderKind::OpenAi, base), chat, "{base:?}");
+        }
+        assert_eq!(
+            at(ProviderKind::OpenAi, "https://example.org/api/openai/"),
+            "https://example.org/api/openai/chat/completions"
+        );
+        let messages = "https://api.example.org/v1/messages";
+        for base in [
+            "https://api.example.org",
+            "https://api.example.org/v1",
+            "https://api.example.org/v1/",
+            "https://api.example.org/v1/messages",
+        ] {
+            assert_eq!(at(ProviderKind::Anthropic, base), messages, "{base:?}");
+        }
+        assert_eq!(
+            at(ProviderKind::Anthropic, "http://proxy/anthropic"),
+            "http://proxy/anthropic/v1/messages"
+        );
+        assert_eq!(
+            at(
+                ProviderKind::Command(vec!["claude".into(), "-p".into()]),
+                ""
+            ),
+            "claude -p"
+        );
     }
 }

@@ -2,12 +2,14 @@
 //! `-p`).
 //!
 //! The model sees the memory's content and the store's existing depth-3 key prefixes with
-//! their counts (so it can reuse the taxonomy), and answers with one or two three-level paths,
-//! a confidence and a one-line reasoning. Replies are parsed tolerantly: a JSON object or
-//! array (also inside code fences or surrounded by prose), or plain lines (`a.b.c`,
-//! `- a.b.c`, `confidence: 0.8`, `reasoning: ...`).
+//! their counts (so it can reuse the taxonomy), and is asked for one JSON object:
+//! `{"paths": [1 or 2 three-level paths], "confidence": 0.0..=1.0, "reasoning": "..."}`. A
+//! reply is accepted only in that form ([`crate::llm::reply`]): anything else (prose, a list of
+//! lines, the prompt repeated, a field missing or of another type) fails the call, and nothing
+//! is stored.
 //!
-//! Every path the model names is validated; nothing it says is trusted:
+//! Every path the model names is validated; nothing it says is trusted, and one refused path
+//! refuses the reply ([`ModelError::BadPath`]):
 //! - a path may carry a namespace prefix only if it is the target namespace (`ns:a.b.c`);
 //! - a path equal to an existing three-segment prefix is taken as it is (the store already
 //!   holds it, so it passed the key rules when written);
@@ -15,17 +17,14 @@
 //!   each 1..=64 characters of `a-z`, `0-9`, `_` and `-` starting with a letter or digit, and
 //!   be a valid key (crate::key rules).
 //!
-//! Refused names are reported; if none is left, classification fails with
-//! [`ModelError::NoValidPath`].
+//! More than [`MAX_PATHS`] valid paths are cut to the first [`MAX_PATHS`].
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
-
 use super::ModelError;
 use crate::key::{group_prefix, namespace_prefix, split_encoded, Key, MAX_SEGMENT_BYTES};
-use crate::llm::reply::{json_names, line_name, strip_code_fences};
-use crate::llm::Llm;
+use crate::llm::reply::{json_object, number_in, string, string_list};
+use crate::llm::{Llm, LlmError};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, NodeStore, ProllyResult};
 
@@ -39,8 +38,6 @@ pub const MAX_PREFIXES_SHOWN: usize = 200;
 pub const CONTENT_CHARS: usize = 4000;
 /// Characters kept of the model's reasoning.
 pub const REASONING_CHARS: usize = 300;
-/// Confidence recorded when the reply gives none (or an unreadable one).
-pub const DEFAULT_CONFIDENCE: f64 = 0.5;
 
 const SYSTEM: &str = "You file memories of an AI agent into a taxonomy of three-level dot \
 paths (category.topic.detail), lower-case, words joined by underscores. Answer with one JSON \
@@ -51,12 +48,10 @@ object and nothing else.";
 pub struct Classification {
     /// The chosen paths (bare, without namespace), 1..=[`MAX_PATHS`], best first.
     pub paths: Vec<String>,
-    /// The model's confidence, 0.0 ..= 1.0 ([`DEFAULT_CONFIDENCE`] when it gave none).
+    /// The model's confidence, 0.0 ..= 1.0.
     pub confidence: f64,
     /// The model's one-line reasoning.
     pub reasoning: String,
-    /// Names the model gave that were refused, each with the reason.
-    pub rejected: Vec<String>,
     /// The prompt sent.
     pub prompt: String,
     /// The reply received.
@@ -116,7 +111,8 @@ pub fn prompt(namespace: &str, content: &str, existing: &[(String, u64)]) -> Str
 }
 
 /// Asks `llm` for the paths of `content` in `namespace`, given the `existing` prefixes (from
-/// [`existing_prefixes`]). Fails if the call fails or the reply names no acceptable path.
+/// [`existing_prefixes`]). Fails if the call fails or the reply is not the object asked for
+/// with acceptable paths ([`parse`]).
 pub fn classify(
     llm: &dyn Llm,
     namespace: &str,
@@ -125,18 +121,11 @@ pub fn classify(
 ) -> Result<Classification, ModelError> {
     let prompt = prompt(namespace, content, existing);
     let reply = llm.complete(SYSTEM, &prompt)?;
-    let parsed = parse(&reply, namespace, existing);
-    if parsed.paths.is_empty() {
-        return Err(ModelError::NoValidPath {
-            reply: reply.chars().take(300).collect(),
-            rejected: parsed.rejected,
-        });
-    }
+    let parsed = parse(&reply, namespace, existing)?;
     Ok(Classification {
         paths: parsed.paths,
         confidence: parsed.confidence,
         reasoning: parsed.reasoning,
-        rejected: parsed.rejected,
         prompt,
         reply,
     })
@@ -145,74 +134,60 @@ pub fn classify(
 /// A classifier reply, read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
-    /// Accepted paths, in reply order, without repeats, at most [`MAX_PATHS`].
+    /// The paths, in reply order, without repeats, at most [`MAX_PATHS`].
     pub paths: Vec<String>,
-    /// The confidence (clamped to 0..=1; a percentage above 1 is divided by 100).
+    /// The confidence, 0.0 ..= 1.0.
     pub confidence: f64,
     /// The reasoning, on one line.
     pub reasoning: String,
-    /// Refused names, each with the reason.
-    pub rejected: Vec<String>,
 }
 
-/// Reads a classifier reply for `namespace`, validating each path (see the module
-/// documentation). Never fails: an unusable reply gives no paths.
-pub fn parse(reply: &str, namespace: &str, existing: &[(String, u64)]) -> Parsed {
-    let body = strip_code_fences(reply);
-    let mut names = Vec::new();
-    let mut confidence = None;
-    let mut reasoning = None;
-    if let Some(v) = json_in(&body) {
-        json_names(&v, &mut names);
-        confidence = find_field(&v, &["confidence", "score"]).and_then(read_confidence);
-        reasoning = find_field(&v, &["reasoning", "reason", "explanation", "rationale"])
-            .and_then(|x| x.as_str().map(str::to_string));
-    } else {
-        for line in body.lines() {
-            match labelled(line) {
-                Some((label, value)) => match label.as_str() {
-                    "confidence" | "score" => {
-                        confidence = confidence.or_else(|| read_confidence(&text_number(value)))
-                    }
-                    "reasoning" | "reason" | "explanation" | "rationale" => {
-                        reasoning = reasoning.or_else(|| Some(value.to_string()))
-                    }
-                    _ => names.extend(
-                        value
-                            .split(|c: char| c == ',' || c.is_whitespace())
-                            .filter_map(line_name),
-                    ),
-                },
-                None => names.extend(line_name(line)),
-            }
-        }
+/// Reads a classifier reply for `namespace`: the JSON object the prompt asks for, every
+/// field present and of its type (`paths` a non-empty list of strings, `confidence` a number
+/// within 0..=1, `reasoning` a string), every path acceptable (see the module documentation).
+/// Anything else is an error: [`LlmError::BadReply`] for the form,
+/// [`ModelError::BadPath`] for the paths.
+pub fn parse(
+    reply: &str,
+    namespace: &str,
+    existing: &[(String, u64)],
+) -> Result<Parsed, ModelError> {
+    let obj = json_object(reply)?;
+    let names = string_list(&obj, "paths")?;
+    if names.is_empty() {
+        return Err(LlmError::BadReply("the field \"paths\" is empty".into()).into());
     }
+    let confidence = number_in(&obj, "confidence", 0.0, 1.0)?;
+    let reasoning = string(&obj, "reasoning")?;
     let known: BTreeSet<&str> = existing
         .iter()
         .map(|(p, _)| p.as_str())
         .filter(|p| p.split('.').count() == PATH_DEPTH)
         .collect();
     let mut paths: Vec<String> = Vec::new();
-    let mut rejected = Vec::new();
+    let mut refused = Vec::new();
     for n in names {
-        if n.eq_ignore_ascii_case("none") {
-            continue;
-        }
         match check_path(&n, namespace, &known) {
             Ok(p) => {
-                if !paths.contains(&p) && paths.len() < MAX_PATHS {
+                if !paths.contains(&p) {
                     paths.push(p);
                 }
             }
-            Err(why) => rejected.push(format!("{:?}: {why}", shorten(&n, 80))),
+            Err(why) => refused.push(format!("{:?}: {why}", shorten(&n, 80))),
         }
     }
-    Parsed {
-        paths,
-        confidence: confidence.unwrap_or(DEFAULT_CONFIDENCE),
-        reasoning: one_line(reasoning.as_deref().unwrap_or("")),
-        rejected,
+    if !refused.is_empty() {
+        return Err(ModelError::BadPath {
+            reply: reply.chars().take(300).collect(),
+            refused,
+        });
     }
+    paths.truncate(MAX_PATHS);
+    Ok(Parsed {
+        paths,
+        confidence,
+        reasoning: one_line(&reasoning),
+    })
 }
 
 /// Checks one name the model gave; returns the bare path to store under, or why not.
@@ -257,103 +232,6 @@ fn check_path(name: &str, namespace: &str, known: &BTreeSet<&str>) -> Result<Str
     Ok(path)
 }
 
-/// The JSON value a reply holds: the whole body, else the span from the first `{` or `[` to
-/// the last matching closer (a reply with prose around its JSON).
-fn json_in(body: &str) -> Option<Value> {
-    let t = body.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
-        if v.is_object() || v.is_array() {
-            return Some(v);
-        }
-    }
-    for (open, close) in [('{', '}'), ('[', ']')] {
-        if let (Some(a), Some(b)) = (t.find(open), t.rfind(close)) {
-            if a < b {
-                if let Ok(v) = serde_json::from_str::<Value>(&t[a..=b]) {
-                    return Some(v);
-                }
-            }
-        }
-    }
-    None
-}
-
-/// The first value of one of `names` in an object, or in the first object of an array that
-/// has one.
-fn find_field<'a>(v: &'a Value, names: &[&str]) -> Option<&'a Value> {
-    match v {
-        Value::Object(m) => names.iter().find_map(|n| m.get(*n)),
-        Value::Array(items) => items.iter().find_map(|i| find_field(i, names)),
-        _ => None,
-    }
-}
-
-/// A confidence from a number or a numeric string (`0.8`, `"0.8"`, `85`, `"85%"`).
-fn read_confidence(v: &Value) -> Option<f64> {
-    let x = match v {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => {
-            let s = s.trim();
-            let (s, percent) = match s.strip_suffix('%') {
-                Some(rest) => (rest.trim(), true),
-                None => (s, false),
-            };
-            let x: f64 = s.parse().ok()?;
-            if percent {
-                x / 100.0
-            } else {
-                x
-            }
-        }
-        _ => return None,
-    };
-    if !x.is_finite() || x < 0.0 {
-        None
-    } else if x <= 1.0 {
-        Some(x)
-    } else if x <= 100.0 {
-        Some(x / 100.0)
-    } else {
-        None
-    }
-}
-
-fn text_number(s: &str) -> Value {
-    Value::String(
-        s.trim()
-            .trim_matches(|c: char| "\"'`*".contains(c))
-            .to_string(),
-    )
-}
-
-/// A `label: value` (or `label = value`) line whose label is one the classifier knows,
-/// lower-cased, with the value.
-fn labelled(line: &str) -> Option<(String, &str)> {
-    const LABELS: [&str; 10] = [
-        "confidence",
-        "score",
-        "reasoning",
-        "reason",
-        "explanation",
-        "rationale",
-        "path",
-        "paths",
-        "key",
-        "keys",
-    ];
-    let l = line
-        .trim()
-        .trim_start_matches(|c: char| c == '-' || c == '*' || c.is_whitespace());
-    let i = l.find([':', '='])?;
-    let label = l[..i]
-        .trim()
-        .trim_matches(|c: char| "\"'`*".contains(c))
-        .to_ascii_lowercase();
-    LABELS
-        .contains(&label.as_str())
-        .then(|| (label, l[i + 1..].trim()))
-}
-
 fn one_line(s: &str) -> String {
     let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = shorten(&joined, REASONING_CHARS);
@@ -376,7 +254,6 @@ fn shorten(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::LlmError;
 
     fn existing() -> Vec<(String, u64)> {
         vec![
@@ -386,82 +263,172 @@ mod tests {
         ]
     }
 
-    fn paths(reply: &str) -> Vec<String> {
-        parse(reply, "default", &existing()).paths
+    fn reply(paths: &str) -> String {
+        format!(r#"{{"paths": {paths}, "confidence": 0.8, "reasoning": "fits"}}"#)
+    }
+
+    fn paths(reply: &str) -> Result<Vec<String>, ModelError> {
+        parse(reply, "default", &existing()).map(|p| p.paths)
+    }
+
+    fn bad_reply(r: Result<Vec<String>, ModelError>) -> String {
+        match r {
+            Err(ModelError::Llm(LlmError::BadReply(m))) => m,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
-    fn replies_in_many_shapes() {
+    fn the_object_asked_for_is_read() {
         let want = ["preferences.coding.testing", "tools.lint.ruff"];
-        for reply in [
-            r#"{"paths": ["preferences.coding.testing", "tools.lint.ruff"], "confidence": 0.8, "reasoning": "x"}"#,
-            "```json\n{\"paths\": [\"preferences.coding.testing\", \"tools.lint.ruff\"]}\n```",
-            r#"["preferences.coding.testing", "tools.lint.ruff"]"#,
-            r#"[{"path": "preferences.coding.testing"}, {"path": "default:tools.lint.ruff"}]"#,
-            "Sure! Here it is: {\"paths\": [\"preferences.coding.testing\", \"tools.lint.ruff\"]} Hope that helps.",
-            "- preferences.coding.testing\n- tools.lint.ruff\nconfidence: 0.8",
-            "1. `preferences.coding.testing` because tests\n2) Tools.Lint.Ruff",
-            "paths: preferences.coding.testing, tools.lint.ruff\nreasoning: fits",
-            "{\"preferences.coding.testing\": 0.9, \"tools.lint.ruff\": 0.5}",
+        for r in [
+            reply(r#"["preferences.coding.testing", "tools.lint.ruff"]"#),
+            reply(
+                r#"["preferences.coding.testing", "default:tools.lint.ruff", "tools.lint.ruff"]"#,
+            ),
+            format!(
+                "```json\n{}\n```",
+                reply(r#"["preferences.coding.testing", "Tools.Lint.Ruff"]"#)
+            ),
+            reply(r#"["preferences.coding.testing", "tools.lint.ruff", "third.valid.path"]"#),
         ] {
-            assert_eq!(paths(reply), want, "reply {reply:?}");
+            assert_eq!(paths(&r).unwrap(), want, "reply {r:?}");
         }
-    }
-
-    #[test]
-    fn confidence_and_reasoning() {
         let p = parse(
-            r#"{"path": "a.b.c", "confidence": 0.72, "reasoning": "  about\n the   tests  "}"#,
+            r#"{"paths": ["a.b.c"], "confidence": 0.72, "reasoning": "  about\n the   tests  ", "extra": 1}"#,
             "default",
             &[],
-        );
-        assert_eq!(p.confidence, 0.72);
-        assert_eq!(p.reasoning, "about the tests");
-        let p = parse("a.b.c\nConfidence: 85%\nReasoning: it fits", "default", &[]);
-        assert_eq!((p.confidence, p.reasoning.as_str()), (0.85, "it fits"));
-        let p = parse(
-            r#"{"paths": ["a.b.c"], "confidence": "90"}"#,
-            "default",
-            &[],
-        );
-        assert_eq!(p.confidence, 0.9);
-        for bad in [r#""high""#, "-1", "1000", "null"] {
-            let p = parse(
-                &format!(r#"{{"paths": ["a.b.c"], "confidence": {bad}}}"#),
-                "default",
-                &[],
-            );
-            assert_eq!(p.confidence, DEFAULT_CONFIDENCE, "{bad}");
-        }
+        )
+        .unwrap();
         assert_eq!(
-            parse("a.b.c", "d", &[]).reasoning,
-            "the model gave no reasoning"
+            (p.confidence, p.reasoning.as_str()),
+            (0.72, "about the tests")
+        );
+        let p = parse(
+            r#"{"paths": ["a.b.c"], "confidence": 1, "reasoning": ""}"#,
+            "d",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            (p.confidence, p.reasoning.as_str()),
+            (1.0, "the model gave no reasoning")
         );
         let long = "x ".repeat(1000);
-        let p = parse(&format!("a.b.c\nreasoning: {long}"), "d", &[]);
+        let r = format!(r#"{{"paths": ["a.b.c"], "confidence": 0.5, "reasoning": "{long}"}}"#);
+        let p = parse(&r, "d", &[]).unwrap();
         assert_eq!(p.reasoning.chars().count(), REASONING_CHARS + 1);
     }
 
     #[test]
-    fn injected_and_invalid_paths_are_refused() {
-        let reply = r#"{"paths": ["../x", "a.b.c; rm -rf /", "work:infra.db.main", "a.b", "a.b.c.d",
-            "a..c", "a.b.c d", "a.b.$(id)", "é.b.c", "_a.b.c", "ok.path.here", "default:second.valid.path",
-            "third.valid.path"]}"#;
-        let p = parse(reply, "default", &existing());
-        assert_eq!(p.paths, ["ok.path.here", "second.valid.path"]);
-        assert_eq!(p.rejected.len(), 10, "{:?}", p.rejected);
-        assert!(p.rejected.iter().any(|r| r.contains("namespace \"work\"")));
-        // An existing prefix is reused as it is, case included; a new one is lower-cased.
-        assert_eq!(paths("Tools.Editor.Vim"), ["Tools.Editor.Vim"]);
-        assert_eq!(paths("Tools.Editor.Emacs"), ["tools.editor.emacs"]);
-        // A two-segment existing key is not a three-level path.
-        assert!(paths("infra.database").is_empty());
-        // Another namespace's prefix for a namespaced target.
-        let p = parse("default:a.b.c\nwork:a.b.c", "work", &[]);
-        assert_eq!(p.paths, ["a.b.c"]);
-        for garbage in ["", "NONE", "I cannot decide", "{}", "[]", "```\n```"] {
-            assert!(paths(garbage).is_empty(), "{garbage:?}");
+    fn any_other_form_fails() {
+        for prose in [
+            "",
+            "NONE",
+            "I cannot decide",
+            "- preferences.coding.testing\n- tools.lint.ruff\nconfidence: 0.8",
+            "paths: preferences.coding.testing\nreasoning: fits",
+            r#"["preferences.coding.testing"]"#,
+            "Sure! {\"paths\": [\"a.b.c\"], \"confidence\": 0.8, \"reasoning\": \"x\"}",
+        ] {
+            let m = bad_reply(paths(prose));
+            assert!(
+                m.contains("not a JSON object") || m.contains("empty") || m.contains("array"),
+                "{prose:?}: {m}"
+            );
         }
+        // The prompt, echoed back, is not an answer.
+        let echo = format!(
+            "[echo] model=m\nUser: {}",
+            prompt("default", "x", &existing())
+        );
+        assert!(bad_reply(paths(&echo)).contains("not a JSON object"));
+        for (r, why) in [
+            (r#"{}"#, "\"paths\" is missing"),
+            (
+                r#"{"paths": [], "confidence": 0.5, "reasoning": "r"}"#,
+                "\"paths\" is empty",
+            ),
+            (
+                r#"{"paths": "a.b.c", "confidence": 0.5, "reasoning": "r"}"#,
+                "not an array",
+            ),
+            (
+                r#"{"paths": [["a.b.c"]], "confidence": 0.5, "reasoning": "r"}"#,
+                "holds an array",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "reasoning": "r"}"#,
+                "\"confidence\" is missing",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "confidence": "0.8", "reasoning": "r"}"#,
+                "not a number",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "confidence": 85, "reasoning": "r"}"#,
+                "not within",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "confidence": -1, "reasoning": "r"}"#,
+                "not within",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "confidence": 0.5}"#,
+                "\"reasoning\" is missing",
+            ),
+            (
+                r#"{"paths": ["a.b.c"], "confidence": 0.5, "reasoning": 3}"#,
+                "not a string",
+            ),
+        ] {
+            let m = bad_reply(paths(r));
+            assert!(m.contains(why), "{r}: {m}");
+        }
+    }
+
+    #[test]
+    fn one_injected_or_invalid_path_refuses_the_reply() {
+        for bad in [
+            "../x",
+            "a.b.c; rm -rf /",
+            "work:infra.db.main",
+            "a.b",
+            "a.b.c.d",
+            "a..c",
+            "a.b.c d",
+            "a.b.$(id)",
+            "é.b.c",
+            "_a.b.c",
+        ] {
+            let r = reply(&format!(r#"["ok.path.here", {bad:?}]"#));
+            match paths(&r) {
+                Err(e @ ModelError::BadPath { .. }) => {
+                    let m = e.to_string();
+                    assert!(m.contains("unacceptable"), "{m}");
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let r = reply(r#"["work:infra.db.main"]"#);
+        assert!(paths(&r)
+            .unwrap_err()
+            .to_string()
+            .contains("namespace \"work\""));
+        // An existing prefix is reused as it is, case included; a new one is lower-cased.
+        assert_eq!(
+            paths(&reply(r#"["Tools.Editor.Vim"]"#)).unwrap(),
+            ["Tools.Editor.Vim"]
+        );
+        assert_eq!(
+            paths(&reply(r#"["Tools.Editor.Emacs"]"#)).unwrap(),
+            ["tools.editor.emacs"]
+        );
+        // A two-segment existing key is not a three-level path.
+        assert!(paths(&reply(r#"["infra.database"]"#)).is_err());
+        // The target namespace's prefix is accepted.
+        let p = parse(&reply(r#"["work:a.b.c"]"#), "work", &[]).unwrap();
+        assert_eq!(p.paths, ["a.b.c"]);
     }
 
     #[test]
@@ -502,9 +469,11 @@ mod tests {
         let c = classify(&ok, "default", "content", &[]).unwrap();
         assert_eq!((c.paths, c.confidence), (vec!["a.b.c".to_string()], 0.6));
         assert!(c.prompt.contains("content"));
-        let bad = Scripted(Ok(r#"{"paths": ["../etc/passwd"]}"#.into()));
+        let bad = Scripted(Ok(
+            r#"{"paths": ["../etc/passwd"], "confidence": 0.6, "reasoning": "r"}"#.into(),
+        ));
         match classify(&bad, "default", "content", &[]) {
-            Err(e @ ModelError::NoValidPath { .. }) => {
+            Err(e @ ModelError::BadPath { .. }) => {
                 assert!(e.to_string().contains("../etc/passwd"), "{e}")
             }
             other => panic!("{other:?}"),

@@ -1,26 +1,25 @@
 //! The model call of the `llm_merge` policy: the existing memory and the incoming one are
 //! given to a model, which answers with one merged memory.
 //!
-//! The reply is used as plain text: surrounding whitespace and a code fence around the whole
-//! reply are removed, and a JSON object holding the text (`{"content": ...}`, `merged`,
-//! `memory`) is unwrapped. An empty reply, or one the provider cut at its token limit, is
-//! refused ([`ModelError::BadMerge`]), as are inputs too long to merge reliably
-//! ([`MAX_MERGE_INPUT_CHARS`]); the caller then falls back (see
-//! [`super::write_merged`] for how a merge is recorded).
-
-use serde_json::Value;
+//! The prompt asks for one JSON object, `{"content": "<the merged memory>"}`, and the reply is
+//! accepted only in that form ([`crate::llm::reply`]): anything else (plain text, the prompt
+//! repeated, a missing or empty `content`) is refused ([`ModelError::Llm`] with
+//! [`LlmError::BadReply`]), as is a reply the provider cut at its token limit and inputs too
+//! long to merge reliably ([`MAX_MERGE_INPUT_CHARS`]) ([`ModelError::BadMerge`]); the caller
+//! then appends instead and warns (see [`super::write_merged`] for how a merge is recorded).
 
 use super::ModelError;
 use crate::key::Key;
-use crate::llm::Llm;
+use crate::llm::reply::{json_object, string};
+use crate::llm::{Llm, LlmError};
 
 /// Longest combined input (existing plus incoming content, in characters) sent for a merge.
 pub const MAX_MERGE_INPUT_CHARS: usize = 12_000;
 
 const SYSTEM: &str = "You maintain an AI agent's memory. Merge an existing memory and a new \
 one into a single memory: keep every fact that still holds, let the new memory win where \
-they conflict, remove repetition, stay concise. Answer with the merged memory's text only, \
-no preamble, no quotes, no markdown fences.";
+they conflict, remove repetition, stay concise. Answer with one JSON object and nothing \
+else: {\"content\": \"<the merged memory>\"}.";
 
 /// A merge the model produced, and the exchange that produced it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +36,8 @@ pub struct MergeReply {
 pub fn merge_prompt(key: &Key, existing: &str, incoming: &str) -> String {
     format!(
         "Memory key: {}\n\nExisting memory:\n<<<\n{existing}\n>>>\n\nNew memory:\n<<<\n{incoming}\n>>>\n\n\
-         Write the single merged memory.",
+         Write the single merged memory. Reply with one JSON object and nothing else: \
+         {{\"content\": \"<the merged memory>\"}}",
         key.path()
     )
 }
@@ -62,8 +62,7 @@ pub fn merge_contents(
             "the answer was cut at the provider's token limit".into(),
         ));
     }
-    let content = merged_text(&answer.text)
-        .ok_or_else(|| ModelError::BadMerge("the answer is empty".into()))?;
+    let content = merged_content(&answer.text)?;
     Ok(MergeReply {
         content,
         prompt,
@@ -71,54 +70,49 @@ pub fn merge_contents(
     })
 }
 
-/// The merged memory a reply holds, if any (see the module documentation).
-pub fn merged_text(reply: &str) -> Option<String> {
-    let mut t = reply.trim();
-    if t.starts_with("```") && t.ends_with("```") && t.len() >= 6 {
-        // A fence around the whole reply: drop the opening line (with its language tag)
-        // and the closing fence.
-        let inner = &t[..t.len() - 3];
-        t = inner.split_once('\n').map_or("", |(_, rest)| rest).trim();
+/// The merged memory a reply holds: the string field `content` of the JSON object that is
+/// the whole reply, trimmed and not empty; anything else is [`LlmError::BadReply`].
+pub fn merged_content(reply: &str) -> Result<String, LlmError> {
+    let content = string(&json_object(reply)?, "content")?;
+    let content = content.trim();
+    if content.is_empty() {
+        return Err(LlmError::BadReply("the field \"content\" is empty".into()));
     }
-    if t.starts_with('{') {
-        if let Ok(Value::Object(m)) = serde_json::from_str::<Value>(t) {
-            if let Some(s) = ["content", "merged", "memory", "text"]
-                .iter()
-                .find_map(|f| m.get(*f).and_then(Value::as_str))
-            {
-                let s = s.trim();
-                return (!s.is_empty()).then(|| s.to_string());
-            }
-        }
-    }
-    (!t.is_empty()).then(|| t.to_string())
+    Ok(content.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{Completion, LlmError};
+    use crate::llm::Completion;
 
     #[test]
-    fn replies_become_text() {
+    fn only_the_object_asked_for_is_a_merge() {
         assert_eq!(
-            merged_text("  merged text \n").as_deref(),
-            Some("merged text")
+            merged_content(r#"{"content": " both facts "}"#).unwrap(),
+            "both facts"
         );
         assert_eq!(
-            merged_text("```text\nline one\nline two\n```").as_deref(),
-            Some("line one\nline two")
+            merged_content("```json\n{\"content\": \"line one\\nline two\"}\n```").unwrap(),
+            "line one\nline two"
         );
-        assert_eq!(
-            merged_text(r#"{"content": " both facts "}"#).as_deref(),
-            Some("both facts")
-        );
-        assert_eq!(
-            merged_text("{not json} but prose").as_deref(),
-            Some("{not json} but prose")
-        );
-        for empty in ["", "   \n", "```\n```", r#"{"content": ""}"#] {
-            assert_eq!(merged_text(empty), None, "{empty:?}");
+        let key = Key::new("default", "workflow.deploy").unwrap();
+        let echo = format!("[echo] model=m\nUser: {}", merge_prompt(&key, "A", "B"));
+        for bad in [
+            "",
+            "   \n",
+            "merged text",
+            "{not json} but prose",
+            r#"{"content": ""}"#,
+            r#"{"content": 3}"#,
+            r#"{"merged": "A and B"}"#,
+            r#"["A and B"]"#,
+            echo.as_str(),
+        ] {
+            assert!(
+                matches!(merged_content(bad), Err(LlmError::BadReply(_))),
+                "{bad:?}"
+            );
         }
     }
 
@@ -146,22 +140,22 @@ mod tests {
     #[test]
     fn merges_and_refusals() {
         let key = Key::new("default", "workflow.deploy").unwrap();
-        let m = merge_contents(&fixed("A and B", false), &key, "A", "B").unwrap();
+        let m = merge_contents(&fixed(r#"{"content": "A and B"}"#, false), &key, "A", "B").unwrap();
         assert_eq!(m.content, "A and B");
         assert!(m.prompt.contains("Existing memory:\n<<<\nA\n>>>"));
         assert!(m.prompt.contains("New memory:\n<<<\nB\n>>>"));
         assert!(m.prompt.contains("workflow.deploy"));
         assert!(matches!(
-            merge_contents(&fixed("A and", true), &key, "A", "B"),
+            merge_contents(&fixed(r#"{"content": "A and"#, true), &key, "A", "B"),
             Err(ModelError::BadMerge(_))
         ));
         assert!(matches!(
-            merge_contents(&fixed(" ", false), &key, "A", "B"),
-            Err(ModelError::BadMerge(_))
+            merge_contents(&fixed("A and B", false), &key, "A", "B"),
+            Err(ModelError::Llm(LlmError::BadReply(_)))
         ));
         let long = "x".repeat(MAX_MERGE_INPUT_CHARS);
         assert!(matches!(
-            merge_contents(&fixed("ok", false), &key, &long, "B"),
+            merge_contents(&fixed(r#"{"content": "ok"}"#, false), &key, &long, "B"),
             Err(ModelError::BadMerge(_))
         ));
     }

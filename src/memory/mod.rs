@@ -54,29 +54,21 @@ pub enum MemoryError {
 /// writing; `llm_merge` appends.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
-    /// The model call itself failed (transport, HTTP status, timeout, malformed answer,
-    /// failing command).
+    /// The model call failed (transport, HTTP status, timeout, malformed answer, failing
+    /// command) or its reply is not the JSON object asked for.
     #[error("the model call failed: {0}")]
     Llm(#[from] crate::llm::LlmError),
-    /// The classifier's reply names no acceptable three-level path.
-    #[error("the model's reply names no valid three-level path{}; reply: {reply:?}", rejected_note(.rejected))]
-    NoValidPath {
+    /// The classifier's reply names a path that is not an acceptable three-level path.
+    #[error("the model's reply names an unacceptable path (refused: {}); reply: {reply:?}", .refused.join("; "))]
+    BadPath {
         /// The start of the reply.
         reply: String,
         /// The names it gave that were refused, each with the reason.
-        rejected: Vec<String>,
+        refused: Vec<String>,
     },
     /// The merge reply cannot be used as the merged memory.
     #[error("the model's merge is unusable: {0}")]
     BadMerge(String),
-}
-
-fn rejected_note(rejected: &[String]) -> String {
-    if rejected.is_empty() {
-        String::new()
-    } else {
-        format!(" (refused: {})", rejected.join("; "))
-    }
 }
 
 fn invalid(msg: impl Into<String>) -> MemoryError {

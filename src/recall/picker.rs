@@ -7,16 +7,18 @@
 //!   (fallback: the [`L2_FALLBACK`] largest); then one call picks keys among the descended
 //!   keys, with samples.
 //!
-//! Replies are parsed tolerantly ([`parse_reply`], over [`crate::llm::reply`]); only keys
-//! of the candidate set are ever returned, so a reply cannot inject a key. Every call's
-//! prompt, reply and time are recorded.
+//! Each prompt asks for one JSON object (`{"topics": [...]}`, `{"keys": [...]}`) and a reply
+//! is accepted only in that form, naming only what was offered ([`parse_reply`]); anything
+//! else counts as a failed call (a prefix step then takes its fallback, the key step fails).
+//! So a reply cannot inject a key, and text that is not an answer (an echo of the prompt,
+//! prose) is never read as one. Every call's prompt, reply and time are recorded.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use crate::llm::{Llm, LlmError};
 
-pub use crate::llm::reply::{json_names, line_name, reply_names, strip_code_fences};
+use crate::llm::reply::{excerpt, json_object, string_list};
 
 /// Most prefixes a tiered first step keeps.
 pub const L1_PICKS: usize = 4;
@@ -33,8 +35,8 @@ pub const MAX_KEY_CANDIDATES: usize = 400;
 /// Characters of content shown per key.
 pub const SAMPLE_CHARS: usize = 160;
 
-const SYSTEM: &str = "You select entries from an agent's memory store. Answer only with \
-entries copied exactly from the list you are given, one per line, or NONE.";
+const SYSTEM: &str = "You select entries from an agent's memory store. Answer with one JSON \
+object and nothing else, naming only entries copied exactly from the list you are given.";
 
 /// How the picker works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,48 +96,30 @@ pub struct PickError {
     pub partial: Box<Pick>,
 }
 
-/// What a reply said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Reply {
-    /// Candidates named, in reply order, without repeats.
-    Picks(Vec<String>),
-    /// An explicit `NONE` and nothing else.
-    None,
-    /// Nothing usable.
-    Garbage,
-}
-
-/// Parses a reply against the candidate set: one entry per line (bullets, numbering, quotes
-/// and backticks stripped; text after the entry ignored), a JSON array of strings or
-/// objects, a JSON object holding such an array, code fences around any of these, or
-/// `NONE`. A bare path matches a `default:` candidate. Names outside the set are ignored.
-pub fn parse_reply(reply: &str, candidates: &BTreeSet<String>) -> Reply {
+/// The names a reply picks: the reply must be the JSON object `{"<field>": [...]}` (see
+/// [`crate::llm::reply`]) whose list holds only names of `candidates`, copied exactly; they
+/// are returned in reply order without repeats (an empty list: none fits). Anything else is
+/// [`LlmError::BadReply`]: prose, a list of lines, the prompt repeated, a missing field or
+/// one of another type, a name that was not offered.
+pub fn parse_reply(
+    reply: &str,
+    field: &str,
+    candidates: &BTreeSet<String>,
+) -> Result<Vec<String>, LlmError> {
+    let obj = json_object(reply)?;
     let mut out: Vec<String> = Vec::new();
-    let mut none = false;
-    for n in reply_names(reply) {
-        if n.eq_ignore_ascii_case("none") {
-            none = true;
-            continue;
+    for name in string_list(&obj, field)? {
+        if !candidates.contains(&name) {
+            return Err(LlmError::BadReply(format!(
+                "{} was not offered",
+                excerpt(&name)
+            )));
         }
-        let hit = if candidates.contains(&n) {
-            Some(n)
-        } else {
-            let d = format!("default:{n}");
-            candidates.contains(&d).then_some(d)
-        };
-        if let Some(h) = hit {
-            if !out.contains(&h) {
-                out.push(h);
-            }
+        if !out.contains(&name) {
+            out.push(name);
         }
     }
-    if !out.is_empty() {
-        Reply::Picks(out)
-    } else if none {
-        Reply::None
-    } else {
-        Reply::Garbage
-    }
+    Ok(out)
 }
 
 /// Why an inventory gave no sample of a key.
@@ -258,17 +242,18 @@ impl Run<'_> {
             prompt.push_str(&format!("- {p}: {n}\n"));
         }
         prompt.push_str(&format!(
-            "\nWhich topics most likely hold the answer? Reply with at most {most} topics \
-             from the list, one per line, most relevant first, or NONE."
+            "\nWhich topics most likely hold the answer? Reply with one JSON object and \
+             nothing else: {{\"topics\": [\"<topic>\", ...]}} with at most {most} topics \
+             copied exactly from the list, most relevant first, or {{\"topics\": []}} if none do."
         ));
         let reply = self.call(step, prompt)?;
         let set: BTreeSet<String> = h.iter().map(|(p, _)| p.clone()).collect();
-        match parse_reply(&reply, &set) {
-            Reply::Picks(mut p) => {
+        match parse_reply(&reply, "topics", &set) {
+            Ok(mut p) if !p.is_empty() => {
                 p.truncate(most);
                 Ok(p)
             }
-            Reply::None | Reply::Garbage => {
+            _ => {
                 self.pick.fallbacks.push(step.to_string());
                 Ok(largest(h, fallback))
             }
@@ -302,21 +287,21 @@ impl Run<'_> {
             prompt.push('\n');
         }
         prompt.push_str(&format!(
-            "\nWhich memories help answer the question? Reply with at most {limit} keys from \
-             the list, one per line, most relevant first, or NONE if none do."
+            "\nWhich memories help answer the question? Reply with one JSON object and \
+             nothing else: {{\"keys\": [\"<key>\", ...]}} with at most {limit} keys copied \
+             exactly from the list, most relevant first, or {{\"keys\": []}} if none do."
         ));
         let reply = self.call(step, prompt)?;
         let set: BTreeSet<String> = shown.iter().cloned().collect();
-        match parse_reply(&reply, &set) {
-            Reply::Picks(mut p) => {
+        match parse_reply(&reply, "keys", &set) {
+            Ok(mut p) => {
                 p.truncate(limit);
                 Ok(p)
             }
-            Reply::None => Ok(Vec::new()),
-            Reply::Garbage => Err(PickError {
+            Err(e) => Err(PickError {
                 step: step.to_string(),
-                reason: "the model's reply names no listed key".into(),
-                llm: None,
+                reason: e.to_string(),
+                llm: Some(e),
                 partial: Box::new(self.pick.clone()),
             }),
         }
@@ -384,26 +369,37 @@ mod tests {
     }
 
     #[test]
-    fn replies_in_many_shapes() {
+    fn replies_are_the_object_asked_for() {
         let c = set(&["default:a.b", "default:a.c", "work:x.y"]);
-        let want = Reply::Picks(vec!["default:a.b".into(), "work:x.y".into()]);
+        let want = vec!["default:a.b".to_string(), "work:x.y".to_string()];
         for reply in [
-            "default:a.b\nwork:x.y",
-            "- default:a.b\n- work:x.y",
-            "1. `default:a.b` is about A\n2) \"work:x.y\"",
-            "```\n[\"default:a.b\", \"work:x.y\"]\n```",
-            "{\"keys\": [\"default:a.b\", \"work:x.y\"]}",
-            "[{\"key\": \"default:a.b\"}, {\"key\": \"work:x.y\"}]",
-            "a.b\nwork:x.y\n/etc/passwd\nother:z",
-            "* default:a.b,\n* work:x.y.",
+            r#"{"keys": ["default:a.b", "work:x.y"]}"#,
+            r#"{"keys": ["default:a.b", "work:x.y", "default:a.b"], "why": "extra fields are ignored"}"#,
+            "```json\n{\"keys\": [\"default:a.b\", \"work:x.y\"]}\n```",
         ] {
-            assert_eq!(parse_reply(reply, &c), want, "reply {reply:?}");
+            assert_eq!(parse_reply(reply, "keys", &c).unwrap(), want, "{reply:?}");
         }
-        assert_eq!(parse_reply("NONE", &c), Reply::None);
-        assert_eq!(parse_reply("none.", &c), Reply::None);
-        assert_eq!(parse_reply("I cannot help with that", &c), Reply::Garbage);
-        assert_eq!(parse_reply("", &c), Reply::Garbage);
-        assert_eq!(parse_reply("../../x\nrm -rf /", &c), Reply::Garbage);
+        assert!(parse_reply(r#"{"keys": []}"#, "keys", &c)
+            .unwrap()
+            .is_empty());
+        for bad in [
+            "default:a.b\nwork:x.y",
+            "- default:a.b",
+            "NONE",
+            "",
+            r#"["default:a.b"]"#,
+            r#"{"topics": ["default:a.b"]}"#,
+            r#"{"keys": "default:a.b"}"#,
+            r#"{"keys": [1, 2]}"#,
+            r#"{"keys": ["default:a.b", "a.c"]}"#,
+            r#"{"keys": ["default:a.b", "../../etc/passwd"]}"#,
+            "Sure: {\"keys\": [\"default:a.b\"]}",
+        ] {
+            assert!(
+                matches!(parse_reply(bad, "keys", &c), Err(LlmError::BadReply(_))),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -404,7 +404,9 @@ mod tests {
             RevParseError::BadSyntax { .. } => Kind::Syntax,
             RevParseError::BadDate { .. } => Kind::Date,
             RevParseError::BadBranchName { .. } => Kind::Branch,
-            RevParseError::NumberTooLarge { .. } => Kind::TooLarge,
+            RevParseError::NumberTooLarge { .. } | RevParseError::TooManySuffixes { .. } => {
+                Kind::TooLarge
+            }
             RevParseError::Unsupported { .. } => Kind::Unsupported,
         }
     }
@@ -412,6 +414,10 @@ mod tests {
     #[test]
     fn invalid_revisions_and_ranges() {
         use Kind::*;
+        // Deep chains are refused whole, not walked (a stack frame per suffix).
+        let deep = format!("HEAD{}", "~".repeat(20_000));
+        let deep_range = format!("main{}", "^".repeat(MAX_SUFFIXES + 1));
+        assert!(parse_rev(&format!("HEAD{}", "~".repeat(MAX_SUFFIXES)), NOW).is_ok());
         let revs: Vec<(&str, Kind)> = vec![
             ("", Empty),
             ("main~x", Syntax),
@@ -429,6 +435,8 @@ mod tests {
             ("main~1000001", TooLarge),
             ("main^99999999999999999999999", TooLarge),
             ("main@{99999999999999999999 years ago}", TooLarge),
+            (&deep, TooLarge),
+            (&deep_range, TooLarge),
             ("a..b", Syntax),
             ("main^{commit}", Unsupported),
             ("-x", Branch),

@@ -5,27 +5,11 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The virtual environment's Python, or `None` when `MEMOIR_SKIP_PYTHON_TESTS=1` says the
-/// Python suites are not to run here. Without the environment (and without that opt-out)
-/// the test fails and says how to make it.
-pub fn venv_python() -> Option<PathBuf> {
-    if std::env::var("MEMOIR_SKIP_PYTHON_TESTS").as_deref() == Ok("1") {
-        return None;
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: create it with `python3 -m venv .venv && .venv/bin/pip install -r \
-         tests/python/requirements.txt` (or set MEMOIR_SKIP_PYTHON_TESTS=1 to skip)",
-        python.display()
-    );
-    Some(python)
-}
+use crate::common::venv_program;
 
 #[test]
 fn official_python_sdk_drives_the_server() {
-    let Some(python) = venv_python() else {
+    let Some(python) = venv_program("python") else {
         return;
     };
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python");

@@ -206,3 +206,27 @@ pub fn sorted(v: Value) -> Value {
         other => other,
     }
 }
+
+/// Set to `1` to skip the tests that need the project's Python virtual environment.
+pub const SKIP_PYTHON: &str = "MEMOIR_SKIP_PYTHON_TESTS";
+
+/// A program of the project's virtual environment (`.venv/bin/NAME`: the official MCP SDK's
+/// Python, llm-katan), or `None` when `MEMOIR_SKIP_PYTHON_TESTS=1` skips those tests on
+/// purpose. Panics, saying how to make the environment, when it is missing.
+pub fn venv_program(name: &str) -> Option<std::path::PathBuf> {
+    if std::env::var(SKIP_PYTHON).is_ok_and(|v| v == "1") {
+        eprintln!("{SKIP_PYTHON}=1: skipping a test that needs .venv/bin/{name}");
+        return None;
+    }
+    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".venv/bin")
+        .join(name);
+    assert!(
+        program.is_file(),
+        "{} is missing. Create the project's virtual environment (.ci/run does):\n  \
+         python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt\n\
+         or set {SKIP_PYTHON}=1 to skip the tests that need it.",
+        program.display()
+    );
+    Some(program)
+}

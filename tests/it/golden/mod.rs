@@ -360,11 +360,15 @@ fn every_command_prints_what_it_printed() {
     g.model("model-classify-garbage", "I am not sure where this goes.");
     g.model(
         "model-merge",
-        "Deploy with make release, run the smoke tests, then tag the release.",
+        r#"{"content": "Deploy with make release, run the smoke tests, then tag the release."}"#,
     );
-    g.model(
+    // Topics when asked for topics, else keys.
+    g.script(
         "model-pick",
-        "default:infra\ndefault:ops\ndefault:infra.database\ndefault:ops.release",
+        "#!/bin/sh\ncase \"$(cat)\" in\n\
+         *'Topics in memory'*) echo '{\"topics\": [\"default:infra\", \"default:ops\"]}' ;;\n\
+         *) echo '{\"keys\": [\"default:infra.database\", \"default:ops.release\"]}' ;;\n\
+         esac\n",
     );
     g.failing_model("model-down");
 

@@ -41,8 +41,11 @@ fn remember_without_paths_classifies_one_path_openai() {
     let why = v["reasoning"].as_str().unwrap();
     assert!(why.starts_with("A testing tool preference"), "{why}");
     assert!(why.contains("openai:"), "{why}");
-    assert_eq!(v["classification"]["confidence"], 0.82);
-    assert_eq!(v["classification"]["rejected"], json!([]));
+    assert_eq!(
+        v["classification"],
+        json!({"model": "openai:gpt-4o-mini", "paths": ["tools.testing.hypothesis"],
+               "confidence": 0.82, "reasoning": "A testing tool preference."})
+    );
     assert!(v["commit_hash"].is_string());
     assert_eq!(commit_count(&store), before + 1);
     // The stored record carries the classifier's confidence.
@@ -74,7 +77,7 @@ fn remember_without_paths_classifies_two_paths_anthropic() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with(dir.path(), &TAXONOMY);
     let s = serve(vec![anthropic(
-        "Here you go:\n{\"paths\": [\"preferences.coding.testing\", \"Tools.Testing.Pytest\"], \
+        "{\"paths\": [\"preferences.coding.testing\", \"Tools.Testing.Pytest\"], \
          \"confidence\": 0.9, \"reasoning\": \"testing habits\"}",
     )]);
     let env = [
@@ -126,10 +129,9 @@ fn remember_without_paths_classifies_two_paths_anthropic() {
 fn classifier_paths_are_validated() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with(dir.path(), &TAXONOMY);
-    // Injected and malformed paths are dropped; the valid one is used, in -n's namespace.
+    // A path in -n's namespace is taken in it.
     let s = serve(vec![openai(
-        r#"{"paths": ["../x", "default:evil.path.here", "a.b.c; rm -rf /", "notes.misc",
-            "work:notes.team.standup"], "confidence": 0.7, "reasoning": "team notes"}"#,
+        r#"{"paths": ["work:notes.team.standup"], "confidence": 0.7, "reasoning": "team notes"}"#,
     )]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
@@ -141,32 +143,90 @@ fn classifier_paths_are_validated() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["keys"], json!(["notes.team.standup"]));
     assert_eq!(v["full_key"], "work:notes.team.standup");
-    let rejected = v["classification"]["rejected"].as_array().unwrap();
-    assert_eq!(rejected.len(), 4, "{rejected:?}");
-    assert!(rejected
-        .iter()
-        .any(|r| r.as_str().unwrap().contains("namespace")));
 
-    // Nothing valid: exit 1, nothing written.
+    // One injected or malformed path refuses the whole reply: exit 1, nothing written, every
+    // refused path named.
     let before = commit_count(&store);
     let s = serve(vec![openai(
-        "- ../../etc/passwd\n- rm -rf /\n- a.b\n- x.y.z.w\n- other:q.r.s",
+        r#"{"paths": ["ok.path.here", "../x", "default:evil.path.here", "a.b.c; rm -rf /",
+            "notes.misc"], "confidence": 0.7, "reasoning": "team notes"}"#,
     )]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
-    let (code, v) = memoir(&store, &env, &["remember", "Something else"]);
+    let (code, v) = memoir(&store, &env, &["remember", "Something else", "-n", "work"]);
     assert_eq!(code, 1, "{v}");
     assert_eq!(v["success"], false);
     let e = v["error"].as_str().unwrap();
-    assert!(e.contains("no valid three-level path"), "{e}");
+    assert!(e.contains("unacceptable path"), "{e}");
     assert!(e.contains("nothing was stored"), "{e}");
+    for refused in ["../x", "default:evil.path.here", "rm -rf", "notes.misc"] {
+        assert!(e.contains(refused), "{refused} in {e}");
+    }
+    assert!(e.contains(r#"names namespace "default""#), "{e}");
     assert_eq!(commit_count(&store), before);
-    // Garbage: the same.
-    let s = serve(vec![openai("I am not sure where this goes.")]);
-    let base = format!("{}/v1", s.url);
+}
+
+/// A classifier reply is used only when it is the JSON object the prompt asked for, every
+/// field of its type: the prompt repeated (what an echo server answers, naming the existing
+/// keys one per line), a list of lines, prose around JSON, a missing field or one of the
+/// wrong type is a failed call: exit 1 with the reason, nothing stored.
+#[test]
+fn classifier_refuses_replies_in_another_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with(dir.path(), &TAXONOMY);
+    let before = commit_count(&store);
+    let probe = serve(vec![raw(500, "down")]);
+    let base = format!("{}/v1", probe.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
-    let (code, _) = memoir(&store, &env, &["remember", "Something else"]);
-    assert_eq!(code, 1);
+    assert_eq!(memoir(&store, &env, &["remember", "Likes dark mode"]).0, 1);
+    let echo = format!(
+        "[echo] model=m\nUser: {}",
+        user_prompt(&probe.requests()[0])
+    );
+    assert!(echo.contains("- preferences.coding.testing: 1\n"), "{echo}");
+    for (reply, why) in [
+        (echo.as_str(), "not a JSON object"),
+        (
+            "- preferences.coding.testing\n- style.indent",
+            "not a JSON object",
+        ),
+        (
+            "Sure: {\"paths\": [\"ui.theme.dark\"], \"confidence\": 0.8, \"reasoning\": \"ui\"}",
+            "not a JSON object",
+        ),
+        (r#"["ui.theme.dark"]"#, "an array in JSON"),
+        (
+            r#"{"path": "ui.theme.dark", "confidence": 0.8, "reasoning": "ui"}"#,
+            "\"paths\" is missing",
+        ),
+        (
+            r#"{"paths": "ui.theme.dark", "confidence": 0.8, "reasoning": "ui"}"#,
+            "not an array",
+        ),
+        (
+            r#"{"paths": ["ui.theme.dark"], "confidence": "high", "reasoning": "ui"}"#,
+            "not a number",
+        ),
+        (
+            r#"{"paths": ["ui.theme.dark"], "confidence": 0.8, "reasoning": ["ui"]}"#,
+            "not a string",
+        ),
+        (
+            r#"{"paths": [], "confidence": 0.8, "reasoning": "ui"}"#,
+            "is empty",
+        ),
+    ] {
+        let s = serve(vec![openai(reply)]);
+        let base = format!("{}/v1", s.url);
+        let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+        let (code, v, err) = memoir_full(&store, &env, &["remember", "Likes dark mode"]);
+        assert_eq!(code, 1, "{reply}: {v}");
+        assert_eq!(v["code"], 1);
+        let e = v["error"].as_str().unwrap();
+        assert!(e.contains(why), "{reply}: {e}");
+        assert!(e.contains("nothing was stored"), "{e}");
+        assert!(!err.contains("panic"), "{err}");
+    }
     assert_eq!(commit_count(&store), before);
 }
 

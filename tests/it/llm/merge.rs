@@ -18,7 +18,7 @@ fn llm_merge_asks_the_model_once_and_stores_its_merge() {
         &[("Deploy with make release", "workflow.deploy.steps")],
     );
     let s = serve(vec![openai(
-        "Deploy with make release, then run the smoke tests.",
+        r#"{"content": "Deploy with make release, then run the smoke tests."}"#,
     )]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
@@ -82,7 +82,9 @@ fn llm_merge_asks_the_model_once_and_stores_its_merge() {
     assert_eq!(r["confidence"], 1.0);
 
     // Anthropic format, through an explicit --merge-policy on a key whose default differs.
-    let s = serve(vec![anthropic("Prefers pytest; runs it with -x.")]);
+    let s = serve(vec![anthropic(
+        r#"{"content": "Prefers pytest; runs it with -x."}"#,
+    )]);
     let env = [
         ("ANTHROPIC_API_KEY", "test-key"),
         ("ANTHROPIC_BASE_URL", s.url.as_str()),
@@ -124,7 +126,7 @@ fn classifier_and_merge_in_one_command() {
         openai(
             r#"{"paths": ["workflow.deploy.steps"], "confidence": 0.75, "reasoning": "deploy steps"}"#,
         ),
-        openai("Deploy with make release; tag the release first."),
+        openai(r#"{"content": "Deploy with make release; tag the release first."}"#),
     ]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
@@ -162,11 +164,37 @@ fn llm_merge_falls_back_to_append() {
                 .to_string(),
         delay: Duration::ZERO,
     };
-    let mut want = String::from("Deploy with make release");
+    // What an echo server answers: the prompt, holding both memories.
+    let probe = serve(vec![raw(500, "down")]);
+    let base = format!("{}/v1", probe.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, _) = memoir(
+        &store,
+        &env,
+        &["remember", "Step 0", "-p", "workflow.deploy.steps"],
+    );
+    assert_eq!(code, 0);
+    let echo = format!(
+        "[echo] model=m\nUser: {}",
+        user_prompt(&probe.requests()[0])
+    );
+    assert!(echo.contains("Deploy with make release") && echo.contains("Step 0"));
+    let mut want = String::from("Deploy with make release\n\n[update] Step 0");
     for (i, (answer, cause)) in [
         (raw(500, "model is down"), "500"),
         (truncated, "token limit"),
         (openai("   "), "empty"),
+        (openai(&echo), "not a JSON object"),
+        (
+            openai("Deploy with make release, then Step 5."),
+            "not a JSON object",
+        ),
+        (
+            openai(r#"{"merged": "Deploy with make release"}"#),
+            "\"content\" is missing",
+        ),
+        (openai(r#"{"content": ["Deploy"]}"#), "not a string"),
+        (openai(r#"{"content": "  "}"#), "\"content\" is empty"),
     ]
     .into_iter()
     .enumerate()
@@ -174,7 +202,7 @@ fn llm_merge_falls_back_to_append() {
         let s = serve(vec![answer]);
         let base = format!("{}/v1", s.url);
         let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
-        let content = format!("Step {i}");
+        let content = format!("Step {}", i + 1);
         let (code, v, err) = memoir_full(
             &store,
             &env,

@@ -1,7 +1,10 @@
 //! LLM providers and the picker against a scripted model behind a real HTTP server on
-//! 127.0.0.1 (OpenAI and Anthropic wire formats), and the command provider.
+//! 127.0.0.1 (OpenAI and Anthropic wire formats), the command provider, the provider
+//! configuration of the environment, and a real model server (llm-katan's echo backend).
 
 mod classify;
+mod config;
+mod katan;
 mod merge;
 mod pick;
 mod providers;
@@ -132,6 +135,7 @@ fn cfg(kind: ProviderKind, url: &str, timeout_ms: u64) -> ProviderConfig {
         model: "scripted".into(),
         timeout: Duration::from_millis(timeout_ms),
         max_tokens: 64,
+        origin: String::new(),
     }
 }
 
@@ -148,7 +152,7 @@ fn memoir_full(
 ) -> (i32, Value, String) {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
     for (k, _) in std::env::vars() {
-        if k.starts_with("MEMOIR_") || k.ends_with("_API_KEY") || k == "ANTHROPIC_BASE_URL" {
+        if k.starts_with("MEMOIR_") || k.ends_with("_API_KEY") || k.ends_with("_BASE_URL") {
             cmd.env_remove(k);
         }
     }

@@ -38,7 +38,7 @@ fn llm_at(s: &Server) -> Box<dyn Llm> {
 fn single_mode_is_one_call_over_every_key() {
     let inv = inventory(&[("a", 3), ("b", 2)]);
     let s = serve(vec![openai(
-        "- default:b.k001\n- default:zz.k000\n- default:a.k000",
+        r#"{"keys": ["default:b.k001", "default:a.k000"]}"#,
     )]);
     let p = picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap();
     assert_eq!(p.keys, ["default:b.k001", "default:a.k000"]);
@@ -62,16 +62,19 @@ fn single_mode_is_one_call_over_every_key() {
 fn tiered_escalates_exactly_above_forty_keys() {
     // 40 keys under `a`: no second step.
     let inv = inventory(&[("a", 40), ("b", 3)]);
-    let s = serve(vec![openai("default:a"), openai("default:a.k007")]);
+    let s = serve(vec![
+        openai(r#"{"topics": ["default:a"]}"#),
+        openai(r#"{"keys": ["default:a.k007"]}"#),
+    ]);
     let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
     assert_eq!(p.keys, ["default:a.k007"]);
     assert_eq!(s.requests().len(), 2);
     // 41 keys under `a`: a second step over its depth-2 prefixes (the keys themselves here).
     let inv = inventory(&[("a", 41), ("b", 3)]);
     let s = serve(vec![
-        openai("default:a\ndefault:b"),
-        openai("default:a.k040"),
-        openai("default:a.k040\ndefault:b.k002"),
+        openai(r#"{"topics": ["default:a", "default:b"]}"#),
+        openai(r#"{"topics": ["default:a.k040"]}"#),
+        openai(r#"{"keys": ["default:a.k040", "default:b.k002"]}"#),
     ]);
     let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
     assert_eq!(p.keys, ["default:a.k040", "default:b.k002"]);
@@ -90,7 +93,10 @@ fn tiered_escalates_exactly_above_forty_keys() {
 fn tiered_fallbacks_and_none() {
     // Garbage at the first step: the three largest prefixes are descended.
     let inv = inventory(&[("a", 5), ("b", 4), ("c", 3), ("d", 2)]);
-    let s = serve(vec![openai("I think the answer is 42"), openai("NONE")]);
+    let s = serve(vec![
+        openai("I think the answer is 42"),
+        openai(r#"{"keys": []}"#),
+    ]);
     let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
     assert!(p.keys.is_empty());
     assert_eq!(p.fallbacks, ["l1"]);
@@ -101,13 +107,71 @@ fn tiered_fallbacks_and_none() {
     assert!(keys.contains("default:a.k000") && keys.contains("default:c.k002"));
     assert!(!keys.contains("default:d."));
     // Garbage at the key step is an error carrying what was done.
-    let s = serve(vec![openai("default:a"), openai("no idea")]);
+    let s = serve(vec![
+        openai(r#"{"topics": ["default:a"]}"#),
+        openai("no idea"),
+    ]);
     let e = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap_err();
     assert_eq!(e.step, "keys");
     assert_eq!(e.partial.prompts.len(), 2);
+    assert!(matches!(e.llm, Some(LlmError::BadReply(_))), "{e}");
     // A failing model is an error naming the step.
     let s = serve(vec![raw(500, "down")]);
     let e = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap_err();
     assert_eq!(e.step, "l1");
     assert!(matches!(e.llm, Some(LlmError::Status { status: 500, .. })));
+}
+
+/// A reply is used only when it is the object the prompt asked for and names only what was
+/// offered: a prefix step takes its fallback otherwise, the key step fails.
+#[test]
+fn replies_in_another_form_are_failed_calls() {
+    let inv = inventory(&[("a", 3), ("b", 2)]);
+    let prompt_of = |s: &Server| {
+        s.requests()[0].body["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    // The prompt names the form it wants.
+    let s = serve(vec![openai(r#"{"keys": []}"#)]);
+    picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap();
+    assert!(prompt_of(&s).contains(r#"{"keys": ["<key>", ...]}"#));
+    for (reply, why) in [
+        ("- default:a.k000\n- default:b.k001", "not a JSON object"),
+        ("The first key, default:a.k000, fits.", "not a JSON object"),
+        (
+            r#"{"keys": ["default:a.k000", "default:c.k000"]}"#,
+            "was not offered",
+        ),
+        (r#"{"keys": ["a.k000"]}"#, "was not offered"),
+        (r#"{"keys": "default:a.k000"}"#, "not an array"),
+        (
+            r#"{"keys": [{"key": "default:a.k000"}]}"#,
+            "not only strings",
+        ),
+        (r#"{"picks": ["default:a.k000"]}"#, "\"keys\" is missing"),
+    ] {
+        let s = serve(vec![openai(reply)]);
+        let e = picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap_err();
+        assert_eq!(e.step, "single");
+        assert!(e.reason.contains(why), "{reply}: {}", e.reason);
+        assert!(matches!(e.llm, Some(LlmError::BadReply(_))));
+        assert_eq!(e.partial.prompts[0].reply, reply);
+    }
+    // The prompt echoed back (the inventory's keys, one per line) is not an answer.
+    let s = serve(vec![openai(r#"{"keys": []}"#)]);
+    picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap();
+    let echo = format!("[echo] model=m\nUser: {}", prompt_of(&s));
+    let s = serve(vec![openai(&echo)]);
+    let e = picker::pick(llm_at(&s).as_ref(), Mode::Single, "q?", &inv, 10).unwrap_err();
+    assert!(e.reason.contains("not a JSON object"), "{}", e.reason);
+    // At a prefix step, a prefix that was not offered means the fallback.
+    let s = serve(vec![
+        openai(r#"{"topics": ["default:a", "default:zz"]}"#),
+        openai(r#"{"keys": ["default:b.k000"]}"#),
+    ]);
+    let p = picker::pick(llm_at(&s).as_ref(), Mode::Tiered, "q?", &inv, 5).unwrap();
+    assert_eq!(p.fallbacks, ["l1"]);
+    assert_eq!(p.keys, ["default:b.k000"]);
 }

@@ -27,9 +27,7 @@ fn cli_recall_modes_and_fallback() {
     assert_eq!(v["memories"][0]["path"], "infra.database");
     assert_eq!(v["memories"][0]["metadata"]["mode"], "lexical");
     // Single mode through an OpenAI-compatible endpoint.
-    let s = serve(vec![openai(
-        "default:ops.deploy.strategy\n../../etc/passwd",
-    )]);
+    let s = serve(vec![openai(r#"{"keys": ["default:ops.deploy.strategy"]}"#)]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
     let (code, v) = memoir(&store, &env, &["recall", "how do we ship?"]);
@@ -52,6 +50,96 @@ fn cli_recall_modes_and_fallback() {
         .unwrap()
         .contains("500"));
     assert_eq!(v["memories"][0]["path"], "infra.database");
+}
+
+/// `memoir recall` uses a model's reply only when it is the JSON object the prompt asked for,
+/// naming only keys it was shown: a reply that repeats the prompt, prose, a key that was not
+/// offered or a field of the wrong type is a failed call, and recall answers lexically with
+/// `fellback_from` and the reason, in JSON and on the terminal.
+#[test]
+fn cli_recall_refuses_replies_in_another_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    assert_eq!(memoir(&store, &[], &["new", store.to_str().unwrap()]).0, 0);
+    for i in 0..12 {
+        let (c, p) = (format!("note number {i}"), format!("notes.n{i:02}"));
+        assert_eq!(memoir(&store, &[], &["remember", &c, "-p", &p]).0, 0);
+    }
+    let (c, p) = ("PostgreSQL 16 is the main database", "infra.database");
+    assert_eq!(memoir(&store, &[], &["remember", c, "-p", p]).0, 0);
+    // What an echo server answers: the prompt, keys one per line.
+    let probe = serve(vec![openai(r#"{"keys": []}"#)]);
+    let base = format!("{}/v1", probe.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(&store, &env, &["recall", "which database?"]);
+    assert_eq!((code, v["count"].as_u64()), (0, Some(0)), "{v}");
+    let echo = format!(
+        "[echo] model=m\nUser: {}",
+        user_prompt(&probe.requests()[0])
+    );
+    assert!(echo.contains("- default:notes.n00: note number 0\n"));
+    for (reply, why) in [
+        (echo.as_str(), "not a JSON object"),
+        (
+            "The answer is in default:infra.database.",
+            "not a JSON object",
+        ),
+        ("default:infra.database", "not a JSON object"),
+        (
+            r#"{"keys": ["default:infra.database", "default:infra.secrets"]}"#,
+            "was not offered",
+        ),
+        (r#"{"keys": "default:infra.database"}"#, "not an array"),
+        (r#"{"keys": [1]}"#, "not only strings"),
+    ] {
+        let s = serve(vec![openai(reply)]);
+        let base = format!("{}/v1", s.url);
+        let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+        let (code, v) = memoir(
+            &store,
+            &env,
+            &["recall", "which database?", "--mode", "single"],
+        );
+        assert_eq!(code, 0, "{v}");
+        assert_eq!(v["success"], true);
+        assert_eq!(v["metadata"]["mode"], "lexical", "{reply}: {v}");
+        assert_eq!(v["metadata"]["fellback_from"], "single");
+        let reason = v["metadata"]["fallback_reason"].as_str().unwrap();
+        assert!(reason.contains(why), "{reply}: {reason}");
+        assert_eq!(v["metadata"]["llm_prompts"][0]["reply"], reply);
+        assert_eq!(v["memories"][0]["path"], "infra.database");
+        assert_eq!(v["memories"][0]["metadata"]["mode"], "lexical");
+        assert_eq!(s.requests().len(), 1);
+    }
+    // Tiered: the prefix steps fall back, the key step fails, recall answers lexically.
+    let s = serve(vec![openai(&echo), openai(&echo)]);
+    let base = format!("{}/v1", s.url);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v) = memoir(
+        &store,
+        &env,
+        &["recall", "which database?", "--mode", "tiered"],
+    );
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["metadata"]["mode"], "lexical");
+    assert_eq!(v["metadata"]["fellback_from"], "tiered");
+    assert_eq!(v["memories"][0]["path"], "infra.database");
+    // On the terminal, the fallback is stated.
+    let s = serve(vec![openai(&echo)]);
+    let base = format!("{}/v1", s.url);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .env_clear()
+        .env("MEMOIR_LLM_BASE_URL", &base)
+        .args(["-s", store.to_str().unwrap(), "recall", "which database?"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        stdout.contains("answered lexically") && stdout.contains("not a JSON object"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("default:infra.database"), "{stdout}");
 }
 
 /// The single-mode prompt of `memoir recall` on a store of more than
@@ -106,7 +194,7 @@ fn cli_single_prompt_matches_a_plain_reading_of_the_store() {
     assert_eq!(code, 0, "{v}");
 
     let question = "deploy the build";
-    let s = serve(vec![openai("default:b-c.k000")]);
+    let s = serve(vec![openai(r#"{"keys": ["default:b-c.k000"]}"#)]);
     let base = format!("{}/v1", s.url);
     let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
     let (code, v) = memoir(&store, &env, &["recall", question, "--mode", "single"]);
@@ -170,8 +258,9 @@ fn cli_single_prompt_matches_a_plain_reading_of_the_store() {
         want.push_str(&format!("- {k}: {one_line}\n"));
     }
     want.push_str(
-        "\nWhich memories help answer the question? Reply with at most 10 keys from the list, \
-         one per line, most relevant first, or NONE if none do.",
+        "\nWhich memories help answer the question? Reply with one JSON object and nothing \
+         else: {\"keys\": [\"<key>\", ...]} with at most 10 keys copied exactly from the \
+         list, most relevant first, or {\"keys\": []} if none do.",
     );
     assert_eq!(got, want);
     assert!(
