@@ -613,3 +613,30 @@ fn oversized_messages_are_answered_not_dropped() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+/// A revision of thousands of suffixes is refused as a revision error, through the command
+/// line and over MCP, and the server keeps serving (it used to overflow the stack).
+#[test]
+fn deep_revisions_are_refused_not_walked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let (code, _) = cli(&store, &["remember", "x", "-p", "a.b"]);
+    assert_eq!(code, 0);
+    let deep = format!("HEAD{}", "~".repeat(20_000));
+    let (code, v) = cli(&store, &["get", "a.b", "--at", &deep]);
+    assert_eq!(code, 1, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("too many suffixes"), "{v}");
+    let (code, _) = cli(&store, &["log", &format!("{deep}..HEAD")]);
+    assert_eq!(code, 1);
+
+    let s = Server::start(&store, &[]);
+    let e = s.err(
+        "memoir_get",
+        json!({"keys": ["a.b"], "at": format!("HEAD{}", "~".repeat(6_000))}),
+    );
+    assert_eq!(e["code"], 1);
+    let e = s.err("memoir_diff", json!({"from": format!("HEAD{}", "^".repeat(6_000))}));
+    assert_eq!(e["code"], 1);
+    let g = s.ok("memoir_get", json!({"keys": ["a.b"]}));
+    assert_eq!(g["items"][0]["found"], true);
+}
