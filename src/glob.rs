@@ -57,6 +57,14 @@ impl KeyGlobs {
             if p.len() > MAX_PATTERN_BYTES {
                 return Err(GlobError::TooLong);
             }
+            // Key paths never hold `/`, and globset reads `**/` as "any directories, or none"
+            // (so `**/**` would match every key): a `/` can only mislead.
+            if p.contains('/') {
+                return Err(GlobError::Syntax {
+                    pattern: p.to_string(),
+                    reason: "key paths never contain `/`; segments are separated by `.` and `*` crosses them".to_string(),
+                });
+            }
             let g = GlobBuilder::new(p)
                 .literal_separator(false)
                 .case_insensitive(false)
@@ -150,5 +158,11 @@ mod tests {
         assert_eq!(KeyGlobs::new(&[""]).unwrap_err(), GlobError::Empty);
         let huge = "a".repeat(MAX_PATTERN_BYTES + 1);
         assert_eq!(KeyGlobs::new(&[huge]).unwrap_err(), GlobError::TooLong);
+        for slash in ["**/**", "a/b", "*/x"] {
+            assert!(matches!(
+                KeyGlobs::new(&[slash]),
+                Err(GlobError::Syntax { .. })
+            ));
+        }
     }
 }

@@ -79,6 +79,7 @@ impl Memoir {
     /// unreachable (and the search index, which holds contents). A key missing on that branch
     /// is exit 2, and nothing changes.
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
+        who.check()?;
         let key = parse_key(&req.key, req.namespace.as_deref())?;
         let repo = self.open_repo()?;
         let target = write_target(&repo, who.branch.as_deref())?;

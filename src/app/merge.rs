@@ -142,6 +142,7 @@ impl Memoir {
     /// `req.into`). Conflicts a strategy does not settle are returned with nothing committed
     /// (the outcome's exit code is 4).
     pub fn merge(&self, req: &MergeRequest, who: &WriteAs) -> MemoirResult<MergeOutcome> {
+        who.check()?;
         let repo = self.open_repo()?;
         let into = match &req.into {
             Some(b) => {

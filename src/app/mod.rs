@@ -38,7 +38,7 @@ use crate::llm::{provider, Llm, ProviderConfig};
 use crate::memory::{read_record, FacetCap, Record};
 use crate::object::ObjectId;
 use crate::prolly::Edit;
-use crate::repo::revision::{format_iso8601, validate_branch_name};
+use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
 use crate::repo::{Head, Repo, RepoError, Signature};
 use crate::store::{OpenOptions, Store};
 
@@ -162,7 +162,35 @@ pub struct WriteAs {
     pub actor: Option<String>,
 }
 
+/// Longest author, source or actor accepted, in bytes.
+pub const MAX_SIGNATURE_BYTES: usize = 1024;
+
 impl WriteAs {
+    /// Checks the provenance a write records: author, source and actor are one line each
+    /// (no control characters, so `log` and `blame` cannot be made to show forged lines) and
+    /// at most [`MAX_SIGNATURE_BYTES`] long (exit 1).
+    pub fn check(&self) -> MemoirResult<()> {
+        let fields = [
+            ("author", Some(&self.author)),
+            ("source", self.source.as_ref()),
+            ("actor", self.actor.as_ref()),
+        ];
+        for (what, value) in fields {
+            let Some(v) = value else { continue };
+            if v.chars().any(char::is_control) {
+                return Err(MemoirError::invalid(format!(
+                    "the {what} contains a control character (a newline, tab or escape); it must be one line of text"
+                )));
+            }
+            if v.len() > MAX_SIGNATURE_BYTES {
+                return Err(MemoirError::invalid(format!(
+                    "the {what} is longer than {MAX_SIGNATURE_BYTES} bytes"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Writes by `author` to the branch HEAD is on.
     pub fn author(author: impl Into<String>) -> Self {
         WriteAs {
@@ -401,11 +429,14 @@ pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<Wr
                     base: tip,
                     exists: true,
                 }),
-                Err(RepoError::BranchNotFound(_)) => Ok(WriteTarget {
-                    branch: b.to_string(),
-                    base: repo.head_commit()?,
-                    exists: false,
-                }),
+                Err(RepoError::BranchNotFound(_)) => {
+                    validate_new_branch_name(b)?;
+                    Ok(WriteTarget {
+                        branch: b.to_string(),
+                        base: repo.head_commit()?,
+                        exists: false,
+                    })
+                }
                 Err(e) => Err(e.into()),
             }
         }

@@ -250,6 +250,7 @@ impl Memoir {
     pub fn remember(&self, req: &RememberRequest, who: &WriteAs) -> MemoirResult<RememberOutcome> {
         let timer = self.clock().timer();
         req.validate()?;
+        who.check()?;
         refuse_secrets(&req.content, req.allow_secrets)?;
         let cap = self.options().facet_cap;
         let now = self.clock().now();

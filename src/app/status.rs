@@ -97,6 +97,7 @@ impl Memoir {
         options: super::Options,
         author: &WriteAs,
     ) -> MemoirResult<(Memoir, CreateOutcome)> {
+        author.check()?;
         let store =
             Store::create(path.as_ref(), &options.store_options()).map_err(|e| match e {
                 StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {

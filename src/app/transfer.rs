@@ -169,6 +169,7 @@ impl Memoir {
         progress: &mut dyn FnMut(usize, usize),
     ) -> MemoirResult<ImportOutcome> {
         req.validate()?;
+        who.check()?;
         let records = parse_lines(
             &req.lines,
             req.namespace(),

@@ -32,6 +32,9 @@ pub fn env_flag(name: &str) -> bool {
 
 /// The clock of `MEMOIR_NOW` (unix seconds, for reproducible ids and output in tests), else
 /// the system clock.
+/// The latest `MEMOIR_NOW`: 9999-12-31T23:59:59Z, the last second ISO 8601 dates can show.
+const MAX_NOW: f64 = 253_402_300_799.0;
+
 pub fn clock_from_env() -> Result<Clock, CliError> {
     match env_var("MEMOIR_NOW") {
         None => Ok(Clock::system()),
@@ -39,9 +42,13 @@ pub fn clock_from_env() -> Result<Clock, CliError> {
             .trim()
             .parse::<f64>()
             .ok()
-            .filter(|x| x.is_finite() && *x >= 0.0)
+            .filter(|x| x.is_finite() && (0.0..=MAX_NOW).contains(x))
             .map(Clock::fixed)
-            .ok_or_else(|| CliError::invalid(format!("MEMOIR_NOW={t:?} is not unix seconds"))),
+            .ok_or_else(|| {
+                CliError::invalid(format!(
+                    "MEMOIR_NOW={t:?} is not unix seconds between 0 and {MAX_NOW} (year 9999)"
+                ))
+            }),
     }
 }
 

@@ -4,7 +4,7 @@ use memoir::app::Op;
 use memoir::app::{BlameOutcome, DiffOutcome, DiffQuery, KeyScope, LogOutcome, LogQuery};
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
-use super::output::{esc, CliError, Report};
+use super::output::{esc, esc_line, CliError, Report};
 
 /// Show commits, newest first
 #[derive(Debug, clap::Args)]
@@ -55,7 +55,8 @@ pub fn render_log(ctx: &Ctx, out: &LogOutcome) -> Report {
             esc(c.subject()),
             merge
         ));
-        r.lines.push(format!("  {} · {}", esc(&c.author), c.date));
+        r.lines
+            .push(format!("  {} · {}", esc_line(&c.author), c.date));
     }
     if out.commits.is_empty() {
         r.lines.push(s.warn("no commits"));
@@ -110,7 +111,7 @@ pub fn render_blame(ctx: &Ctx, out: &BlameOutcome) -> Report {
             s.bold(&e.short_commit),
             e.operation,
             e.date,
-            esc(&e.author),
+            esc_line(&e.author),
             esc(e.message.lines().next().unwrap_or(""))
         ));
     }

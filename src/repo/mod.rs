@@ -359,7 +359,7 @@ impl Repo {
 
     /// Creates branch `name` at commit `at`.
     pub fn create_branch(&self, name: &str, at: &ObjectId) -> RepoResult<()> {
-        revision::validate_branch_name(name)?;
+        revision::validate_new_branch_name(name)?;
         self.read_commit(at)?;
         self.store
             .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?

@@ -22,7 +22,7 @@ mod branch;
 mod date;
 
 pub use crate::calendar::format_iso8601;
-pub use branch::{validate_branch_name, MAX_BRANCH_NAME_LEN};
+pub use branch::{validate_branch_name, validate_new_branch_name, MAX_BRANCH_NAME_LEN};
 pub use date::parse_date;
 
 /// The largest count accepted after `~` or `^`.

@@ -18,6 +18,7 @@ mod maintenance;
 mod mcp;
 mod mcp_concurrency;
 mod mcp_http;
+mod names;
 mod prolly;
 mod python_sdk;
 mod readme;

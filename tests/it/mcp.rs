@@ -625,7 +625,10 @@ fn deep_revisions_are_refused_not_walked() {
     let deep = format!("HEAD{}", "~".repeat(20_000));
     let (code, v) = cli(&store, &["get", "a.b", "--at", &deep]);
     assert_eq!(code, 1, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("too many suffixes"), "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("too many suffixes"),
+        "{v}"
+    );
     let (code, _) = cli(&store, &["log", &format!("{deep}..HEAD")]);
     assert_eq!(code, 1);
 
@@ -635,7 +638,10 @@ fn deep_revisions_are_refused_not_walked() {
         json!({"keys": ["a.b"], "at": format!("HEAD{}", "~".repeat(6_000))}),
     );
     assert_eq!(e["code"], 1);
-    let e = s.err("memoir_diff", json!({"from": format!("HEAD{}", "^".repeat(6_000))}));
+    let e = s.err(
+        "memoir_diff",
+        json!({"from": format!("HEAD{}", "^".repeat(6_000))}),
+    );
     assert_eq!(e["code"], 1);
     let g = s.ok("memoir_get", json!({"keys": ["a.b"]}));
     assert_eq!(g["items"][0]["found"], true);

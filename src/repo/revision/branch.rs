@@ -62,9 +62,39 @@ pub fn validate_branch_name(name: &str) -> Result<(), RevParseError> {
     Ok(())
 }
 
+/// Checks the name of a branch about to be created: a valid name
+/// ([`validate_branch_name`]) that does not read as a commit id prefix. A name of only hex
+/// digits, as long as the shortest prefix a revision may abbreviate a commit to, would make
+/// that commit unreachable by its id (the branch wins), so it is refused, as git warns.
+pub fn validate_new_branch_name(name: &str) -> Result<(), RevParseError> {
+    validate_branch_name(name)?;
+    let min = crate::repo::resolve::MIN_PREFIX_DIGITS;
+    if name.len() >= min && name.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(RevParseError::BadBranchName {
+            name: name.to_owned(),
+            why: "reads as a commit id (only hex digits, 4 or more); add another letter or a `/`",
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn new_branches_cannot_read_as_commit_ids() {
+        for bad in ["cafe", "DEADBEEF", &"a".repeat(64)] {
+            assert!(validate_new_branch_name(bad).is_err(), "{bad}");
+            assert!(
+                validate_branch_name(bad).is_ok(),
+                "{bad} still reads as a name"
+            );
+        }
+        for ok in ["abc", "cafe-2", "feature/cafe", "exp"] {
+            assert!(validate_new_branch_name(ok).is_ok(), "{ok}");
+        }
+    }
 
     #[test]
     fn invalid_branch_names() {
