@@ -59,6 +59,7 @@ pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use proof::{ProofOutcome, VerifyOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
+    MAX_PATHS,
 };
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};

@@ -50,6 +50,11 @@ pub struct RememberRequest {
     pub allow_secrets: bool,
 }
 
+/// Most paths one `remember` writes the same content under. Each record holds the content
+/// and names the others, so a write of k paths stores k copies and k x (k - 1) names: the cap
+/// keeps that bounded (16 MiB content x 16 paths at most).
+pub const MAX_PATHS: usize = 16;
+
 impl RememberRequest {
     /// A request to remember `content` under `paths`, with every other setting default.
     pub fn new(content: impl Into<String>, paths: &[&str]) -> Self {
@@ -61,10 +66,17 @@ impl RememberRequest {
     }
 
     /// Checks the request's own rules without touching the store or scanning for secrets:
-    /// content not blank nor too long, `replace` not combined with a merge policy, confidence
-    /// within range (exit 1).
+    /// content not blank nor too long, at most [`MAX_PATHS`] paths, `replace` not combined
+    /// with a merge policy, confidence within range (exit 1).
     pub fn validate(&self) -> MemoirResult<()> {
         check_content(&self.content)?;
+        if self.paths.len() > MAX_PATHS {
+            return Err(MemoirError::invalid(format!(
+                "{} paths in one remember; at most {MAX_PATHS} (each key holds the content and \
+                 names the others, so a write costs paths x paths): split it into several",
+                self.paths.len()
+            )));
+        }
         if self.replace && self.merge_policy.is_some() {
             return Err(MemoirError::invalid(
                 "--replace and --merge-policy cannot be combined (--replace means --merge-policy replace)",

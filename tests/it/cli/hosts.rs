@@ -181,3 +181,23 @@ fn a_search_without_a_distinguishing_word_is_a_usage_error() {
     }
     assert_eq!(f.ok(&["search", "the green"])["count"], 1);
 }
+
+/// A write's cost is bounded: more than 16 paths in one remember is refused whole (each
+/// record names every other key), and 16 are stored in one commit.
+#[test]
+fn one_remember_writes_at_most_sixteen_paths() {
+    let f = Fixture::new();
+    let paths: Vec<String> = (0..17).map(|i| format!("k.p{i}")).collect();
+    let mut args = vec!["remember", "shared"];
+    for p in &paths {
+        args.extend(["-p", p.as_str()]);
+    }
+    let o = f.run(true, &args);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.json()["error"].as_str().unwrap().contains("at most 16"));
+    let before = f.commit_count();
+    args.truncate(2 + 2 * 16);
+    let v = f.ok(&args);
+    assert_eq!(v["full_keys"].as_array().unwrap().len(), 16);
+    assert_eq!(f.commit_count(), before + 1);
+}
