@@ -101,10 +101,16 @@ impl MemoirError {
         }
     }
 
-    /// Whether the path holds no store at all (as opposed to a damaged or busy one): a face
-    /// that may create the store on first use (`mcp --init`) asks this.
+    /// Whether the path holds no store at all, or one whose creation was cut short before
+    /// its first commit (as opposed to a damaged or busy one): a face that may create the
+    /// store on first use (`mcp --init`) asks this, and [`crate::Memoir::create`] finishes
+    /// a half-made store.
     pub fn is_not_a_store(&self) -> bool {
-        matches!(self, MemoirError::Store(StoreError::NotAStore { .. }))
+        matches!(
+            self,
+            MemoirError::Store(StoreError::NotAStore { .. })
+                | MemoirError::Repo(RepoError::NotInitialized)
+        )
     }
 
     /// The exit code of this error (the contract's; see [`exit`]).

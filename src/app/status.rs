@@ -98,13 +98,21 @@ impl Memoir {
         author: &WriteAs,
     ) -> MemoirResult<(Memoir, CreateOutcome)> {
         author.check()?;
-        let store =
-            Store::create(path.as_ref(), &options.store_options()).map_err(|e| match e {
-                StoreError::NotEmpty { .. } | StoreError::AlreadyExists { .. } => {
-                    MemoirError::invalid(e.to_string())
+        let refuse = |e: StoreError| MemoirError::invalid(e.to_string());
+        let store = match Store::create(path.as_ref(), &options.store_options()) {
+            Ok(s) => s,
+            Err(e @ StoreError::AlreadyExists { .. }) => {
+                // A store whose creation was killed before its first commit finished has no
+                // HEAD: finish it. Any other existing store is refused, untouched.
+                let s = Store::open(path.as_ref(), &options.store_options())?;
+                if s.get_ref(HEAD)?.is_some() {
+                    return Err(refuse(e));
                 }
-                other => other.into(),
-            })?;
+                s
+            }
+            Err(e @ StoreError::NotEmpty { .. }) => return Err(refuse(e)),
+            Err(other) => return Err(other.into()),
+        };
         let m = Memoir::open(path.as_ref(), options);
         let repo = Repo::init(store, &m.signature(author), INIT_MESSAGE)?;
         let commit = repo.head_commit()?;

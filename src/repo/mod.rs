@@ -195,9 +195,12 @@ impl Repo {
         if repo.store.get_ref(HEAD)?.is_some() {
             return Err(RepoError::AlreadyInitialized);
         }
-        let root = repo.tree.empty()?;
-        let id = repo.write_commit(root, vec![], sig, message)?;
-        repo.cas(&branch_ref(DEFAULT_BRANCH), None, Some(id.as_bytes()))?;
+        // An init killed after making the branch but before HEAD is finished from there.
+        if repo.store.get_ref(&branch_ref(DEFAULT_BRANCH))?.is_none() {
+            let root = repo.tree.empty()?;
+            let id = repo.write_commit(root, vec![], sig, message)?;
+            repo.cas(&branch_ref(DEFAULT_BRANCH), None, Some(id.as_bytes()))?;
+        }
         let head = format!("{SYMBOLIC}{}{DEFAULT_BRANCH}", BRANCH_PREFIX);
         repo.cas(HEAD, None, Some(head.as_bytes()))?;
         repo.store.flush()?;

@@ -20,6 +20,11 @@ use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreRes
 const DB_DIR: &str = "db";
 /// Subdirectory of a store that holds the pack files.
 const PACKS_DIR: &str = "packs";
+/// The directory of derived caches (written by the layers above).
+const CACHE_DIR: &str = "cache";
+/// What a directory a `create` was killed in can hold besides nothing: a directory with only
+/// these and no FORMAT is finished by the next `create`.
+const HALF_MADE: [&str; 4] = [LOCK_FILE, DB_DIR, PACKS_DIR, CACHE_DIR];
 
 /// How to open or create a store directory.
 #[derive(Debug, Clone)]
@@ -55,8 +60,15 @@ pub(super) fn log_path(path: &Path) -> PathBuf {
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
 /// reference after the LOCK is released), so a database still locked is waited for like
 /// the LOCK, within `opts.lock_timeout`.
+/// How long the engine's own lock may still be held once the store's LOCK is ours: the
+/// engine of a handle this process just closed lets go of its files from a background thread,
+/// a moment after the drop. Holding LOCK, nobody else can be there, so that moment is waited
+/// for even when the caller's lock timeout is zero.
+const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
-    lock::wait_while_held(path, opts.lock_timeout, || {
+    let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
+    lock::wait_while_held(path, wait, || {
         SledBackend::try_open(
             &path.join(DB_DIR),
             &path.join(PACKS_DIR),
@@ -136,14 +148,41 @@ impl Store {
                     path: path.to_path_buf(),
                 });
             }
-            let mut entries = fs::read_dir(path).map_err(io_err(path))?;
-            if entries.next().is_some() {
+            let mut names = Vec::new();
+            for entry in fs::read_dir(path).map_err(io_err(path))? {
+                names.push(entry.map_err(io_err(path))?.file_name());
+            }
+            if !names.is_empty() {
+                if names.iter().all(|n| HALF_MADE.iter().any(|h| n == *h)) {
+                    return Self::finish_half_made(path, opts);
+                }
                 return Err(StoreError::NotEmpty {
                     path: path.to_path_buf(),
                 });
             }
         }
         Self::create_in(path, opts, &mut created).inspect_err(|_| created.undo(path))
+    }
+
+    /// Creates the store again in a directory a killed `create` left with its LOCK and some
+    /// of `db/`, `packs/` and `cache/` but no FORMAT (written last, so nothing there was
+    /// ever a store): under the lock, and if FORMAT is still missing, those are removed and
+    /// made anew.
+    fn finish_half_made(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
+        let lock = lock::lock_existing(path, opts.lock_timeout)?;
+        if path.join(FORMAT_FILE).symlink_metadata().is_ok() {
+            return Err(StoreError::AlreadyExists {
+                path: path.to_path_buf(),
+            });
+        }
+        for dir in [DB_DIR, PACKS_DIR, CACHE_DIR] {
+            let d = path.join(dir);
+            if d.symlink_metadata().is_ok() {
+                fs::remove_dir_all(&d).map_err(io_err(&d))?;
+            }
+        }
+        let mut created = Created::default();
+        Self::build(path, opts, lock, &mut created).inspect_err(|_| created.undo(path))
     }
 
     /// The steps of `create` after the emptiness checks, recording in `created` what exists.
@@ -155,7 +194,27 @@ impl Store {
         };
         created.lock = true;
         lock::acquire(&lock, path, opts.lock_timeout)?;
+        // Between making LOCK and locking it, another creator may have taken this directory
+        // for a half-made store and finished it: then LOCK is theirs, and so is the store.
+        if path.join(DB_DIR).symlink_metadata().is_ok()
+            || path.join(FORMAT_FILE).symlink_metadata().is_ok()
+        {
+            created.lock = false;
+            created.dir = false;
+            return Err(StoreError::AlreadyExists {
+                path: path.to_path_buf(),
+            });
+        }
+        Self::build(path, opts, lock, created)
+    }
 
+    /// Makes `db/`, `packs/`, the engine and, last, FORMAT in `path`, whose LOCK `lock` holds.
+    fn build(
+        path: &Path,
+        opts: &OpenOptions,
+        lock: fs::File,
+        created: &mut Created,
+    ) -> StoreResult<Store> {
         let db_path = path.join(DB_DIR);
         fs::create_dir(&db_path).map_err(io_err(&db_path))?;
         created.db = true;

@@ -278,7 +278,7 @@ fn pack_record_and_index_entry_vectors() {
          00000008\
          82024568656c6c6f"
     );
-    let db = sled::open(path.join("db")).unwrap();
+    let db = crate::common::open_sled_when_free(&path.join("db"));
     let entry = db.open_tree("index").unwrap().get(id.as_bytes()).unwrap();
     assert_eq!(hex(&entry.unwrap()), "00000001000000000000000800000008");
 }

@@ -5,6 +5,7 @@ mod app_history;
 mod cli;
 mod cli_model;
 mod common;
+mod create_crash;
 mod decode;
 mod faults;
 mod format;

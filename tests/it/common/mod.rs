@@ -230,3 +230,18 @@ pub fn venv_program(name: &str) -> Option<std::path::PathBuf> {
     );
     Some(program)
 }
+
+/// sled's database at `path`, once the last handle on it (whose lock sled's background
+/// thread lets go of shortly after the drop) has released it.
+pub fn open_sled_when_free(path: &std::path::Path) -> sled::Db {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => panic!("{} stays locked: {e}", path.display()),
+        }
+    }
+}

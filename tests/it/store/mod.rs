@@ -28,21 +28,6 @@ fn opts(timeout_ms: u64) -> OpenOptions {
     }
 }
 
-/// sled's database at `path`, once the last handle on it (whose lock sled's background
-/// thread lets go of shortly after the drop) has released it.
-fn open_sled_when_free(path: &std::path::Path) -> sled::Db {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match sled::open(path) {
-            Ok(db) => return db,
-            Err(_) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            Err(e) => panic!("{} stays locked: {e}", path.display()),
-        }
-    }
-}
-
 /// A new store directory `s` in a temporary directory, open.
 fn new_sled_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();

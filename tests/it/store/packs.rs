@@ -7,7 +7,8 @@ use memoir::store::{
     ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, FORMAT_FILE, FORMAT_VERSION,
 };
 
-use super::{id, new_sled_store, open_sled_when_free, opts};
+use super::{id, new_sled_store, opts};
+use crate::common::open_sled_when_free;
 
 /// Every regular file under `dir`, recursively.
 fn files_under(dir: &Path) -> Vec<std::path::PathBuf> {
