@@ -4,8 +4,11 @@
 
 use serde::Serialize;
 
+use crate::key::Key;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
+use crate::repo::revision::validate_branch_name;
+use crate::repo::Repo;
 
 use super::{
     commit_to, parse_key, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
@@ -50,7 +53,7 @@ pub struct PurgeCounts {
 /// What `forget` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ForgetOutcome {
-    /// Always true (a missing key is an error).
+    /// Always true (a missing key is an error, except to a purge).
     pub success: bool,
     /// The key's path.
     pub key: String,
@@ -69,19 +72,27 @@ pub struct ForgetOutcome {
     /// The commit of `commit_hash`.
     #[serde(skip)]
     pub commit: ObjectId,
+    /// What a purge did to the derived caches (diagnostics).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 impl Outcome for ForgetOutcome {}
 
 impl Memoir {
-    /// Removes the memory at `req.key` on the branch of `who` in a new commit, or with
-    /// `req.purge` erases the key from every commit of every branch and removes what became
-    /// unreachable (and the search index, which holds contents). A key missing on that branch
-    /// is exit 2, and nothing changes.
+    /// Removes the memory at `req.key` on the branch of `who` in a new commit; a key missing
+    /// on that branch is exit 2, and nothing changes. With `req.purge`, erases the key from
+    /// every commit of every branch whether or not the branch has it now, removes what
+    /// became unreachable and prunes the derived caches (the search index holds contents),
+    /// so the key's content is in no file of the store; a purge of a key in no commit still
+    /// does the removal and pruning, which finishes a purge that was interrupted.
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
         who.check()?;
         let key = parse_key(&req.key, req.namespace.as_deref())?;
         let repo = self.open_repo()?;
+        if req.purge {
+            return self.purge(repo, &key, who);
+        }
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
         if repo.tree().get(&root, &key.encode())?.is_none() {
@@ -89,38 +100,6 @@ impl Memoir {
                 "memory '{key}' not found on {}; nothing to forget",
                 target.branch
             )));
-        }
-        if req.purge {
-            let report = repo.purge(&key.encode())?;
-            let tip = repo.branch_tip(&target.branch)?;
-            drop(repo);
-            // The search index holds contents verbatim: it goes too (rebuilt on the next
-            // search).
-            crate::recall::remove_cache(self.path())?;
-            let message = format!(
-                "Purged {} from {}: {} commits rewritten, {} refs moved, {} objects removed",
-                key.path(),
-                key.namespace(),
-                report.commits_rewritten,
-                report.refs_moved,
-                report.gc.objects_removed
-            );
-            return Ok(ForgetOutcome {
-                success: true,
-                key: key.path().to_string(),
-                namespace: key.namespace().to_string(),
-                commit_hash: tip.to_hex(),
-                message,
-                purged: Some(PurgeCounts {
-                    commits_with_key: report.commits_with_key,
-                    commits_rewritten: report.commits_rewritten,
-                    refs_moved: report.refs_moved,
-                    objects_removed: report.gc.objects_removed,
-                    bytes_removed: report.gc.bytes_removed,
-                }),
-                full_key: key.to_string(),
-                commit: tip,
-            });
         }
         let message = format!("Delete {} from {}", key.path(), key.namespace());
         let (id, _) = commit_to(
@@ -140,6 +119,56 @@ impl Memoir {
             purged: None,
             full_key: key.to_string(),
             commit: id,
+            notes: Vec::new(),
+        })
+    }
+
+    /// `forget --purge`: see [`Memoir::forget`]. The reported commit is the tip of the
+    /// branch of `who` when it exists, else HEAD's commit, after the rewrite.
+    fn purge(&self, repo: Repo, key: &Key, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
+        if let Some(b) = &who.branch {
+            validate_branch_name(b)?;
+        }
+        let report = repo.purge(&key.encode())?;
+        let notes = self.prune_caches(repo.store())?;
+        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
+            Some(Ok(tip)) => tip,
+            _ => repo.head_commit()?,
+        };
+        drop(repo);
+        let removed = report.gc.objects_removed;
+        let message = if report.commits_with_key == 0 {
+            format!(
+                "Purged {} from {}: it is in no commit of any branch; {removed} unreachable \
+                 objects removed",
+                key.path(),
+                key.namespace()
+            )
+        } else {
+            format!(
+                "Purged {} from {}: {} commits rewritten, {} refs moved, {removed} objects removed",
+                key.path(),
+                key.namespace(),
+                report.commits_rewritten,
+                report.refs_moved,
+            )
+        };
+        Ok(ForgetOutcome {
+            success: true,
+            key: key.path().to_string(),
+            namespace: key.namespace().to_string(),
+            commit_hash: tip.to_hex(),
+            message,
+            purged: Some(PurgeCounts {
+                commits_with_key: report.commits_with_key,
+                commits_rewritten: report.commits_rewritten,
+                refs_moved: report.refs_moved,
+                objects_removed: removed,
+                bytes_removed: report.gc.bytes_removed,
+            }),
+            full_key: key.to_string(),
+            commit: tip,
+            notes,
         })
     }
 }

@@ -5,6 +5,7 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::repo::Finding;
+use crate::store::CacheFinding;
 
 use super::{exit, Memoir, MemoirResult, Outcome};
 
@@ -26,6 +27,11 @@ pub struct FsckOutcome {
     /// Every problem (JSON: `subject`, lower-case `kind`, `detail`).
     #[serde(serialize_with = "findings_json")]
     pub findings: Vec<Finding>,
+    /// Problems of the derived caches under `cache/` (JSON: `file`, `kind` = `stale` or
+    /// `unusable`, `detail`). Caches are never needed to read the store, so these do not
+    /// make the outcome fail: a stale cache is dropped by `gc` (and rebuilt by its next
+    /// reader), an unusable path is skipped.
+    pub caches: Vec<CacheFinding>,
 }
 
 impl Outcome for FsckOutcome {
@@ -60,7 +66,7 @@ fn findings_json<S: Serializer>(findings: &[Finding], s: S) -> Result<S::Ok, S::
 }
 
 /// What `gc` removed.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct GcOutcome {
     /// Always true.
     pub success: bool,
@@ -70,6 +76,9 @@ pub struct GcOutcome {
     pub objects_removed: u64,
     /// Their bytes.
     pub bytes_removed: u64,
+    /// What was done to the derived caches (diagnostics).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 impl Outcome for GcOutcome {}
@@ -77,9 +86,14 @@ impl Outcome for GcOutcome {}
 impl Memoir {
     /// Checks the whole store: every reachable object re-hashed, decoded, re-encoded and
     /// compared; trees for order, counts, bounds and chunk boundaries; refs and parents must
-    /// name commits. Every problem is listed; any makes the outcome exit 5.
+    /// name commits; pack files must begin with their magic. Every problem is listed; any
+    /// makes the outcome exit 5. The derived caches are checked too, and what is wrong with
+    /// them is listed apart ([`FsckOutcome::caches`]) without failing the outcome.
     pub fn fsck(&self) -> MemoirResult<FsckOutcome> {
-        let report = self.open_repo()?.fsck();
+        let repo = self.open_repo()?;
+        let report = repo.fsck();
+        let caches = self.check_caches(repo.store());
+        drop(repo);
         let clean = report.is_clean();
         Ok(FsckOutcome {
             success: clean,
@@ -89,18 +103,25 @@ impl Memoir {
             refs_checked: report.refs_checked,
             unreachable_objects: report.unreachable_objects,
             findings: report.findings,
+            caches,
         })
     }
 
-    /// Removes every object no branch or HEAD reaches, and erases their bytes. Refuses (and
-    /// deletes nothing) when a reachable object is missing or corrupt.
+    /// Removes every object no branch or HEAD reaches, erases their bytes, and prunes every
+    /// derived cache of them, so no file of the store holds a removed object's content.
+    /// Refuses (and deletes nothing) when a reachable object is missing or corrupt. A gc that
+    /// was interrupted is finished by the next one.
     pub fn gc(&self) -> MemoirResult<GcOutcome> {
-        let report = self.open_repo()?.gc()?;
+        let repo = self.open_repo()?;
+        let report = repo.gc()?;
+        let notes = self.prune_caches(repo.store())?;
+        drop(repo);
         Ok(GcOutcome {
             success: true,
             objects_kept: report.objects_kept,
             objects_removed: report.objects_removed,
             bytes_removed: report.bytes_removed,
+            notes,
         })
     }
 }

@@ -9,6 +9,7 @@
 //! [`WriteAs`]; the revision a read looks at as [`ReadPoint`].
 
 mod branch;
+mod caches;
 mod clock;
 mod error;
 mod forget;

@@ -185,12 +185,18 @@ impl Memoir {
             return Ok((index, vec![note.to_string()]));
         }
         let (repo, _, root) = self.open_read(at)?;
-        let (index, _stats, save_error) =
+        let (index, stats, save_error) =
             sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
-        let notes = save_error
-            .map(|e| format!("index cache not saved: {e}"))
-            .into_iter()
-            .collect();
+        let mut notes = Vec::new();
+        if stats.rebuilt {
+            notes.push(
+                "index built from the store (the cache was missing, unreadable or named a tree \
+                 the store no longer has)"
+                    .to_string(),
+            );
+        }
+        // A cache that cannot be written is skipped: the answer comes from the store.
+        notes.extend(save_error.map(|e| format!("index cache not saved: {e}")));
         Ok((index, notes))
     }
 

@@ -7,11 +7,12 @@ use memoir::app::{ForgetOutcome, ForgetRequest};
 
 use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{esc, CliError, Report};
+use super::search::print_notes;
 
 /// Remove the memory at KEY (a new commit; history keeps the old value)
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir forget preferences.coding.testing\n  memoir --json forget codebase:onboard:setup --force\n\nA key that does not exist is exit 2, and nothing is committed."
+    after_help = "Examples:\n  memoir forget preferences.coding.testing\n  memoir --json forget codebase:onboard:setup --force\n\nA key that does not exist is exit 2, and nothing is committed. --purge erases the key from\nevery commit of every branch, whether or not the branch still has it, then removes what became\nunreachable and prunes the caches; running it again finishes a purge that was interrupted."
 )]
 pub struct Args {
     /// Key (`path` or `ns:path`)
@@ -45,8 +46,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     Ok(render(ctx, &out))
 }
 
-/// The report of a forget.
+/// The report of a forget (`-v` says what a purge did to the caches).
 pub fn render(ctx: &Ctx, out: &ForgetOutcome) -> Report {
+    print_notes(ctx, &out.notes);
     let line = if out.purged.is_some() {
         esc(&out.message)
     } else {

@@ -208,11 +208,19 @@ impl Objects {
         &self.store
     }
 
-    /// The bytes of `id`, checked to be of `kind` and to hash to `id`.
+    /// The bytes of `id`, checked to be of `kind` and to hash to `id`. A stored copy the
+    /// store reports damaged is [`ObjectError::Corrupt`], saying what is wrong with it.
     pub fn read_raw(&self, id: &ObjectId, kind: Kind) -> ObjectResult<Vec<u8>> {
         let bytes = self
             .store
-            .get(id.as_bytes())?
+            .get(id.as_bytes())
+            .map_err(|e| match e {
+                StoreError::Damaged { damage, .. } => ObjectError::Corrupt {
+                    id: *id,
+                    reason: damage.to_string(),
+                },
+                other => other.into(),
+            })?
             .ok_or(ObjectError::Missing(*id))?;
         verify(id, kind, &bytes)?;
         Ok(bytes)
@@ -273,10 +281,19 @@ impl Objects {
     }
 }
 
+/// Why stored `bytes` whose kind tag could not be read (`e`) are not an object, in words.
+pub fn unreadable_kind(bytes: &[u8], e: &CborError) -> String {
+    if bytes.is_empty() {
+        "its stored bytes are empty, so it is not an object".to_string()
+    } else {
+        format!("its stored bytes do not begin with an object kind tag ({e}), so they are damaged")
+    }
+}
+
 /// Checks that `bytes` are an object of `kind` whose id is `id`.
 pub fn verify(id: &ObjectId, kind: Kind, bytes: &[u8]) -> ObjectResult<()> {
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };
-    let found = peek_kind(bytes).map_err(|e| corrupt(format!("unreadable kind tag: {e}")))?;
+    let found = peek_kind(bytes).map_err(|e| corrupt(unreadable_kind(bytes, &e)))?;
     if found != kind {
         return Err(corrupt(format!(
             "expected a {} object, found a {}",

@@ -48,6 +48,17 @@ impl NodeStore {
     /// being read. Any node that cannot be loaded (missing, corrupt) is an error, so a caller
     /// that deletes what is not marked never acts on an incomplete walk.
     pub fn mark_reachable(&self, root: &ObjectId, marked: &mut IdSet) -> ProllyResult<MarkStats> {
+        self.mark_reachable_with(root, marked, &mut |_| {})
+    }
+
+    /// As [`NodeStore::mark_reachable`], calling `on_value` with each value id it newly
+    /// marks (a caller that must vouch for the values reads them there).
+    pub fn mark_reachable_with(
+        &self,
+        root: &ObjectId,
+        marked: &mut IdSet,
+        on_value: &mut dyn FnMut(&ObjectId),
+    ) -> ProllyResult<MarkStats> {
         let mut stats = MarkStats::default();
         if !marked.insert(*root) {
             return Ok(stats);
@@ -60,6 +71,7 @@ impl NodeStore {
                 if marked.insert(it.id) {
                     if node.level == 0 {
                         stats.values += 1;
+                        on_value(&it.id);
                     } else {
                         stack.push(it.id);
                     }

@@ -7,12 +7,14 @@
 pub mod inventory;
 pub mod lexical;
 pub mod picker;
+mod prune;
 pub mod tokenize;
 
 use std::path::{Path, PathBuf};
 
 pub use inventory::TreeInventory;
 pub use lexical::{Doc, Hit, IndexedDoc, LexicalIndex, Query, Sort, SyncStats};
+pub use prune::LexicalCache;
 pub use tokenize::Tokenizer;
 
 use crate::prolly::ProllyError;
@@ -201,14 +203,19 @@ pub fn sync_loaded(
     root: &crate::object::ObjectId,
 ) -> RecallResult<(LexicalIndex, SyncStats, Option<RecallError>)> {
     let path = cache_path(store_dir);
+    // Whether the index came from the cache, naming a root of its own (a failed sync leaves
+    // the index empty, so this is asked first).
+    let cached = index.root().is_some();
     let stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
         Ok(s) => s,
-        Err(e) if index.root().is_none() => return Err(e),
+        Err(e) if !cached => return Err(e),
         Err(_) => {
-            // The cached root may be gone (gc) or unreadable: rebuild from the tree alone,
-            // and report what that finds.
+            // The cached root may be gone (gc, purge) or unreadable: a cache is derived, so
+            // it is rebuilt from the tree alone, and only what that finds is an error.
             index = LexicalIndex::new();
-            index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?
+            let mut stats = index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?;
+            stats.rebuilt = true;
+            stats
         }
     };
     let mut save_error = None;

@@ -14,9 +14,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::{Commit, Repo, BRANCH_PREFIX, HEAD, SYMBOLIC};
-use crate::object::{peek_kind, Blob, Kind, Object, ObjectId};
+use crate::object::{peek_kind, unreadable_kind, Blob, Kind, Object, ObjectId};
 use crate::prolly::{Node, NodeSource, TreeChecker};
-use crate::store::{ObjectStore, RefStore};
+use crate::store::{Backend, ObjectStore, RefStore, StoreError};
 
 /// What a finding is about.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,6 +25,8 @@ pub enum Subject {
     Object(ObjectId),
     /// A ref, by name.
     Ref(String),
+    /// A file of the store, relative to its directory (`packs/pack-00000001`).
+    File(String),
 }
 
 impl fmt::Display for Subject {
@@ -32,6 +34,7 @@ impl fmt::Display for Subject {
         match self {
             Subject::Object(id) => write!(f, "object {id}"),
             Subject::Ref(name) => write!(f, "ref {name}"),
+            Subject::File(name) => write!(f, "file {name}"),
         }
     }
 }
@@ -42,7 +45,8 @@ pub enum FindingKind {
     /// A reachable object is not in the store.
     Missing,
     /// Stored bytes do not hash to their id, do not decode, or do not re-encode to the same
-    /// bytes.
+    /// bytes; or the stored copy is not whole; or a store file is damaged as a whole (a pack
+    /// without its magic).
     Corrupt,
     /// A sound object of another kind than its referrer expects (e.g. a parent that is a
     /// tree node).
@@ -135,6 +139,20 @@ impl Checker<'_> {
                 );
                 return None;
             }
+            Err(StoreError::Damaged { damage, .. }) => {
+                if self.fetched.insert(*id) {
+                    self.rep.objects_checked += 1;
+                }
+                self.object(
+                    id,
+                    FindingKind::Corrupt,
+                    format!(
+                        "the stored copy of this {} is damaged: {damage} ({from})",
+                        kind.name()
+                    ),
+                );
+                return None;
+            }
             Err(e) => {
                 self.object(id, FindingKind::Unreadable, format!("{e} ({from})"));
                 return None;
@@ -148,7 +166,7 @@ impl Checker<'_> {
                 self.object(
                     id,
                     FindingKind::Corrupt,
-                    format!("unreadable kind tag: {e} ({from})"),
+                    format!("{} ({from})", unreadable_kind(&bytes, &e)),
                 );
                 return None;
             }
@@ -297,6 +315,24 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// Checks the store's files as wholes (a pack's magic).
+    fn check_files(&mut self) {
+        match self.repo.store.check_files() {
+            Ok(damaged) => {
+                for d in damaged {
+                    self.find(Subject::File(d.file), FindingKind::Corrupt, d.problem);
+                }
+            }
+            Err(e) => self.find(
+                Subject::File(String::new()),
+                FindingKind::Unreadable,
+                format!("cannot check the store's files: {e}"),
+            ),
+        }
+    }
+}
+
 /// Tree nodes are fetched and decoded like every object; their invariants are the tree
 /// layer's, reported as [`FindingKind::Invariant`].
 impl NodeSource for Checker<'_> {
@@ -332,7 +368,8 @@ impl Repo {
     /// strictly and re-encoded to the same bytes. Commits' roots must be tree nodes and their
     /// parents commits ([`FindingKind::WrongKind`] otherwise). Tree nodes are checked for the
     /// invariants of store-format.md section 6, once per node however many commits share
-    /// it. Stored objects that nothing reaches are counted, not reported.
+    /// it. Every pack file must begin with the pack magic. Stored objects that nothing
+    /// reaches are counted, not reported.
     pub fn fsck(&self) -> FsckReport {
         let mut ck = Checker {
             repo: self,
@@ -343,6 +380,7 @@ impl Repo {
         };
         let starts = ck.check_refs();
         ck.check_commits(&mut TreeChecker::new(), starts);
+        ck.check_files();
         let mut unreachable = 0u64;
         let fetched = &ck.fetched;
         let listed = self.store.for_each_id(&mut |raw| {

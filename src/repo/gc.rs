@@ -1,9 +1,9 @@
 //! Garbage collection: remove every object no ref can reach.
 
 use super::{id_from_ref, Repo, RepoResult, HEAD, SYMBOLIC};
-use crate::object::ObjectId;
+use crate::object::{Blob, ObjectId};
 use crate::prolly::IdSet;
-use crate::store::{ObjectStore, RefStore};
+use crate::store::{ObjectStore, RefStore, StoreError};
 
 /// What [`Repo::gc`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,27 +34,35 @@ impl Repo {
 
     /// The set of every object reachable from a ref: commits (through all parents), tree
     /// nodes and value ids. Shared subtrees are walked once, so a long history costs
-    /// O(distinct objects). Fails, rather than return a partial set, when anything reachable
-    /// cannot be read.
+    /// O(distinct objects). Every one is read and checked against its id (values too), and
+    /// the walk fails, rather than return a partial set, when anything reachable is missing
+    /// or corrupt: what fsck would flag.
     pub(crate) fn reachable_objects(&self) -> RepoResult<IdSet> {
         let mut marked = IdSet::default();
+        let mut values: Vec<ObjectId> = Vec::new();
         let mut todo: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
         while let Some(id) = todo.pop() {
             if !marked.insert(id) {
                 continue;
             }
             let c = self.read_commit(&id)?;
-            self.tree.mark_reachable(&c.root, &mut marked)?;
+            self.tree
+                .mark_reachable_with(&c.root, &mut marked, &mut |v| values.push(*v))?;
             todo.extend(c.parents.iter().filter(|p| !marked.contains(*p)));
+            for v in values.drain(..) {
+                self.objects.read::<Blob>(&v)?;
+            }
         }
         Ok(marked)
     }
 
     /// Deletes every object that no ref reaches (through commits, all their parents, tree
     /// nodes and value ids), flushes, then has the store erase the bytes no object uses
-    /// ([`ObjectStore::reclaim`]), so removed content is in no file of the store. The mark phase reads every reachable commit and
-    /// node, skipping subtrees already marked; if any reachable object is missing or corrupt,
-    /// or a ref is unreadable, gc fails before deleting anything (run [`Repo::fsck`]).
+    /// ([`ObjectStore::reclaim`]), so removed content is in no pack of the store (the derived
+    /// caches are pruned by the caller, see [`crate::store::DerivedCache`]). The mark phase
+    /// reads and checks every reachable commit, node and value, skipping subtrees already
+    /// marked; if any reachable object is missing or corrupt, or a ref is unreadable, gc
+    /// fails before deleting anything (run [`Repo::fsck`]).
     ///
     /// gc must not run while another writer of the same store is between writing its
     /// objects and moving its ref (the store's LOCK file keeps other processes out; within a
@@ -76,7 +84,12 @@ impl Repo {
             ..GcReport::default()
         };
         for raw in &doomed {
-            let len = self.store.get(raw)?.map_or(0, |b| b.len() as u64);
+            let len = match self.store.get(raw) {
+                Ok(b) => b.map_or(0, |b| b.len() as u64),
+                // A damaged copy of an object nothing needs goes like any other.
+                Err(StoreError::Damaged { .. }) => 0,
+                Err(e) => return Err(e.into()),
+            };
             if self.store.delete(raw)? {
                 rep.objects_removed += 1;
                 rep.bytes_removed += len;

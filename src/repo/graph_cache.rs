@@ -31,6 +31,7 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::{Repo, RepoResult};
 use crate::object::{ObjectError, ObjectId};
 use crate::prolly::KeyRange;
+use crate::store::{remove_cache_file, write_cache_file, DerivedCache, RawId, StoreResult};
 
 /// More changed keys than this in one slot make its filter "unknown".
 pub const MAX_FILTER_KEYS: usize = 4096;
@@ -432,6 +433,42 @@ impl CommitGraph {
         })
     }
 
+    /// Keeps only the commits `keep` accepts whose parents are all kept (a kept commit's
+    /// parents are kept, so positions stay in topological order); returns how many went.
+    pub fn retain(&mut self, keep: &dyn Fn(&ObjectId) -> bool) -> usize {
+        let mut new = CommitGraph::new();
+        let mut map: Vec<u32> = vec![NONE; self.ids.len()];
+        for i in 0..self.ids.len() {
+            let pos = i as u32;
+            let slots = &self.slots[self.slot_range(pos)];
+            if !keep(&self.ids[i])
+                || slots
+                    .iter()
+                    .any(|s| s.parent != NONE && map[s.parent as usize] == NONE)
+            {
+                continue;
+            }
+            map[i] = new.ids.len() as u32;
+            let parents: Vec<u32> = self.parents(pos).map(|p| map[p as usize]).collect();
+            new.push(self.ids[i], self.roots[i], self.timestamps[i], &parents);
+            let first = new.first_slot[new.ids.len() - 1] as usize;
+            for (j, s) in slots.iter().enumerate() {
+                let slot = &mut new.slots[first + j];
+                slot.len = s.len;
+                if s.len != NOT_COMPUTED && s.len != UNKNOWN && s.len > 0 {
+                    slot.off = new.words.len() as u32;
+                    new.words
+                        .extend_from_slice(&self.words[s.off as usize..(s.off + s.len) as usize]);
+                }
+            }
+        }
+        let gone = self.ids.len() - new.ids.len();
+        if gone > 0 {
+            *self = new;
+        }
+        gone
+    }
+
     /// Loads the graph cached at `path`; missing or damaged gives an empty graph.
     pub fn load(path: &Path) -> CommitGraph {
         std::fs::read(path)
@@ -443,7 +480,7 @@ impl CommitGraph {
     /// Writes the graph to `path`, atomically and durably (a synced temporary file renamed
     /// over the old one).
     pub fn save(&mut self, path: &Path) -> RepoResult<()> {
-        crate::store::write_cache_file(path, &self.to_bytes())?;
+        write_cache_file(path, &self.to_bytes())?;
         self.dirty = false;
         Ok(())
     }
@@ -557,6 +594,53 @@ impl CommitGraph {
     }
 }
 
+/// The commit graph cache as a derived cache ([`DerivedCache`]): entries of commits the
+/// store no longer has are pruned (the file is rewritten without them), and a file that
+/// cannot be read is removed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GraphCache;
+
+/// The entries of the graph at `path` that name commits `live` rejects (0 without a
+/// readable file).
+fn dead_entries(path: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<(CommitGraph, usize)> {
+    let g = std::fs::read(path)
+        .ok()
+        .and_then(|b| CommitGraph::from_bytes(&b))?;
+    let dead = g.ids.iter().filter(|id| !live(id.as_bytes())).count();
+    Some((g, dead))
+}
+
+impl DerivedCache for GraphCache {
+    fn files(&self) -> &'static [&'static str] {
+        &["cache/commit-graph"]
+    }
+
+    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
+        let (_, dead) = dead_entries(&cache_path(dir), live)?;
+        (dead > 0)
+            .then(|| format!("names {dead} commit(s) the store no longer has; gc prunes them"))
+    }
+
+    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
+        let path = cache_path(dir);
+        let Some((mut g, dead)) = dead_entries(&path, live) else {
+            return Ok(remove_cache_file(&path)?
+                .then(|| "removed the commit graph, which could not be read".to_string()));
+        };
+        if dead == 0 {
+            return Ok(None);
+        }
+        let gone = g.retain(&|id| live(id.as_bytes()));
+        if write_cache_file(&path, &g.to_bytes()).is_err() {
+            remove_cache_file(&path)?;
+            return Ok(Some("removed the commit graph".to_string()));
+        }
+        Ok(Some(format!(
+            "pruned {gone} removed commit(s) from the commit graph"
+        )))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,5 +679,35 @@ mod tests {
         for len in 0..bytes.len() {
             assert_eq!(CommitGraph::from_bytes(&bytes[..len]), None);
         }
+    }
+
+    #[test]
+    fn retain_drops_commits_and_their_descendants_and_keeps_filters() {
+        let mut g = CommitGraph::new();
+        g.push(id(0), id(100), 5, &[]);
+        g.push(id(1), id(101), 6, &[0]);
+        g.push(id(2), id(102), 7, &[0]);
+        g.push(id(3), id(103), 8, &[1, 2]);
+        g.push(id(4), id(104), 9, &[2]);
+        let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_be_bytes().to_vec()).collect();
+        g.set_filter(0, Some(&keys[..10]));
+        g.set_filter(2, Some(&keys));
+        g.set_filter(5, None);
+        let gone = g.retain(&|i| *i != id(1));
+        assert_eq!(gone, 2, "1 and its child 3");
+        assert_eq!(g.len(), 3);
+        assert_eq!(g.position(&id(3)), None);
+        let p4 = g.position(&id(4)).unwrap();
+        assert_eq!(
+            g.parents(p4).collect::<Vec<_>>(),
+            [g.position(&id(2)).unwrap()]
+        );
+        assert_eq!(g.filter(p4, 0), Filter::Unknown);
+        let p2 = g.position(&id(2)).unwrap();
+        for k in &keys {
+            assert_eq!(g.changed(p2, 0, FilterKey::new(k)), Changed::Maybe);
+        }
+        assert_eq!(CommitGraph::from_bytes(&g.to_bytes()).unwrap().len(), 3);
+        assert_eq!(g.retain(&|_| true), 0);
     }
 }

@@ -64,7 +64,17 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
         Some(dir) => dir,
         None => Path::new("."),
     };
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    if let Err(e) = fs::create_dir_all(dir) {
+        // Say plainly when something other than a directory is in the way.
+        let e = match fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "exists and is not a directory",
+            ),
+            _ => e,
+        };
+        return Err(io_err(dir)(e));
+    }
     let tmp = temp_path(path);
     let written = File::create(&tmp)
         .and_then(|mut f| {

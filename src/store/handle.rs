@@ -210,6 +210,10 @@ impl Backend for Store {
     fn size_on_disk(&self) -> StoreResult<u64> {
         self.backend().size_on_disk()
     }
+
+    fn check_files(&self) -> StoreResult<Vec<super::FileDamage>> {
+        self.backend().check_files()
+    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! `FaultyBackend`, `Store::with_faults`, `Store::power_cut`) and hooks that damage stored
 //! bytes (`Store::overwrite_raw`); normal builds have neither.
 
+mod cache;
 mod files;
 mod format_file;
 mod handle;
@@ -25,6 +26,10 @@ mod faults;
 #[cfg(any(test, feature = "testing"))]
 mod testing;
 
+pub use cache::{
+    check_paths, relative, remove_cache_file, remove_stray_temporaries, stray_findings,
+    CacheFinding, CacheIssue, DerivedCache, CACHE_DIR,
+};
 #[cfg(any(test, feature = "testing"))]
 pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
 pub(crate) use files::write_cache_file;
@@ -33,7 +38,7 @@ pub use handle::Store;
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
-pub use resting_head::RestingHead;
+pub use resting_head::{RestingHead, RestingHeadCache};
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
@@ -125,6 +130,77 @@ pub enum StoreError {
         /// The object's length in bytes.
         len: usize,
     },
+    /// The index has an entry for the object, but its stored copy is not whole where the
+    /// entry points: the object is damaged (never absent).
+    #[error("the stored copy of object {} is damaged: {damage}", hex(id))]
+    Damaged {
+        /// The object.
+        id: RawId,
+        /// What is wrong with its record.
+        damage: Damage,
+    },
+}
+
+/// What is wrong with the stored record of an object (see [`StoreError::Damaged`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Damage {
+    /// The pack file the index points into is gone.
+    #[error("its pack file {pack} is missing")]
+    PackMissing {
+        /// The pack, as a path relative to the store (`packs/pack-NNNNNNNN`).
+        pack: String,
+    },
+    /// The pack ends before the record does.
+    #[error("its record at byte {offset} of {pack} is cut short (the file ends at byte {end})")]
+    CutShort {
+        /// The pack, relative to the store.
+        pack: String,
+        /// Where the record starts.
+        offset: u64,
+        /// The pack's length.
+        end: u64,
+    },
+    /// The record where the index points names another object id: the pack's bytes are
+    /// damaged there (or the index points at the wrong place).
+    #[error(
+        "the record at byte {offset} of {pack} names another object ({found}...): the pack is damaged there"
+    )]
+    OtherId {
+        /// The pack, relative to the store.
+        pack: String,
+        /// Where the record starts.
+        offset: u64,
+        /// The first hex digits of the id the record names.
+        found: String,
+    },
+    /// The record's length field disagrees with the index.
+    #[error(
+        "the record at byte {offset} of {pack} says {found} bytes where the index says {expected}: the pack is damaged there"
+    )]
+    WrongLength {
+        /// The pack, relative to the store.
+        pack: String,
+        /// Where the record starts.
+        offset: u64,
+        /// The length the record states.
+        found: u32,
+        /// The length the index holds.
+        expected: u32,
+    },
+}
+
+/// A file of the store that is damaged as a whole (found by [`Backend::check_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDamage {
+    /// The file, relative to the store directory (`packs/pack-00000001`).
+    pub file: String,
+    /// What is wrong with it, in words.
+    pub problem: String,
+}
+
+/// Lower-case hex of raw bytes, for messages.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl StoreError {
@@ -155,7 +231,8 @@ pub enum PutOutcome {
 /// is already present compares the stored bytes with the given ones, so a damaged copy is
 /// noticed (and replaced) instead of being trusted forever.
 pub trait ObjectStore: Send + Sync {
-    /// The bytes stored under `id`, if any.
+    /// The bytes stored under `id`, if any. An object the store has whose stored copy is not
+    /// whole is [`StoreError::Damaged`], naming what is wrong.
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
     /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
@@ -202,4 +279,9 @@ pub trait RefStore: Send + Sync {
 pub trait Backend: ObjectStore + RefStore {
     /// Bytes the backend occupies on disk (0 for memory).
     fn size_on_disk(&self) -> StoreResult<u64>;
+    /// The files of the backend that are damaged as a whole, such as a pack file that does
+    /// not begin with the pack magic (object damage is found by reading the objects).
+    fn check_files(&self) -> StoreResult<Vec<FileDamage>> {
+        Ok(Vec::new())
+    }
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::files::{io_err, sync_dir};
-use super::{RawId, StoreError, StoreResult};
+use super::{hex, Damage, FileDamage, RawId, StoreError, StoreResult};
 
 /// First bytes of every pack file.
 const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
@@ -323,35 +323,90 @@ impl Packs {
         Ok(Some(file))
     }
 
-    /// The bytes of the record of `id` at `loc`; `None` if that record is not there whole
-    /// (cut short, another id's record, or its pack is gone).
-    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Option<Vec<u8>>> {
+    /// The bytes of the record of `id` at `loc`, or what keeps that record from being
+    /// there whole (cut short, another id's record, or its pack is gone).
+    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Result<Vec<u8>, Damage>> {
+        let pack = format!("packs/{}", pack_name(loc.pack));
         let Some(file) = self.file(loc.pack)? else {
-            return Ok(None);
+            return Ok(Err(Damage::PackMissing { pack }));
         };
         let want = loc.record_bytes();
+        let end = || -> StoreResult<u64> {
+            Ok(file.metadata().map_err(io_err(&self.path(loc.pack)))?.len())
+        };
         if want > BIG_READ {
             // A damaged entry may claim up to 4 GiB: never allocate past the file's end.
-            let end = file.metadata().map_err(io_err(&self.path(loc.pack)))?.len();
+            let end = end()?;
             if loc.offset.saturating_add(want) > end {
-                return Ok(None);
+                let offset = loc.offset;
+                return Ok(Err(Damage::CutShort { pack, offset, end }));
             }
         }
         let mut buf = vec![0u8; want as usize];
         let mut got = 0;
         while got < buf.len() {
             match read_at(&file, &mut buf[got..], loc.offset + got as u64) {
-                Ok(0) => return Ok(None),
+                Ok(0) => {
+                    let (offset, end) = (loc.offset, end()?);
+                    return Ok(Err(Damage::CutShort { pack, offset, end }));
+                }
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(io_err(&self.path(loc.pack))(e)),
             }
         }
-        if buf[..32] != id[..] || buf[32..36] != loc.len.to_be_bytes() {
-            return Ok(None);
+        if buf[..32] != id[..] {
+            return Ok(Err(Damage::OtherId {
+                pack,
+                offset: loc.offset,
+                found: hex(&buf[..8]),
+            }));
+        }
+        let found = u32::from_be_bytes([buf[32], buf[33], buf[34], buf[35]]);
+        if found != loc.len {
+            return Ok(Err(Damage::WrongLength {
+                pack,
+                offset: loc.offset,
+                found,
+                expected: loc.len,
+            }));
         }
         buf.drain(..RECORD_HEAD as usize);
-        Ok(Some(buf))
+        Ok(Ok(buf))
+    }
+
+    /// Whether pack `no` begins with the pack magic (a pack that is gone has nothing wrong
+    /// with it here).
+    pub fn has_magic(&self, no: u32) -> StoreResult<bool> {
+        let Some(file) = self.file(no)? else {
+            return Ok(true);
+        };
+        let mut head = [0u8; HEADER as usize];
+        let mut got = 0;
+        while got < head.len() {
+            match read_at(&file, &mut head[got..], got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_err(&self.path(no))(e)),
+            }
+        }
+        Ok(head == *PACK_MAGIC)
+    }
+
+    /// The problem with pack `no`'s first bytes, if any, in words.
+    pub fn magic_problem(&self, no: u32) -> StoreResult<Option<FileDamage>> {
+        if self.has_magic(no)? {
+            return Ok(None);
+        }
+        Ok(Some(FileDamage {
+            file: format!("packs/{}", pack_name(no)),
+            problem: format!(
+                "does not begin with the pack magic {} (its header is damaged); its records are \
+                 still found through the index, and gc rewrites the pack",
+                String::from_utf8_lossy(PACK_MAGIC)
+            ),
+        }))
     }
 
     /// Deletes pack `no` (never the active one).
@@ -415,5 +470,43 @@ mod tests {
         assert_eq!(pack_number("pack-00000012"), Some(12));
         assert_eq!(pack_number("pack-12"), None);
         assert_eq!(pack_number("pack-0000001x"), None);
+    }
+
+    #[test]
+    fn records_that_are_not_whole_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let packs = Packs::open(dir.path(), 1 << 20).unwrap();
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let la = packs.append(&[(&a, b"first")]).unwrap()[0];
+        packs.roll().unwrap();
+        let lb = packs.append(&[(&b, b"second")]).unwrap()[0];
+        assert_eq!(packs.read(&a, la).unwrap(), Ok(b"first".to_vec()));
+        let other = packs.read(&b, la).unwrap().unwrap_err();
+        assert!(
+            matches!(other, Damage::OtherId { offset: 8, .. }),
+            "{other:?}"
+        );
+        let longer = Location { len: 9, ..lb };
+        assert!(matches!(
+            packs.read(&b, longer).unwrap(),
+            Err(Damage::CutShort { end: 50, .. })
+        ));
+        let shorter = Location { len: 2, ..la };
+        assert!(matches!(
+            packs.read(&a, shorter).unwrap(),
+            Err(Damage::WrongLength {
+                found: 5,
+                expected: 2,
+                ..
+            })
+        ));
+        assert!(packs.has_magic(1).unwrap() && packs.magic_problem(2).unwrap().is_none());
+        fs::remove_file(dir.path().join(pack_name(1))).unwrap();
+        packs.files.write().unwrap().remove(&1);
+        let gone = packs.read(&a, la).unwrap().unwrap_err();
+        assert_eq!(
+            gone.to_string(),
+            "its pack file packs/pack-00000001 is missing"
+        );
     }
 }

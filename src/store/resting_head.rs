@@ -18,8 +18,9 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
+use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
 use super::files::write_cache_file;
-use super::{RawId, StoreError, StoreResult};
+use super::{RawId, StoreResult};
 
 /// First bytes of a resting-head file.
 const MAGIC: &[u8] = b"MEMHEAD1";
@@ -89,7 +90,86 @@ impl RestingHead {
 
 /// Where the resting-head file of the store at `store_dir` lives.
 fn head_path(store_dir: &Path) -> PathBuf {
-    store_dir.join("cache").join("head")
+    store_dir.join(CACHE_DIR).join(HEAD_FILE)
+}
+
+/// The resting-head file, relative to the store directory.
+const HEAD_FILE_PATH: &str = "cache/head";
+/// Its name inside the cache directory.
+const HEAD_FILE: &str = "head";
+
+/// Makes the resting-head file at `path` say nothing: removed, else emptied (best effort;
+/// see [`RestingHeadFile::before_ref_change`]).
+fn void(path: &Path) {
+    if remove_cache_file(path).is_err() {
+        let _ = fs::OpenOptions::new().write(true).truncate(true).open(path);
+    }
+}
+
+/// The record of the resting-head file of the store at `store_dir`, whatever its
+/// fingerprint says (so also while the store is open); `None` when the file is missing or
+/// not whole.
+fn read_record(store_dir: &Path) -> Option<RestingHead> {
+    let bytes = file_bytes(store_dir)?;
+    let (_, record) = split(&bytes)?;
+    RestingHead::decode(record)
+}
+
+/// The bytes of the resting-head file of the store at `store_dir`, unless it is missing or
+/// too large to be one.
+fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
+    let path = head_path(store_dir);
+    if fs::metadata(&path).ok()?.len() > MAX_BYTES {
+        return None;
+    }
+    fs::read(&path).ok()
+}
+
+/// The fingerprint and record of a resting-head file's bytes, if they are whole.
+fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let body_len = bytes.len().checked_sub(16)?;
+    let (body, sum) = bytes.split_at(body_len);
+    if xxh3_128(body).to_le_bytes() != sum || body.len() < MAGIC.len() + PRINT_LEN + 4 {
+        return None;
+    }
+    let (magic, rest) = body.split_at(MAGIC.len());
+    let (print, rest) = rest.split_at(PRINT_LEN);
+    let (len, record) = rest.split_at(4);
+    let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
+    if magic != MAGIC || record.len() != len {
+        return None;
+    }
+    Some((print, record))
+}
+
+/// The resting head as a derived cache: it names `HEAD`'s commit and that commit's tree
+/// root, so a file naming objects the store no longer has is removed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RestingHeadCache;
+
+impl RestingHeadCache {
+    fn stale_record(dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<RestingHead> {
+        read_record(dir).filter(|r| !live(&r.commit) || !live(&r.root))
+    }
+}
+
+impl DerivedCache for RestingHeadCache {
+    fn files(&self) -> &'static [&'static str] {
+        &[HEAD_FILE_PATH]
+    }
+
+    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
+        Self::stale_record(dir, live)
+            .map(|_| "names a HEAD commit the store no longer has; gc removes it".to_string())
+    }
+
+    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
+        if Self::stale_record(dir, live).is_none() {
+            return Ok(None);
+        }
+        Ok(remove_cache_file(&head_path(dir))?
+            .then(|| "removed the resting head, which named a removed commit".to_string()))
+    }
 }
 
 /// The identity of a file's current content as the file system reports it: length,
@@ -128,21 +208,9 @@ fn fingerprint(file: &Path) -> io::Result<[u8; PRINT_LEN]> {
 /// The resting head of the store at `store_dir`, when its file is whole and the engine's
 /// log file at `log` still has the fingerprint it records; `None` otherwise.
 pub(super) fn read(store_dir: &Path, log: &Path) -> Option<RestingHead> {
-    let path = head_path(store_dir);
-    if fs::metadata(&path).ok()?.len() > MAX_BYTES {
-        return None;
-    }
-    let bytes = fs::read(&path).ok()?;
-    let body_len = bytes.len().checked_sub(16)?;
-    let (body, sum) = bytes.split_at(body_len);
-    if xxh3_128(body).to_le_bytes() != sum || body.len() < MAGIC.len() + PRINT_LEN + 4 {
-        return None;
-    }
-    let (magic, rest) = body.split_at(MAGIC.len());
-    let (print, rest) = rest.split_at(PRINT_LEN);
-    let (len, record) = rest.split_at(4);
-    let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
-    if magic != MAGIC || record.len() != len || fingerprint(log).ok()?[..] != *print {
+    let bytes = file_bytes(store_dir)?;
+    let (print, record) = split(&bytes)?;
+    if fingerprint(log).ok()?[..] != *print {
         return None;
     }
     RestingHead::decode(record)
@@ -191,17 +259,15 @@ impl RestingHeadFile {
     }
 
     /// Call before each ref change: forgets the noted head and, the first time, removes the
-    /// file (a failure to remove it refuses the change).
+    /// file. The file is a cache, so it never blocks the change: one that cannot be removed
+    /// is emptied instead (a reader then finds no record), and one that can be neither is
+    /// already void for readers, because opening the engine changed the fingerprint of its
+    /// log. A path that is not a regular file holds no record to remove.
     pub(super) fn before_ref_change(&self) -> StoreResult<()> {
         let mut st = self.state();
         if !st.removed {
             if let Some((dir, _)) = &self.paths {
-                let path = head_path(dir);
-                match fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(source) => return Err(StoreError::Io { path, source }),
-                }
+                void(&head_path(dir));
             }
             st.removed = true;
         }

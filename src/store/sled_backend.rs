@@ -15,7 +15,9 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use super::packs::{Location, Packs};
-use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
+use super::{
+    Backend, FileDamage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
+};
 
 /// Name of the sled tree mapping object ids to their locations in the packs.
 const INDEX_TREE: &str = "index";
@@ -232,7 +234,7 @@ impl SledBackend {
             };
             let current = cas.current.as_deref().map(location).transpose()?;
             let stored = match current {
-                Some(at) => self.packs.read(id, at)?,
+                Some(at) => self.packs.read(id, at)?.ok(),
                 None => None,
             };
             if stored.as_deref() == Some(*bytes) {
@@ -272,19 +274,19 @@ impl SledBackend {
 
     /// The bytes of `id`, read where the index points. A record that is not there whole
     /// is looked up once more (a concurrent rewrite may have just moved it); if it is still
-    /// not there, the object's bytes are empty, which fails the object layer's hash check:
-    /// a damaged object, never an absent one.
-    fn read_indexed(&self, id: &RawId, mut loc: Location) -> StoreResult<Vec<u8>> {
-        for _ in 0..2 {
-            if let Some(bytes) = self.packs.read(id, loc)? {
-                return Ok(bytes);
-            }
-            match self.locate(id)? {
-                Some(now) if now != loc => loc = now,
-                _ => break,
+    /// not there, the answer is what is wrong with it: a damaged object, never an absent one.
+    fn read_indexed(&self, id: &RawId, loc: Location) -> StoreResult<Vec<u8>> {
+        let mut damage = match self.packs.read(id, loc)? {
+            Ok(bytes) => return Ok(bytes),
+            Err(d) => d,
+        };
+        if let Some(now) = self.locate(id)?.filter(|now| *now != loc) {
+            match self.packs.read(id, now)? {
+                Ok(bytes) => return Ok(bytes),
+                Err(d) => damage = d,
             }
         }
-        Ok(Vec::new())
+        Err(StoreError::Damaged { id: *id, damage })
     }
 }
 
@@ -353,7 +355,10 @@ impl ObjectStore for SledBackend {
         let live = self.live_bytes()?;
         let mut victims = HashSet::new();
         for no in self.packs.numbers()? {
-            if self.packs.records_size(no)? > live.get(&no).copied().unwrap_or(0) {
+            // Dead bytes, or a damaged header: the pack is rewritten.
+            if self.packs.records_size(no)? > live.get(&no).copied().unwrap_or(0)
+                || !self.packs.has_magic(no)?
+            {
                 victims.insert(no);
             }
         }
@@ -441,6 +446,15 @@ impl RefStore for SledBackend {
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.db.size_on_disk().map_err(self.engine())? + self.packs.total_size()?)
+    }
+
+    /// Every pack that does not begin with the pack magic.
+    fn check_files(&self) -> StoreResult<Vec<FileDamage>> {
+        let mut out = Vec::new();
+        for no in self.packs.numbers()? {
+            out.extend(self.packs.magic_problem(no)?);
+        }
+        Ok(out)
     }
 }
 

@@ -1,7 +1,9 @@
 //! Merge, gc, fsck and purge on real stores.
 
+mod caches;
 mod fsck;
 mod gc;
+mod kills;
 mod merge;
 mod purge;
 

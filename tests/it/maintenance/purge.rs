@@ -112,3 +112,56 @@ fn purge_removes_a_key_from_all_history() {
     assert_eq!(again.commits_rewritten, 0);
     assert_eq!(again.gc.objects_removed, 0);
 }
+
+/// Through the binary: after a plain `forget` (the key is gone at HEAD but lives in
+/// history), `forget --purge` erases it from all history, and no file of the store holds
+/// its content; a purge of a key in no commit succeeds, changing nothing.
+#[test]
+fn purge_after_a_plain_forget_erases_the_key_from_history() {
+    use crate::common::{cli, new_store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let ok = |args: &[&str]| {
+        let (code, v) = cli(&store, args);
+        assert_eq!(code, 0, "{args:?}: {v}");
+        v
+    };
+    ok(&["remember", "publicfact kept", "-p", "p.a"]);
+    ok(&["remember", "zqvsecret one", "-p", "s.k"]);
+    ok(&["remember", "zqvsecret two", "-p", "s.k", "--replace"]);
+    ok(&["search", "zqvsecret"]);
+    ok(&["forget", "s.k"]);
+    let (code, v) = cli(&store, &["get", "s.k"]);
+    assert_eq!(code, 2, "{v}");
+    assert!(!ok(&["blame", "s.k"])["entries"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+
+    let p = ok(&["forget", "--purge", "s.k"]);
+    assert_eq!(p["purged"]["commits_with_key"], 2, "{p}");
+    assert!(p["purged"]["objects_removed"].as_u64().unwrap() > 0);
+    assert_eq!(ok(&["blame", "s.k"])["entries"], serde_json::json!([]));
+    assert_eq!(
+        super::caches::files_holding(&store, b"zqvsecret"),
+        Vec::<std::path::PathBuf>::new()
+    );
+    let f = ok(&["fsck"]);
+    assert_eq!(
+        (&f["clean"], &f["caches"]),
+        (&serde_json::json!(true), &serde_json::json!([]))
+    );
+    assert_eq!(ok(&["search", "publicfact"])["count"], 1);
+
+    // Again, and for a key that never existed: success, nothing rewritten.
+    for key in ["s.k", "never.was"] {
+        let again = ok(&["forget", "--purge", key]);
+        assert_eq!(again["purged"]["commits_with_key"], 0, "{again}");
+        assert_eq!(again["purged"]["commits_rewritten"], 0);
+        assert!(
+            again["message"].as_str().unwrap().contains("in no commit"),
+            "{again}"
+        );
+    }
+    assert_eq!(ok(&["get", "p.a"])["items"][0]["found"], true);
+}
