@@ -7,9 +7,8 @@ use serde::Serialize;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 
-use super::{
-    commit_to, parse_key, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
-};
+use super::input::NamedKey;
+use super::{commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// What to forget.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -79,11 +78,12 @@ impl Memoir {
     /// unreachable (and the search index, which holds contents). A key missing on that branch
     /// is exit 2, and nothing changes.
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
-        let key = parse_key(&req.key, req.namespace.as_deref())?;
+        let named = NamedKey::parse(&req.key, req.namespace.as_deref())?;
         let repo = self.open_repo()?;
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
-        if repo.tree().get(&root, &key.encode())?.is_none() {
+        let (key, id) = named.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
+        if id.is_none() {
             return Err(MemoirError::not_found(format!(
                 "memory '{key}' not found on {}; nothing to forget",
                 target.branch
