@@ -194,20 +194,37 @@ impl NamedKey {
     }
 }
 
+/// Why a content may not be stored, if it may not: it is blank, or longer than
+/// [`MAX_CONTENT_BYTES`].
+fn content_fault(content: &str) -> Option<String> {
+    if content.trim().is_empty() {
+        Some("the memory's content is empty".into())
+    } else if content.len() > MAX_CONTENT_BYTES {
+        Some(format!(
+            "the memory's content is longer than {}",
+            size(MAX_CONTENT_BYTES)
+        ))
+    } else {
+        None
+    }
+}
+
 /// Refuses a blank content or one longer than [`MAX_CONTENT_BYTES`] (exit 1).
 pub fn check_content(content: &str) -> MemoirResult<()> {
-    if content.trim().is_empty() {
-        return Err(MemoirError::invalid(
-            "the memory's content is empty; nothing was stored",
-        ));
+    match content_fault(content) {
+        Some(why) => Err(MemoirError::invalid(format!("{why}; nothing was stored"))),
+        None => Ok(()),
     }
-    if content.len() > MAX_CONTENT_BYTES {
-        return Err(MemoirError::invalid(format!(
-            "the memory's content is longer than {}; nothing was stored",
-            size(MAX_CONTENT_BYTES)
-        )));
+}
+
+/// [`check_content`] for entry `entry` (from 1) of line `line` of an import.
+pub(crate) fn check_imported_content(line: usize, entry: usize, content: &str) -> MemoirResult<()> {
+    match content_fault(content) {
+        Some(why) => Err(MemoirError::invalid(format!(
+            "line {line}: entry {entry}: {why}; nothing imported"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Refuses a confidence outside 0.0..=1.0 (exit 1).

@@ -26,8 +26,8 @@ use crate::prolly::{prefix_range, Edit, KeyRange};
 
 use super::ids::hex;
 use super::input::{
-    check_content, check_import_line, check_import_size, refuse_secrets_in_names, secret_refusal,
-    Found,
+    check_import_line, check_import_size, check_imported_content, refuse_secrets_in_names,
+    secret_refusal, Found,
 };
 use super::{
     commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
@@ -162,14 +162,7 @@ pub fn parse_lines(
         let rec = Record::from_json(&v, default_ns, now)
             .map_err(|e| MemoirError::invalid(format!("line {n}: {e}; nothing imported")))?;
         for (k, e) in rec.entries.iter().enumerate() {
-            check_content(&e.content).map_err(|err| {
-                let why = err.to_string();
-                let why = why.trim_end_matches("; nothing was stored");
-                MemoirError::invalid(format!(
-                    "line {n}: entry {}: {why}; nothing imported",
-                    k + 1
-                ))
-            })?;
+            check_imported_content(n, k + 1, &e.content)?;
         }
         let key = Key::new(&rec.namespace, &rec.key)?;
         let paths =
