@@ -1,11 +1,24 @@
 //! Taxonomy keys: `(namespace, path)`, their validation, and their ordered byte encoding.
 //!
+//! Two sets of rules judge a name. The *input rules* ([`Key::new`], [`validate_path`],
+//! [`validate_namespace`]) decide which keys memoir writes: the name is normalised to Unicode
+//! NFC first, then refused if it holds a control, whitespace, glob or separator character, or
+//! an invisible one (default-ignorable code points, format characters (Cf), the braille
+//! blank). The *stored rules* ([`Key::existing`], [`Key::decode`]) are the format's: the ones
+//! every version of store format 2 enforced, so keys an earlier version wrote (in another
+//! normalisation form, or with a character the input rules now refuse) still read.
+//!
 //! The encoding is `namespace 0x00 seg1 0x01 seg2 0x01 ... segN`. Valid names contain no
 //! byte below 0x20, so plain byte order of encodings is tuple order
 //! `(namespace, seg1, seg2, ...)`, and every group of keys that share a namespace and their
 //! first N segments is one contiguous run of the tree.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use icu_normalizer::ComposingNormalizerBorrowed;
+use icu_properties::props::{DefaultIgnorableCodePoint, GeneralCategory};
+use icu_properties::{CodePointMapData, CodePointSetData};
 
 /// Namespace used when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -39,7 +52,7 @@ pub enum KeyError {
     #[error("invalid key {0:?}: longer than {MAX_SEGMENT_BYTES} bytes per segment or {MAX_PATH_BYTES} bytes in all")]
     TooLong(String),
     /// A character that keys may not contain.
-    #[error("invalid key {key:?}: character {ch:?} is not allowed ({why})")]
+    #[error("invalid key {key:?}: character {ch:?}{} is not allowed ({why})", code_point(*.ch))]
     BadChar {
         /// The offending key.
         key: String,
@@ -59,6 +72,20 @@ pub enum KeyError {
     /// Bytes that are not an encoded key.
     #[error("not an encoded key")]
     BadEncoding,
+    /// A path not in Unicode normalisation form C (only [`validate_path`] says so: keys are
+    /// normalised before they are checked).
+    #[error("invalid key {0:?}: not in Unicode normalisation form C")]
+    NotNfc(String),
+}
+
+/// ` (U+3164)`: the code point of a character outside ASCII, which may print as nothing;
+/// empty for ASCII.
+fn code_point(ch: char) -> String {
+    if ch.is_ascii() {
+        String::new()
+    } else {
+        format!(" (U+{:04X})", u32::from(ch))
+    }
 }
 
 /// Why a character may not appear in a name, if it may not.
@@ -84,6 +111,53 @@ fn forbidden(ch: char, in_namespace: bool) -> Option<&'static str> {
     }
 }
 
+/// Why a character may not appear in a new name, beyond [`forbidden`]: characters that
+/// print as nothing, judged by Unicode property so that new ones are covered as Unicode
+/// assigns them.
+fn refused_on_input(ch: char) -> Option<&'static str> {
+    if ch.is_ascii() {
+        return None;
+    }
+    if CodePointSetData::new::<DefaultIgnorableCodePoint>().contains(ch) {
+        // Zero-width characters, joiners, variation selectors, tags, Hangul fillers, the
+        // Mongolian vowel separator, the combining grapheme joiner, ...
+        return Some("invisible: a default-ignorable code point");
+    }
+    if CodePointMapData::<GeneralCategory>::new().get(ch) == GeneralCategory::Format {
+        return Some("invisible: a format character (Cf)");
+    }
+    if ch == '\u{2800}' {
+        return Some("invisible: the blank braille pattern");
+    }
+    None
+}
+
+/// Why a character may not appear in a name under `rules`, if it may not.
+fn refusal(ch: char, in_namespace: bool, rules: Rules) -> Option<&'static str> {
+    forbidden(ch, in_namespace).or_else(|| match rules {
+        Rules::Input => refused_on_input(ch),
+        Rules::Stored => None,
+    })
+}
+
+/// Which rules judge a name: [`Rules::Input`] for a key memoir is about to write or look up,
+/// [`Rules::Stored`] for a key already in a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rules {
+    Input,
+    Stored,
+}
+
+/// `text` in Unicode normalisation form C (borrowed when it already is).
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    ComposingNormalizerBorrowed::new_nfc().normalize(text)
+}
+
+/// Whether `text` is in Unicode normalisation form C.
+pub fn is_nfc(text: &str) -> bool {
+    ComposingNormalizerBorrowed::new_nfc().is_normalized(text)
+}
+
 /// Whether an ASCII byte may appear in a namespace (and, except `.` and `:`, in a path):
 /// printable, not a space, not a glob metacharacter. Bytes of 0x80 and above are not
 /// judged here.
@@ -91,9 +165,22 @@ fn ascii_name_byte(b: u8) -> bool {
     (0x21..=0x7e).contains(&b) && !matches!(b, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\')
 }
 
-/// Checks a namespace: 1..=64 bytes of printable characters without whitespace or glob
-/// characters; `:` and `.` allowed inside, not at either end.
+/// Checks a namespace under the input rules: 1..=64 bytes of printable characters without
+/// whitespace, glob or invisible characters, in NFC; `:` and `.` allowed inside, not at either
+/// end. (A namespace in another normalisation form is refused here; [`Key::new`] normalises
+/// it first.)
 pub fn validate_namespace(ns: &str) -> Result<(), KeyError> {
+    check_namespace(ns, Rules::Input)?;
+    if !is_nfc(ns) {
+        return Err(KeyError::BadNamespace {
+            ns: ns.to_string(),
+            why: "not in Unicode normalisation form C".into(),
+        });
+    }
+    Ok(())
+}
+
+fn check_namespace(ns: &str, rules: Rules) -> Result<(), KeyError> {
     let bad = |why: String| KeyError::BadNamespace {
         ns: ns.to_string(),
         why,
@@ -104,9 +191,11 @@ pub fn validate_namespace(ns: &str) -> Result<(), KeyError> {
     if ns.len() > MAX_NAMESPACE_BYTES {
         return Err(bad(format!("longer than {MAX_NAMESPACE_BYTES} bytes")));
     }
-    if let Some(ch) = ns.chars().find(|&c| forbidden(c, true).is_some()) {
-        let why = forbidden(ch, true).unwrap_or_default();
-        return Err(bad(format!("character {ch:?} is not allowed ({why})")));
+    if let Some((ch, why)) = ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?))) {
+        return Err(bad(format!(
+            "character {ch:?}{} is not allowed ({why})",
+            code_point(ch)
+        )));
     }
     if ns.starts_with([':', '.']) || ns.ends_with([':', '.']) {
         return Err(bad("may not start or end with ':' or '.'".into()));
@@ -114,23 +203,33 @@ pub fn validate_namespace(ns: &str) -> Result<(), KeyError> {
     Ok(())
 }
 
-/// Checks a dot path: 1..=8 non-empty segments of at most 64 bytes, 256 bytes in all, no
-/// whitespace, control, glob or invisible characters, no `:`.
+/// Checks a dot path under the input rules: 1..=8 non-empty segments of at most 64 bytes,
+/// 256 bytes in all, no whitespace, control, glob or invisible characters, no `:`, in NFC.
+/// (A path in another normalisation form is refused here; [`Key::new`] normalises it first.)
 pub fn validate_path(path: &str) -> Result<(), KeyError> {
+    check_path(path, Rules::Input)?;
+    if !is_nfc(path) {
+        return Err(KeyError::NotNfc(path.to_string()));
+    }
+    Ok(())
+}
+
+fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
     if path.is_empty() {
         return Err(KeyError::EmptyPath(path.to_string()));
     }
     if path.len() > MAX_PATH_BYTES {
         return Err(KeyError::TooLong(path.to_string()));
     }
-    if let Some(ch) = path
+    if let Some((ch, why)) = path
         .chars()
-        .find(|&c| forbidden(c, false).is_some() && c != '.')
+        .filter(|&c| c != '.')
+        .find_map(|c| Some((c, refusal(c, false, rules)?)))
     {
         return Err(KeyError::BadChar {
             key: path.to_string(),
             ch,
-            why: forbidden(ch, false).unwrap_or_default(),
+            why,
         });
     }
     let mut n = 0;
@@ -157,10 +256,24 @@ pub struct Key {
 }
 
 impl Key {
-    /// A key in `namespace` at `path`, validated.
+    /// A key in `namespace` at `path` under the input rules: both are normalised to NFC,
+    /// then validated, so two spellings that print alike are one key.
     pub fn new(namespace: &str, path: &str) -> Result<Key, KeyError> {
-        validate_namespace(namespace)?;
-        validate_path(path)?;
+        let (namespace, path) = (nfc(namespace), nfc(path));
+        check_namespace(&namespace, Rules::Input)?;
+        check_path(&path, Rules::Input)?;
+        Ok(Key {
+            namespace: namespace.into_owned(),
+            path: path.into_owned(),
+        })
+    }
+
+    /// A key exactly as spelled, under the stored rules (store-format.md section 4): what
+    /// a tree of format 2 may hold, including keys an earlier version wrote in another
+    /// normalisation form or with a character [`Key::new`] now refuses. Not normalised.
+    pub fn existing(namespace: &str, path: &str) -> Result<Key, KeyError> {
+        check_namespace(namespace, Rules::Stored)?;
+        check_path(path, Rules::Stored)?;
         Ok(Key {
             namespace: namespace.to_string(),
             path: path.to_string(),
@@ -168,7 +281,7 @@ impl Key {
     }
 
     /// Parses the printed form `ns:path` (split at the last `:`), or a bare path in
-    /// `default_ns`.
+    /// `default_ns`, under the input rules ([`Key::new`]).
     pub fn parse(text: &str, default_ns: &str) -> Result<Key, KeyError> {
         match text.rsplit_once(':') {
             Some((ns, path)) => Key::new(ns, path),
@@ -205,9 +318,9 @@ impl Key {
         out
     }
 
-    /// Decodes and re-validates an encoded key. Keys of printable ASCII (the common case)
-    /// are checked byte by byte against a table; others go through the full rules of
-    /// [`Key::new`]. Either way an invalid key is an error.
+    /// Decodes and re-validates an encoded key under the stored rules. Keys of printable
+    /// ASCII (the common case) are checked byte by byte against a table; others go through
+    /// [`Key::existing`]. Either way an invalid key is an error.
     pub fn decode(bytes: &[u8]) -> Result<Key, KeyError> {
         if let Some(k) = Key::decode_ascii(bytes) {
             return Ok(k);
@@ -277,7 +390,7 @@ impl Key {
             .map(|&b| if b == SEG_SEP { b'.' } else { b })
             .collect();
         let path = String::from_utf8(path).map_err(|_| KeyError::BadEncoding)?;
-        Key::new(ns, &path)
+        Key::existing(ns, &path)
     }
 }
 
@@ -482,6 +595,73 @@ mod tests {
         }
         assert!(Key::new("default", "a:b").is_err());
         assert!(Key::new("codebase:onboard", "a.b-c_d.ünï").is_ok());
+    }
+
+    #[test]
+    fn invisible_characters_are_refused_by_property() {
+        for ch in [
+            '\u{3164}',  // Hangul filler (default-ignorable)
+            '\u{115F}',  // Hangul choseong filler
+            '\u{FFA0}',  // halfwidth Hangul filler
+            '\u{180E}',  // Mongolian vowel separator (Cf)
+            '\u{034F}',  // combining grapheme joiner
+            '\u{2800}',  // braille pattern blank
+            '\u{E0041}', // tag latin capital A
+            '\u{FE0F}',  // variation selector 16
+            '\u{200D}',  // zero-width joiner
+            '\u{061C}',  // Arabic letter mark (Cf)
+            '\u{110BD}', // Kaithi number sign (Cf)
+            '\u{1D173}', // musical symbol begin beam (Cf)
+        ] {
+            let path = format!("a{ch}b");
+            let e = Key::new("default", &path).unwrap_err();
+            assert!(matches!(e, KeyError::BadChar { .. }), "{ch:?}: {e}");
+            assert!(e.to_string().contains("invisible"), "{e}");
+            let ns = format!("n{ch}s");
+            assert!(Key::new(&ns, "a").is_err(), "{ch:?} in a namespace");
+            // Stored by an earlier version (which refused only the listed ones): still a
+            // key under the stored rules.
+            if forbidden(ch, false).is_none() {
+                let old = Key::existing("default", &path).unwrap();
+                assert_eq!(Key::decode(&old.encode()).unwrap(), old);
+            }
+        }
+        // Visible letters, marks and symbols stay allowed.
+        for ok in [
+            "ünï",
+            "日本語",
+            "한국어",
+            "ŝ",
+            "a\u{301}",
+            "αβγ",
+            "⠁⠃",
+            "emoji🙂",
+        ] {
+            assert!(Key::new("default", ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn keys_are_normalised_to_nfc() {
+        let nfd = Key::new("cafe\u{301}", "re\u{301}sume\u{301}.cafe\u{301}").unwrap();
+        let nfc = Key::new("caf\u{e9}", "r\u{e9}sum\u{e9}.caf\u{e9}").unwrap();
+        assert_eq!(nfd, nfc);
+        assert_eq!(nfd.encode(), nfc.encode());
+        assert_eq!(nfd.path(), "r\u{e9}sum\u{e9}.caf\u{e9}");
+        assert_eq!(
+            Key::parse("cafe\u{301}:a", "x").unwrap().namespace(),
+            "caf\u{e9}"
+        );
+        assert!(matches!(
+            validate_path("cafe\u{301}"),
+            Err(KeyError::NotNfc(_))
+        ));
+        assert!(validate_namespace("cafe\u{301}").is_err());
+        assert!(validate_path("caf\u{e9}").is_ok());
+        // A key an earlier version stored decomposed decodes as it was written.
+        let old = Key::existing("default", "cafe\u{301}").unwrap();
+        assert_ne!(old, Key::new("default", "cafe\u{301}").unwrap());
+        assert_eq!(Key::decode(&old.encode()).unwrap(), old);
     }
 
     #[test]

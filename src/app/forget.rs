@@ -10,9 +10,8 @@ use crate::prolly::Edit;
 use crate::repo::revision::validate_branch_name;
 use crate::repo::Repo;
 
-use super::{
-    commit_to, parse_key, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
-};
+use super::input::NamedKey;
+use super::{commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// What to forget.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -88,14 +87,15 @@ impl Memoir {
     /// does the removal and pruning, which finishes a purge that was interrupted.
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
         who.check()?;
-        let key = parse_key(&req.key, req.namespace.as_deref())?;
+        let named = NamedKey::parse(&req.key, req.namespace.as_deref())?;
         let repo = self.open_repo()?;
         if req.purge {
-            return self.purge(repo, &key, who);
+            return self.purge(repo, &named.into_spelled()?, who);
         }
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
-        if repo.tree().get(&root, &key.encode())?.is_none() {
+        let (key, id) = named.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
+        if id.is_none() {
             return Err(MemoirError::not_found(format!(
                 "memory '{key}' not found on {}; nothing to forget",
                 target.branch

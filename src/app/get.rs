@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
-use crate::memory::Record;
+use crate::memory::{read_record, Record};
 
 use super::ids::record_opt;
-use super::{exit, load_record, parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
+use super::input::NamedKey;
+use super::{exit, Memoir, MemoirResult, Outcome, ReadPoint};
 
 /// One key of a [`GetOutcome`].
 #[derive(Debug, Clone, Serialize)]
@@ -52,7 +53,8 @@ impl Outcome for GetOutcome {
 
 impl Memoir {
     /// Reads the memories at `keys` (`path` or `ns:path`; bare paths in `namespace`) at a
-    /// read point. A missing key is an item with `found: false`; the outcome fails (exit 2)
+    /// read point. A key is looked up in NFC, or exactly as spelled when a key an earlier
+    /// version stored under that spelling is there. A missing key is an item with `found: false`; the outcome fails (exit 2)
     /// only when exactly one key was asked for and it is missing.
     pub fn get(
         &self,
@@ -61,16 +63,22 @@ impl Memoir {
         at: &ReadPoint,
     ) -> MemoirResult<GetOutcome> {
         let timer = self.clock().timer();
-        let keys = keys
+        let named = keys
             .iter()
-            .map(|k| parse_key(k, namespace))
+            .map(|k| NamedKey::parse(k, namespace))
             .collect::<MemoirResult<Vec<_>>>()?;
         let (repo, _, root) = self.open_read(at)?;
-        let mut items = Vec::with_capacity(keys.len());
+        let mut items = Vec::with_capacity(named.len());
+        let mut keys = Vec::with_capacity(named.len());
         let mut found_count = 0u64;
-        for key in &keys {
-            let record = load_record(&repo, &root, key)?;
+        for name in named {
+            let (key, id) = name.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
+            let record = match id {
+                Some(id) => Some(read_record(repo.objects(), &id)?),
+                None => None,
+            };
             found_count += u64::from(record.is_some());
+            keys.push(key.clone());
             items.push(GetItem {
                 key: key.path().to_string(),
                 namespace: key.namespace().to_string(),

@@ -34,9 +34,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::key::Key;
 use crate::llm::{provider, Llm, ProviderConfig};
-use crate::memory::{read_record, FacetCap, Record};
+use crate::memory::FacetCap;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
@@ -53,8 +52,9 @@ pub use history::{
     LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,
 };
 pub use hold::StoreHold;
-pub use input::{check_confidence, check_content, refuse_secrets};
-pub use input::{parse_key, MAX_CONTENT_BYTES};
+pub use input::{check_confidence, check_content, refuse_secrets, refuse_secrets_in_key};
+pub use input::{parse_key, read_import, read_text};
+pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use proof::{ProofOutcome, VerifyOutcome};
@@ -470,12 +470,4 @@ pub(crate) fn commit_to(
     }
     let id = repo.commit(&target.branch, edits, sig, message)?;
     Ok((id, format_iso8601(sig.timestamp)))
-}
-
-/// The record at `key` in the tree `root`, if any (a value that is not a record: exit 5).
-pub(crate) fn load_record(repo: &Repo, root: &ObjectId, key: &Key) -> MemoirResult<Option<Record>> {
-    match repo.tree().get(root, &key.encode())? {
-        Some(id) => Ok(Some(read_record(repo.objects(), &id)?)),
-        None => Ok(None),
-    }
 }

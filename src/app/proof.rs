@@ -7,6 +7,7 @@ use crate::object::{from_hex, to_hex, ObjectId};
 use crate::prolly::Proof;
 
 use super::ids::{hex, hex_opt};
+use super::input::check_proof_size;
 use super::{exit, parse_key, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
 /// A proof made.
@@ -108,6 +109,7 @@ impl Memoir {
         at: &ReadPoint,
     ) -> MemoirResult<VerifyOutcome> {
         let key = parse_key(key, namespace)?;
+        check_proof_size(proof)?;
         let bytes =
             from_hex(proof.trim()).ok_or_else(|| MemoirError::invalid("the proof is not hex"))?;
         let proof = Proof::from_bytes(&bytes)

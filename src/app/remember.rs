@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use crate::key::{validate_namespace, Key, DEFAULT_NAMESPACE};
+use crate::key::{nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
 use crate::llm::Llm;
 use crate::memory::{
     classify, default_policy, existing_prefixes, merge_contents, read_record, write, write_merged,
@@ -22,7 +22,9 @@ use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::Repo;
 
-use super::input::{check_confidence, check_content, refuse_secrets};
+use super::input::{
+    check_confidence, check_content, refuse_secrets, refuse_secrets_in_key, refuse_secrets_in_names,
+};
 use super::LlmPrompt;
 use super::{
     commit_to, exit, round_ms, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
@@ -255,15 +257,23 @@ impl Memoir {
     }
 
     /// Stores `req.content` under the keys it names (or the model chooses), in one commit on
-    /// the branch of `who`, combining with existing records by merge policy. Content that
-    /// looks like a credential is refused unless `req.allow_secrets` (exit 1, nothing
-    /// stored). A key refused by `reject` is reported in the outcome (exit 4) while the other
+    /// the branch of `who`, combining with existing records by merge policy. Content or a
+    /// key (namespace or path) that looks like a credential is refused unless
+    /// `req.allow_secrets` (exit 1, nothing stored, the model not asked). A key refused by `reject` is reported in the outcome (exit 4) while the other
     /// keys are written.
     pub fn remember(&self, req: &RememberRequest, who: &WriteAs) -> MemoirResult<RememberOutcome> {
         let timer = self.clock().timer();
         req.validate()?;
         who.check()?;
         refuse_secrets(&req.content, req.allow_secrets)?;
+        if let Some(ns) = &req.namespace {
+            refuse_secrets_in_names(ns, [], req.allow_secrets, None)?;
+        }
+        if !req.paths.is_empty() {
+            for key in keys_of(&req.paths, req.namespace.as_deref())? {
+                refuse_secrets_in_key(&key, req.allow_secrets)?;
+            }
+        }
         let cap = self.options().facet_cap;
         let now = self.clock().now();
         let mut llm = LazyLlm {
@@ -276,6 +286,9 @@ impl Memoir {
         // The keys: given, or chosen by the classifier.
         let (keys, classified) = if req.paths.is_empty() {
             let (keys, c, model) = self.classify_keys(req, who, llm.get())?;
+            for key in &keys {
+                refuse_secrets_in_key(key, req.allow_secrets)?;
+            }
             prompts.push(LlmPrompt {
                 step: "classify".into(),
                 prompt: c.prompt.clone(),
@@ -479,10 +492,7 @@ impl Memoir {
         who: &WriteAs,
         llm: Option<&dyn Llm>,
     ) -> MemoirResult<(Vec<Key>, Classification, String)> {
-        let ns = req
-            .namespace
-            .clone()
-            .unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
+        let ns = nfc(req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).into_owned();
         validate_namespace(&ns)?;
         let existing = {
             let repo = self.open_repo()?;
@@ -516,7 +526,7 @@ impl Memoir {
 /// The keys of the given paths: one namespace for all (from `ns:` prefixes or `namespace`),
 /// duplicates dropped, order kept.
 fn keys_of(paths: &[String], namespace: Option<&str>) -> MemoirResult<Vec<Key>> {
-    let mut ns: Option<String> = namespace.map(str::to_string);
+    let mut ns: Option<String> = namespace.map(|n| nfc(n).into_owned());
     let mut bare = Vec::with_capacity(paths.len());
     for p in paths {
         let path = match p.rsplit_once(':') {
@@ -526,9 +536,10 @@ fn keys_of(paths: &[String], namespace: Option<&str>) -> MemoirResult<Vec<Key>> 
                         "invalid path {p:?}: empty namespace or path around ':'"
                     )));
                 }
+                let prefix = nfc(prefix);
                 match &ns {
-                    Some(n) if n != prefix => {
-                        let from = if namespace == Some(n.as_str()) {
+                    Some(n) if *n != prefix => {
+                        let from = if namespace.is_some_and(|f| nfc(f) == n.as_str()) {
                             "-n"
                         } else {
                             "another -p"
@@ -537,7 +548,7 @@ fn keys_of(paths: &[String], namespace: Option<&str>) -> MemoirResult<Vec<Key>> 
                             "path {p:?} names namespace '{prefix}' but {from} says '{n}'"
                         )));
                     }
-                    _ => ns = Some(prefix.to_string()),
+                    _ => ns = Some(prefix.into_owned()),
                 }
                 path
             }

@@ -2,9 +2,7 @@
 //! nothing (see [`memoir::Memoir::import`]); this reads the file or stdin and shows progress on
 //! a terminal.
 
-use std::io::Read;
-
-use memoir::app::ImportRequest;
+use memoir::app::{read_import, ImportRequest};
 
 use super::context::{BranchArg, Ctx, WriteArgs};
 use super::output::{stderr_is_terminal, CliError, Report};
@@ -12,7 +10,7 @@ use super::output::{stderr_is_terminal, CliError, Report};
 /// Import memories from JSON Lines (one commit; a bad line commits nothing)
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir import memories.jsonl\n  memoir export | memoir -s ./copy import -\n  memoir import old.jsonl -n legacy   # namespace for lines without one\n\nA record whose content looks like a credential (an API key or token, a private key,\npassword=...) is refused with exit 1, naming its line and the rule that matched, and nothing\nis imported. --allow-secrets imports it on purpose."
+    after_help = "Examples:\n  memoir import memories.jsonl\n  memoir export | memoir -s ./copy import -\n  memoir import old.jsonl -n legacy   # namespace for lines without one\n\nEvery line follows the rules of `remember`: valid keys (normalised to NFC), content not blank\nand at most 16 MiB per entry, no member repeated in a line's JSON. A record whose content or\nkey looks like a credential (an API key or token, a private key, password=...) is refused\nwith exit 1, naming its line and the rule that matched, and nothing is imported;\n--allow-secrets imports it on purpose. Input: at most 64 MiB per line, 1 GiB in all.\nRecords already stored as they are are not written again; when nothing changed, nothing is\ncommitted (`changed: 0`)."
 )]
 pub struct Args {
     /// File of JSON Lines, or - for stdin
@@ -38,14 +36,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         allow_secrets: args.allow_secrets,
     };
     req.validate()?;
-    if args.file == "-" {
-        std::io::stdin()
-            .read_to_string(&mut req.lines)
-            .map_err(|e| CliError::invalid(format!("cannot read stdin: {e}")))?;
+    req.lines = if args.file == "-" {
+        read_import(std::io::stdin(), "stdin")?
     } else {
-        req.lines = std::fs::read_to_string(&args.file)
+        let file = std::fs::File::open(&args.file)
             .map_err(|e| CliError::invalid(format!("cannot read {}: {e}", args.file)))?;
-    }
+        read_import(file, &args.file)?
+    };
     let show = stderr_is_terminal() && !ctx.quiet;
     let mut progress = |done: usize, total: usize| {
         if show && ((done - 1).is_multiple_of(256) || done == total) {
@@ -69,8 +66,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let line = match &out.commit {
         Some(id) => ctx.style.ok(&format!(
             "Imported {} memories (commit {})",
-            out.imported,
+            out.changed,
             id.short(8)
+        )),
+        None if out.imported > 0 => ctx.style.info(&format!(
+            "Nothing changed: the {} memories are already stored as they are",
+            out.imported
         )),
         None => ctx.style.info("Nothing to import"),
     };

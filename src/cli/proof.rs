@@ -1,6 +1,8 @@
 //! `memoir proof KEY` and `memoir verify KEY -p PROOF`: Merkle proofs that a key has a value
 //! (or is absent) under a tree root, checked without trusting the store.
 
+use memoir::app::{read_text, MAX_PROOF_TEXT_BYTES};
+
 use super::context::{read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
@@ -25,7 +27,7 @@ pub struct ProofArgs {
 /// Check a proof for KEY against a tree root
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir verify preferences.coding.testing -p 8301...\n  memoir verify a.b -p @proof.hex --root 71c9b062...   # no store needed\n\nWithout --root the root of --at REV (default HEAD) is used. A proof that does not check is\nexit 1."
+    after_help = "Examples:\n  memoir verify preferences.coding.testing -p 8301...\n  memoir verify a.b -p @proof.hex --root 71c9b062...   # no store needed\n\nWithout --root the root of --at REV (default HEAD) is used. A proof that does not check is\nexit 1. A proof is at most 4 MiB of text (more than any proof holds); a longer one is refused\nwith exit 1."
 )]
 pub struct VerifyArgs {
     /// Key (`path` or `ns:path`)
@@ -74,8 +76,11 @@ pub fn proof(ctx: &Ctx, args: ProofArgs) -> Result<Report, CliError> {
 /// Runs `verify`.
 pub fn verify(ctx: &Ctx, args: VerifyArgs) -> Result<Report, CliError> {
     let text = match args.proof.strip_prefix('@') {
-        Some(file) => std::fs::read_to_string(file)
-            .map_err(|e| CliError::invalid(format!("cannot read proof file {file}: {e}")))?,
+        Some(file) => {
+            let f = std::fs::File::open(file)
+                .map_err(|e| CliError::invalid(format!("cannot read proof file {file}: {e}")))?;
+            read_text(f, MAX_PROOF_TEXT_BYTES, &format!("proof file {file}"))?
+        }
         None => args.proof,
     };
     let out = ctx.app.verify(

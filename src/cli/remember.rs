@@ -3,9 +3,7 @@
 //! chooses the keys. The work is [`memoir::Memoir::remember`]; this reads the content from
 //! stdin when it is `-`, checks the settings the operation depends on, and renders the outcome.
 
-use std::io::Read;
-
-use memoir::app::{KeyAction, RememberOutcome, RememberRequest, MAX_CONTENT_BYTES};
+use memoir::app::{read_text, KeyAction, RememberOutcome, RememberRequest, MAX_CONTENT_BYTES};
 use memoir::memory::MergePolicy;
 
 use super::context::{
@@ -41,9 +39,10 @@ LLM, or if the model fails, llm_merge appends instead and says so (a warning, an
 in `reasoning`); the memory is always stored. Appends keep at most
 MEMOIR_FACET_MAX_ENTRIES (default 50; 0 or none = no cap) newest entries.
 
-Content that looks like a credential (an API key or token, a private key, password=...) is
-refused with exit 1, naming the rule that matched, and nothing is stored: history keeps every
-version, even after forget. --allow-secrets stores it on purpose.";
+Content or a key that looks like a credential (an API key or token, a private key,
+password=..., a password in a URL) is refused with exit 1, naming the rule that matched, and
+nothing is stored: history keeps every version, even after forget. --allow-secrets stores it
+on purpose. Content read from stdin (-) is at most 16 MiB.";
 
 /// Store CONTENT under the keys given with -p, or chosen by the LLM (one commit)
 #[derive(Debug, clap::Args)]
@@ -87,12 +86,11 @@ fn parse_policy(s: &str) -> Result<MergePolicy, String> {
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let mut content = args.content;
     if content == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .take(MAX_CONTENT_BYTES as u64 + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| CliError::invalid(format!("cannot read the content from stdin: {e}")))?;
-        content = text;
+        content = read_text(
+            std::io::stdin(),
+            MAX_CONTENT_BYTES,
+            "the content from stdin",
+        )?;
     }
     let req = RememberRequest {
         content,

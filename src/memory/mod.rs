@@ -25,7 +25,7 @@ pub use policy::{
 
 use serde_json::{json, Map, Value};
 
-use crate::key::Key;
+use crate::key::{nfc, validate_path, Key};
 use crate::object::cbor::{CborError, Decoder, Encoder};
 use crate::object::{Blob, ObjectError, ObjectId, ObjectResult, Objects};
 
@@ -234,9 +234,10 @@ impl Record {
             .unwrap_or(0.0);
     }
 
-    /// Checks the schema rules the encoding relies on.
+    /// Checks the schema rules the encoding relies on (the key under the stored rules of
+    /// [`Key::existing`], so records an earlier version wrote stay readable).
     pub fn validate(&self) -> Result<(), MemoryError> {
-        Key::new(&self.namespace, &self.key).map_err(|e| invalid(e.to_string()))?;
+        Key::existing(&self.namespace, &self.key).map_err(|e| invalid(e.to_string()))?;
         if self.entries.is_empty() {
             return Err(invalid("a record needs at least one entry"));
         }
@@ -399,7 +400,8 @@ impl Record {
     /// Reads a record from its JSON shape: schema 2 (with `entries`), or the older schema 1
     /// (`content`, `confidence`, `timestamp` without entries), which becomes one active
     /// entry. `key` may be `ns:path`; `namespace` defaults to `default_ns`; a missing
-    /// timestamp is `now`, a missing confidence 1.0. The result is validated.
+    /// timestamp is `now`, a missing confidence 1.0. The key and related keys follow the
+    /// input rules of [`Key::new`] (normalised to NFC). The result is validated.
     pub fn from_json(v: &Value, default_ns: &str, now: f64) -> Result<Record, MemoryError> {
         let obj = v.as_object().ok_or_else(|| invalid("not a JSON object"))?;
         let text = |name: &str| -> Result<Option<String>, MemoryError> {
@@ -421,7 +423,7 @@ impl Record {
         let raw_key = text("key")?.ok_or_else(|| invalid("missing field \"key\""))?;
         let ns = text("namespace")?;
         let key = match (raw_key.rsplit_once(':'), ns.as_deref()) {
-            (Some((kns, path)), Some(ns)) if kns != ns => {
+            (Some((kns, path)), Some(ns)) if nfc(kns) != nfc(ns) => {
                 return Err(invalid(format!(
                     "key {raw_key:?} names namespace {kns:?} but namespace is {ns:?} ({path})"
                 )))
@@ -435,9 +437,11 @@ impl Record {
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|x| {
-                    x.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| invalid("related_keys must be strings"))
+                    let p = nfc(x
+                        .as_str()
+                        .ok_or_else(|| invalid("related_keys must be strings"))?);
+                    validate_path(&p).map_err(|e| invalid(format!("related key: {e}")))?;
+                    Ok::<_, MemoryError>(p.into_owned())
                 })
                 .collect::<Result<_, _>>()?,
             Some(_) => return Err(invalid("related_keys must be an array")),

@@ -22,8 +22,9 @@ const DB_DIR: &str = "db";
 const PACKS_DIR: &str = "packs";
 /// The directory of derived caches (written by the layers above).
 const CACHE_DIR: &str = "cache";
-/// What a directory a `create` was killed in can hold besides nothing: a directory with only
-/// these and no FORMAT is finished by the next `create`.
+/// What a directory a `create` was killed in can hold besides nothing (and the temporary
+/// file of a FORMAT being written): a directory with only these and no FORMAT is finished by
+/// the next `create`.
 const HALF_MADE: [&str; 4] = [LOCK_FILE, DB_DIR, PACKS_DIR, CACHE_DIR];
 
 /// How to open or create a store directory.
@@ -153,7 +154,12 @@ impl Store {
                 names.push(entry.map_err(io_err(path))?.file_name());
             }
             if !names.is_empty() {
-                if names.iter().all(|n| HALF_MADE.iter().any(|h| n == *h)) {
+                let ours = |n: &std::ffi::OsString| {
+                    HALF_MADE.iter().any(|h| n == *h)
+                        || n.to_str()
+                            .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
+                };
+                if names.iter().all(ours) {
                     return Self::finish_half_made(path, opts);
                 }
                 return Err(StoreError::NotEmpty {
@@ -179,6 +185,16 @@ impl Store {
             let d = path.join(dir);
             if d.symlink_metadata().is_ok() {
                 fs::remove_dir_all(&d).map_err(io_err(&d))?;
+            }
+        }
+        // A FORMAT the killed create was still writing (its temporary file).
+        for entry in fs::read_dir(path).map_err(io_err(path))? {
+            let name = entry.map_err(io_err(path))?.file_name();
+            if name
+                .to_str()
+                .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
+            {
+                let _ = fs::remove_file(path.join(name));
             }
         }
         let mut created = Created::default();

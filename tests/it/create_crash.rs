@@ -70,12 +70,13 @@ fn each_half_made_state_is_finished() {
         &["LOCK", "db"],
         &["LOCK", "db", "packs"],
         &["LOCK", "db", "packs", "cache"],
+        &["LOCK", "db", "packs", "FORMAT.tmp.4242.0"],
     ] {
         let dir = tempfile::tempdir().unwrap();
         let store = dir.path().join("s");
         std::fs::create_dir(&store).unwrap();
         for l in leftovers {
-            if *l == "LOCK" {
+            if *l == "LOCK" || l.starts_with("FORMAT.tmp.") {
                 std::fs::write(store.join(l), b"").unwrap();
             } else {
                 std::fs::create_dir(store.join(l)).unwrap();

@@ -78,6 +78,18 @@ fn key_encoding_vectors() {
             "a",
             "636f6465626173653a6f6e626f6172640061",
         ),
+        // Keys are normalised to NFC: the decomposed and the composed spelling of
+        // `café.crème` are one key, encoded composed.
+        (
+            "default",
+            "cafe\u{301}.cre\u{300}me",
+            "64656661756c7400636166c3a9016372c3a86d65",
+        ),
+        (
+            "default",
+            "caf\u{e9}.cr\u{e8}me",
+            "64656661756c7400636166c3a9016372c3a86d65",
+        ),
     ];
     for (ns, path, want) in cases {
         assert_eq!(

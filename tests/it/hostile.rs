@@ -94,6 +94,13 @@ fn bad_keys_are_refused() {
         ("a\tb", "not allowed"),
         ("a\u{1b}[31mb", "not allowed"),
         ("a\u{200b}b", "not allowed"),
+        // Invisible by Unicode property: Hangul filler, Mongolian vowel separator, combining
+        // grapheme joiner, braille blank, a tag character.
+        ("a\u{3164}b", "invisible"),
+        ("a\u{180e}b", "invisible"),
+        ("a\u{34f}b", "invisible"),
+        ("a\u{2800}b", "invisible"),
+        ("a\u{e0041}b", "invisible"),
         ("a.*", "not allowed"),
         ("a.[b]", "not allowed"),
         ("a.b.c.d.e.f.g.h.i", "more than 8"),
@@ -112,6 +119,7 @@ fn bad_keys_are_refused() {
         "a/b",
         "codebase:onboard:setup.steps",
         "préférences.café",
+        "pre\u{301}fe\u{301}rences.cafe\u{301}",
         "a-b_c.d",
     ] {
         let o = memoir(&s, &["remember", "ok", "-p", key], None);

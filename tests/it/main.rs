@@ -14,6 +14,7 @@ mod golden;
 mod graph;
 mod history;
 mod hostile;
+mod input;
 mod llm;
 mod maintenance;
 mod mcp;

@@ -243,3 +243,88 @@ fn import_refuses_credentials_and_imports_nothing() {
         .unwrap()
         .contains(&sk));
 }
+
+/// Each newer rule, through `remember`: refused with exit 1, naming its rule and never the
+/// secret; the near misses beside them are stored.
+#[test]
+fn newer_rules_refuse_and_near_misses_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let aws_secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.\
+               SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let stripe = format!("sk_live_{}", "4eC39HqLyjWDarjtT1zdp7dc");
+    // A private key's body without its header (synthetic, PKCS#8 RSA shape).
+    let body = format!(
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Q2hhbmdlTWVQbGVhc2U\n{}",
+        "A".repeat(64)
+    );
+    let cases: Vec<(String, &str, String)> = vec![
+        (
+            format!("aws_secret_access_key = {aws_secret}"),
+            "aws_secret_key",
+            aws_secret.to_string(),
+        ),
+        (
+            "the db is postgres://app:Tr0ub4dor@db.internal/app".to_string(),
+            "url_password",
+            "Tr0ub4dor".to_string(),
+        ),
+        (format!("session token {jwt}"), "jwt", jwt.to_string()),
+        (
+            format!("billing uses {stripe}"),
+            "stripe_key",
+            stripe.clone(),
+        ),
+        (body.clone(), "private_key_body", body[..40].to_string()),
+    ];
+    let before = state(&store);
+    for (content, rule, secret) in &cases {
+        let o = run(
+            &store,
+            true,
+            &["remember", "-p", "infra.keys", "--", content],
+            None,
+            &[],
+        );
+        refused(&o, rule, secret);
+    }
+    assert_eq!(state(&store), before);
+    // Tokens in a path or a namespace: refused the same way, the key never echoed.
+    let token = format!("ghp_{}", "x9".repeat(18));
+    let path = format!("tokens.{token}");
+    let o = run(&store, true, &["remember", "x", "-p", &path], None, &[]);
+    let msg = refused(&o, "github_token", &token);
+    assert!(msg.contains("key"), "{msg}");
+    let ns = format!("{stripe}:a.b");
+    let o = run(&store, true, &["remember", "x", "-p", &ns], None, &[]);
+    refused(&o, "stripe_key", &stripe);
+    let o = run(
+        &store,
+        true,
+        &["remember", "x", "-p", "a.b", "-n", &stripe],
+        None,
+        &[],
+    );
+    refused(&o, "stripe_key", &stripe);
+    assert_eq!(state(&store), before);
+
+    for (i, ok) in [
+        "connect to postgres://host/db",
+        "postgres://app@db.internal:5432/app",
+        "https://app:${DB_PASSWORD}@db.internal/app",
+        "the password is in the vault",
+        "reset the password: rotate monthly",
+        "fixed in 3f2a9c1 (see 3f2a9c1e8b7d)",
+        "sk_live_ keys belong in the vault",
+        "a JWT begins with eyJ",
+        "the aws_secret_access_key setting is read from the environment",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let path = format!("notes.n{i}");
+        let o = run(&store, true, &["remember", ok, "-p", &path], None, &[]);
+        assert_eq!(o.code, 0, "{ok}: {}", o.stdout);
+    }
+}

@@ -46,7 +46,7 @@ fn appends(policy: Policy, path: &str) -> bool {
         Policy::Append => true,
         Policy::Replace | Policy::ReplaceFlag => false,
         // experience.* appends by default; the pool's other keys are confidence_gated, which
-        // at the same confidence (1.0) supersedes like replace.
+        // at the same confidence (1.0) replaces like replace.
         Policy::Default => path == "experience" || path.starts_with("experience."),
     }
 }
@@ -105,10 +105,9 @@ pub(super) fn step(h: &Harness, m: &mut Model, op: &Op) {
                                 r.related.push(k);
                             }
                         }
+                        // A replace leaves exactly the new entry (history keeps the old).
                         if !appends(*policy, &fk.1) {
-                            for e in &mut r.entries {
-                                e.active = false;
-                            }
+                            r.entries.clear();
                         }
                         r.entries.push(entry);
                         r
