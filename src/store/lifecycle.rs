@@ -57,16 +57,16 @@ pub(super) fn log_path(path: &Path) -> PathBuf {
     path.join(DB_DIR).join(SledBackend::LOG_FILE)
 }
 
-/// Open the sled database of a store whose LOCK is held. sled's own lock on its log file
-/// can outlive the previous holder's handle by a moment (its I/O threads drop the last
-/// reference after the LOCK is released), so a database still locked is waited for like
-/// the LOCK, within `opts.lock_timeout`.
 /// How long the engine's own lock may still be held once the store's LOCK is ours: the
 /// engine of a handle this process just closed lets go of its files from a background thread,
 /// a moment after the drop. Holding LOCK, nobody else can be there, so that moment is waited
 /// for even when the caller's lock timeout is zero.
 const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Open the sled database of a store whose LOCK is held. sled's own lock on its log file
+/// can outlive the previous holder's handle by a moment (its I/O threads drop the last
+/// reference after the LOCK is released), so a database still locked is waited for like
+/// the LOCK, within `opts.lock_timeout` (at least [`ENGINE_RELEASE_GRACE`]).
 fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {

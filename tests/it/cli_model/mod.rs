@@ -49,6 +49,8 @@ const KEYS: [&str; 9] = [
     "work:z",
 ];
 const DEFAULT_NS: usize = 7;
+/// How long every open waits for the store's lock.
+const LOCK_TIMEOUT_SECS: u64 = 30;
 const BAD_KEYS: [&str; 4] = ["a..b", "sp ace", "glob*", "a.b.c.d.e.f.g.h.i"];
 
 fn cases() -> u32 {
@@ -424,6 +426,9 @@ impl Harness {
             .env_clear()
             .env("MEMOIR_NOW", self.now.to_string())
             .env("MEMOIR_AUTHOR", AUTHOR)
+            // The model is about results, not lock latency: on a loaded machine the engine of
+            // the handle `refs` just closed may take a while to let go of its files.
+            .env("MEMOIR_LOCK_TIMEOUT", LOCK_TIMEOUT_SECS.to_string())
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -443,7 +448,11 @@ impl Harness {
 
     /// The refs and HEAD, read through the library.
     fn refs(&self) -> (BTreeMap<String, String>, Head) {
-        let repo = Repo::open(Store::open(&self.store, &OpenOptions::default()).unwrap()).unwrap();
+        let opts = OpenOptions {
+            lock_timeout: std::time::Duration::from_secs(LOCK_TIMEOUT_SECS),
+            ..OpenOptions::default()
+        };
+        let repo = Repo::open(Store::open(&self.store, &opts).unwrap()).unwrap();
         let branches = repo
             .branches()
             .unwrap()
@@ -563,6 +572,31 @@ proptest! {
 
     #[test]
     fn cli_matches_the_model(ops in prop::collection::vec(op(), 5..26)) {
-        run_sequence(&ops);
+        run_reporting(&ops);
     }
+}
+
+/// Runs `ops`; if they fail, writes the failure and the operations straight to the process's
+/// standard error before failing. libtest captures only the print macros, so this stays next
+/// to the test's FAILED line in logs that show only part of a run; proptest then shrinks.
+fn run_reporting(ops: &[Op]) {
+    use std::io::Write;
+    let Err(payload) = std::panic::catch_unwind(|| run_sequence(ops)) else {
+        return;
+    };
+    let why = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)");
+    // The first few failures only: shrinking fails many times over.
+    static REPORTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    if REPORTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 3 {
+        std::panic::resume_unwind(payload);
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "cli_model failure: {why}\ncli_model operations: {ops:?}"
+    );
+    std::panic::resume_unwind(payload);
 }
