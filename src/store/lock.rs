@@ -4,6 +4,11 @@
 //! when its holder's process ends for any reason, so a crashed or killed holder never blocks
 //! anyone; the LOCK file itself is never deleted and carries no state. A second opener
 //! retries every [`LOCK_POLL`] until its timeout, then fails with [`StoreError::Busy`].
+//!
+//! The lock belongs to the open file, and a child process shares its parent's open files from
+//! fork to exec (the descriptor is close-on-exec): while another thread of a process is
+//! starting a program, a lock that process just released can still be held for a moment. A
+//! zero timeout can see that moment as busy; any wait rides it out.
 
 use std::fs::{self, File};
 use std::io;

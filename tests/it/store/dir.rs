@@ -10,7 +10,7 @@ use memoir::store::{
 };
 
 use super::contract::dump;
-use super::{new_sled_store, opts};
+use super::{new_sled_store, opts, REOPEN_MS};
 
 #[test]
 fn create_lays_out_the_directory() {
@@ -71,7 +71,7 @@ fn sled_reopen_reads_back_exactly() {
         }
         s.flush().unwrap();
     }
-    let s = Store::open(&path, &opts(0)).unwrap();
+    let s = Store::open(&path, &opts(REOPEN_MS)).unwrap();
     assert_eq!(s.kind(), BackendKind::Sled);
     assert_eq!(s.path(), Some(path.as_path()));
     let (stored, stored_refs) = dump(&s);
@@ -142,12 +142,12 @@ fn create_on_existing_store_is_already_exists() {
         matches!(&err, StoreError::AlreadyExists { path: p } if p == &path),
         "{err:?}"
     );
-    let s = Store::open(&path, &opts(0)).unwrap();
+    let s = Store::open(&path, &opts(REOPEN_MS)).unwrap();
     assert_eq!(s.get_ref("HEAD").unwrap().as_deref(), Some(&b"h"[..]));
 }
 
 fn not_a_store_reason(path: &Path) -> String {
-    match Store::open(path, &opts(0)) {
+    match Store::open(path, &opts(REOPEN_MS)) {
         Err(StoreError::NotAStore { path: p, reason }) => {
             assert_eq!(p, path);
             reason
@@ -195,7 +195,7 @@ fn open_refuses_what_is_not_a_store() {
     assert!(not_a_store_reason(&huge).contains("garbled"));
 
     let v3 = with_format("v3", b"memoir-store\nformat-version: 3\nbackend: sled\n");
-    match Store::open(&v3, &opts(0)) {
+    match Store::open(&v3, &opts(REOPEN_MS)) {
         Err(StoreError::UnsupportedVersion {
             path,
             found,
@@ -236,5 +236,5 @@ fn forward_compatible_format_lines_are_ignored() {
         format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\ncreated-by: memoir 0.9\n"),
     )
     .unwrap();
-    Store::open(&path, &opts(0)).unwrap();
+    Store::open(&path, &opts(REOPEN_MS)).unwrap();
 }

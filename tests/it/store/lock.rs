@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use memoir::store::{ObjectStore, Store, StoreError};
 
-use super::{new_sled_store, opts};
+use super::{new_sled_store, opts, REOPEN_MS};
 
 /// Environment variable that turns `lock_holder_child` into a lock holder for that path.
 const HOLD_ENV: &str = "MEMOIR_TEST_HOLD_LOCK";
@@ -38,7 +38,7 @@ fn second_open_in_process_is_busy_until_last_clone_drops() {
         Err(StoreError::Busy { .. })
     ));
     drop(clone);
-    let reopened = Store::open(&path, &opts(0)).unwrap();
+    let reopened = Store::open(&path, &opts(REOPEN_MS)).unwrap();
     assert!(matches!(
         Store::open(&path, &opts(0)),
         Err(StoreError::Busy { .. })

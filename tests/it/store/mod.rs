@@ -20,6 +20,12 @@ fn id(prefix: &[u8], last: u8) -> RawId {
     id
 }
 
+/// The lock timeout of an open that must succeed (or find no store) right after this process
+/// closed the store. A child that another test thread is spawning holds a copy of the LOCK
+/// descriptor, and with it the lock, from its fork until its exec, so even a lock this process
+/// released can be held elsewhere for a moment on a loaded machine.
+const REOPEN_MS: u64 = 5_000;
+
 /// Default options with a lock timeout of `timeout_ms`.
 fn opts(timeout_ms: u64) -> OpenOptions {
     OpenOptions {
