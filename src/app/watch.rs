@@ -250,6 +250,16 @@ impl Memoir {
             )));
         }
         let (path, bytes) = read_file(&req.file)?;
+        if !req.allow_secrets {
+            if let Some(kind) = secrets::detect(&path) {
+                return Err(MemoirError::invalid(format!(
+                    "refused: the file's path looks like it holds a credential (rule {}: {}); \
+                     the watch list records it, so nothing was stored",
+                    kind.rule(),
+                    kind.describe()
+                )));
+            }
+        }
         let prepared = prepare(&path, &bytes, req.allow_secrets)?;
         drop(bytes);
         let repo = self.open_repo()?;
@@ -317,7 +327,7 @@ impl Memoir {
             }
         };
         self.release();
-        let mut disk: BTreeMap<String, Disk> = BTreeMap::new();
+        let mut disk: BTreeMap<String, (String, Disk)> = BTreeMap::new();
         for f in &planned {
             let state = look(f, req.allow_secrets);
             if req.file.is_some() {
@@ -329,19 +339,23 @@ impl Memoir {
                     )));
                 }
             }
-            disk.insert(f.slug.clone(), state);
+            disk.insert(f.slug.clone(), (f.path.clone(), state));
         }
         let repo = self.open_repo()?;
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
-        // A file removed from the list meanwhile stays removed.
+        // A file removed from the list meanwhile (or whose slug now names another file)
+        // stays as the list says.
         let list = read_list(&repo, &root)?;
         let mut writer = Writer::new(self, &repo, root, who, req.allow_secrets);
         let mut reports = Vec::new();
         for f in list {
-            let Some(state) = disk.remove(&f.slug) else {
+            let Some((path, state)) = disk.remove(&f.slug) else {
                 continue;
             };
+            if path != f.path {
+                continue;
+            }
             reports.push(writer.apply(&f, state, "changed")?);
         }
         let changed: Vec<String> = reports
@@ -349,7 +363,11 @@ impl Memoir {
             .filter(|r| r.added + r.removed > 0)
             .map(|r| format!("{} +{} -{}", r.slug, r.added, r.removed))
             .collect();
-        let message = format!("Scan {}", changed.join(", "));
+        let message = if changed.is_empty() {
+            "Scan: watch list updated".to_string()
+        } else {
+            format!("Scan {}", changed.join(", "))
+        };
         writer.finish(&target, reports, message)
     }
 }
