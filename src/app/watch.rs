@@ -236,8 +236,8 @@ enum Disk {
 
 impl Memoir {
     /// Adds `req.file` to the watch list and stores its chunks in one commit on the branch of
-    /// `who`. A file already watched is scanned instead (in the namespace it has; naming
-    /// another is an error). A missing file is exit 2; a directory, a file longer than
+    /// `who`. A file already watched is scanned instead, in the namespace it has (naming
+    /// another with `req.namespace` is an error). A missing file is exit 2; a directory, a file longer than
     /// [`MAX_DOCUMENT_BYTES`], binary data under a name that is not `.pdf`, text that is not
     /// UTF-8, an unreadable PDF or a document without text is exit 1, and nothing is stored.
     pub fn watch_add(&self, req: &WatchAddRequest, who: &WriteAs) -> MemoirResult<WatchOutcome> {
@@ -268,7 +268,7 @@ impl Memoir {
         let list = read_list(&repo, &root)?;
         let existing = list.iter().find(|f| f.path == path);
         let (file, state) = match existing {
-            Some(f) if f.namespace != ns => {
+            Some(f) if req.namespace.is_some() && f.namespace != ns => {
                 return Err(MemoirError::invalid(format!(
                     "{path} is already watched in namespace '{}' (as {}); remove it first to \
                      move it to '{ns}'",

@@ -246,8 +246,11 @@ fn text_html_and_pdf_are_searchable() {
     std::fs::write(&other, "other notes").unwrap();
     let v = fx.ok(&["watch", "add", Fixture::p(&other)]);
     assert_eq!(v["files"][0]["slug"], "notes-txt-2");
-    let o = fx.run(true, &["watch", "add", Fixture::p(&txt)]);
+    let o = fx.run(true, &["watch", "add", Fixture::p(&txt), "-n", "elsewhere"]);
     assert!(assert_error(&o, 1).contains("already watched in namespace 'docs'"));
+    let again = fx.ok(&["watch", "add", Fixture::p(&txt)]);
+    assert_eq!(again["files"][0]["namespace"], "docs");
+    assert_eq!(again["files"][0]["state"], "unchanged");
 
     // A file gone from disk: scan keeps its keys and says so; status too.
     std::fs::remove_file(&txt).unwrap();
