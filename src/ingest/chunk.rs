@@ -351,4 +351,32 @@ mod tests {
         assert_eq!(slug("abcdef ghij", 8), "abcdef-g");
         assert!(slug(&"é".repeat(100), 40).len() <= 40);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any text cuts into bounded chunks with valid names, losing no visible character.
+        #[test]
+        fn any_text_cuts_into_bounded_chunks(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "# Title", "\n", "\n\n", "```", "word ", "é", "日本語", "\u{3164}", " ",
+                    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                ]),
+                0..400,
+            ),
+            repeat in 1usize..40,
+            markdown: bool,
+        ) {
+            let text: String = parts.concat().repeat(repeat);
+            let format = if markdown { Format::Markdown } else { Format::Text };
+            let cs = chunks(&text, format);
+            for c in &cs {
+                proptest::prop_assert!(c.text.len() <= MAX_CHUNK_BYTES);
+                proptest::prop_assert!(validate_path(&c.name).is_ok(), "{}", c.name);
+            }
+            let visible = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+            let joined: String = cs.iter().map(|c| c.text.as_str()).collect();
+            proptest::prop_assert_eq!(visible(&joined), visible(&text));
+        }
+    }
 }

@@ -369,4 +369,24 @@ mod tests {
             "&#0; &#xFFFFFFFF; &"
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+        /// Any markup, however broken, gives text without a panic.
+        #[test]
+        fn any_markup_gives_text(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "<", ">", "</", "<p>", "<h2>", "</h2>", "<script>", "</script>", "<head>",
+                    "<title>", "&", "&amp;", "&#x", "&#233;", ";", "\"", "'", "é", "日", "<!--",
+                    "-->", "<pre>", "</pre>", "text ", "\n",
+                ]),
+                0..200,
+            ),
+        ) {
+            let html = parts.concat();
+            let text = to_text(&html);
+            proptest::prop_assert!(!text.contains("\n\n\n"));
+        }
+    }
 }

@@ -413,3 +413,32 @@ fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn watch_works_on_a_branch_and_in_the_past() {
+    let fx = Fixture::new();
+    let doc = fx.file("notes.md", b"# Notes\n\nA note on echidnaword.\n");
+    let v = fx.ok(&["watch", "add", Fixture::p(&doc), "--branch", "docs"]);
+    assert_eq!(v["files"][0]["state"], "added", "{v}");
+    assert_eq!(fx.ok(&["watch", "list"])["count"], 0);
+    assert_eq!(fx.ok(&["watch", "list", "--branch", "docs"])["count"], 1);
+    let hits = fx.ok(&["search", "echidnaword", "--branch", "docs"]);
+    assert_eq!(hits["count"], 1, "{hits}");
+    std::fs::write(&doc, "# Notes\n\nA note on numbatword.\n").unwrap();
+    let scan = fx.ok(&["watch", "scan", "--branch", "docs"]);
+    assert_eq!(
+        (&scan["added"], &scan["removed"]),
+        (&1.into(), &1.into()),
+        "{scan}"
+    );
+    let old = fx.ok(&["watch", "list", "--at", "docs~1"]);
+    let new = fx.ok(&["watch", "list", "--at", "docs"]);
+    assert_ne!(old["files"][0]["hash"], new["files"][0]["hash"]);
+    assert_eq!(
+        fx.ok(&["watch", "status", "--branch", "docs"])["changed"],
+        0
+    );
+    fx.ok(&["merge", "docs"]);
+    assert_eq!(fx.ok(&["watch", "list"])["count"], 1);
+    assert_eq!(fx.ok(&["search", "numbatword"])["count"], 1);
+}
