@@ -296,10 +296,11 @@ impl Memoir {
         let report = writer.apply(&file, Disk::Read(prepared), state)?;
         let message = match state {
             "added" => format!(
-                "Watch {} in {}: {} chunks",
+                "Watch {} in {}: {} chunk{}",
                 file.name(),
                 file.namespace,
-                report.chunks
+                report.chunks,
+                if report.chunks == 1 { "" } else { "s" }
             ),
             _ => format!("Scan {}: +{} -{}", file.slug, report.added, report.removed),
         };

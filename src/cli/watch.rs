@@ -162,9 +162,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 esc(&out.message)
             } else {
                 format!(
-                    "Stopped watching {} ({} keys deleted, commit {})",
+                    "Stopped watching {} ({} deleted, commit {})",
                     esc(&out.path),
-                    out.removed,
+                    count(out.removed, "key"),
                     esc(&out.commit_hash[..8])
                 )
             };
@@ -175,11 +175,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             let mut r = Report::of(&out);
             for f in &out.files {
                 r = r.line(format!(
-                    "{}  {} ({}, {} chunks)",
+                    "{}  {} ({}, {})",
                     ctx.style.info(&esc(&f.prefix)),
                     esc(&f.path),
                     f.format.as_str(),
-                    f.chunks
+                    count(f.chunks, "chunk")
                 ));
             }
             if out.files.is_empty() {
@@ -258,8 +258,8 @@ fn render(ctx: &Ctx, out: &WatchOutcome) -> Report {
 
 fn file_line(ctx: &Ctx, f: &WatchFileReport) -> String {
     let what = match f.state {
-        "added" => format!("{} chunks", f.chunks),
-        "changed" => format!("{} chunks, +{} -{}", f.chunks, f.added, f.removed),
+        "added" => count(f.chunks, "chunk"),
+        "changed" => format!("{}, +{} -{}", count(f.chunks, "chunk"), f.added, f.removed),
         "unchanged" => "unchanged".to_string(),
         "missing" => "missing from disk; its keys are kept".to_string(),
         _ => format!("not read: {}", esc(f.error.as_deref().unwrap_or("?"))),
@@ -269,5 +269,14 @@ fn file_line(ctx: &Ctx, f: &WatchFileReport) -> String {
         "error" => ctx.style.err(&line),
         "missing" => ctx.style.warn(&line),
         _ => ctx.style.ok(&line),
+    }
+}
+
+/// `1 chunk`, `3 chunks`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
