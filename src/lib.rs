@@ -10,6 +10,7 @@
 //! - [`llm`]: model providers and the reading of their replies;
 //! - [`memory`]: memory records and write policies;
 //! - [`recall`]: lexical search and the LLM picker;
+//! - [`ingest`]: documents (Markdown, text, HTML, PDF) as text, cut into chunks;
 //! - [`app`]: the application layer, whose handle [`Memoir`] every face (command line,
 //!   MCP, web, Python) calls.
 #![warn(missing_docs)]
@@ -32,6 +33,8 @@ pub mod llm;
 pub mod memory;
 
 pub mod recall;
+
+pub mod ingest;
 
 pub mod app;
 

@@ -2,6 +2,7 @@
 //! maps to (the codes of the command-line contract, shared by every face).
 
 use crate::glob::GlobError;
+use crate::ingest::IngestError;
 use crate::key::KeyError;
 use crate::memory::MemoryError;
 use crate::object::ObjectError;
@@ -63,6 +64,9 @@ pub enum MemoirError {
     /// Recall and its index.
     #[error(transparent)]
     Recall(#[from] RecallError),
+    /// A document that cannot be read as text (exit 1).
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
     /// Invalid input or option combination (exit 1).
     #[error("{0}")]
     Invalid(String),
@@ -124,6 +128,7 @@ impl MemoirError {
             | MemoirError::Glob(_)
             | MemoirError::Memory(_)
             | MemoirError::Rev(_)
+            | MemoirError::Ingest(_)
             | MemoirError::Invalid(_) => exit::ERROR,
             MemoirError::Recall(r) => match r {
                 RecallError::Tree(t) => tree_code(t),

@@ -27,6 +27,8 @@ mod search;
 mod status;
 mod summarize;
 mod transfer;
+mod watch;
+mod watch_manage;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,6 +75,14 @@ pub use recall::{
 };
 pub use search::{SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
+pub use watch::{
+    SkippedChunk, WatchAddRequest, WatchFileReport, WatchOutcome, WatchRemoveRequest,
+    WatchScanRequest, WatchedFile, WATCH_LIST_NAMESPACE, WATCH_NAMESPACE,
+};
+pub use watch_manage::{
+    WatchFormatsOutcome, WatchListItem, WatchListOutcome, WatchRemoveOutcome, WatchStatusItem,
+    WatchStatusOutcome,
+};
 
 /// Settings of a [`Memoir`] handle, filled by the face from its flags and environment.
 #[derive(Debug, Clone)]

@@ -27,6 +27,7 @@ mod search;
 mod status;
 mod summarize;
 mod tour;
+mod watch;
 
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -149,6 +150,8 @@ enum Command {
     Mcp(mcp::Args),
     /// Walk through memoir on a throwaway store
     Tour(tour::Args),
+    /// Keep documents (Markdown, text, HTML, PDF) as searchable memories
+    Watch(watch::Args),
 }
 
 fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
@@ -176,6 +179,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Verify(a) => proof::verify(ctx, a),
         Command::Mcp(a) => mcp::run(ctx, a),
         Command::Tour(a) => tour::run(ctx, a),
+        Command::Watch(a) => watch::run(ctx, a),
     }
 }
 

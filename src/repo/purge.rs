@@ -1,16 +1,16 @@
 //! Purging a key from the whole history.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Commit, GcReport, Repo, RepoResult};
 use crate::object::ObjectId;
-use crate::prolly::Edit;
+use crate::prolly::{Edit, KeyRange};
 use crate::store::ObjectStore;
 
-/// What [`Repo::purge`] did.
+/// What [`Repo::purge`] or [`Repo::purge_all`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PurgeReport {
-    /// Commits whose tree held the key.
+    /// Commits whose tree held the key (one of the keys).
     pub commits_with_key: u64,
     /// Commits given a new id (those with the key and all their descendants).
     pub commits_rewritten: u64,
@@ -37,6 +37,13 @@ impl Repo {
     /// [`super::RepoError::RefMoved`]; refs already moved stay moved, the history stays
     /// consistent, and running purge again finishes the job.
     pub fn purge(&self, key: &[u8]) -> RepoResult<PurgeReport> {
+        self.purge_all(&[key.to_vec()], &[])
+    }
+
+    /// [`Repo::purge`] of several keys at once, in one rewrite of history: every key of
+    /// `keys` (encoded) and every key within one of `ranges`, in every commit reachable from
+    /// any ref.
+    pub fn purge_all(&self, keys: &[Vec<u8>], ranges: &[KeyRange]) -> RepoResult<PurgeReport> {
         let refs = self.commit_refs()?;
         let tips: Vec<ObjectId> = refs.iter().map(|(_, id)| *id).collect();
         let mut rep = PurgeReport::default();
@@ -48,10 +55,23 @@ impl Repo {
             let root = match roots.get(&c.root) {
                 Some(r) => *r,
                 None => {
-                    let r = if self.tree.get(&c.root, key)?.is_some() {
-                        self.tree.apply(&c.root, vec![Edit::Delete(key.to_vec())])?
-                    } else {
+                    let mut gone: BTreeSet<Vec<u8>> = BTreeSet::new();
+                    for key in keys {
+                        if self.tree.get(&c.root, key)?.is_some() {
+                            gone.insert(key.clone());
+                        }
+                    }
+                    for range in ranges {
+                        self.tree.scan(&c.root, range, &mut |k, _| {
+                            gone.insert(k.to_vec());
+                            true
+                        })?;
+                    }
+                    let r = if gone.is_empty() {
                         c.root
+                    } else {
+                        let edits = gone.into_iter().map(Edit::Delete).collect();
+                        self.tree.apply(&c.root, edits)?
                     };
                     roots.insert(c.root, r);
                     r

@@ -8,6 +8,7 @@ mod maintenance;
 mod output;
 mod read;
 mod store;
+mod watch;
 mod write;
 
 use std::collections::BTreeSet;

@@ -1,6 +1,8 @@
 //! Shared by the CLI and MCP tests: running the CLI and reading its output, making a store,
 //! and an rmcp client session with the calls the tests make.
 
+pub mod pdf;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

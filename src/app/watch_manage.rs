@@ -1,0 +1,278 @@
+//! `watch list`, `watch status`, `watch formats` and `watch remove`: reading the watch list,
+//! comparing it with the files on disk, and taking files off it (with `purge`, out of the
+//! whole history).
+
+use serde::Serialize;
+
+use crate::ingest::{Format, FormatInfo};
+use crate::prolly::Edit;
+
+use super::forget::PurgeCounts;
+use super::watch::{find, read_file, read_list, WatchRemoveRequest, WatchedFile};
+use super::{commit_to, write_target, Memoir, MemoirResult, Outcome, ReadPoint, WriteAs};
+use crate::repo::revision::validate_branch_name;
+
+/// One file of [`WatchListOutcome`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WatchListItem {
+    /// Absolute path of the file.
+    pub path: String,
+    /// Namespace of its chunks.
+    pub namespace: String,
+    /// Its slug.
+    pub slug: String,
+    /// `ns:raw.<slug>`, the prefix of its keys.
+    pub prefix: String,
+    /// Its format.
+    pub format: Format,
+    /// Its size in bytes when last read.
+    pub bytes: u64,
+    /// BLAKE3 hash (hex) of its bytes when last read.
+    pub hash: String,
+    /// Its number of chunks.
+    pub chunks: usize,
+}
+
+impl From<&WatchedFile> for WatchListItem {
+    fn from(f: &WatchedFile) -> Self {
+        WatchListItem {
+            path: f.path.clone(),
+            namespace: f.namespace.clone(),
+            slug: f.slug.clone(),
+            prefix: f.prefix(),
+            format: f.format,
+            bytes: f.bytes,
+            hash: f.hash.clone(),
+            chunks: f.chunks.len(),
+        }
+    }
+}
+
+/// What `watch list` read.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchListOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The watched files, by slug.
+    pub files: Vec<WatchListItem>,
+    /// How many.
+    pub count: usize,
+}
+
+impl Outcome for WatchListOutcome {}
+
+/// One file of [`WatchStatusOutcome`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WatchStatusItem {
+    /// Absolute path of the file.
+    pub path: String,
+    /// Namespace of its chunks.
+    pub namespace: String,
+    /// Its slug.
+    pub slug: String,
+    /// `unchanged` (same bytes as last scanned), `changed` (a scan would update it),
+    /// `missing` (gone from disk) or `unreadable` (see `error`).
+    pub state: &'static str,
+    /// Its number of chunks as last scanned.
+    pub chunks: usize,
+    /// Why it could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What `watch status` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchStatusOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The watched files, by slug.
+    pub files: Vec<WatchStatusItem>,
+    /// How many files are watched.
+    pub count: usize,
+    /// How many a scan would update.
+    pub changed: usize,
+    /// How many are gone from disk.
+    pub missing: usize,
+}
+
+impl Outcome for WatchStatusOutcome {}
+
+/// What `watch formats` lists.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchFormatsOutcome {
+    /// Always true.
+    pub success: bool,
+    /// Every format read, with the name endings that select it.
+    pub formats: Vec<FormatInfo>,
+}
+
+impl Outcome for WatchFormatsOutcome {}
+
+/// What `watch remove` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchRemoveOutcome {
+    /// Always true (a file that is not watched is exit 2).
+    pub success: bool,
+    /// Absolute path of the file.
+    pub path: String,
+    /// Namespace of its chunks.
+    pub namespace: String,
+    /// Its slug.
+    pub slug: String,
+    /// Keys deleted: its chunks at the tip (without purge), plus its watch list record.
+    pub removed: usize,
+    /// The new commit, or after a purge the branch's (rewritten) tip.
+    pub commit_hash: String,
+    /// What was done, in one line.
+    pub message: String,
+    /// With `purge`: what was rewritten and removed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub purged: Option<PurgeCounts>,
+    /// What a purge did to the derived caches (diagnostics).
+    #[serde(skip)]
+    pub notes: Vec<String>,
+}
+
+impl Outcome for WatchRemoveOutcome {}
+
+impl Memoir {
+    /// The watch list at a read point.
+    pub fn watch_list(&self, at: &ReadPoint) -> MemoirResult<WatchListOutcome> {
+        let (repo, _, root) = self.open_read(at)?;
+        let list = read_list(&repo, &root)?;
+        drop(repo);
+        let files: Vec<WatchListItem> = list.iter().map(WatchListItem::from).collect();
+        Ok(WatchListOutcome {
+            success: true,
+            count: files.len(),
+            files,
+        })
+    }
+
+    /// The watch list at a read point, each file compared with what is on disk now (read
+    /// with the store closed; nothing is written).
+    pub fn watch_status(&self, at: &ReadPoint) -> MemoirResult<WatchStatusOutcome> {
+        let list = {
+            let (repo, _, root) = self.open_read(at)?;
+            read_list(&repo, &root)?
+        };
+        self.release();
+        let mut files = Vec::with_capacity(list.len());
+        for f in &list {
+            let (state, error) = match read_file(std::path::Path::new(&f.path)) {
+                Ok((_, bytes)) if blake3::hash(&bytes).to_hex().as_str() == f.hash => {
+                    ("unchanged", None)
+                }
+                Ok(_) => ("changed", None),
+                Err(e) if e.code() == super::exit::NOT_FOUND => ("missing", None),
+                Err(e) => ("unreadable", Some(e.to_string())),
+            };
+            files.push(WatchStatusItem {
+                path: f.path.clone(),
+                namespace: f.namespace.clone(),
+                slug: f.slug.clone(),
+                state,
+                chunks: f.chunks.len(),
+                error,
+            });
+        }
+        Ok(WatchStatusOutcome {
+            success: true,
+            count: files.len(),
+            changed: files.iter().filter(|f| f.state == "changed").count(),
+            missing: files.iter().filter(|f| f.state == "missing").count(),
+            files,
+        })
+    }
+
+    /// The formats `watch add` reads.
+    pub fn watch_formats(&self) -> WatchFormatsOutcome {
+        WatchFormatsOutcome {
+            success: true,
+            formats: Format::all().to_vec(),
+        }
+    }
+
+    /// Takes `req.file` off the watch list of the branch of `who` and deletes every key
+    /// under its prefix `raw.<slug>` with its watch list record, in one commit; the old
+    /// values stay in history. With `req.purge`, erases those keys (every key under the
+    /// prefix, in any commit) and the record from every commit of every branch instead,
+    /// removes what became unreachable and prunes the caches; this rewrites commit ids. A
+    /// file that is not watched is exit 2.
+    pub fn watch_remove(
+        &self,
+        req: &WatchRemoveRequest,
+        who: &WriteAs,
+    ) -> MemoirResult<WatchRemoveOutcome> {
+        who.check()?;
+        let repo = self.open_repo()?;
+        let target = write_target(&repo, who.branch.as_deref())?;
+        let root = repo.root_of(&target.base)?;
+        let list = read_list(&repo, &root)?;
+        let file = find(&list, &req.file)?.clone();
+        let list_key = file.list_key()?.encode();
+        let range = file.range()?;
+        if req.purge {
+            if let Some(b) = &who.branch {
+                validate_branch_name(b)?;
+            }
+            let report = repo.purge_all(std::slice::from_ref(&list_key), &[range])?;
+            let notes = self.prune_caches(repo.store())?;
+            let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
+                Some(Ok(tip)) => tip,
+                _ => repo.head_commit()?,
+            };
+            drop(repo);
+            let removed = report.gc.objects_removed;
+            return Ok(WatchRemoveOutcome {
+                success: true,
+                message: format!(
+                    "Purged {} ({}) from history: {} commits rewritten, {} refs moved, \
+                     {removed} objects removed",
+                    file.path,
+                    file.prefix(),
+                    report.commits_rewritten,
+                    report.refs_moved
+                ),
+                path: file.path,
+                namespace: file.namespace,
+                slug: file.slug,
+                removed: 0,
+                commit_hash: tip.to_hex(),
+                purged: Some(PurgeCounts {
+                    commits_with_key: report.commits_with_key,
+                    commits_rewritten: report.commits_rewritten,
+                    refs_moved: report.refs_moved,
+                    objects_removed: removed,
+                    bytes_removed: report.gc.bytes_removed,
+                }),
+                notes,
+            });
+        }
+        let mut edits: Vec<Edit> = repo
+            .tree()
+            .collect(&root, &range)?
+            .into_iter()
+            .map(|(k, _)| Edit::Delete(k))
+            .collect();
+        edits.push(Edit::Delete(list_key));
+        let removed = edits.len() - 1;
+        let message = format!(
+            "Unwatch {} from {}: {removed} keys",
+            file.slug, file.namespace
+        );
+        let (id, _) = commit_to(&repo, &target, edits, &self.signature(who), &message)?;
+        drop(repo);
+        Ok(WatchRemoveOutcome {
+            success: true,
+            path: file.path,
+            namespace: file.namespace,
+            slug: file.slug,
+            removed,
+            commit_hash: id.to_hex(),
+            message,
+            purged: None,
+            notes: Vec::new(),
+        })
+    }
+}
