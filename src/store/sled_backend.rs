@@ -66,6 +66,22 @@ fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     }
 }
 
+/// Opens sled's database in directory `path` with a page cache of `cache_bytes`.
+fn open_engine(path: &Path, cache_bytes: u64) -> sled::Result<sled::Db> {
+    sled::Config::new()
+        .path(path)
+        .cache_capacity(cache_bytes)
+        // LowSpace (sled's default): sled now holds only small index entries and refs, and
+        // every command ends with an explicit flush, so write throughput is bounded by fsync,
+        // not by the log layout; a memory store lives for years on a user's disk, so we keep
+        // it compact.
+        .mode(sled::Mode::LowSpace)
+        // No background flusher: durability comes only from explicit `flush` calls, so the
+        // upper layers' "objects, flush, ref, flush" order is what reaches disk.
+        .flush_every_ms(None)
+        .open()
+}
+
 /// Whether another handle still holds sled's lock on its log file at `log`: a handle that
 /// was just dropped releases it only when sled's I/O threads let go of their last
 /// reference, a moment after the store's LOCK was released. sled takes the same kind of OS
@@ -107,23 +123,26 @@ impl SledBackend {
         cache_bytes: u64,
         pack_bytes: u64,
     ) -> StoreResult<Option<Self>> {
-        // Once free, the lock stays free: only the store's LOCK holder opens the database.
-        if log_locked(&path.join(Self::LOG_FILE)) {
-            return Ok(None);
-        }
-        let db = sled::Config::new()
-            .path(path)
-            .cache_capacity(cache_bytes)
-            // LowSpace (sled's default): sled now holds only small index entries and refs,
-            // and every command ends with an explicit flush, so write throughput is bounded
-            // by fsync, not by the log layout; a memory store lives for years on a user's
-            // disk, so we keep it compact.
-            .mode(sled::Mode::LowSpace)
-            // No background flusher: durability comes only from explicit `flush` calls, so
-            // the upper layers' "objects, flush, ref, flush" order is what reaches disk.
-            .flush_every_ms(None)
-            .open()
-            .map_err(engine(path))?;
+        let log = path.join(Self::LOG_FILE);
+        // Only the store's LOCK holder opens the database, yet sled's lock can be held for a
+        // moment after a probe says it is free: a child that another thread of this process
+        // is starting shares the process's open files (a probe's, or a closed handle's) until
+        // it execs. sled says so only in words, the probe by type: a failed open whose lock
+        // is held is waited for by the caller; one whose lock is free again is tried once
+        // more before its error counts.
+        let mut tries = 0;
+        let db = loop {
+            if log_locked(&log) {
+                return Ok(None);
+            }
+            tries += 1;
+            match open_engine(path, cache_bytes) {
+                Ok(db) => break db,
+                Err(sled::Error::Io(_)) if log_locked(&log) => return Ok(None),
+                Err(sled::Error::Io(_)) if tries < 2 => continue,
+                Err(e) => return Err(engine(path)(e)),
+            }
+        };
         let index = db.open_tree(INDEX_TREE).map_err(engine(path))?;
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let backend = Self {
