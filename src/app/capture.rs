@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::key::namespace_prefix;
 use crate::key::{nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
 use crate::memory::capture::{
     check_lines, parse_reply, prompt, Dropped, Profile, SYSTEM, TURN_CHARS,
@@ -27,15 +28,16 @@ use crate::memory::{
     Outcome as Decision, Record,
 };
 use crate::object::ObjectId;
+use crate::prolly::prefix_range;
 use crate::prolly::Edit;
 use crate::recall::duplicate::{find_duplicate, near_duplicate, term_set};
-use crate::recall::{cache_path, load_cache, sync_loaded, Tokenizer};
+use crate::recall::{sync_loaded, LexicalIndex, Tokenizer};
 
 use super::input::{refuse_secrets, refuse_secrets_in_key};
-use super::taxonomy::{refuse_taxonomy_namespace, stored_taxonomy};
+use super::taxonomy::{indexed_taxonomy, refuse_taxonomy_namespace, stored_taxonomy};
 use super::{
     commit_to, round_ms, write_target, LlmPrompt, Memoir, MemoirError, MemoirResult, Outcome,
-    WriteAs,
+    ReadPoint, WriteAs,
 };
 
 /// The confidence recorded on a captured fact: a model's reading of a conversation, below
@@ -138,6 +140,18 @@ pub struct CaptureOutcome {
 
 impl Outcome for CaptureOutcome {}
 
+/// The existing paths of `namespace` a lexical index reflects, grouped by their first three
+/// segments (a shorter key is its own group), with counts, in key order: what
+/// [`existing_prefixes`] reads from the tree.
+fn indexed_prefixes(index: &LexicalIndex, namespace: &str) -> Vec<(String, u64)> {
+    let mut groups: BTreeMap<String, u64> = BTreeMap::new();
+    for d in index.docs_in(&prefix_range(&namespace_prefix(namespace))) {
+        let group: Vec<&str> = d.path.splitn(4, '.').take(3).collect();
+        *groups.entry(group.join(".")).or_default() += 1;
+    }
+    groups.into_iter().collect()
+}
+
 impl Memoir {
     /// Captures the facts of one turn (see the module documentation) in one commit on the
     /// branch of `who`, with source [`CAPTURE_SOURCE`]. No model configured, a failed call or
@@ -152,22 +166,28 @@ impl Memoir {
         validate_namespace(&ns)?;
         refuse_taxonomy_namespace(&ns)?;
 
-        // The taxonomy and the existing paths, with the store closed before the model call.
-        let (taxonomy, stored, existing) = {
+        // The taxonomy and the existing paths, read before the model call: from the cached
+        // lexical index when it reflects the write target at rest (no store opened, no lock
+        // taken), else from the store, which is closed again before the call.
+        let at = ReadPoint {
+            at: None,
+            branch: who.branch.clone(),
+        };
+        let (index, at_rest) = self.cached_index(&at);
+        let (stored_one, existing) = if at_rest {
+            (indexed_taxonomy(&index)?, indexed_prefixes(&index, &ns))
+        } else {
             let repo = self.open_repo()?;
             let target = write_target(&repo, who.branch.as_deref())?;
             let root = repo.root_of(&target.base)?;
-            let (taxonomy, stored) = match stored_taxonomy(&repo, &root)? {
-                Some(t) => (t, true),
-                None => (Taxonomy::builtin(), false),
-            };
-            (
-                taxonomy,
-                stored,
-                existing_prefixes(repo.tree(), &root, &ns)?,
-            )
+            let t = stored_taxonomy(&repo, &root)?;
+            (t, existing_prefixes(repo.tree(), &root, &ns)?)
         };
         self.release();
+        let (taxonomy, stored) = match stored_one {
+            Some(t) => (t, true),
+            None => (Taxonomy::builtin(), false),
+        };
         let t_read = timer.ms();
 
         let Some(llm) = self.llm(req.model.as_deref()) else {
@@ -237,13 +257,7 @@ impl Memoir {
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
         out.branch = target.branch.clone();
-        let (index, _, _) = sync_loaded(
-            load_cache(&cache_path(self.path())),
-            self.path(),
-            repo.tree(),
-            repo.objects(),
-            &root,
-        )?;
+        let (index, _, _) = sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
         let tok = Tokenizer::default();
         let mut kept: Vec<(Key, String, BTreeSet<String>)> = Vec::new();
         for f in facts {
@@ -316,6 +330,11 @@ impl Memoir {
             let (id, date) = commit_to(&repo, &target, edits, &self.signature(&who), &message)?;
             out.commit_hash = Some(id.to_hex());
             out.commit_date = Some(date);
+            // The index follows the commit, so the next capture (or search) finds the store at
+            // rest; a cache that cannot be brought along is rebuilt when next needed.
+            if let Ok(new_root) = repo.root_of(&id) {
+                let _ = sync_loaded(index, self.path(), repo.tree(), repo.objects(), &new_root);
+            }
         }
         drop(repo);
         Ok(self.finish(out, &timer, t_model, t_check))

@@ -13,6 +13,7 @@ use crate::memory::taxonomy::{Category, Taxonomy, META_PATH, NAMESPACE};
 use crate::memory::{read_record, write, Incoming, MergePolicy, Outcome as Decision};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit};
+use crate::recall::LexicalIndex;
 use crate::repo::Repo;
 
 use super::{
@@ -147,6 +148,21 @@ pub(crate) fn stored_taxonomy(repo: &Repo, root: &ObjectId) -> MemoirResult<Opti
         .map(|(p, _, c)| (p.clone(), c.clone()))
         .collect();
     Ok(Some(Taxonomy::from_records(&meta.2, &categories)?))
+}
+
+/// The taxonomy a lexical index reflects, read from its documents of [`NAMESPACE`] (their
+/// contents are the records' contents) the way [`stored_taxonomy`] reads the tree.
+pub(crate) fn indexed_taxonomy(index: &LexicalIndex) -> MemoirResult<Option<Taxonomy>> {
+    let docs = index.docs_in(&prefix_range(&namespace_prefix(NAMESPACE)));
+    let Some(meta) = docs.iter().find(|d| d.path == META_PATH) else {
+        return Ok(None);
+    };
+    let categories: Vec<(String, String)> = docs
+        .iter()
+        .filter(|d| d.path != META_PATH)
+        .map(|d| (d.path.to_string(), d.content.to_string()))
+        .collect();
+    Ok(Some(Taxonomy::from_records(meta.content, &categories)?))
 }
 
 impl Memoir {

@@ -42,12 +42,8 @@ pub(super) fn capture(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A command refused before it reads stdin closes it: the write may fail.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -399,4 +395,28 @@ fn the_stored_taxonomy_grounds_capture_and_the_classifier() {
         .unwrap()
         .contains("not a category"));
     assert!(user_prompt(&s.requests()[0]).contains(snippet));
+
+    // The capture left the search index at the new commit: the next one reads the taxonomy
+    // and the paths from it, without opening the store first, and sees the same.
+    let s = serve(vec![openai(
+        "runbook.db.restore_time\tRestores need the read replica stopped first.\n\
+         debugging.db.restore\tThe restore failed until the dump was decompressed first.",
+    )]);
+    let base = base_of(&s);
+    let env = [("MEMOIR_LLM_BASE_URL", base.as_str())];
+    let (code, v, _) = capture(&store, &env, &[], TURN);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["taxonomy_stored"], true);
+    assert_eq!(keys(&v, "captured"), ["runbook.db.restore_time"]);
+    assert_eq!(v["dropped"].as_array().unwrap().len(), 1);
+    let p = user_prompt(&s.requests()[0]);
+    assert!(p.contains(snippet), "{p}");
+    assert!(
+        p.contains(
+            "- runbook.db.failover: 1\n- runbook.db.restore: 1\n- runbook.db.restore_time: 1\n"
+        ),
+        "{p}"
+    );
+    let r = record(&store, "runbook.db.restore_time");
+    assert_eq!(r["entries"].as_array().unwrap().len(), 2);
 }
