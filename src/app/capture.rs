@@ -257,7 +257,8 @@ impl Memoir {
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
         out.branch = target.branch.clone();
-        let (index, _, _) = sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
+        let (mut index, _, _) =
+            sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
         let tok = Tokenizer::default();
         let mut kept: Vec<(Key, String, BTreeSet<String>)> = Vec::new();
         for f in facts {
@@ -265,7 +266,7 @@ impl Memoir {
             let earlier = kept.iter().find(|(_, _, t)| near_duplicate(&terms, t));
             let (duplicate_of, reason) = match earlier {
                 Some((k, _, _)) => (k.path().to_string(), "repeats an earlier fact of this turn"),
-                None => match find_duplicate(&index, &tok, &ns, &f.content) {
+                None => match find_duplicate(&mut index, &tok, &ns, &f.content) {
                     Some(hit) => (hit.path, "a stored memory already says it"),
                     None => {
                         kept.push((Key::new(&ns, &f.path)?, f.content, terms));

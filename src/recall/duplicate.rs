@@ -12,6 +12,7 @@
 
 use std::collections::BTreeSet;
 
+use super::lexical::Params;
 use super::{Hit, LexicalIndex, Query, Tokenizer};
 use crate::memory::UPDATE_SEPARATOR;
 
@@ -47,19 +48,33 @@ pub fn near_duplicate(new: &BTreeSet<String>, old: &BTreeSet<String>) -> bool {
 
 /// The stored record in `namespace` that `text` near-duplicates, if any: the first of the
 /// index's [`CANDIDATES`] best hits for `text` one of whose entries it near-duplicates.
+/// The candidates are ranked by each record's own words (plain BM25F with prefixes and near
+/// misses): the context a search adds (siblings, parent, feedback, dates) says nothing about
+/// whether one record repeats another. The index's parameters are as they were on return.
 pub fn find_duplicate(
-    index: &LexicalIndex,
+    index: &mut LexicalIndex,
     tok: &Tokenizer,
     namespace: &str,
     text: &str,
 ) -> Option<Hit> {
     let new = term_set(tok, text);
+    let saved = index.params;
+    index.params = Params {
+        neighbour_weight: 0.0,
+        group_weight: 0.0,
+        window_weight: 0.0,
+        parent_weight: 0.0,
+        feedback_docs: 0,
+        date_weight: 0.0,
+        ..saved
+    };
     let hits = index.search(&Query {
         text,
         namespace: Some(namespace),
         limit: CANDIDATES,
         ..Query::default()
     });
+    index.params = saved;
     hits.into_iter().find(|h| {
         h.content
             .split(UPDATE_SEPARATOR)
