@@ -10,6 +10,7 @@
 
 mod branch;
 mod caches;
+mod capture;
 mod clock;
 mod error;
 mod forget;
@@ -26,6 +27,7 @@ mod remember;
 mod search;
 mod status;
 mod summarize;
+mod taxonomy;
 mod transfer;
 mod watch;
 mod watch_manage;
@@ -45,6 +47,10 @@ use crate::repo::{Head, Repo, RepoError, Signature};
 use crate::store::{OpenOptions, Store};
 
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
+pub use capture::{
+    CaptureOutcome, CaptureRequest, CaptureTimings, CapturedFact, SkippedFact, CAPTURE_CONFIDENCE,
+    CAPTURE_SOURCE,
+};
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
@@ -67,6 +73,7 @@ pub use remember::{
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 
+pub use crate::memory::capture::{Dropped, Profile};
 pub use crate::memory::MergePolicy;
 pub use crate::recall::Sort;
 pub use crate::repo::Op;
@@ -75,6 +82,10 @@ pub use recall::{
 };
 pub use search::{SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
+pub use taxonomy::{
+    CategorySummary, TaxonomyListOutcome, TaxonomyShowOutcome, TaxonomySnippetOutcome,
+    TaxonomyWriteOutcome,
+};
 pub use watch::{
     SkippedChunk, WatchAddRequest, WatchFileReport, WatchOutcome, WatchRemoveRequest,
     WatchScanRequest, WatchedFile, WATCH_LIST_NAMESPACE, WATCH_NAMESPACE,

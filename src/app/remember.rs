@@ -25,6 +25,7 @@ use crate::repo::Repo;
 use super::input::{
     check_confidence, check_content, refuse_secrets, refuse_secrets_in_key, refuse_secrets_in_names,
 };
+use super::taxonomy::{refuse_taxonomy_namespace, stored_taxonomy};
 use super::LlmPrompt;
 use super::{
     commit_to, exit, round_ms, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
@@ -269,8 +270,12 @@ impl Memoir {
         if let Some(ns) = &req.namespace {
             refuse_secrets_in_names(ns, [], req.allow_secrets, None)?;
         }
+        if let Some(ns) = &req.namespace {
+            refuse_taxonomy_namespace(ns)?;
+        }
         if !req.paths.is_empty() {
             for key in keys_of(&req.paths, req.namespace.as_deref())? {
+                refuse_taxonomy_namespace(key.namespace())?;
                 refuse_secrets_in_key(&key, req.allow_secrets)?;
             }
         }
@@ -483,8 +488,9 @@ impl Memoir {
             .unwrap_or_else(|| default_policy(key.path()))
     }
 
-    /// Asks the model for the keys of a memory: reads the write target's taxonomy (then
-    /// closes the store; store errors come first, as for every operation), and classifies.
+    /// Asks the model for the keys of a memory: reads the write target's existing paths and
+    /// its stored taxonomy, if any (then closes the store; store errors come first, as for
+    /// every operation), and classifies.
     /// Without a model, an error.
     fn classify_keys(
         &self,
@@ -494,11 +500,12 @@ impl Memoir {
     ) -> MemoirResult<(Vec<Key>, Classification, String)> {
         let ns = nfc(req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).into_owned();
         validate_namespace(&ns)?;
-        let existing = {
+        let (existing, taxonomy) = {
             let repo = self.open_repo()?;
             let target = write_target(&repo, who.branch.as_deref())?;
             let root = repo.root_of(&target.base)?;
-            existing_prefixes(repo.tree(), &root, &ns)?
+            let taxonomy = stored_taxonomy(&repo, &root)?.map(|t| t.snippet());
+            (existing_prefixes(repo.tree(), &root, &ns)?, taxonomy)
         };
         self.release();
         let Some(llm) = llm else {
@@ -508,7 +515,7 @@ impl Memoir {
                  OPENAI_BASE_URL or OPENAI_API_KEY, or ANTHROPIC_API_KEY (see memoir recall --help)",
             ));
         };
-        let c = classify(llm, &ns, &req.content, &existing).map_err(|e| {
+        let c = classify(llm, &ns, &req.content, &existing, taxonomy.as_deref()).map_err(|e| {
             MemoirError::invalid(format!(
                 "could not choose a key with {}: {e}; nothing was stored (pass -p PATH to choose one)",
                 llm.describe()

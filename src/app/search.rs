@@ -204,7 +204,7 @@ impl Memoir {
     /// [`Repo::resting_head`]): a read at HEAD then needs neither the store nor its lock. Not
     /// at rest when that is not known, the store is held open here, or the read is at another
     /// revision or branch.
-    fn cached_index(&self, at: &ReadPoint) -> (LexicalIndex, bool) {
+    pub(crate) fn cached_index(&self, at: &ReadPoint) -> (LexicalIndex, bool) {
         let index = load_cache(&cache_path(self.path()));
         if self.holds() || at.at.is_some() {
             return (index, false);

@@ -10,6 +10,7 @@ pub mod context;
 pub mod output;
 
 mod branch;
+mod capture;
 mod checkout;
 mod export;
 mod forget;
@@ -26,6 +27,7 @@ mod remember;
 mod search;
 mod status;
 mod summarize;
+mod taxonomy;
 mod tour;
 mod watch;
 
@@ -146,6 +148,10 @@ enum Command {
     Proof(proof::ProofArgs),
     /// Check a Merkle proof
     Verify(proof::VerifyArgs),
+    /// Store the durable facts of one conversation turn read on stdin
+    Capture(capture::Args),
+    /// The store's taxonomy: init, load FILE, list, show ID, prompt-snippet
+    Taxonomy(taxonomy::Args),
     /// Serve the store to an agent host over MCP (stdio, or HTTP on loopback)
     Mcp(mcp::Args),
     /// Walk through memoir on a throwaway store
@@ -177,6 +183,8 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::TimeTravel(a) => history::time_travel(ctx, a),
         Command::Proof(a) => proof::proof(ctx, a),
         Command::Verify(a) => proof::verify(ctx, a),
+        Command::Capture(a) => capture::run(ctx, a),
+        Command::Taxonomy(a) => taxonomy::run(ctx, a),
         Command::Mcp(a) => mcp::run(ctx, a),
         Command::Tour(a) => tour::run(ctx, a),
         Command::Watch(a) => watch::run(ctx, a),

@@ -33,7 +33,7 @@ fn bad(why: impl Into<String>) -> LlmError {
 }
 
 /// The reply without one code fence around the whole of it, trimmed.
-fn unfenced(reply: &str) -> &str {
+pub fn unfenced(reply: &str) -> &str {
     let t = reply.trim();
     if t.len() >= 6 && t.starts_with("```") && t.ends_with("```") {
         // The opening line carries the fence and its language tag.

@@ -75,14 +75,14 @@ pub fn existing_prefixes(
         .collect())
 }
 
-/// The prompt asking for the paths of `content` in `namespace`, listing `existing` prefixes
-/// (at most [`MAX_PREFIXES_SHOWN`], the largest) and the content (at most [`CONTENT_CHARS`]).
-pub fn prompt(namespace: &str, content: &str, existing: &[(String, u64)]) -> String {
+/// The lines listing `existing` prefixes (path: count) to a model: at most `max`, the
+/// largest, in key order, then how many were left out; `(none yet)` when there are none.
+pub fn existing_lines(existing: &[(String, u64)], max: usize) -> String {
     let mut shown: Vec<&(String, u64)> = existing.iter().collect();
     shown.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    shown.truncate(MAX_PREFIXES_SHOWN);
+    shown.truncate(max);
     shown.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut p = format!("Namespace: {namespace}\n\nExisting paths (path: number of memories):\n");
+    let mut p = String::new();
     if shown.is_empty() {
         p.push_str("(none yet)\n");
     }
@@ -95,15 +95,40 @@ pub fn prompt(namespace: &str, content: &str, existing: &[(String, u64)]) -> Str
             existing.len() - shown.len()
         ));
     }
+    p
+}
+
+/// The prompt asking for the paths of `content` in `namespace`, listing the store's
+/// taxonomy when it has one (its prompt block, [`crate::memory::taxonomy::Taxonomy::snippet`]),
+/// the `existing` prefixes (at most [`MAX_PREFIXES_SHOWN`], the largest) and the content (at
+/// most [`CONTENT_CHARS`]).
+pub fn prompt(
+    namespace: &str,
+    content: &str,
+    existing: &[(String, u64)],
+    taxonomy: Option<&str>,
+) -> String {
+    let mut p = format!("Namespace: {namespace}\n\n");
+    if let Some(t) = taxonomy {
+        p.push_str(t.trim_end());
+        p.push_str("\n\n");
+    }
+    p.push_str("Existing paths (path: number of memories):\n");
+    p.push_str(&existing_lines(existing, MAX_PREFIXES_SHOWN));
     let mut text: String = content.chars().take(CONTENT_CHARS).collect();
     if text.len() < content.len() {
         text.push_str(" [...]");
     }
+    let grounded = if taxonomy.is_some() {
+        " Begin a new path with a category of the taxonomy above."
+    } else {
+        ""
+    };
     p.push_str(&format!(
         "\nMemory to file:\n<<<\n{text}\n>>>\n\nChoose 1 or {MAX_PATHS} paths for this memory, each of exactly {PATH_DEPTH} \
          lower-case segments (letters, digits, '_' or '-') joined by dots, like \
          preferences.coding.testing. Reuse an existing path when the memory belongs there; \
-         otherwise make a new one that fits the taxonomy. Reply with one JSON object and \
+         otherwise make a new one that fits the taxonomy.{grounded} Reply with one JSON object and \
          nothing else:\n{{\"paths\": [\"category.topic.detail\"], \"confidence\": <0.0 to 1.0>, \
          \"reasoning\": \"<one line>\"}}"
     ));
@@ -111,15 +136,16 @@ pub fn prompt(namespace: &str, content: &str, existing: &[(String, u64)]) -> Str
 }
 
 /// Asks `llm` for the paths of `content` in `namespace`, given the `existing` prefixes (from
-/// [`existing_prefixes`]). Fails if the call fails or the reply is not the object asked for
-/// with acceptable paths ([`parse`]).
+/// [`existing_prefixes`]) and the store's taxonomy block, if any. Fails if the call fails or
+/// the reply is not the object asked for with acceptable paths ([`parse`]).
 pub fn classify(
     llm: &dyn Llm,
     namespace: &str,
     content: &str,
     existing: &[(String, u64)],
+    taxonomy: Option<&str>,
 ) -> Result<Classification, ModelError> {
-    let prompt = prompt(namespace, content, existing);
+    let prompt = prompt(namespace, content, existing, taxonomy);
     let reply = llm.complete(SYSTEM, &prompt)?;
     let parsed = parse(&reply, namespace, existing)?;
     Ok(Classification {
@@ -190,8 +216,13 @@ pub fn parse(
     })
 }
 
-/// Checks one name the model gave; returns the bare path to store under, or why not.
-fn check_path(name: &str, namespace: &str, known: &BTreeSet<&str>) -> Result<String, String> {
+/// Checks one path a model gave for `namespace` (the rules of the module documentation);
+/// returns the bare path to store under, or why not.
+pub(crate) fn check_path(
+    name: &str,
+    namespace: &str,
+    known: &BTreeSet<&str>,
+) -> Result<String, String> {
     let name = name.trim();
     let path = match name.rsplit_once(':') {
         Some((ns, path)) if ns == namespace => path,
@@ -214,14 +245,7 @@ fn check_path(name: &str, namespace: &str, known: &BTreeSet<&str>) -> Result<Str
         ));
     }
     for seg in &segments {
-        let ok_start = seg
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        let ok_chars = seg
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
-        if !ok_start || !ok_chars || seg.len() > MAX_SEGMENT_BYTES {
+        if !plain_segment(seg) {
             return Err(format!(
                 "segment {:?} is not 1..={MAX_SEGMENT_BYTES} of a-z, 0-9, '_', '-' starting with a letter or digit",
                 shorten(seg, 40)
@@ -230,6 +254,19 @@ fn check_path(name: &str, namespace: &str, known: &BTreeSet<&str>) -> Result<Str
     }
     Key::new(namespace, &path).map_err(|e| e.to_string())?;
     Ok(path)
+}
+
+/// Whether `seg` is a plain path segment, as the model must write one: 1..=64 characters of
+/// `a-z`, `0-9`, `_` and `-`, starting with a letter or digit.
+pub fn plain_segment(seg: &str) -> bool {
+    let ok_start = seg
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let ok_chars = seg
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-');
+    ok_start && ok_chars && seg.len() <= MAX_SEGMENT_BYTES
 }
 
 fn one_line(s: &str) -> String {
@@ -340,7 +377,7 @@ mod tests {
         // The prompt, echoed back, is not an answer.
         let echo = format!(
             "[echo] model=m\nUser: {}",
-            prompt("default", "x", &existing())
+            prompt("default", "x", &existing(), None)
         );
         assert!(bad_reply(paths(&echo)).contains("not a JSON object"));
         for (r, why) in [
@@ -433,15 +470,15 @@ mod tests {
 
     #[test]
     fn prompt_lists_the_taxonomy_within_bounds() {
-        let p = prompt("default", "likes pytest", &existing());
+        let p = prompt("default", "likes pytest", &existing(), None);
         assert!(p.contains("- preferences.coding.testing: 3\n"));
         assert!(p.contains("- infra.database: 1\n"));
         assert!(p.contains("likes pytest"));
-        assert!(prompt("default", "x", &[]).contains("(none yet)"));
+        assert!(prompt("default", "x", &[], None).contains("(none yet)"));
         let many: Vec<(String, u64)> = (0..MAX_PREFIXES_SHOWN as u64 + 50)
             .map(|i| (format!("p{i:04}.a.b"), i))
             .collect();
-        let p = prompt("default", &"y".repeat(CONTENT_CHARS * 3), &many);
+        let p = prompt("default", &"y".repeat(CONTENT_CHARS * 3), &many, None);
         assert!(p.contains("(50 smaller paths not shown)"));
         assert!(!p.contains("- p0000.a.b:"));
         assert!(p.contains(&format!("- p{:04}.a.b:", MAX_PREFIXES_SHOWN + 49)));
@@ -466,13 +503,13 @@ mod tests {
         let ok = Scripted(Ok(
             r#"{"paths": ["a.b.c"], "confidence": 0.6, "reasoning": "r"}"#.into(),
         ));
-        let c = classify(&ok, "default", "content", &[]).unwrap();
+        let c = classify(&ok, "default", "content", &[], None).unwrap();
         assert_eq!((c.paths, c.confidence), (vec!["a.b.c".to_string()], 0.6));
         assert!(c.prompt.contains("content"));
         let bad = Scripted(Ok(
             r#"{"paths": ["../etc/passwd"], "confidence": 0.6, "reasoning": "r"}"#.into(),
         ));
-        match classify(&bad, "default", "content", &[]) {
+        match classify(&bad, "default", "content", &[], None) {
             Err(e @ ModelError::BadPath { .. }) => {
                 assert!(e.to_string().contains("../etc/passwd"), "{e}")
             }
@@ -480,7 +517,7 @@ mod tests {
         }
         let down = Scripted(Err(()));
         assert!(matches!(
-            classify(&down, "default", "content", &[]),
+            classify(&down, "default", "content", &[], None),
             Err(ModelError::Llm(_))
         ));
     }

@@ -11,10 +11,13 @@
 //! the caller passes the time, the policy chosen from its flags and environment, and the facet
 //! cap.
 
+pub mod capture;
 pub mod classify;
 pub mod llm_merge;
 mod policy;
 pub mod secrets;
+pub mod taxonomy;
+pub mod turn;
 
 pub use classify::{classify, existing_prefixes, Classification};
 pub use llm_merge::{merge_contents, MergeReply};
@@ -47,6 +50,12 @@ pub enum MemoryError {
     /// The value does not follow the record schema.
     #[error("invalid record: {0}")]
     Invalid(String),
+    /// A taxonomy document or a stored taxonomy breaks a rule of its format.
+    #[error("taxonomy: {0}")]
+    Taxonomy(String),
+    /// A conversation turn given to `capture` is not in a shape it reads.
+    #[error("cannot read the turn: {0}")]
+    Turn(String),
 }
 
 /// Why a model-backed step (choosing keys for a memory, merging two memories) gave nothing

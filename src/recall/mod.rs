@@ -4,6 +4,7 @@
 //! derived data kept beside the store (never hashed, never part of history), named by the
 //! tree root it reflects and brought up to date from tree diffs.
 
+pub mod duplicate;
 pub mod inventory;
 pub mod lexical;
 pub mod picker;

@@ -31,3 +31,4 @@ mod repo;
 mod secrets;
 mod skill;
 mod store;
+mod taxonomy;

@@ -43,7 +43,7 @@ const BASE: u64 = 1_767_225_600;
 const TMP: &str = "<TMP>";
 
 /// Every subcommand but `mcp`, whose `--help` is pinned here.
-const SUBCOMMANDS: [&str; 21] = [
+const SUBCOMMANDS: [&str; 23] = [
     "new",
     "status",
     "remember",
@@ -65,6 +65,8 @@ const SUBCOMMANDS: [&str; 21] = [
     "time-travel",
     "proof",
     "verify",
+    "taxonomy",
+    "capture",
 ];
 
 /// The cases run so far, their expectation files, and the mismatches found.

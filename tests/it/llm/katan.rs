@@ -279,3 +279,31 @@ fn katan_base_urls_and_keys() {
     let e = v["error"].as_str().unwrap();
     assert!(e.contains("401") && e.contains("ANTHROPIC_API_KEY"), "{e}");
 }
+
+#[test]
+fn katan_echo_capture_stores_nothing() {
+    let Some(k) = Katan::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = notes_store(dir.path());
+    let before = commit_count(&store);
+    let turn = "[Human] From now on use pytest.\n[Assistant] Noted: pytest for every test.";
+    let anthropic = vec![
+        ("ANTHROPIC_API_KEY", "test-key".to_string()),
+        ("ANTHROPIC_BASE_URL", k.url.clone()),
+    ];
+    for env in [k.openai("/v1"), anthropic] {
+        for args in [&[][..], &["--dry-run"][..]] {
+            let (code, v, err) = super::capture::capture(&store, &env_of(&env), args, turn);
+            assert_eq!(code, 1, "{v}");
+            let e = v["error"].as_str().unwrap();
+            assert!(
+                e.contains("not 'path<TAB>fact'")
+                    && e.contains("[echo]")
+                    && e.contains("nothing was stored"),
+                "{e}"
+            );
+            assert!(!err.contains("panic"), "{err}");
+        }
+    }
+    assert_eq!(commit_count(&store), before);
+}

@@ -2,8 +2,10 @@
 //! 127.0.0.1 (OpenAI and Anthropic wire formats), the command provider, the provider
 //! configuration of the environment, and a real model server (llm-katan's echo backend).
 
+mod capture;
 mod classify;
 mod config;
+mod hooks;
 mod katan;
 mod merge;
 mod pick;
