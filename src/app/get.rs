@@ -63,31 +63,37 @@ impl Memoir {
         at: &ReadPoint,
     ) -> MemoirResult<GetOutcome> {
         let timer = self.clock().timer();
-        let named = keys
-            .iter()
-            .map(|k| NamedKey::parse(k, namespace))
-            .collect::<MemoirResult<Vec<_>>>()?;
-        let (repo, _, root) = self.open_read(at)?;
-        let mut items = Vec::with_capacity(named.len());
-        let mut keys = Vec::with_capacity(named.len());
-        let mut found_count = 0u64;
-        for name in named {
-            let (key, id) = name.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
-            let record = match id {
-                Some(id) => Some(read_record(repo.objects(), &id)?),
-                None => None,
-            };
-            found_count += u64::from(record.is_some());
-            keys.push(key.clone());
-            items.push(GetItem {
-                key: key.path().to_string(),
-                namespace: key.namespace().to_string(),
-                full_key: key.to_string(),
-                found: record.is_some(),
-                record,
-            });
-        }
-        drop(repo);
+        let parse = || {
+            keys.iter()
+                .map(|k| NamedKey::parse(k, namespace))
+                .collect::<MemoirResult<Vec<_>>>()
+        };
+        // Bad keys fail before the store is looked at.
+        parse()?;
+        let (items, keys, found_count) = self.reading(|repo| {
+            let named = parse()?;
+            let (_, root) = self.read_root(repo, at)?;
+            let mut items = Vec::with_capacity(named.len());
+            let mut keys = Vec::with_capacity(named.len());
+            let mut found_count = 0u64;
+            for name in named {
+                let (key, id) = name.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
+                let record = match id {
+                    Some(id) => Some(read_record(repo.objects(), &id)?),
+                    None => None,
+                };
+                found_count += u64::from(record.is_some());
+                keys.push(key.clone());
+                items.push(GetItem {
+                    key: key.path().to_string(),
+                    namespace: key.namespace().to_string(),
+                    full_key: key.to_string(),
+                    found: record.is_some(),
+                    record,
+                });
+            }
+            Ok((items, keys, found_count))
+        })?;
         let single_missing = keys.len() == 1 && found_count == 0;
         Ok(GetOutcome {
             success: !single_missing,

@@ -282,31 +282,32 @@ impl Memoir {
     /// scope, only those that changed keys in it. An unknown revision is exit 2.
     pub fn log(&self, q: &LogQuery) -> MemoirResult<LogOutcome> {
         let filter = q.scope.filter()?;
-        let repo = self.open_repo()?;
-        let (exclude, include) = match &q.rev {
-            Some(r) => repo.resolve_range(r, self.clock().now_secs())?,
-            None => (
-                None,
-                self.read_commit(
-                    &repo,
-                    &ReadPoint {
-                        at: None,
-                        branch: q.branch.clone(),
-                    },
-                )?
-                .1,
-            ),
-        };
-        let exclude: Vec<ObjectId> = exclude.into_iter().collect();
-        let commits: Vec<LogEntry> = repo
-            .log(&[include], &exclude, filter.as_ref(), q.limit)?
-            .into_iter()
-            .map(|(id, c)| LogEntry::new(id, c))
-            .collect();
-        Ok(LogOutcome {
-            success: true,
-            count: commits.len(),
-            commits,
+        self.reading(|repo| {
+            let (exclude, include) = match &q.rev {
+                Some(r) => repo.resolve_range(r, self.clock().now_secs())?,
+                None => (
+                    None,
+                    self.read_commit(
+                        repo,
+                        &ReadPoint {
+                            at: None,
+                            branch: q.branch.clone(),
+                        },
+                    )?
+                    .1,
+                ),
+            };
+            let exclude: Vec<ObjectId> = exclude.into_iter().collect();
+            let commits: Vec<LogEntry> = repo
+                .log(&[include], &exclude, filter.as_ref(), q.limit)?
+                .into_iter()
+                .map(|(id, c)| LogEntry::new(id, c))
+                .collect();
+            Ok(LogOutcome {
+                success: true,
+                count: commits.len(),
+                commits,
+            })
         })
     }
 
@@ -322,50 +323,51 @@ impl Memoir {
         lines: bool,
     ) -> MemoirResult<BlameOutcome> {
         let key = parse_key(key, namespace)?;
-        let repo = self.open_repo()?;
-        let (_, at) = self.read_commit(&repo, at)?;
-        let entries = repo
-            .blame(&at, &key, limit)?
-            .into_iter()
-            .map(|e| BlameItem {
-                commit: e.commit,
-                short_commit: e.commit.short(8),
-                author: e.info.author,
-                date: format_iso8601(e.info.timestamp),
-                timestamp: e.info.timestamp,
-                message: e.info.message,
-                operation: e.change.as_str(),
-                source: e.info.metadata.get("source").cloned(),
-                actor: e.info.metadata.get("actor").cloned(),
+        self.reading(|repo| {
+            let (_, at) = self.read_commit(repo, at)?;
+            let entries = repo
+                .blame(&at, &key, limit)?
+                .into_iter()
+                .map(|e| BlameItem {
+                    commit: e.commit,
+                    short_commit: e.commit.short(8),
+                    author: e.info.author,
+                    date: format_iso8601(e.info.timestamp),
+                    timestamp: e.info.timestamp,
+                    message: e.info.message,
+                    operation: e.change.as_str(),
+                    source: e.info.metadata.get("source").cloned(),
+                    actor: e.info.metadata.get("actor").cloned(),
+                })
+                .collect();
+            let lines = if lines {
+                let blamed = repo.blame_lines(&at, &key, &mut |id| content_of(repo, id))?;
+                let mut commits: HashMap<ObjectId, Commit> = HashMap::new();
+                let mut out = Vec::with_capacity(blamed.len());
+                for l in blamed {
+                    let c = match commits.entry(l.commit) {
+                        Entry::Occupied(e) => e.into_mut(),
+                        Entry::Vacant(v) => v.insert(repo.read_commit(&l.commit)?),
+                    };
+                    out.push(BlameLine {
+                        line: l.line,
+                        commit: l.commit,
+                        author: c.author.clone(),
+                        date: format_iso8601(c.timestamp),
+                    });
+                }
+                Some(out)
+            } else {
+                None
+            };
+            Ok(BlameOutcome {
+                success: true,
+                key: key.path().to_string(),
+                namespace: key.namespace().to_string(),
+                full_key: key.to_string(),
+                entries,
+                lines,
             })
-            .collect();
-        let lines = if lines {
-            let blamed = repo.blame_lines(&at, &key, &mut |id| content_of(&repo, id))?;
-            let mut commits: HashMap<ObjectId, Commit> = HashMap::new();
-            let mut out = Vec::with_capacity(blamed.len());
-            for l in blamed {
-                let c = match commits.entry(l.commit) {
-                    Entry::Occupied(e) => e.into_mut(),
-                    Entry::Vacant(v) => v.insert(repo.read_commit(&l.commit)?),
-                };
-                out.push(BlameLine {
-                    line: l.line,
-                    commit: l.commit,
-                    author: c.author.clone(),
-                    date: format_iso8601(c.timestamp),
-                });
-            }
-            Some(out)
-        } else {
-            None
-        };
-        Ok(BlameOutcome {
-            success: true,
-            key: key.path().to_string(),
-            namespace: key.namespace().to_string(),
-            full_key: key.to_string(),
-            entries,
-            lines,
         })
     }
 
@@ -376,63 +378,64 @@ impl Memoir {
     pub fn diff(&self, q: &DiffQuery) -> MemoirResult<DiffOutcome> {
         let filter = q.scope.filter()?;
         let (from_rev, to_rev) = diff_revisions(q.from.as_deref(), q.to.as_deref());
-        let repo = self.open_repo()?;
-        let from = self.resolve_rev(&repo, &from_rev)?;
-        let to = self.resolve_rev(&repo, &to_rev)?;
-        let changes = repo.diff(&repo.root_of(&from)?, &repo.root_of(&to)?, filter.as_ref())?;
-        let mut stats = DiffStats::default();
-        let mut out = Vec::with_capacity(changes.len());
-        for c in changes {
-            let old = record_at(&repo, c.old.as_ref())?;
-            let new = record_at(&repo, c.new.as_ref())?;
-            let op = c.op();
-            match op {
-                Op::Added => stats.added += 1,
-                Op::Modified => stats.modified += 1,
-                Op::Removed => stats.removed += 1,
-            }
-            let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
-            if q.stat || q.patch {
-                let old_text = old.as_ref().map(Record::content).unwrap_or_default();
-                let new_text = new.as_ref().map(Record::content).unwrap_or_default();
-                if q.stat {
-                    let st = line_stat(&old_text, &new_text);
-                    stats.lines_added += st.added as u64;
-                    stats.lines_removed += st.removed as u64;
-                    lines_added = Some(st.added);
-                    lines_removed = Some(st.removed);
+        self.reading(|repo| {
+            let from = self.resolve_rev(repo, &from_rev)?;
+            let to = self.resolve_rev(repo, &to_rev)?;
+            let changes = repo.diff(&repo.root_of(&from)?, &repo.root_of(&to)?, filter.as_ref())?;
+            let mut stats = DiffStats::default();
+            let mut out = Vec::with_capacity(changes.len());
+            for c in changes {
+                let old = record_at(repo, c.old.as_ref())?;
+                let new = record_at(repo, c.new.as_ref())?;
+                let op = c.op();
+                match op {
+                    Op::Added => stats.added += 1,
+                    Op::Modified => stats.modified += 1,
+                    Op::Removed => stats.removed += 1,
                 }
-                if q.patch {
-                    patch = Some(unified_diff(
-                        &old_text,
-                        &new_text,
-                        &format!("a/{}", c.key),
-                        &format!("b/{}", c.key),
-                    ));
+                let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
+                if q.stat || q.patch {
+                    let old_text = old.as_ref().map(Record::content).unwrap_or_default();
+                    let new_text = new.as_ref().map(Record::content).unwrap_or_default();
+                    if q.stat {
+                        let st = line_stat(&old_text, &new_text);
+                        stats.lines_added += st.added as u64;
+                        stats.lines_removed += st.removed as u64;
+                        lines_added = Some(st.added);
+                        lines_removed = Some(st.removed);
+                    }
+                    if q.patch {
+                        patch = Some(unified_diff(
+                            &old_text,
+                            &new_text,
+                            &format!("a/{}", c.key),
+                            &format!("b/{}", c.key),
+                        ));
+                    }
                 }
+                out.push(DiffEntry {
+                    namespace: c.key.namespace().to_string(),
+                    key: c.key.path().to_string(),
+                    full_key: c.key.to_string(),
+                    op,
+                    operation: op.as_str(),
+                    old,
+                    new,
+                    lines_added,
+                    lines_removed,
+                    patch,
+                });
             }
-            out.push(DiffEntry {
-                namespace: c.key.namespace().to_string(),
-                key: c.key.path().to_string(),
-                full_key: c.key.to_string(),
-                op,
-                operation: op.as_str(),
-                old,
-                new,
-                lines_added,
-                lines_removed,
-                patch,
-            });
-        }
-        Ok(DiffOutcome {
-            success: true,
-            from,
-            to,
-            from_rev,
-            to_rev,
-            count: out.len(),
-            changes: out,
-            stats: q.stat.then_some(stats),
+            Ok(DiffOutcome {
+                success: true,
+                from,
+                to,
+                from_rev: from_rev.clone(),
+                to_rev: to_rev.clone(),
+                count: out.len(),
+                changes: out,
+                stats: q.stat.then_some(stats),
+            })
         })
     }
 

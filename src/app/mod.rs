@@ -399,6 +399,42 @@ impl Memoir {
         }
     }
 
+    /// Runs the read `f` on the store at rest when it is (as of its last close, without
+    /// opening the database or taking the LOCK: see [`Store::open_at_rest`]), else, or when
+    /// that read fails, on the opened store. A store kept open ([`Options::keep_open`]) is
+    /// read open. When the read at rest failed for want of an object, the opened store checks
+    /// its pack indexes whole as it closes, rebuilding a damaged one.
+    pub(crate) fn reading<T>(&self, f: impl Fn(&Repo) -> MemoirResult<T>) -> MemoirResult<T> {
+        let mut recheck = false;
+        if !self.holds() {
+            if let Some(store) = Store::open_at_rest(&self.path) {
+                match Repo::open(store)
+                    .map_err(MemoirError::from)
+                    .and_then(|repo| f(&repo))
+                {
+                    Ok(v) => return Ok(v),
+                    Err(e) => recheck = store_trouble(&e),
+                }
+            }
+        }
+        let repo = self.open_repo()?;
+        if recheck {
+            repo.store().verify_indexes_at_close();
+        }
+        f(&repo)
+    }
+
+    /// The commit a read looks at and its tree root, in an open repository.
+    pub(crate) fn read_root(
+        &self,
+        repo: &Repo,
+        at: &ReadPoint,
+    ) -> MemoirResult<(ObjectId, ObjectId)> {
+        let (_, commit) = self.read_commit(repo, at)?;
+        let root = repo.root_of(&commit)?;
+        Ok((commit, root))
+    }
+
     /// Opens the store for a read: the repository, the commit looked at and its tree root.
     pub(crate) fn open_read(&self, at: &ReadPoint) -> MemoirResult<(Repo, ObjectId, ObjectId)> {
         let repo = self.open_repo()?;
@@ -406,6 +442,19 @@ impl Memoir {
         let root = repo.root_of(&commit)?;
         Ok((repo, commit, root))
     }
+}
+
+/// Whether a failed read points at the stored bytes (an object missing, damaged or not where
+/// an index said), rather than at the request.
+fn store_trouble(e: &MemoirError) -> bool {
+    e.code() == exit::CORRUPT
+        || matches!(
+            e,
+            MemoirError::Store(_)
+                | MemoirError::Object(_)
+                | MemoirError::Tree(_)
+                | MemoirError::Repo(_)
+        ) && e.code() == exit::ERROR
 }
 
 /// `path` made absolute (without resolving symlinks if it does not exist).

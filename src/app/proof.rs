@@ -77,8 +77,10 @@ impl Memoir {
         at: &ReadPoint,
     ) -> MemoirResult<ProofOutcome> {
         let key = parse_key(key, namespace)?;
-        let (repo, commit, root) = self.open_read(at)?;
-        let proof = repo.tree().prove(&root, &key.encode())?;
+        let (commit, root, proof) = self.reading(|repo| {
+            let (commit, root) = self.read_root(repo, at)?;
+            Ok((commit, root, repo.tree().prove(&root, &key.encode())?))
+        })?;
         let value = proof
             .verify(&root, &key.encode())
             .map_err(|e| MemoirError::coded(exit::CORRUPT, e.to_string()))?;
@@ -118,11 +120,7 @@ impl Memoir {
             Some(r) => r.trim().parse::<ObjectId>().map_err(|_| {
                 MemoirError::invalid(format!("--root {r:?} is not a full object id"))
             })?,
-            None => {
-                let repo = self.open_repo()?;
-                let (_, commit) = self.read_commit(&repo, at)?;
-                repo.root_of(&commit)?
-            }
+            None => self.reading(|repo| Ok(self.read_root(repo, at)?.1))?,
         };
         let value = proof
             .verify(&root, &key.encode())

@@ -7,7 +7,7 @@ use crate::key::{group_prefix, split_encoded};
 use crate::llm::ProviderConfig;
 use crate::object::ObjectId;
 use crate::prolly::KeyRange;
-use crate::repo::{Head, Repo, HEAD};
+use crate::repo::{Head, Repo, RepoError, HEAD};
 use crate::store::{RefStore, Store, StoreError};
 
 use super::{Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
@@ -132,9 +132,9 @@ impl Memoir {
     pub fn status(&self) -> MemoirResult<StatusOutcome> {
         let path = self.path().display().to_string();
         let llm = self.options().llm.as_ref().map(LlmInfo::of);
-        let store = self.open_store()?;
-        if store.get_ref(HEAD)?.is_none() {
-            return Ok(StatusOutcome {
+        match self.reading(|repo| self.status_of(repo, &path, llm.clone())) {
+            // A store whose creation stopped before its first commit.
+            Err(MemoirError::Repo(RepoError::NotInitialized)) => Ok(StatusOutcome {
                 success: true,
                 path,
                 exists: true,
@@ -145,9 +145,19 @@ impl Memoir {
                 namespaces: Vec::new(),
                 llm,
                 head: None,
-            });
+            }),
+            other => other,
         }
-        let repo = Repo::open(store)?;
+    }
+
+    /// [`Memoir::status`] of an initialized store.
+    fn status_of(
+        &self,
+        repo: &Repo,
+        path: &str,
+        llm: Option<LlmInfo>,
+    ) -> MemoirResult<StatusOutcome> {
+        let path = path.to_string();
         let branch = match repo.head()? {
             Head::Branch(b) => Some(b),
             Head::Detached(_) => None,
@@ -157,7 +167,7 @@ impl Memoir {
         let commit_count = repo.reachable(&[head])?.len() as u64;
         let root = repo.root_of(&head)?;
         let memory_count = repo.tree().count(&root)?;
-        let namespaces = namespace_counts(&repo, &root)?
+        let namespaces = namespace_counts(repo, &root)?
             .into_iter()
             .map(|(n, _)| n)
             .collect();

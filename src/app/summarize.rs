@@ -105,66 +105,71 @@ impl Memoir {
             return Err(MemoirError::coded(exit::USAGE, "depth must be at least 1"));
         }
         let depth = req.depth;
-        let (repo, _, root) = self.open_read(at)?;
-        let all = namespace_counts(&repo, &root)?;
-        let scope: Vec<(String, u64)> = match &req.namespace {
-            None => all,
-            Some(ns) => match all.iter().find(|(n, _)| n == ns) {
-                Some(found) => vec![found.clone()],
-                None => {
-                    let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-                    return Err(MemoirError::invalid(format!(
-                        "namespace '{ns}' not found; namespaces: {}",
-                        if names.is_empty() {
-                            "(none)".to_string()
-                        } else {
-                            names.join(", ")
-                        }
-                    )));
-                }
-            },
-        };
-
-        // Globs: the matching paths of each namespace in scope.
-        let mut matching: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut prefix_counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
-        if let Some(g) = &globs {
-            for (ns, _) in &scope {
-                let mut hits = Vec::new();
-                repo.tree()
-                    .scan(&root, &prefix_range(&namespace_prefix(ns)), &mut |k, _| {
-                        let (_, path) = split_encoded(k);
-                        if g.matches(&path) {
-                            if let Some(d) = depth {
-                                let (_, group) = split_encoded(group_prefix(k, d));
-                                *prefix_counts
-                                    .entry(ns.clone())
-                                    .or_default()
-                                    .entry(group)
-                                    .or_insert(0) += 1;
+        let (scope, matching, prefix_counts) = self.reading(|repo| {
+            let (_, root) = self.read_root(repo, at)?;
+            let all = namespace_counts(repo, &root)?;
+            let scope: Vec<(String, u64)> = match &req.namespace {
+                None => all,
+                Some(ns) => match all.iter().find(|(n, _)| n == ns) {
+                    Some(found) => vec![found.clone()],
+                    None => {
+                        let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
+                        return Err(MemoirError::invalid(format!(
+                            "namespace '{ns}' not found; namespaces: {}",
+                            if names.is_empty() {
+                                "(none)".to_string()
+                            } else {
+                                names.join(", ")
                             }
-                            hits.push(path);
-                        }
-                        true
-                    })?;
-                if !hits.is_empty() {
-                    matching.insert(ns.clone(), hits);
+                        )));
+                    }
+                },
+            };
+
+            // Globs: the matching paths of each namespace in scope.
+            let mut matching: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            let mut prefix_counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+            if let Some(g) = &globs {
+                for (ns, _) in &scope {
+                    let mut hits = Vec::new();
+                    repo.tree().scan(
+                        &root,
+                        &prefix_range(&namespace_prefix(ns)),
+                        &mut |k, _| {
+                            let (_, path) = split_encoded(k);
+                            if g.matches(&path) {
+                                if let Some(d) = depth {
+                                    let (_, group) = split_encoded(group_prefix(k, d));
+                                    *prefix_counts
+                                        .entry(ns.clone())
+                                        .or_default()
+                                        .entry(group)
+                                        .or_insert(0) += 1;
+                                }
+                                hits.push(path);
+                            }
+                            true
+                        },
+                    )?;
+                    if !hits.is_empty() {
+                        matching.insert(ns.clone(), hits);
+                    }
+                }
+            } else if let Some(d) = depth {
+                for (ns, _) in &scope {
+                    let groups = repo.tree().histogram(
+                        &root,
+                        &prefix_range(&namespace_prefix(ns)),
+                        &|k| group_prefix(k, d),
+                    )?;
+                    let m = prefix_counts.entry(ns.clone()).or_default();
+                    for (g, n) in groups {
+                        m.insert(split_encoded(&g).1, n);
+                    }
                 }
             }
-        } else if let Some(d) = depth {
-            for (ns, _) in &scope {
-                let groups =
-                    repo.tree()
-                        .histogram(&root, &prefix_range(&namespace_prefix(ns)), &|k| {
-                            group_prefix(k, d)
-                        })?;
-                let m = prefix_counts.entry(ns.clone()).or_default();
-                for (g, n) in groups {
-                    m.insert(split_encoded(&g).1, n);
-                }
-            }
-        }
-        drop(repo);
+            Ok((scope, matching, prefix_counts))
+        })?;
 
         Ok(SummarizeOutcome {
             kind: req.kind,

@@ -343,17 +343,19 @@ impl Memoir {
         if let Some(ns) = namespace {
             validate_namespace(ns)?;
         }
-        let (repo, commit, root) = self.open_read(at)?;
-        let range = match namespace {
-            Some(ns) => prefix_range(&namespace_prefix(ns)),
-            None => KeyRange::all(),
-        };
-        let entries = repo.tree().collect(&root, &range)?;
-        let records = entries
-            .iter()
-            .map(|(_, id)| read_record(repo.objects(), id))
-            .collect::<Result<Vec<_>, _>>()?;
-        drop(repo);
+        let (commit, records) = self.reading(|repo| {
+            let (commit, root) = self.read_root(repo, at)?;
+            let range = match namespace {
+                Some(ns) => prefix_range(&namespace_prefix(ns)),
+                None => KeyRange::all(),
+            };
+            let entries = repo.tree().collect(&root, &range)?;
+            let records = entries
+                .iter()
+                .map(|(_, id)| read_record(repo.objects(), id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((commit, records))
+        })?;
         Ok(ExportOutcome {
             success: true,
             count: records.len(),

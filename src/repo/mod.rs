@@ -239,9 +239,12 @@ impl Repo {
                 Arc::make_mut(g).fill_filters(self, &todo)?;
             }
         }
+        // Only the LOCK's holder writes caches (a store read at rest takes it if it can).
         if g.is_dirty() {
             if let Some(p) = &path {
-                let _ = Arc::make_mut(g).save(p);
+                self.store.write_cache(|| {
+                    let _ = Arc::make_mut(g).save(p);
+                });
             }
         }
         Ok(g.clone())

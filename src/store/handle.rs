@@ -15,9 +15,15 @@
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::lifecycle::log_path;
+use super::lock;
+use super::pack_index;
+use super::packs::{pack_files, PACKS_DIR};
+use super::rest::RestBackend;
 use super::resting_head::{self, RestingHead, RestingHeadFile};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
@@ -31,6 +37,8 @@ use super::{
 pub(super) enum Engine {
     Sled(SledBackend),
     Memory(MemoryBackend),
+    /// A store read at rest: no database, no lock, no writes.
+    Rest(RestBackend),
     #[cfg(any(test, feature = "testing"))]
     Faulty(FaultyBackend),
 }
@@ -40,6 +48,7 @@ impl Engine {
         match self {
             Engine::Sled(b) => b,
             Engine::Memory(b) => b,
+            Engine::Rest(b) => b,
             #[cfg(any(test, feature = "testing"))]
             Engine::Faulty(b) => b,
         }
@@ -56,6 +65,23 @@ struct Inner {
     _lock: Option<File>,
     path: Option<PathBuf>,
     kind: BackendKind,
+    /// Check the pack indexes' checksums when the store closes (a read at rest found one
+    /// wanting).
+    verify_indexes: AtomicBool,
+}
+
+impl Drop for Inner {
+    /// Before the engine closes, while the LOCK is still held: brings the pack indexes up to
+    /// date for readers at rest (see `pack_index::refresh`).
+    fn drop(&mut self) {
+        let (Engine::Sled(_), Some(dir), Some(_)) = (&self.engine, &self.path, &self._lock) else {
+            return;
+        };
+        if let Ok(packs) = pack_files(&dir.join(PACKS_DIR)) {
+            let packs: Vec<(u32, PathBuf)> = packs.into_iter().map(|(n, p, _)| (n, p)).collect();
+            pack_index::refresh(dir, &packs, self.verify_indexes.load(Ordering::Relaxed));
+        }
+    }
 }
 
 /// An open store: a backend plus, for a directory store, the exclusive lock on it.
@@ -87,17 +113,20 @@ impl Store {
         path: Option<PathBuf>,
         kind: BackendKind,
     ) -> Store {
+        // A store read at rest publishes nothing: it changed nothing, and holds no LOCK.
+        let publishes = kind == BackendKind::Sled && !matches!(engine, Engine::Rest(_));
         Store {
             inner: Arc::new(Inner {
                 engine,
                 head: RestingHeadFile::new(
                     path.as_ref()
-                        .filter(|_| kind == BackendKind::Sled)
+                        .filter(|_| publishes)
                         .map(|p| (p.clone(), log_path(p))),
                 ),
                 _lock: lock,
                 path,
                 kind,
+                verify_indexes: AtomicBool::new(false),
             }),
         }
     }
@@ -119,7 +148,64 @@ impl Store {
     /// It is kept only if no ref changed since, and published only if every change it
     /// reflects was flushed and no ref changed after it.
     pub fn note_head(&self, version: u64, head: RestingHead) {
-        self.inner.head.note(version, head);
+        if self.is_at_rest() {
+            return;
+        }
+        let refs = self.backend().list_refs("").unwrap_or_default();
+        self.inner.head.note(version, head, refs);
+    }
+
+    /// The store in directory `path` as of its last close, read without opening the
+    /// database or taking the LOCK: `None` unless the resting-head file is whole, no one
+    /// opened the store since it was written, and its packs are still as that close left
+    /// them. The handle reads only (writes fail with [`super::StoreError::ReadOnly`]); a
+    /// read through it that fails (garbage collection may delete a pack meanwhile) should
+    /// be retried with the store opened.
+    pub fn open_at_rest(path: &Path) -> Option<Store> {
+        let (_, rest) = resting_head::read_all(path, &log_path(path))?;
+        let backend = RestBackend::open(path, rest)?;
+        Some(Store::from_parts(
+            Engine::Rest(backend),
+            None,
+            Some(path.to_path_buf()),
+            BackendKind::Sled,
+        ))
+    }
+
+    /// Whether this handle reads a store at rest ([`Store::open_at_rest`]): it writes
+    /// nothing, caches included.
+    pub fn is_at_rest(&self) -> bool {
+        matches!(self.inner.engine, Engine::Rest(_))
+    }
+
+    /// Runs `write`, a write of a derived cache, if this handle may write caches: a store
+    /// opened for writing always may; a store read at rest only while it can take the LOCK
+    /// at once and nobody opened the store since the close it reads (so no garbage
+    /// collection ran since, and what the cache describes still holds). Returns whether
+    /// `write` ran.
+    pub fn write_cache(&self, write: impl FnOnce()) -> bool {
+        let Engine::Rest(rest) = &self.inner.engine else {
+            write();
+            return true;
+        };
+        let Some(dir) = &self.inner.path else {
+            return false;
+        };
+        let Ok(held) = lock::lock_existing(dir, Duration::ZERO) else {
+            return false;
+        };
+        if !resting_head::unopened_since(&log_path(dir), rest.print()) {
+            return false;
+        }
+        write();
+        drop(held);
+        true
+    }
+
+    /// Asks that the pack indexes be checked whole (checksums) and rebuilt where damaged
+    /// when this store closes: a read at rest found them wanting.
+    pub fn verify_indexes_at_close(&self) {
+        self.inner.verify_indexes.store(true, Ordering::Relaxed);
     }
 
     /// The resting head of the closed store in directory `path`, read without opening or

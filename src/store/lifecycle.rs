@@ -14,12 +14,11 @@ use super::format_file::{
 };
 use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
+use super::packs::PACKS_DIR;
 use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
 
 /// Subdirectory of a store that holds the sled database.
 const DB_DIR: &str = "db";
-/// Subdirectory of a store that holds the pack files.
-const PACKS_DIR: &str = "packs";
 /// The directory of derived caches (written by the layers above).
 const CACHE_DIR: &str = "cache";
 /// What a directory a `create` was killed in can hold besides nothing (and the temporary

@@ -17,7 +17,9 @@ mod handle;
 mod lifecycle;
 mod lock;
 mod memory;
+mod pack_index;
 mod packs;
+mod rest;
 mod resting_head;
 mod sled_backend;
 
@@ -38,7 +40,7 @@ pub use handle::Store;
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
-pub use resting_head::{RestingHead, RestingHeadCache};
+pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
@@ -130,6 +132,9 @@ pub enum StoreError {
         /// The object's length in bytes.
         len: usize,
     },
+    /// A write to a store read at rest (see [`Store::open_at_rest`]), which writes nothing.
+    #[error("the store was read at rest (without opening it); it cannot be written that way")]
+    ReadOnly,
     /// The index has an entry for the object, but its stored copy is not whole where the
     /// entry points: the object is damaged (never absent).
     #[error("the stored copy of object {} is damaged: {damage}", hex(id))]

@@ -18,10 +18,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use super::files::{io_err, sync_dir};
 use super::{hex, Damage, FileDamage, RawId, StoreError, StoreResult};
 
+/// Subdirectory of a store that holds the pack files.
+pub(crate) const PACKS_DIR: &str = "packs";
+
 /// First bytes of every pack file.
 const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
 /// Bytes before a pack's first record.
-const HEADER: u64 = PACK_MAGIC.len() as u64;
+pub(crate) const HEADER: u64 = PACK_MAGIC.len() as u64;
 /// Bytes of a record before the object's bytes: id and length.
 pub(crate) const RECORD_HEAD: u64 = 36;
 
@@ -91,12 +94,12 @@ pub(crate) struct Packs {
 }
 
 /// The file name of pack `no`.
-fn pack_name(no: u32) -> String {
+pub(crate) fn pack_name(no: u32) -> String {
     format!("pack-{no:08}")
 }
 
 /// The pack number a file name stands for, if it names a pack.
-fn pack_number(name: &str) -> Option<u32> {
+pub(crate) fn pack_number(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("pack-")?;
     (digits.len() == 8 && digits.bytes().all(|b| b.is_ascii_digit()))
         .then(|| digits.parse().ok())
@@ -114,6 +117,45 @@ fn list(dir: &Path) -> StoreResult<Vec<u32>> {
     }
     out.sort_unstable();
     Ok(out)
+}
+
+/// Fills `buf` from `offset` of `file`, without a shared cursor (an error if the file ends
+/// first).
+pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, offset) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Every pack in directory `dir` with its path and length, ascending by number.
+pub(crate) fn pack_files(dir: &Path) -> StoreResult<Vec<(u32, PathBuf, u64)>> {
+    let mut out = Vec::new();
+    for no in list(dir)? {
+        let path = dir.join(pack_name(no));
+        match fs::metadata(&path) {
+            Ok(m) => out.push((no, path, m.len())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Every pack in directory `dir` with its length, ascending by number.
+pub(crate) fn pack_lengths(dir: &Path) -> StoreResult<Vec<(u32, u64)>> {
+    Ok(pack_files(dir)?
+        .into_iter()
+        .map(|(no, _, len)| (no, len))
+        .collect())
 }
 
 /// Reads into `buf` from `offset` of `file`, without a shared cursor.

@@ -20,14 +20,15 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
 use super::files::write_cache_file;
+use super::packs::{pack_lengths, PACKS_DIR};
 use super::{RawId, StoreResult};
 
 /// First bytes of a resting-head file.
-const MAGIC: &[u8] = b"MEMHEAD1";
+const MAGIC: &[u8] = b"MEMHEAD2";
 /// Bytes of a fingerprint: length, mtime (s, ns), ctime (s, ns), inode.
 const PRINT_LEN: usize = 8 + 8 + 4 + 8 + 4 + 8;
 /// A resting-head file larger than this is not one.
-const MAX_BYTES: u64 = 64 * 1024;
+const MAX_BYTES: u64 = 4 << 20;
 /// Record kind byte: `HEAD` attached to a branch.
 const ATTACHED: u8 = 0;
 /// Record kind byte: `HEAD` detached at a commit.
@@ -111,7 +112,7 @@ fn void(path: &Path) {
 /// not whole.
 fn read_record(store_dir: &Path) -> Option<RestingHead> {
     let bytes = file_bytes(store_dir)?;
-    let (_, record) = split(&bytes)?;
+    let (_, record, _) = split(&bytes)?;
     RestingHead::decode(record)
 }
 
@@ -125,8 +126,9 @@ fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
     fs::read(&path).ok()
 }
 
-/// The fingerprint and record of a resting-head file's bytes, if they are whole.
-fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+/// The fingerprint, record and the rest (refs and packs) of a resting-head file's bytes, if
+/// they are whole.
+fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let body_len = bytes.len().checked_sub(16)?;
     let (body, sum) = bytes.split_at(body_len);
     if xxh3_128(body).to_le_bytes() != sum || body.len() < MAGIC.len() + PRINT_LEN + 4 {
@@ -134,12 +136,79 @@ fn split(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     }
     let (magic, rest) = body.split_at(MAGIC.len());
     let (print, rest) = rest.split_at(PRINT_LEN);
-    let (len, record) = rest.split_at(4);
+    let (len, rest) = rest.split_at(4);
     let len = u32::from_le_bytes(len.try_into().ok()?) as usize;
-    if magic != MAGIC || record.len() != len {
+    if magic != MAGIC || rest.len() < len {
         return None;
     }
-    Some((print, record))
+    let (record, more) = rest.split_at(len);
+    Some((print, record, more))
+}
+
+/// Every ref and the length of every pack when the store closed, as the resting-head file
+/// records them after the note.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestingRefs {
+    /// Every ref (name, raw value), sorted by name.
+    pub refs: Vec<(String, Vec<u8>)>,
+    /// Every pack (number, length in bytes), ascending.
+    pub packs: Vec<(u32, u64)>,
+    /// The fingerprint of the engine's log at that close (not encoded here: it precedes the
+    /// record in the file).
+    pub print: Vec<u8>,
+}
+
+impl RestingRefs {
+    /// Refs count (u32), each ref as name and value (u32 length + bytes each); packs count
+    /// (u32), each pack as number (u32) and length (u64).
+    fn encode(&self, w: &mut Vec<u8>) {
+        w.extend_from_slice(&(self.refs.len() as u32).to_le_bytes());
+        for (name, value) in &self.refs {
+            w.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            w.extend_from_slice(name.as_bytes());
+            w.extend_from_slice(&(value.len() as u32).to_le_bytes());
+            w.extend_from_slice(value);
+        }
+        w.extend_from_slice(&(self.packs.len() as u32).to_le_bytes());
+        for (no, len) in &self.packs {
+            w.extend_from_slice(&no.to_le_bytes());
+            w.extend_from_slice(&len.to_le_bytes());
+        }
+    }
+
+    fn decode(mut b: &[u8]) -> Option<RestingRefs> {
+        fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+            if b.len() < n {
+                return None;
+            }
+            let (head, rest) = b.split_at(n);
+            *b = rest;
+            Some(head)
+        }
+        fn u32_of(b: &mut &[u8]) -> Option<u32> {
+            Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+        }
+        let mut out = RestingRefs::default();
+        for _ in 0..u32_of(&mut b)? {
+            let n = u32_of(&mut b)? as usize;
+            let name = String::from_utf8(take(&mut b, n)?.to_vec()).ok()?;
+            let n = u32_of(&mut b)? as usize;
+            let value = take(&mut b, n)?.to_vec();
+            if out.refs.last().is_some_and(|(last, _)| *last >= name) {
+                return None;
+            }
+            out.refs.push((name, value));
+        }
+        for _ in 0..u32_of(&mut b)? {
+            let no = u32_of(&mut b)?;
+            let len = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+            if out.packs.last().is_some_and(|(last, _)| *last >= no) {
+                return None;
+            }
+            out.packs.push((no, len));
+        }
+        b.is_empty().then_some(out)
+    }
 }
 
 /// The resting head as a derived cache: it names `HEAD`'s commit and that commit's tree
@@ -208,13 +277,29 @@ fn fingerprint(file: &Path) -> io::Result<[u8; PRINT_LEN]> {
 /// The resting head of the store at `store_dir`, when its file is whole and the engine's
 /// log file at `log` still has the fingerprint it records; `None` otherwise.
 pub(super) fn read(store_dir: &Path, log: &Path) -> Option<RestingHead> {
+    read_all(store_dir, log).map(|(head, _)| head)
+}
+
+/// The resting head with every ref and pack length of that close, as [`read`] trusts them.
+pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(RestingHead, RestingRefs)> {
     let bytes = file_bytes(store_dir)?;
-    let (print, record) = split(&bytes)?;
+    let (print, record, more) = split(&bytes)?;
     if fingerprint(log).ok()?[..] != *print {
         return None;
     }
-    RestingHead::decode(record)
+    let mut rest = RestingRefs::decode(more)?;
+    rest.print = print.to_vec();
+    Some((RestingHead::decode(record)?, rest))
 }
+
+/// Whether the engine's log file at `log` still has fingerprint `print`: nobody opened the
+/// store since the close that recorded it.
+pub(super) fn unopened_since(log: &Path, print: &[u8]) -> bool {
+    fingerprint(log).is_ok_and(|p| p[..] == *print)
+}
+
+/// Every ref (name, raw value), sorted by name.
+type Refs = Vec<(String, Vec<u8>)>;
 
 /// Ref changes seen by one store handle, and the resting head to publish when it closes.
 #[derive(Debug, Default)]
@@ -223,8 +308,8 @@ struct State {
     version: u64,
     /// The highest version made durable by a flush.
     durable: u64,
-    /// The resting head given for a version.
-    noted: Option<(u64, RestingHead)>,
+    /// The resting head (and every ref) given for a version.
+    noted: Option<(u64, RestingHead, Refs)>,
     /// Whether this handle removed the file (it does so once, before its first ref
     /// change).
     removed: bool,
@@ -282,11 +367,12 @@ impl RestingHeadFile {
         st.durable = st.durable.max(version);
     }
 
-    /// Keeps `head` to publish at close if no ref changed since `version` was read.
-    pub(super) fn note(&self, version: u64, head: RestingHead) {
+    /// Keeps `head` and `refs` (every ref, sorted by name) to publish at close if no ref
+    /// changed since `version` was read.
+    pub(super) fn note(&self, version: u64, head: RestingHead, refs: Vec<(String, Vec<u8>)>) {
         let mut st = self.state();
         if st.version == version {
-            st.noted = Some((version, head));
+            st.noted = Some((version, head, refs));
         }
     }
 
@@ -297,7 +383,7 @@ impl RestingHeadFile {
             return;
         };
         let st = self.state();
-        let Some((v, head)) = &st.noted else {
+        let Some((v, head, refs)) = &st.noted else {
             return;
         };
         if *v != st.version || *v > st.durable {
@@ -306,12 +392,24 @@ impl RestingHeadFile {
         let Ok(print) = fingerprint(log) else {
             return;
         };
+        let Ok(packs) = pack_lengths(&dir.join(PACKS_DIR)) else {
+            return;
+        };
         let record = head.encode();
         let mut w = Vec::with_capacity(MAGIC.len() + PRINT_LEN + 4 + record.len() + 16);
         w.extend_from_slice(MAGIC);
         w.extend_from_slice(&print);
         w.extend_from_slice(&(record.len() as u32).to_le_bytes());
         w.extend_from_slice(&record);
+        let rest = RestingRefs {
+            refs: refs.clone(),
+            packs,
+            print: Vec::new(),
+        };
+        rest.encode(&mut w);
+        if w.len() as u64 + 16 > MAX_BYTES {
+            return;
+        }
         let sum = xxh3_128(&w);
         w.extend_from_slice(&sum.to_le_bytes());
         let _ = write_cache_file(&head_path(dir), &w);

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::handle::Engine;
-use super::{BackendKind, Faults, FaultyBackend, RawId, Store, StoreResult};
+use super::{BackendKind, Faults, FaultyBackend, RawId, Store, StoreError, StoreResult};
 
 impl Store {
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -21,6 +21,7 @@ impl Store {
                 b.overwrite_raw(id, bytes);
                 Ok(())
             }
+            Engine::Rest(_) => Err(StoreError::ReadOnly),
         }
     }
 

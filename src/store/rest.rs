@@ -1,0 +1,249 @@
+//! A store read at rest: the refs and pack lengths its last close recorded (the resting-head
+//! file), and objects found through the pack index files and the packs' tails, without
+//! opening the database or taking the LOCK.
+//!
+//! What it shows is the store exactly as of that close: refs come from the record, and every
+//! object they reach sits in the packs before the recorded lengths, which appends never
+//! change. The one thing that can change under a reader is garbage collection deleting a
+//! pack; the read then fails (a missing pack, an object not found) and the caller reads again
+//! with the store opened. Nothing is written: every write is [`StoreError::ReadOnly`].
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::pack_index::{index_path, scan, PackIndex, MAX_TAIL};
+use super::packs::{pack_name, read_exact_at, HEADER, PACKS_DIR, RECORD_HEAD};
+use super::resting_head::RestingRefs;
+use super::{Backend, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
+
+/// Where each object's record starts and the object's length.
+type Places = HashMap<RawId, (u64, u32)>;
+
+/// One pack as of the last close.
+#[derive(Debug)]
+struct RestPack {
+    no: u32,
+    /// Its length at that close: nothing after it is read.
+    len: u64,
+    file: File,
+    index: Option<PackIndex>,
+    /// The records between the index's end and `len`, read on first use.
+    tail: OnceLock<Result<Places, String>>,
+}
+
+impl RestPack {
+    /// Where the tail starts.
+    fn tail_start(&self) -> u64 {
+        self.index.as_ref().map_or(HEADER, PackIndex::covered)
+    }
+
+    fn tail(&self) -> StoreResult<&Places> {
+        let t = self.tail.get_or_init(|| {
+            scan(&self.file, self.tail_start(), self.len)
+                .map(|es| es.into_iter().map(|(id, off, n)| (id, (off, n))).collect())
+                .map_err(|e| e.to_string())
+        });
+        t.as_ref()
+            .map_err(|e| StoreError::Backend(e.clone().into()))
+    }
+
+    /// Where the record of `id` is in this pack, if it is there.
+    fn find(&self, id: &RawId) -> StoreResult<Option<(u64, u32)>> {
+        if let Some(ix) = &self.index {
+            let found = ix.find(id).map_err(|e| StoreError::Backend(Box::new(e)))?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(self.tail()?.get(id).copied())
+    }
+
+    fn ids(&self, prefix: &[u8], out: &mut BTreeSet<RawId>) -> StoreResult<()> {
+        if let Some(ix) = &self.index {
+            if prefix.is_empty() {
+                let entries = ix
+                    .entries()
+                    .ok_or_else(|| StoreError::Backend("a pack index is damaged".into()))?;
+                out.extend(entries.into_iter().map(|(id, _, _)| id));
+            } else {
+                out.extend(
+                    ix.ids_with_prefix(prefix)
+                        .map_err(|e| StoreError::Backend(Box::new(e)))?,
+                );
+            }
+        }
+        out.extend(self.tail()?.keys().filter(|id| id.starts_with(prefix)));
+        Ok(())
+    }
+}
+
+/// The read-only backend of a store at rest.
+#[derive(Debug)]
+pub(crate) struct RestBackend {
+    dir: PathBuf,
+    refs: Vec<(String, Vec<u8>)>,
+    /// The fingerprint of the engine's log at the close read.
+    print: Vec<u8>,
+    /// Newest first, so a later copy of an object (a repaired one) is found first.
+    packs: Vec<RestPack>,
+}
+
+impl RestBackend {
+    /// The store at `dir` as `rest` records it, or `None` if its packs are no longer as
+    /// recorded (one is gone or shorter) or a pack's unindexed tail is too long to read.
+    pub(crate) fn open(dir: &Path, rest: RestingRefs) -> Option<RestBackend> {
+        let mut packs = Vec::with_capacity(rest.packs.len());
+        for (no, len) in rest.packs.into_iter().rev() {
+            let file = File::open(dir.join(PACKS_DIR).join(pack_name(no))).ok()?;
+            if file.metadata().ok()?.len() < len {
+                return None;
+            }
+            let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
+            let pack = RestPack {
+                no,
+                len,
+                file,
+                index,
+                tail: OnceLock::new(),
+            };
+            if len.saturating_sub(pack.tail_start()) > MAX_TAIL {
+                return None;
+            }
+            packs.push(pack);
+        }
+        Some(RestBackend {
+            dir: dir.to_path_buf(),
+            refs: rest.refs,
+            print: rest.print,
+            packs,
+        })
+    }
+
+    /// The fingerprint of the engine's log at the close this reads.
+    pub(crate) fn print(&self) -> &[u8] {
+        &self.print
+    }
+
+    fn read_record(
+        &self,
+        pack: &RestPack,
+        id: &RawId,
+        offset: u64,
+        len: u32,
+    ) -> StoreResult<Vec<u8>> {
+        let name = format!("{PACKS_DIR}/{}", pack_name(pack.no));
+        let end = offset + RECORD_HEAD + u64::from(len);
+        if end > pack.len {
+            return Err(StoreError::Damaged {
+                id: *id,
+                damage: Damage::CutShort {
+                    pack: name,
+                    offset,
+                    end: pack.len,
+                },
+            });
+        }
+        let mut buf = vec![0u8; (RECORD_HEAD + u64::from(len)) as usize];
+        read_exact_at(&pack.file, &mut buf, offset).map_err(|source| StoreError::Io {
+            path: self.dir.join(&name),
+            source,
+        })?;
+        if buf[..32] != id[..] || buf[32..36] != len.to_be_bytes() {
+            return Err(StoreError::Damaged {
+                id: *id,
+                damage: Damage::OtherId {
+                    pack: name,
+                    offset,
+                    found: super::hex(&buf[..8]),
+                },
+            });
+        }
+        buf.drain(..RECORD_HEAD as usize);
+        Ok(buf)
+    }
+}
+
+impl ObjectStore for RestBackend {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        for pack in &self.packs {
+            if let Some((offset, len)) = pack.find(id)? {
+                return self.read_record(pack, id, offset, len).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
+        Err(StoreError::ReadOnly)
+    }
+
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        for pack in &self.packs {
+            if pack.find(id)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        let mut out = BTreeSet::new();
+        for pack in &self.packs {
+            pack.ids(prefix, &mut out)?;
+        }
+        Ok(out.into_iter().collect())
+    }
+
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        for id in self.ids_with_prefix(&[])? {
+            if !f(id) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn delete(&self, _id: &RawId) -> StoreResult<bool> {
+        Err(StoreError::ReadOnly)
+    }
+
+    fn flush(&self) -> StoreResult<()> {
+        Ok(())
+    }
+}
+
+impl RefStore for RestBackend {
+    fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        Ok(self
+            .refs
+            .binary_search_by(|(n, _)| n.as_str().cmp(name))
+            .ok()
+            .map(|i| self.refs[i].1.clone()))
+    }
+
+    fn cas_ref(
+        &self,
+        _name: &str,
+        _expected: Option<&[u8]>,
+        _new: Option<&[u8]>,
+    ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        Err(StoreError::ReadOnly)
+    }
+
+    fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
+        Ok(self
+            .refs
+            .iter()
+            .filter(|(n, _)| n.starts_with(prefix))
+            .cloned()
+            .collect())
+    }
+}
+
+impl Backend for RestBackend {
+    fn size_on_disk(&self) -> StoreResult<u64> {
+        Ok(self.packs.iter().map(|p| p.len).sum())
+    }
+}
