@@ -2,9 +2,9 @@
 //! returning the dict `memoir --json` prints for it.
 
 use memoir::app::{
-    DiffQuery, ForgetRequest, ImportRequest, KeyScope, LogQuery, MemoirError, MergeRequest,
-    Outcome, RecallMode, RecallRequest, RememberRequest, SearchRequest, Sort, SummarizeRequest,
-    SummaryKind, WriteAs,
+    DiffQuery, ExportOutcome, ForgetRequest, ImportRequest, KeyScope, LogQuery, MemoirError,
+    MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest, SearchRequest, Sort,
+    SummarizeRequest, SummaryKind, WriteAs,
 };
 use memoir::Memoir;
 use pyo3::exceptions::PyTypeError;
@@ -31,6 +31,17 @@ pub struct PyMemoir {
     inner: Memoir,
     who: WriteAs,
 }
+
+/// What `export` hands to Python: its outcome and the records (the lines `memoir export`
+/// prints), as a list.
+#[derive(serde::Serialize)]
+struct Exported {
+    #[serde(flatten)]
+    out: ExportOutcome,
+    records: Vec<serde_json::Value>,
+}
+
+impl Outcome for Exported {}
 
 /// A string or a list of strings, as a list.
 fn strings(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
@@ -525,7 +536,7 @@ impl PyMemoir {
         self.call(py, move |m| m.import(&req, &who))
     }
 
-    /// ``memoir export``: every record (of ``namespace``) at a read point.
+    /// ``memoir export``: every record (of ``namespace``) at a read point, as ``records``.
     #[pyo3(signature = (*, namespace=None, at=None, branch=None))]
     fn export(
         &self,
@@ -535,7 +546,11 @@ impl PyMemoir {
         branch: Option<String>,
     ) -> PyResult<Py<PyAny>> {
         let point = read_point(at, branch);
-        self.call(py, move |m| m.export(namespace.as_deref(), &point))
+        self.call(py, move |m| {
+            let out = m.export(namespace.as_deref(), &point)?;
+            let records = out.records.iter().map(|r| r.to_json()).collect();
+            Ok(Exported { out, records })
+        })
     }
 
     fn __repr__(&self) -> String {
