@@ -64,6 +64,9 @@ def _stage_binary() -> None:
     scripts.mkdir(parents=True)
     shutil.copy2(binary, scripts / EXE)
     os.chmod(scripts / EXE, 0o755)
+    # The release profile keeps line tables for backtraces; the shipped copy sheds them.
+    if shutil.which("strip") and os.name != "nt":
+        subprocess.run(["strip", "--strip-debug", str(scripts / EXE)], check=False)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
