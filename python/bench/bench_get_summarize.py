@@ -1,0 +1,116 @@
+"""In-process `get` of 5 keys and `summarize --depth 3` on a 100,000-memory store: memoir's
+Python package against the reference `memoir-ai` (0.2.9) `MemoryService`, same memories.
+
+Both packages import as `memoir`, so each side runs in its own environment:
+
+    # memoir (this package, release build installed):
+    python bench_get_summarize.py ours /tmp/bench/ours
+    # the reference (pip install memoir-ai==0.2.9 in another venv):
+    python bench_get_summarize.py reference /tmp/bench/ref
+
+Each builds its store on first run (100,000 schema-2 records under 4-segment keys
+`t{a}.s{b}.g{c}.m{i}`, one commit), then times each operation N times and prints the
+median per call. The reference's `summarize` is what its `memoir summarize --depth 3 --json`
+runs in process: `StoreService.read_store()` and its grouping by prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+N = 100_000
+NOW = 1_700_000_000.0
+KEYS = [f"t{i % 10}.s{(i // 10) % 10}.g{(i // 100) % 10}.m{i}" for i in range(N)]
+PROBE = [KEYS[i] for i in (7, 12_345, 50_000, 77_777, 99_999)]
+REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
+
+
+def record(i: int, key: str) -> dict:
+    content = f"memory {i}: a fact about topic {key.split('.')[0]} kept for the benchmark"
+    return {
+        "content": content, "key": key, "namespace": "default", "confidence": 1.0,
+        "timestamp": NOW, "related_keys": [],
+        "entries": [{"content": content, "confidence": 1.0, "timestamp": NOW,
+                     "status": "active"}],
+        "schema_version": 2,
+    }
+
+
+def median_ms(fn, repeat: int) -> float:
+    fn()  # warm caches (both sides)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def ours(path: str) -> dict:
+    from memoir import Memoir
+
+    if not os.path.exists(path):
+        m = Memoir.create(path, author="bench", now=NOW)
+        lines = "\n".join(json.dumps(record(i, k)) for i, k in enumerate(KEYS))
+        m.import_lines(lines)
+    m = Memoir.open(path)
+    assert m.summarize()["total_memories"] == N
+    got = m.get(PROBE)
+    assert got["found_count"] == 5
+    s = m.summarize(depth=3)
+    assert len(s["prefix_counts"]["default"]) == 1000
+    held = Memoir.open(path, keep_open=True)
+    return {
+        # Each call opens the store and closes it again (the default handle).
+        "get5_ms": median_ms(lambda: m.get(PROBE), REPEAT),
+        "summarize_depth3_ms": median_ms(lambda: m.summarize(depth=3), max(REPEAT // 10, 5)),
+        # The store kept open between calls (keep_open=True).
+        "get5_kept_open_ms": median_ms(lambda: held.get(PROBE), REPEAT),
+        "summarize_depth3_kept_open_ms": median_ms(lambda: held.summarize(depth=3),
+                                                   max(REPEAT // 10, 5)),
+    }
+
+
+def reference(path: str) -> dict:
+    from memoir.services.memory_service import MemoryService
+    from memoir.services.store_service import StoreService
+
+    if not os.path.exists(path):
+        subprocess.run([os.path.join(os.path.dirname(sys.executable), "memoir"), "new", path],
+                       check=True, capture_output=True)
+        from memoir.store.prolly_adapter import ProllyTreeStore
+
+        store = ProllyTreeStore(path=path, enable_versioning=True, auto_commit=False)
+        for i, k in enumerate(KEYS):
+            store.put(("default",), k, record(i, k))
+        store.commit("Import 100000 memories")
+    svc = MemoryService(path)
+    got = svc.get(PROBE)
+    assert all(item["found"] for item in got.items), got
+
+    def summarize():
+        data = StoreService(path).read_store()
+        keys = data["namespaces"]["default"]
+        counts: dict = {}
+        for key in keys:
+            seg = key.split(".")
+            prefix = ".".join(seg[:3]) if len(seg) >= 3 else key
+            counts[prefix] = counts.get(prefix, 0) + 1
+        return dict(sorted(counts.items()))
+
+    assert len(summarize()) == 1000
+    return {
+        "get5_ms": median_ms(lambda: svc.get(PROBE), REPEAT),
+        "summarize_depth3_ms": median_ms(summarize, max(REPEAT // 10, 5)),
+    }
+
+
+if __name__ == "__main__":
+    side, path = sys.argv[1], sys.argv[2]
+    result = {"ours": ours, "reference": reference}[side](path)
+    print(json.dumps({"side": side, "memories": N, **{k: round(v, 4) for k, v in result.items()}}))

@@ -1,0 +1,44 @@
+"""Shared fixtures: real stores in temporary directories, and the installed `memoir` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import memoir
+from memoir import Memoir
+
+#: A fixed clock (2023-11-14T22:13:20Z) and author, so ids and dates are reproducible.
+NOW = 1_700_000_000
+AUTHOR = "tester <t@example.com>"
+
+
+@pytest.fixture
+def store_path(tmp_path):
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def m(store_path) -> Memoir:
+    """A new store with its first commit, written at NOW by AUTHOR."""
+    return Memoir.create(store_path, author=AUTHOR, now=NOW)
+
+
+@pytest.fixture
+def cli(store_path):
+    """Runs the installed `memoir` command on the store: cli(args...) -> (code, json)."""
+    exe = memoir.binary()
+
+    def run(*args: str, now: int = NOW, check_json: bool = True):
+        env = dict(os.environ, MEMOIR_NOW=str(now), MEMOIR_AUTHOR="cli", NO_COLOR="1")
+        proc = subprocess.run(
+            [exe, "--json", "-s", str(store_path), *args],
+            capture_output=True, text=True, env=env, timeout=60,
+        )
+        out = json.loads(proc.stdout) if check_json and proc.stdout.strip() else None
+        return proc.returncode, out
+
+    return run
