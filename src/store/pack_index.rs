@@ -298,6 +298,33 @@ mod tests {
         i
     }
 
+    /// The vector of store-format.md: the index of a pack holding only blob `hello`.
+    #[test]
+    fn index_vector() {
+        let hello: RawId = crate::object::from_hex(
+            "2704a477b685fd64d875e4ac4dbc1acb9db5f4b54ae09dca449069bea94b8632",
+        )
+        .unwrap()
+        .try_into()
+        .unwrap();
+        let b = encode(1, 52, vec![(hello, 8, 8)]);
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        assert_eq!(b.len(), 1108);
+        assert_eq!(
+            hex(&b[..24]),
+            "4d454d504944583101000000340000000000000001000000"
+        );
+        // Fan-out: 0 for first bytes below 0x27, 1 from 0x27 on.
+        assert!(b[24..24 + 0x27 * 4].iter().all(|&x| x == 0));
+        assert!(b[24 + 0x27 * 4..1048].chunks(4).all(|c| c == [1, 0, 0, 0]));
+        assert_eq!(
+            hex(&b[1048..]),
+            "2704a477b685fd64d875e4ac4dbc1acb9db5f4b54ae09dca449069bea94b8632\
+             080000000000000008000000909554a709aa80550008267685cce323"
+                .replace(' ', "")
+        );
+    }
+
     #[test]
     fn an_index_finds_what_it_was_given_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();

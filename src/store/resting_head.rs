@@ -426,6 +426,32 @@ impl Drop for RestingHeadFile {
 mod tests {
     use super::*;
 
+    /// The vector of store-format.md: the refs and packs after the note.
+    #[test]
+    fn refs_vector() {
+        let r = RestingRefs {
+            refs: vec![
+                ("HEAD".into(), b"ref: refs/heads/main".to_vec()),
+                ("refs/heads/main".into(), vec![1; 32]),
+            ],
+            packs: vec![(1, 52)],
+            print: Vec::new(),
+        };
+        let mut w = Vec::new();
+        r.encode(&mut w);
+        let hex: String = w.iter().map(|x| format!("{x:02x}")).collect();
+        assert_eq!(
+            hex,
+            concat!(
+                "020000000400000048454144140000007265663a20726566732f68656164732f6d61696e0f000000",
+                "726566732f68656164732f6d61696e20000000010101010101010101010101010101010101010101",
+                "010101010101010101010101000000010000003400000000000000",
+            )
+        );
+        assert_eq!(RestingRefs::decode(&w), Some(r));
+        assert_eq!(RestingRefs::decode(&w[..w.len() - 1]), None);
+    }
+
     #[test]
     fn records_round_trip_and_reject_garbage() {
         for branch in [Some("agent/a".to_string()), None] {
