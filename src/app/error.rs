@@ -145,6 +145,7 @@ fn store_code(e: &StoreError) -> u8 {
     match e {
         StoreError::Busy { .. } => exit::BUSY,
         StoreError::NotAStore { .. } => exit::NOT_A_STORE,
+        StoreError::EngineDamaged { .. } | StoreError::CannotRepair { .. } => exit::CORRUPT,
         _ => exit::ERROR,
     }
 }

@@ -5,7 +5,8 @@ use serde::ser::SerializeStruct;
 use serde::{Serialize, Serializer};
 
 use crate::repo::Finding;
-use crate::store::CacheFinding;
+use crate::repo::Repo;
+use crate::store::{CacheFinding, RepairReport, Store};
 
 use super::{exit, Memoir, MemoirResult, Outcome};
 
@@ -32,6 +33,9 @@ pub struct FsckOutcome {
     /// make the outcome fail: a stale cache is dropped by `gc` (and rebuilt by its next
     /// reader), an unusable path is skipped.
     pub caches: Vec<CacheFinding>,
+    /// What `fsck --repair` rebuilt before checking (absent for a plain fsck).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repair: Option<RepairReport>,
 }
 
 impl Outcome for FsckOutcome {
@@ -90,7 +94,21 @@ impl Memoir {
     /// makes the outcome exit 5. The derived caches are checked too, and what is wrong with
     /// them is listed apart ([`FsckOutcome::caches`]) without failing the outcome.
     pub fn fsck(&self) -> MemoirResult<FsckOutcome> {
-        let repo = self.open_repo()?;
+        self.fsck_of(self.open_repo()?)
+    }
+
+    /// Rebuilds the store's database from the packs and the ref log (see
+    /// [`Store::repair`]), for a store whose `db/` is lost or damaged, then checks the
+    /// result as [`Memoir::fsck`] does; the outcome says what was rebuilt.
+    pub fn repair(&self) -> MemoirResult<FsckOutcome> {
+        self.release();
+        let (store, report) = Store::repair(self.path(), &self.open_options())?;
+        let mut out = self.fsck_of(Repo::open(store)?)?;
+        out.repair = Some(report);
+        Ok(out)
+    }
+
+    fn fsck_of(&self, repo: Repo) -> MemoirResult<FsckOutcome> {
         let report = repo.fsck();
         let caches = self.check_caches(repo.store());
         drop(repo);
@@ -104,6 +122,7 @@ impl Memoir {
             unreachable_objects: report.unreachable_objects,
             findings: report.findings,
             caches,
+            repair: None,
         })
     }
 

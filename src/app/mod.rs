@@ -23,6 +23,7 @@ mod maintenance;
 mod merge;
 mod proof;
 mod recall;
+mod reflog;
 mod remember;
 mod search;
 mod status;
@@ -66,6 +67,7 @@ pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use proof::{ProofOutcome, VerifyOutcome};
+pub use reflog::{ReflogItem, ReflogOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
     MAX_PATHS,
@@ -345,10 +347,16 @@ impl Memoir {
 
     /// Opens the store (or takes the held one).
     pub(crate) fn open_store(&self) -> MemoirResult<Store> {
-        Ok(match &self.hold {
+        let store = match &self.hold {
             Some(h) => h.open(&self.path, &self.open_options())?,
             None => Store::open(&self.path, &self.open_options())?,
-        })
+        };
+        // Ref moves are logged at this operation's time (a commit logs its own).
+        store.set_ref_note(crate::store::RefNote {
+            time: self.opts.clock.now_secs(),
+            ..Default::default()
+        });
+        Ok(store)
     }
 
     /// Opens the store with its history (exit 3 if it is not a store).

@@ -114,7 +114,13 @@ impl Memoir {
             Err(other) => return Err(other.into()),
         };
         let m = Memoir::open(path.as_ref(), options);
-        let repo = Repo::init(store, &m.signature(author), INIT_MESSAGE)?;
+        let sig = m.signature(author);
+        store.set_ref_note(crate::store::RefNote {
+            time: sig.timestamp,
+            author: sig.author.clone(),
+            message: format!("create: {INIT_MESSAGE}"),
+        });
+        let repo = Repo::init(store, &sig, INIT_MESSAGE)?;
         let commit = repo.head_commit()?;
         drop(repo);
         let path = super::absolute(path.as_ref()).display().to_string();

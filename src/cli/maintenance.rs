@@ -7,9 +7,48 @@ use super::search::print_notes;
 /// Check every reachable object, tree invariant and ref
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir fsck\n  memoir --json fsck\n\nEvery reachable object is re-hashed, decoded, re-encoded and compared; trees are checked for\norder, counts, bounds and chunk boundaries; refs and parents must name commits; pack files must\nbegin with their magic. Every problem is listed. Exit 5 when anything is wrong.\n\nThe caches under cache/ are checked too: one naming objects the store no longer has, or a path\nof the wrong type, is listed as a warning (JSON `caches`) and never fails fsck. gc drops stale\ncaches; readers rebuild them."
+    after_help = "Examples:\n  memoir fsck\n  memoir --json fsck\n\nEvery reachable object is re-hashed, decoded, re-encoded and compared; trees are checked for\norder, counts, bounds and chunk boundaries; refs and parents must name commits; pack files must\nbegin with their magic. Every problem is listed. Exit 5 when anything is wrong.\n\nThe caches under cache/ are checked too: one naming objects the store no longer has, or a path\nof the wrong type, is listed as a warning (JSON `caches`) and never fails fsck. gc drops stale\ncaches; readers rebuild them.\n\nWith --repair, the database (db/: the object index and the refs) is first rebuilt from what it\nis derived from: every record of the packs, and the ref log (memoir reflog). The old db/ is kept\nbeside it as db.damaged-N. Use it when a command reports the database damaged (exit 5)."
 )]
-pub struct FsckArgs {}
+pub struct FsckArgs {
+    /// Rebuild the database from the packs and the ref log first
+    #[arg(long)]
+    repair: bool,
+}
+
+/// Where branches and HEAD have pointed, newest first
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir reflog\n  memoir reflog main -n 5\n  memoir branch rescued --from <commit>   # bring back a deleted branch (before gc)\n\nEvery ref move is appended to <store>/reflog and synced before the command reports it done;\nfsck --repair restores the refs from it."
+)]
+pub struct ReflogArgs {
+    /// Only this branch (or HEAD)
+    branch: Option<String>,
+    /// At most this many entries
+    #[arg(short = 'n', long)]
+    limit: Option<usize>,
+}
+
+/// Runs `reflog`.
+pub fn reflog(ctx: &Ctx, args: ReflogArgs) -> Result<Report, CliError> {
+    let out = ctx.app.reflog(args.branch.as_deref(), args.limit)?;
+    let mut r = Report::of(&out);
+    let short = |v: &Option<String>| match v {
+        None => "-".to_string(),
+        Some(s) if s.len() == 64 => s[..8].to_string(),
+        Some(s) => esc(s),
+    };
+    for e in &out.entries {
+        r.lines.push(format!(
+            "{}  {:<16} {} -> {}  {}",
+            e.date,
+            esc(&e.name),
+            short(&e.old),
+            short(&e.new),
+            esc(&e.message)
+        ));
+    }
+    Ok(r)
+}
 
 /// Remove objects no branch or HEAD can reach
 #[derive(Debug, clap::Args)]
@@ -19,10 +58,25 @@ pub struct FsckArgs {}
 pub struct GcArgs {}
 
 /// Runs `fsck`.
-pub fn fsck(ctx: &Ctx, _args: FsckArgs) -> Result<Report, CliError> {
-    let out = ctx.app.fsck()?;
+pub fn fsck(ctx: &Ctx, args: FsckArgs) -> Result<Report, CliError> {
+    let out = if args.repair {
+        ctx.app.repair()?
+    } else {
+        ctx.app.fsck()?
+    };
     let mut r = Report::of(&out);
     let s = &ctx.style;
+    if let Some(rep) = &out.repair {
+        r.lines.push(s.ok(&format!(
+            "Rebuilt the database: {} pack records indexed, {} refs restored from the ref log{}",
+            rep.objects_indexed,
+            rep.refs_restored.len(),
+            rep.old_database
+                .as_ref()
+                .map(|d| format!(" (the old one is kept as {d})"))
+                .unwrap_or_default()
+        )));
+    }
     if out.clean {
         r.lines.push(s.ok(&format!(
             "Store is sound: {} objects, {} commits, {} refs checked ({} unreachable)",

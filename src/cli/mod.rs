@@ -136,6 +136,8 @@ enum Command {
     Fsck(maintenance::FsckArgs),
     /// Remove unreachable objects
     Gc(maintenance::GcArgs),
+    /// Where branches and HEAD have pointed, newest first
+    Reflog(maintenance::ReflogArgs),
     /// Show commits, newest first
     Log(history::LogArgs),
     /// Who changed a memory, and when
@@ -177,6 +179,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Merge(a) => merge::run(ctx, a),
         Command::Fsck(a) => maintenance::fsck(ctx, a),
         Command::Gc(a) => maintenance::gc(ctx, a),
+        Command::Reflog(a) => maintenance::reflog(ctx, a),
         Command::Log(a) => history::log(ctx, a),
         Command::Blame(a) => history::blame(ctx, a),
         Command::Diff(a) => history::diff(ctx, a),

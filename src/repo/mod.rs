@@ -36,7 +36,7 @@ use graph_cache::CommitGraph;
 
 use crate::object::{Object, ObjectError, ObjectId, Objects};
 use crate::prolly::{Edit, NodeStore, ProllyError, DEFAULT_CACHE_NODES};
-use crate::store::{ObjectStore, RefStore, Store, StoreError};
+use crate::store::{ObjectStore, RefNote, RefStore, Store, StoreError};
 
 /// The ref that names the current branch.
 pub const HEAD: &str = "HEAD";
@@ -199,6 +199,8 @@ impl Repo {
         if repo.store.get_ref(&branch_ref(DEFAULT_BRANCH))?.is_none() {
             let root = repo.tree.empty()?;
             let id = repo.write_commit(root, vec![], sig, message)?;
+            // Durable before any ref (or the ref log) names it.
+            repo.store.flush()?;
             repo.cas(&branch_ref(DEFAULT_BRANCH), None, Some(id.as_bytes()))?;
         }
         let head = format!("{SYMBOLIC}{}{DEFAULT_BRANCH}", BRANCH_PREFIX);
@@ -368,6 +370,8 @@ impl Repo {
         revision::validate_new_branch_name(name)?;
         self.read_commit(at)?;
         self.store
+            .set_ref_message(format!("branch: created {name}"));
+        self.store
             .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?
             .map_err(|_| RepoError::BranchExists(name.to_string()))?;
         self.note_head();
@@ -385,6 +389,8 @@ impl Repo {
         if self.head()? == Head::Branch(name.to_string()) {
             return Err(RepoError::CurrentBranch(name.to_string()));
         }
+        self.store
+            .set_ref_message(format!("branch: deleted {name}"));
         if self
             .store
             .cas_ref(&r, Some(expected_tip.as_bytes()), None)?
@@ -413,6 +419,10 @@ impl Repo {
             }
         };
         let old = self.store.get_ref(HEAD)?;
+        self.store.set_ref_message(match head {
+            Head::Branch(b) => format!("checkout: {b}"),
+            Head::Detached(id) => format!("checkout: {}", id.short(8)),
+        });
         self.cas(HEAD, old.as_deref(), Some(&value))?;
         self.store.flush()?;
         Ok(())
@@ -472,6 +482,11 @@ impl Repo {
     ) -> RepoResult<ObjectId> {
         let id = self.write_commit(root, parents, sig, message)?;
         self.store.flush()?;
+        self.store.set_ref_note(RefNote {
+            time: sig.timestamp,
+            author: sig.author.clone(),
+            message: format!("commit: {}", message.lines().next().unwrap_or_default()),
+        });
         self.cas(
             &branch_ref(branch),
             Some(expected_tip.as_bytes()),

@@ -23,6 +23,7 @@ use super::lifecycle::log_path;
 use super::lock;
 use super::pack_index;
 use super::packs::{pack_files, PACKS_DIR};
+use super::reflog::{RefLog, RefNote};
 use super::rest::RestBackend;
 use super::resting_head::{self, RestingHead, RestingHeadFile};
 #[cfg(any(test, feature = "testing"))]
@@ -65,6 +66,8 @@ struct Inner {
     _lock: Option<File>,
     path: Option<PathBuf>,
     kind: BackendKind,
+    /// Where ref moves are logged (a store directory opened for writing).
+    reflog: Option<RefLog>,
     /// Check the pack indexes' checksums when the store closes (a read at rest found one
     /// wanting).
     verify_indexes: AtomicBool,
@@ -115,6 +118,7 @@ impl Store {
     ) -> Store {
         // A store read at rest publishes nothing: it changed nothing, and holds no LOCK.
         let publishes = kind == BackendKind::Sled && !matches!(engine, Engine::Rest(_));
+        let reflog = path.as_deref().filter(|_| publishes).map(RefLog::new);
         Store {
             inner: Arc::new(Inner {
                 engine,
@@ -126,6 +130,7 @@ impl Store {
                 _lock: lock,
                 path,
                 kind,
+                reflog,
                 verify_indexes: AtomicBool::new(false),
             }),
         }
@@ -176,6 +181,23 @@ impl Store {
     /// nothing, caches included.
     pub fn is_at_rest(&self) -> bool {
         matches!(self.inner.engine, Engine::Rest(_))
+    }
+
+    /// Says what the next ref moves through this handle are logged with in the ref log
+    /// (time, author, message) until the next call.
+    pub fn set_ref_note(&self, note: RefNote) {
+        if let Some(log) = &self.inner.reflog {
+            log.set_note(note);
+        }
+    }
+
+    /// Changes the message the next ref moves are logged with, keeping the time and author.
+    pub fn set_ref_message(&self, message: impl Into<String>) {
+        if let Some(log) = &self.inner.reflog {
+            let mut note = log.note();
+            note.message = message.into();
+            log.set_note(note);
+        }
     }
 
     /// Runs `write`, a write of a derived cache, if this handle may write caches: a store
@@ -284,7 +306,13 @@ impl RefStore for Store {
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
         self.inner.head.before_ref_change()?;
-        self.backend().cas_ref(name, expected, new)
+        let moved = self.backend().cas_ref(name, expected, new)?;
+        if moved.is_ok() {
+            if let Some(log) = &self.inner.reflog {
+                log.append(name, expected, new)?;
+            }
+        }
+        Ok(moved)
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {

@@ -76,6 +76,13 @@ fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
             opts.pack_bytes,
         )
     })
+    .map_err(|e| match e {
+        StoreError::Backend(b) => StoreError::EngineDamaged {
+            path: path.to_path_buf(),
+            detail: b.to_string(),
+        },
+        other => other,
+    })
 }
 
 /// What `create` made so far, so that a failed create can remove exactly that.
@@ -282,10 +289,10 @@ impl Store {
 
         // Checked under the lock, so no concurrent `create` or repair is half done.
         if !path.join(DB_DIR).is_dir() {
-            return Err(not_a_store(
-                path,
-                format!("{FORMAT_FILE} file present but no {DB_DIR}/ directory"),
-            ));
+            return Err(StoreError::EngineDamaged {
+                path: path.to_path_buf(),
+                detail: format!("{FORMAT_FILE} file present but no {DB_DIR}/ directory"),
+            });
         }
         if version != LEGACY_FORMAT_VERSION && !path.join(PACKS_DIR).is_dir() {
             return Err(not_a_store(

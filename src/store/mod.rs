@@ -19,6 +19,8 @@ mod lock;
 mod memory;
 mod pack_index;
 mod packs;
+pub mod reflog;
+mod repair;
 mod rest;
 mod resting_head;
 mod sled_backend;
@@ -40,6 +42,8 @@ pub use handle::Store;
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
+pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
+pub use repair::RepairReport;
 pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
 pub use sled_backend::SledBackend;
 
@@ -131,6 +135,23 @@ pub enum StoreError {
     TooLarge {
         /// The object's length in bytes.
         len: usize,
+    },
+    /// The store's database (`db/`, the object index and the refs) is missing or damaged;
+    /// the packs and the ref log can rebuild it (`memoir fsck --repair`).
+    #[error("the database of store {path} is damaged ({detail}); `memoir fsck --repair` rebuilds it from the packs and the ref log")]
+    EngineDamaged {
+        /// The store directory.
+        path: PathBuf,
+        /// What is wrong, in words.
+        detail: String,
+    },
+    /// The store's database cannot be rebuilt.
+    #[error("store {path} cannot be repaired: {reason}")]
+    CannotRepair {
+        /// The store directory.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
     },
     /// A write to a store read at rest (see [`Store::open_at_rest`]), which writes nothing.
     #[error("the store was read at rest (without opening it); it cannot be written that way")]

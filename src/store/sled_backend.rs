@@ -268,6 +268,16 @@ impl SledBackend {
         Ok(out)
     }
 
+    /// Points the index at `entries` (later entries of an id win), in one batch: the
+    /// rebuild of a lost or damaged index from the packs (`Store::repair`).
+    pub(crate) fn reindex(&self, entries: &[(RawId, Location)]) -> StoreResult<()> {
+        let mut batch = sled::Batch::default();
+        for (id, loc) in entries {
+            batch.insert(&id[..], &loc.encode()[..]);
+        }
+        self.index.apply_batch(batch).map_err(self.engine())
+    }
+
     /// Bytes of live records in each pack, from the index.
     fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
         let mut live: HashMap<u32, u64> = HashMap::new();

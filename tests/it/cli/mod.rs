@@ -7,6 +7,7 @@ mod hosts;
 mod maintenance;
 mod output;
 mod read;
+mod repair;
 mod rest;
 mod store;
 mod watch;

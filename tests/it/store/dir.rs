@@ -211,12 +211,22 @@ fn open_refuses_what_is_not_a_store() {
     fs::create_dir_all(format_dir.join(FORMAT_FILE)).unwrap();
     assert!(not_a_store_reason(&format_dir).contains("FORMAT"));
 
-    // Valid FORMAT, but the database directory is gone: refuse rather than open empty.
+    // Valid FORMAT, but the database directory is gone: refuse rather than open empty, as a
+    // damaged store that `fsck --repair` can rebuild.
     let (_d, s) = new_sled_store();
     let path = s.path().unwrap().to_path_buf();
     drop(s);
     fs::remove_dir_all(path.join("db")).unwrap();
-    assert!(not_a_store_reason(&path).contains("db/"));
+    match Store::open(&path, &opts(REOPEN_MS)) {
+        Err(e @ StoreError::EngineDamaged { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("db/") && text.contains("fsck --repair"),
+                "{text}"
+            );
+        }
+        other => panic!("expected EngineDamaged, got {other:?}"),
+    }
 
     // Likewise without the packs.
     let (_d, s) = new_sled_store();

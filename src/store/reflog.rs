@@ -1,0 +1,163 @@
+//! The ref log: every ref move of a store directory, appended and synced to `<store>/reflog`
+//! before the move is reported done. The database holds the refs; this file is how they come
+//! back when the database is lost or damaged (`fsck --repair`), and how a person finds where
+//! a branch was (`memoir reflog`). One JSON object per line; a line cut short by a crash is
+//! skipped. Layout in store-format.md, section 1.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::files::io_err;
+use super::{hex, StoreResult};
+
+/// The ref log's file name in a store directory.
+pub const REFLOG_FILE: &str = "reflog";
+
+/// What a ref move is recorded with besides the ref and its values: when, by whom, why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefNote {
+    /// Unix seconds.
+    pub time: i64,
+    /// Who moved it (a commit's author; empty when not known).
+    pub author: String,
+    /// What moved it (a commit message, `branch: created`, ...).
+    pub message: String,
+}
+
+/// One ref move.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RefLogEntry {
+    /// The ref (`HEAD`, `refs/heads/main`).
+    #[serde(rename = "ref")]
+    pub name: String,
+    /// Its value before, as hex of the raw bytes (`None`: it did not exist).
+    pub old: Option<String>,
+    /// Its value after, as hex of the raw bytes (`None`: deleted).
+    pub new: Option<String>,
+    /// Unix seconds.
+    pub time: i64,
+    /// Who moved it.
+    pub author: String,
+    /// What moved it.
+    pub message: String,
+}
+
+impl RefLogEntry {
+    /// The raw value after the move (`None`: deleted, or not hex).
+    pub fn new_value(&self) -> Option<Vec<u8>> {
+        self.new.as_deref().and_then(unhex)
+    }
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The appending side of a store's ref log.
+#[derive(Debug)]
+pub(super) struct RefLog {
+    path: PathBuf,
+    file: Mutex<Option<File>>,
+    note: Mutex<RefNote>,
+}
+
+impl RefLog {
+    /// The ref log of the store in `dir`.
+    pub(super) fn new(dir: &Path) -> RefLog {
+        RefLog {
+            path: dir.join(REFLOG_FILE),
+            file: Mutex::new(None),
+            note: Mutex::new(RefNote::default()),
+        }
+    }
+
+    /// Sets what the next ref moves are recorded with.
+    pub(super) fn set_note(&self, note: RefNote) {
+        *self.note.lock().unwrap_or_else(|p| p.into_inner()) = note;
+    }
+
+    /// What the next ref moves are recorded with.
+    pub(super) fn note(&self) -> RefNote {
+        self.note.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Appends the move of `name` from `old` to `new` and syncs it.
+    pub(super) fn append(
+        &self,
+        name: &str,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> StoreResult<()> {
+        let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let entry = RefLogEntry {
+            name: name.to_string(),
+            old: old.map(hex),
+            new: new.map(hex),
+            time: note.time,
+            author: note.author,
+            message: note.message,
+        };
+        let mut line = serde_json::to_vec(&entry).expect("a ref log entry serialises");
+        line.push(b'\n');
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(io_err(&self.path))?;
+            *guard = Some(f);
+        }
+        let f = guard.as_mut().expect("opened above");
+        f.write_all(&line)
+            .and_then(|()| f.sync_data())
+            .map_err(io_err(&self.path))
+    }
+}
+
+/// Every whole entry of the ref log of the store in `dir`, oldest first (none when there is
+/// no log). Lines that do not parse (one cut short by a crash) are skipped.
+pub fn read(dir: &Path) -> StoreResult<Vec<RefLogEntry>> {
+    let path = dir.join(REFLOG_FILE);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let mut out = Vec::new();
+    for line in BufReader::new(file).split(b'\n') {
+        let line = line.map_err(io_err(&path))?;
+        if let Ok(e) = serde_json::from_slice::<RefLogEntry>(&line) {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+/// The refs the log of the store in `dir` ends with: each ref's value after its last move,
+/// deleted refs left out, sorted by name.
+pub fn final_refs(dir: &Path) -> StoreResult<Vec<(String, Vec<u8>)>> {
+    let mut refs = std::collections::BTreeMap::new();
+    for e in read(dir)? {
+        match e.new_value() {
+            Some(v) => refs.insert(e.name, v),
+            None => refs.remove(&e.name),
+        };
+    }
+    Ok(refs.into_iter().collect())
+}
+
+/// Whether the store in `dir` has a ref log.
+pub fn exists(dir: &Path) -> bool {
+    fs::metadata(dir.join(REFLOG_FILE)).is_ok_and(|m| m.is_file())
+}
