@@ -21,14 +21,17 @@ mod ids;
 mod input;
 mod maintenance;
 mod merge;
+mod merge_preview;
 mod proof;
 mod recall;
 mod remember;
 mod search;
+mod stats;
 mod status;
 mod summarize;
 mod taxonomy;
 mod transfer;
+mod tree;
 mod watch;
 mod watch_manage;
 
@@ -65,13 +68,16 @@ pub use input::{parse_key, read_import, read_text};
 pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
+pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
 pub use proof::{ProofOutcome, VerifyOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
     MAX_PATHS,
 };
+pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
+pub use tree::{TreeChild, TreeOutcome, TreeRequest, TREE_DEFAULT_LIMIT, TREE_MAX_LIMIT};
 
 pub use crate::memory::capture::{Dropped, Profile};
 pub use crate::memory::MergePolicy;
