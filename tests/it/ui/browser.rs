@@ -217,6 +217,17 @@ fn the_interface_in_a_real_browser() {
         assert_eq!(text(&c, "#tree li[data-path='preferences'] .count").await, "3");
         assert_eq!(text(&c, "#tree li[data-path='projects'] .count").await, "1");
         assert_eq!(text(&c, "#tree-total").await, "4 memories");
+        // The tree's first paint took three API requests: the level, the branches, the log.
+        let first_paint = c
+            .execute(
+                "return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname).filter(p => p.startsWith('/api/'))",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let mut paths: Vec<&str> = first_paint.as_array().unwrap().iter().filter_map(Value::as_str).collect();
+        paths.sort_unstable();
+        assert_eq!(paths, ["/api/branches", "/api/log", "/api/tree"], "{first_paint}");
         click(&c, "#tree li[data-path='preferences'] .toggle").await;
         assert_eq!(text(&c, "li[data-path='preferences.coding'] .count").await, "2");
         click(&c, "li[data-path='preferences.coding'] .toggle").await;
