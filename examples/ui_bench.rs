@@ -224,6 +224,13 @@ fn main() {
         .expect("hash")
         .to_string();
     let old = format!("HEAD~{}", commits / 2);
+    // What the time slider sends: a commit id (a typed `HEAD~N` walks N parents first).
+    let (_, past) = http.call("GET", &format!("/api/log?rev={old}&limit=1"), "");
+    let past: serde_json::Value = serde_json::from_str(&past).expect("json");
+    let past = past["commits"][0]["hash"]
+        .as_str()
+        .expect("hash")
+        .to_string();
     let calls: Vec<(&str, &str, String, String)> = vec![
         (
             "tree: first level",
@@ -268,6 +275,12 @@ fn main() {
             String::new(),
         ),
         (
+            "tree: at a commit id half-way (slider)",
+            "GET",
+            format!("/api/tree?at={past}"),
+            String::new(),
+        ),
+        (
             "memory: get",
             "GET",
             format!("/api/memory?key={hot}"),
@@ -283,6 +296,18 @@ fn main() {
             "memory: get at HEAD~half",
             "GET",
             format!("/api/memory?key={hot}&at={old}"),
+            String::new(),
+        ),
+        (
+            "memory: get at a commit id half-way",
+            "GET",
+            format!("/api/memory?key={hot}&at={past}"),
+            String::new(),
+        ),
+        (
+            "memory: blame at a commit id half-way",
+            "GET",
+            format!("/api/blame?key={hot}&lines=1&at={past}"),
             String::new(),
         ),
         (

@@ -276,6 +276,8 @@ pub struct Memoir {
     path: PathBuf,
     opts: Options,
     hold: Option<StoreHold>,
+    /// With a held store: the lexical index of the last read.
+    warm: search::WarmIndex,
 }
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
@@ -294,6 +296,7 @@ impl Memoir {
             path: absolute(path.as_ref()),
             opts: options,
             hold,
+            warm: search::WarmIndex::default(),
         }
     }
 

@@ -6,7 +6,10 @@
 use serde::{Serialize, Serializer};
 
 use crate::glob::KeyGlobs;
-use crate::key::{group_prefix, group_range, namespace_prefix, split_encoded, validate_namespace};
+use crate::key::{
+    encode_path_start, group_prefix, group_range, namespace_prefix, split_encoded,
+    validate_namespace,
+};
 use crate::key::{validate_path, Key};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, KeyRange};
@@ -150,26 +153,28 @@ impl Memoir {
                 }
             }
             Some(globs) => {
-                repo.tree().scan(&root, &range, &mut |k, _| {
-                    let (_, path) = split_encoded(k);
-                    if !globs.matches(&path) {
-                        return true;
-                    }
-                    if here.as_deref() == Some(k) {
-                        has_record = true;
-                        return true;
-                    }
-                    let g = group_prefix(k, depth);
-                    let exact = g == k;
-                    match groups.last_mut() {
-                        Some((last, n, rec)) if last[..] == *g => {
-                            *n += 1;
-                            *rec |= exact;
+                for part in glob_ranges(&namespace, &req.keys, &range) {
+                    repo.tree().scan(&root, &part, &mut |k, _| {
+                        let (_, path) = split_encoded(k);
+                        if !globs.matches(&path) {
+                            return true;
                         }
-                        _ => groups.push((g.to_vec(), 1, exact)),
-                    }
-                    true
-                })?;
+                        if here.as_deref() == Some(k) {
+                            has_record = true;
+                            return true;
+                        }
+                        let g = group_prefix(k, depth);
+                        let exact = g == k;
+                        match groups.last_mut() {
+                            Some((last, n, rec)) if last[..] == *g => {
+                                *n += 1;
+                                *rec |= exact;
+                            }
+                            _ => groups.push((g.to_vec(), 1, exact)),
+                        }
+                        true
+                    })?;
+                }
             }
         }
         let total = groups.iter().map(|(_, n, _)| n).sum::<u64>() + u64::from(has_record);
@@ -206,4 +211,50 @@ impl Memoir {
             omitted,
         })
     }
+}
+
+/// The parts of `range` a scan for keys matching `patterns` must visit, sorted and
+/// disjoint: each pattern can only match paths that start with its literal beginning (up to
+/// its first wildcard), so only those keys are read.
+fn glob_ranges(namespace: &str, patterns: &[String], range: &KeyRange) -> Vec<KeyRange> {
+    let mut parts: Vec<KeyRange> = Vec::new();
+    for p in patterns {
+        let literal = p
+            .find(['*', '?', '[', '{', '\\'])
+            .map_or(p.as_str(), |i| &p[..i]);
+        let own = prefix_range(&encode_path_start(namespace, literal));
+        let lo = match (&own.lo, &range.lo) {
+            (Some(a), Some(b)) => Some(a.max(b).clone()),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        let hi = match (&own.hi, &range.hi) {
+            (Some(a), Some(b)) => Some(a.min(b).clone()),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        if let (Some(l), Some(h)) = (&lo, &hi) {
+            if l >= h {
+                continue;
+            }
+        }
+        parts.push(KeyRange { lo, hi });
+    }
+    parts.sort_by(|a, b| a.lo.cmp(&b.lo));
+    let mut merged: Vec<KeyRange> = Vec::new();
+    for r in parts {
+        match merged.last_mut() {
+            // Overlapping or touching: one part (an open end reaches everything after).
+            Some(last)
+                if last
+                    .hi
+                    .as_ref()
+                    .is_none_or(|h| r.lo.as_ref().is_some_and(|l| l <= h)) =>
+            {
+                if last.hi.is_some() && r.hi.as_ref().is_none_or(|h| Some(h) > last.hi.as_ref()) {
+                    last.hi = r.hi;
+                }
+            }
+            _ => merged.push(r),
+        }
+    }
+    merged
 }

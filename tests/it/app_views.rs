@@ -90,6 +90,28 @@ fn tree_lists_one_level_with_exact_counts() {
     assert_eq!(children(&filtered), vec![c("a", 2, false, true)]);
     let deeper = tree(&m, "a", &["a.b*"], &head);
     assert_eq!(children(&deeper), vec![c("a.b", 2, true, true)]);
+    // Several globs, overlapping or not, with or without a literal beginning.
+    let union = tree(&m, "", &["ab*", "a.d", "c.*"], &head);
+    assert_eq!(
+        children(&union),
+        vec![
+            c("a", 1, false, true),
+            c("ab", 1, false, true),
+            c("c", 1, false, true)
+        ]
+    );
+    let loose = tree(&m, "", &["*.w", "b.*"], &head);
+    assert_eq!(
+        children(&loose),
+        vec![c("b", 1, false, true), c("c", 1, false, true)]
+    );
+    let overlapping = tree(&m, "", &["a*", "a.b*"], &head);
+    assert_eq!(overlapping.total, 5);
+    assert_eq!(
+        children(&overlapping),
+        vec![c("a", 4, true, true), c("ab", 1, false, true)]
+    );
+    assert_eq!(tree(&m, "b", &["a.*"], &head).total, 0);
     // Time travel: at the second commit `c` did not exist yet.
     let past = tree(&m, "", &[], &ReadPoint::at(&first));
     assert_eq!(past.total, 6);
