@@ -245,3 +245,47 @@ fn stats_count_by_namespace_and_prefix_and_sample_growth() {
         exit::ERROR
     );
 }
+
+#[test]
+fn a_held_store_searches_from_its_warm_index_at_every_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    drop(Memoir::create(&path, options(), &WriteAs::author("Tester")).unwrap());
+    let held = Memoir::open(
+        &path,
+        Options {
+            keep_open: true,
+            ..options()
+        },
+    );
+    let hits = |m: &Memoir, q: &str, at: &ReadPoint| -> Vec<String> {
+        let req = memoir::app::SearchRequest {
+            query: q.to_string(),
+            limit: 10,
+            ..Default::default()
+        };
+        m.search(&req, at)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect()
+    };
+    let first = remember(&held, "alpha fact", &["notes.one"], None);
+    assert_eq!(hits(&held, "alpha", &ReadPoint::head()), vec!["notes.one"]);
+    // Another handle (as a CLI process would) writes; the held one sees it.
+    held.release();
+    let other = Memoir::open(&path, options());
+    remember(&other, "beta fact", &["notes.two"], None);
+    remember(&other, "gamma fact", &["notes.one"], None);
+    assert_eq!(hits(&held, "beta", &ReadPoint::head()), vec!["notes.two"]);
+    assert!(hits(&held, "alpha", &ReadPoint::head()).is_empty());
+    // Back in time and forth again.
+    assert_eq!(
+        hits(&held, "alpha", &ReadPoint::at(&first)),
+        vec!["notes.one"]
+    );
+    assert!(hits(&held, "beta", &ReadPoint::at(&first)).is_empty());
+    assert_eq!(hits(&held, "gamma", &ReadPoint::head()), vec!["notes.one"]);
+    held.release();
+}
