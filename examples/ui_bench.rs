@@ -353,6 +353,12 @@ fn main() {
             String::new(),
         ),
         (
+            "search: a selective word",
+            "GET",
+            "/api/search?q=item004242&limit=50".into(),
+            String::new(),
+        ),
+        (
             "recall: lexical",
             "POST",
             "/api/recall".into(),
@@ -379,6 +385,13 @@ fn main() {
     for (label, method, path, body) in &calls {
         let (code, text) = http.call(method, path, body);
         assert_eq!(code, 200, "{path}: {text}");
+        let first: serde_json::Value = serde_json::from_str(&text).expect("json");
+        if let Some(notes) = first["notes"].as_array().filter(|n| !n.is_empty()) {
+            println!("  ({label}, first call: {notes:?})");
+        }
+        if let Some(ms) = first["timing_ms"].as_f64() {
+            println!("  ({label}, first call: {ms} ms in the operation)");
+        }
         let times: Vec<f64> = (0..reps)
             .map(|_| {
                 let t = Instant::now();

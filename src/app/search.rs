@@ -9,7 +9,9 @@ use crate::recall::tokenize::is_stopword;
 use std::sync::{Arc, Mutex};
 
 use crate::object::ObjectId;
-use crate::recall::{cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort};
+use crate::recall::{
+    cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort, SyncStats,
+};
 use crate::repo::revision::parse_date;
 use crate::repo::{Head, Repo};
 
@@ -203,7 +205,7 @@ impl Memoir {
             return Ok((Arc::new(index), vec![note.to_string()]));
         }
         let (repo, _, root) = self.open_read(at)?;
-        let (index, notes) = self.synced(index, &repo, &root)?;
+        let (index, notes, _) = self.synced(index, &repo, &root)?;
         Ok((Arc::new(index), notes))
     }
 
@@ -224,9 +226,14 @@ impl Memoir {
             .take()
             .and_then(|i| Arc::try_unwrap(i).ok())
             .unwrap_or_else(|| load_cache(&cache_path(self.path())));
-        let (index, notes) = self.synced(start, &repo, &root)?;
+        let (index, notes, changed) = self.synced(start, &repo, &root)?;
         let index = Arc::new(index);
-        *slot = Some(Arc::clone(&index));
+        // An index that had to be changed is kept in the form its changes left it in, which
+        // searches slower than the compact one the cache file is read back as: the next read
+        // takes the saved file instead.
+        if !changed {
+            *slot = Some(Arc::clone(&index));
+        }
         Ok((index, notes))
     }
 
@@ -236,9 +243,10 @@ impl Memoir {
         index: LexicalIndex,
         repo: &Repo,
         root: &ObjectId,
-    ) -> MemoirResult<(LexicalIndex, Vec<String>)> {
+    ) -> MemoirResult<(LexicalIndex, Vec<String>, bool)> {
         let (index, stats, save_error) =
             sync_loaded(index, self.path(), repo.tree(), repo.objects(), root)?;
+        let changed = stats != SyncStats::default();
         let mut notes = Vec::new();
         if stats.rebuilt {
             notes.push(
@@ -249,7 +257,7 @@ impl Memoir {
         }
         // A cache that cannot be written is skipped: the answer comes from the store.
         notes.extend(save_error.map(|e| format!("index cache not saved: {e}")));
-        Ok((index, notes))
+        Ok((index, notes, changed))
     }
 
     /// The cached index, and whether it reflects HEAD as of the store's last close (see
