@@ -445,6 +445,15 @@ pub fn split_encoded(encoded: &[u8]) -> (String, String) {
     }
 }
 
+/// The encoding of the start of a dot path in `namespace` (`text` may end anywhere, even
+/// inside a segment or right after a dot): every key of the namespace whose path starts with
+/// `text` has an encoding that starts with these bytes (use with a prefix scan).
+pub fn encode_path_start(namespace: &str, text: &str) -> Vec<u8> {
+    let mut out = namespace_prefix(namespace);
+    out.extend(text.bytes().map(|b| if b == b'.' { SEG_SEP } else { b }));
+    out
+}
+
 /// The half-open encoded range `[lo, hi)` of all keys in the group `prefix` (as returned by
 /// [`group_prefix`] with depth >= 1): the key equal to the prefix and every key below it.
 pub fn group_range(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {

@@ -21,15 +21,18 @@ mod ids;
 mod input;
 mod maintenance;
 mod merge;
+mod merge_preview;
 mod proof;
 mod recall;
 mod reflog;
 mod remember;
 mod search;
+mod stats;
 mod status;
 mod summarize;
 mod taxonomy;
 mod transfer;
+mod tree;
 mod watch;
 mod watch_manage;
 
@@ -66,14 +69,17 @@ pub use input::{parse_key, read_import, read_text};
 pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
+pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
 pub use proof::{ProofOutcome, VerifyOutcome};
 pub use reflog::{ReflogItem, ReflogOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
     MAX_PATHS,
 };
+pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
+pub use tree::{TreeChild, TreeOutcome, TreeRequest, TREE_DEFAULT_LIMIT, TREE_MAX_LIMIT};
 
 pub use crate::memory::capture::{Dropped, Profile};
 pub use crate::memory::MergePolicy;
@@ -272,6 +278,8 @@ pub struct Memoir {
     path: PathBuf,
     opts: Options,
     hold: Option<StoreHold>,
+    /// With a held store: the lexical index of the last read.
+    warm: search::WarmIndex,
 }
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
@@ -290,6 +298,7 @@ impl Memoir {
             path: absolute(path.as_ref()),
             opts: options,
             hold,
+            warm: search::WarmIndex::default(),
         }
     }
 

@@ -6,11 +6,28 @@ use serde::{Serialize, Serializer};
 use crate::glob::KeyGlobs;
 use crate::key::validate_namespace;
 use crate::recall::tokenize::is_stopword;
-use crate::recall::{cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort};
+use std::sync::{Arc, Mutex};
+
+use crate::object::ObjectId;
+use crate::recall::{
+    cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort, SyncStats,
+};
 use crate::repo::revision::parse_date;
 use crate::repo::{Head, Repo};
 
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
+
+/// The lexical index a handle that keeps the store open keeps in memory between reads.
+#[derive(Default)]
+pub(crate) struct WarmIndex {
+    index: Mutex<Option<Arc<LexicalIndex>>>,
+}
+
+impl std::fmt::Debug for WarmIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WarmIndex")
+    }
+}
 
 /// What `search` looks for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -178,15 +195,58 @@ impl Memoir {
     pub(crate) fn index_for_read(
         &self,
         at: &ReadPoint,
-    ) -> MemoirResult<(LexicalIndex, Vec<String>)> {
+    ) -> MemoirResult<(Arc<LexicalIndex>, Vec<String>)> {
+        if self.holds() {
+            return self.warm_index_for_read(at);
+        }
         let (index, at_rest) = self.cached_index(at);
         if at_rest {
             let note = "answered from the index of HEAD as of the store's last close";
-            return Ok((index, vec![note.to_string()]));
+            return Ok((Arc::new(index), vec![note.to_string()]));
         }
         let (repo, _, root) = self.open_read(at)?;
+        let (index, notes, _) = self.synced(index, &repo, &root)?;
+        Ok((Arc::new(index), notes))
+    }
+
+    /// For a handle that keeps the store open (a server): the index of the last read, kept
+    /// in memory and brought to the read point's tree by the diff between the two (nothing
+    /// to do when the tree is the same), instead of reading the cache file on every call.
+    fn warm_index_for_read(
+        &self,
+        at: &ReadPoint,
+    ) -> MemoirResult<(Arc<LexicalIndex>, Vec<String>)> {
+        let (repo, _, root) = self.open_read(at)?;
+        let mut slot = self.warm.index.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(warm) = slot.as_ref().filter(|i| i.root() == Some(&root)) {
+            return Ok((Arc::clone(warm), Vec::new()));
+        }
+        // The last index, unless a caller still holds it (then the cache file's).
+        let start = slot
+            .take()
+            .and_then(|i| Arc::try_unwrap(i).ok())
+            .unwrap_or_else(|| load_cache(&cache_path(self.path())));
+        let (index, notes, changed) = self.synced(start, &repo, &root)?;
+        let index = Arc::new(index);
+        // An index that had to be changed is kept in the form its changes left it in, which
+        // searches slower than the compact one the cache file is read back as: the next read
+        // takes the saved file instead.
+        if !changed {
+            *slot = Some(Arc::clone(&index));
+        }
+        Ok((index, notes))
+    }
+
+    /// `index` brought to the tree `root`, with diagnostics.
+    fn synced(
+        &self,
+        index: LexicalIndex,
+        repo: &Repo,
+        root: &ObjectId,
+    ) -> MemoirResult<(LexicalIndex, Vec<String>, bool)> {
         let (index, stats, save_error) =
-            sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
+            sync_loaded(index, self.path(), repo.tree(), repo.objects(), root)?;
+        let changed = stats != SyncStats::default();
         let mut notes = Vec::new();
         if stats.rebuilt {
             notes.push(
@@ -197,7 +257,7 @@ impl Memoir {
         }
         // A cache that cannot be written is skipped: the answer comes from the store.
         notes.extend(save_error.map(|e| format!("index cache not saved: {e}")));
-        Ok((index, notes))
+        Ok((index, notes, changed))
     }
 
     /// The cached index, and whether it reflects HEAD as of the store's last close (see

@@ -20,6 +20,7 @@ mod import;
 mod maintenance;
 mod mcp;
 mod merge;
+mod net;
 mod new;
 mod proof;
 mod recall;
@@ -29,6 +30,7 @@ mod status;
 mod summarize;
 mod taxonomy;
 mod tour;
+mod ui;
 mod watch;
 
 use std::ffi::OsString;
@@ -156,6 +158,8 @@ enum Command {
     Taxonomy(taxonomy::Args),
     /// Serve the store to an agent host over MCP (stdio, or HTTP on loopback)
     Mcp(mcp::Args),
+    /// Browse memories, history and provenance in a web browser (loopback)
+    Ui(ui::Args),
     /// Walk through memoir on a throwaway store
     Tour(tour::Args),
     /// Keep documents (Markdown, text, HTML, PDF) as searchable memories
@@ -189,6 +193,7 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Capture(a) => capture::run(ctx, a),
         Command::Taxonomy(a) => taxonomy::run(ctx, a),
         Command::Mcp(a) => mcp::run(ctx, a),
+        Command::Ui(a) => ui::run(ctx, a),
         Command::Tour(a) => tour::run(ctx, a),
         Command::Watch(a) => watch::run(ctx, a),
     }

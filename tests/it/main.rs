@@ -2,6 +2,7 @@
 //! Shared helpers for running the binary and speaking MCP to it are in `common`.
 
 mod app_history;
+mod app_views;
 mod cli;
 mod cli_model;
 mod common;
@@ -32,3 +33,4 @@ mod secrets;
 mod skill;
 mod store;
 mod taxonomy;
+mod ui;

@@ -25,6 +25,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
+use super::super::net;
 use super::jsonrpc::{error_response, triage, Triage, INVALID_REQUEST};
 use super::tools::{specs, Tools, INSTRUCTIONS};
 
@@ -241,6 +242,19 @@ async fn checked_post(
 }
 
 async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let host = header(hyper::header::HOST);
+    let origin = header(hyper::header::ORIGIN);
+    if !net::host_allowed(host, None) || !net::origin_allowed(origin, None) {
+        let mut refused = Response::new(
+            Full::new(Bytes::from_static(
+                b"forbidden: only pages and clients on this machine are served\n",
+            ))
+            .boxed(),
+        );
+        *refused.status_mut() = StatusCode::FORBIDDEN;
+        return Ok(refused);
+    }
     if req.uri().path() != HTTP_PATH {
         let mut not_found = Response::new(
             Full::new(Bytes::from(format!(

@@ -22,13 +22,13 @@ mod schema;
 mod stdio;
 pub mod tools;
 
-use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::sync::Arc;
 
 use memoir::Memoir;
 
 use super::context::{Ctx, WriteArgs};
-use super::output::{exit, CliError, Report, Style};
+use super::net;
+use super::output::{CliError, Report, Style};
 
 const HELP: &str = "\
 Examples:
@@ -64,55 +64,18 @@ pub struct Args {
     pub http: Option<String>,
 }
 
-/// The addresses `addr` (`HOST:PORT`) names, all of them loopback; anything else is a usage
-/// error (exit 2), so the store is never served beyond this machine.
-fn loopback_addrs(addr: &str) -> Result<Vec<SocketAddr>, CliError> {
-    let usage = |why: String| {
-        CliError::new(
-            exit::USAGE,
-            format!(
-                "--http {addr}: {why}; give a loopback HOST:PORT such as 127.0.0.1:8765, \
-                 [::1]:8765 or localhost:8765"
-            ),
-        )
-    };
-    let addrs: Vec<SocketAddr> = addr
-        .to_socket_addrs()
-        .map_err(|e| usage(format!("not a usable address ({e})")))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(usage("the host resolves to no address".into()));
-    }
-    if let Some(outside) = addrs.iter().find(|a| !a.ip().to_canonical().is_loopback()) {
-        return Err(usage(format!(
-            "refusing to listen on {}, which is not a loopback address (the MCP server has no \
-             authentication, so it only serves this machine)",
-            outside.ip()
-        )));
-    }
-    Ok(addrs)
-}
-
-/// Binds the first of `addrs` that can be bound (exit 1 if none can).
-fn bind(addr: &str, addrs: &[SocketAddr]) -> Result<TcpListener, CliError> {
-    let mut last = None;
-    for a in addrs {
-        match TcpListener::bind(a) {
-            Ok(l) => return Ok(l),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(CliError::invalid(format!(
-        "cannot listen on {addr}: {}",
-        last.map_or_else(|| "no address".to_string(), |e| e.to_string())
-    )))
-}
-
 /// Runs the server until the host closes stdin (stdio) or the process is interrupted (HTTP).
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     // Checked before anything else: a refused address never opens the store or a port.
     let http = match &args.http {
-        Some(addr) => Some((addr.as_str(), loopback_addrs(addr)?)),
+        Some(addr) => Some((
+            addr.as_str(),
+            net::loopback_addrs(
+                "--http",
+                addr,
+                "the MCP server has no authentication, so it only serves this machine",
+            )?,
+        )),
         None => None,
     };
     let mut ctx = ctx.clone();
@@ -142,7 +105,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         }
     }
     let listener = match &http {
-        Some((addr, addrs)) => Some(bind(addr, addrs)?),
+        Some((addr, addrs)) => Some(net::bind(addr, addrs)?),
         None => None,
     };
     let store = ctx.abs_store_path();
