@@ -9,8 +9,9 @@ Both packages import as `memoir`, so each side runs in its own environment:
     python bench_get_summarize.py reference /tmp/bench/ref
 
 Each builds its store on first run (100,000 schema-2 records under 4-segment keys
-`t{a}.s{b}.g{c}.m{i}`, one commit), then times each operation N times and prints the
-median per call. The reference's `summarize` is what its `memoir summarize --depth 3 --json`
+`t{a}.s{b}.g{c}.m{i}`; ours in one commit, the reference in a commit per
+BENCH_REF_CHUNK (1000) puts, see `reference`), then times each operation N times and
+prints the median per call. The reference's `summarize` is what its `memoir summarize --depth 3 --json`
 runs in process: `StoreService.read_store()` and its grouping by prefix.
 """
 
@@ -28,6 +29,8 @@ NOW = 1_700_000_000.0
 KEYS = [f"t{i % 10}.s{(i // 10) % 10}.g{(i // 100) % 10}.m{i}" for i in range(N)]
 PROBE = [KEYS[i] for i in (7, 12_345, 50_000, 77_777, 99_999)]
 REPEAT = int(os.environ.get("BENCH_REPEAT", "200"))
+# Reference store build: puts per commit (see `reference`).
+REF_CHUNK = int(os.environ.get("BENCH_REF_CHUNK", "1000"))
 
 
 def record(i: int, key: str) -> dict:
@@ -85,13 +88,28 @@ def reference(path: str) -> dict:
                        check=True, capture_output=True)
         from memoir.store.prolly_adapter import ProllyTreeStore
 
+        # memoir-ai has no bulk import, and prollytree 0.4.1's VersionedKvStore has no
+        # batch insert: each `insert` rewrites the whole staging area to
+        # .git/PROLLY_STAGING_data, so 100,000 puts before one commit cost O(N^2) bytes
+        # (it ran over 21 minutes without finishing). Committing every REF_CHUNK puts
+        # bounds the staging area. A prolly tree's shape depends only on its contents,
+        # so the final tree (root hash in data/prolly_config_tree_config) is the same as
+        # with one commit; the store just has N / REF_CHUNK import commits instead of one.
         store = ProllyTreeStore(path=path, enable_versioning=True, auto_commit=False)
-        for i, k in enumerate(KEYS):
-            store.put(("default",), k, record(i, k))
-        store.commit("Import 100000 memories")
+        t = time.perf_counter()
+        for start in range(0, N, REF_CHUNK):
+            end = min(start + REF_CHUNK, N)
+            for i in range(start, end):
+                store.put(("default",), KEYS[i], record(i, KEYS[i]))
+            store.commit(f"Import memories {start}..{end - 1}")
+        print(f"reference store built in {time.perf_counter() - t:.1f} s "
+              f"({N} puts, a commit every {REF_CHUNK})", file=sys.stderr)
     svc = MemoryService(path)
     got = svc.get(PROBE)
     assert all(item["found"] for item in got.items), got
+    for item in got.items:
+        i = KEYS.index(item["key"])
+        assert item["value"] == record(i, item["key"]), item
 
     def summarize():
         data = StoreService(path).read_store()
@@ -104,6 +122,7 @@ def reference(path: str) -> dict:
         return dict(sorted(counts.items()))
 
     assert len(summarize()) == 1000
+    assert len(StoreService(path).read_store()["namespaces"]["default"]) == N
     return {
         "get5_ms": median_ms(lambda: svc.get(PROBE), REPEAT),
         "summarize_depth3_ms": median_ms(summarize, max(REPEAT // 10, 5)),
