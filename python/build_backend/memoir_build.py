@@ -27,7 +27,6 @@ from maturin import (  # noqa: F401  (the PEP 517 hooks passed through)
     build_sdist,
     get_requires_for_build_sdist,
     get_requires_for_build_wheel,
-    prepare_metadata_for_build_wheel,
 )
 
 HERE = Path(__file__).resolve().parent.parent
@@ -67,6 +66,14 @@ def _stage_binary() -> None:
     # The release profile keeps line tables for backtraces; the shipped copy sheds them.
     if shutil.which("strip") and os.name != "nt":
         subprocess.run(["strip", "--strip-debug", str(scripts / EXE)], check=False)
+
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    """The wheel's metadata. maturin checks that the ``data`` directory exists, so it is
+    made here (empty: the command is staged by :func:`build_wheel`), as a fresh checkout
+    has none."""
+    STAGE.mkdir(parents=True, exist_ok=True)
+    return maturin.prepare_metadata_for_build_wheel(metadata_directory, config_settings)
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
