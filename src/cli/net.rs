@@ -1,6 +1,7 @@
 //! What the HTTP faces (`memoir mcp --http`, `memoir ui`) share to serve this machine only:
 //! addresses refused before anything binds unless they are loopback, and the `Host` and
-//! `Origin` checks that keep other web sites (and DNS rebinding) away from the store.
+//! `Origin` checks that keep other web sites (and DNS rebinding) away from the store; and the
+//! signals that stop them.
 
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
 
@@ -98,6 +99,29 @@ pub fn origin_allowed(origin: Option<&str>, port: Option<u16>) -> bool {
         return false;
     };
     is_loopback_name(name) && (port.is_none() || p == port)
+}
+
+/// Watches for Ctrl-C (and SIGTERM on Unix) from now on; the future resolves on the first.
+#[cfg(unix)]
+pub fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let fail = |e: std::io::Error| format!("cannot watch for signals: {e}");
+    let mut term = signal(SignalKind::terminate()).map_err(fail)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(fail)?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
+}
+
+/// Watches for Ctrl-C; the future resolves on it.
+#[cfg(not(unix))]
+pub fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ pub fn serve_http(
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut shutdown = std::pin::pin!(watch_signals()?);
+        let mut shutdown = std::pin::pin!(net::watch_signals()?);
         ready();
         loop {
             tokio::select! {
@@ -275,27 +275,4 @@ async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpRespo
         *response.status_mut() = StatusCode::OK;
     }
     Ok(response)
-}
-
-/// Watches for Ctrl-C (and SIGTERM on Unix) from now on; the future resolves on the first.
-#[cfg(unix)]
-fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let fail = |e: std::io::Error| format!("cannot watch for signals: {e}");
-    let mut term = signal(SignalKind::terminate()).map_err(fail)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(fail)?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-    })
-}
-
-/// Watches for Ctrl-C; the future resolves on it.
-#[cfg(not(unix))]
-fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
-    Ok(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
 }

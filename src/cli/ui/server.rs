@@ -105,7 +105,7 @@ pub fn serve(
                 let _ = tokio::task::spawn_blocking(move || t.tick()).await;
             }
         });
-        let mut shutdown = std::pin::pin!(watch_signals()?);
+        let mut shutdown = std::pin::pin!(crate::cli::net::watch_signals()?);
         ready();
         loop {
             tokio::select! {
@@ -265,27 +265,4 @@ impl TapStatus for HttpResponse {
         *self.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::FORBIDDEN);
         self
     }
-}
-
-/// Watches for Ctrl-C (and SIGTERM on Unix) from now on; the future resolves on the first.
-#[cfg(unix)]
-fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let fail = |e: std::io::Error| format!("cannot watch for signals: {e}");
-    let mut term = signal(SignalKind::terminate()).map_err(fail)?;
-    let mut int = signal(SignalKind::interrupt()).map_err(fail)?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-    })
-}
-
-/// Watches for Ctrl-C; the future resolves on it.
-#[cfg(not(unix))]
-fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> {
-    Ok(async {
-        let _ = tokio::signal::ctrl_c().await;
-    })
 }
