@@ -176,11 +176,19 @@ impl PackIndex {
     /// Where the record of `id` starts and the object's length, if the index has it.
     pub(crate) fn find(&self, id: &RawId) -> io::Result<Option<(u64, u32)>> {
         let (lo, ids) = self.bucket(id[0])?;
-        let found = ids
-            .chunks_exact(32)
-            .collect::<Vec<_>>()
-            .binary_search_by(|probe| (*probe).cmp(&id[..]));
-        let Ok(i) = found else { return Ok(None) };
+        // Binary search over the bucket's ids in place (32 bytes each).
+        let (mut a, mut b) = (0usize, ids.len() / 32);
+        let i = loop {
+            if a >= b {
+                return Ok(None);
+            }
+            let mid = (a + b) / 2;
+            match ids[mid * 32..mid * 32 + 32].cmp(&id[..]) {
+                std::cmp::Ordering::Less => a = mid + 1,
+                std::cmp::Ordering::Greater => b = mid,
+                std::cmp::Ordering::Equal => break mid,
+            }
+        };
         let n = u64::from(lo) + i as u64;
         let mut place = [0u8; PLACE];
         let at = FIXED as u64 + u64::from(self.count) * 32 + n * PLACE as u64;
