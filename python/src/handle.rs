@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::convert::{invalid, run};
-use crate::settings::{identity, merge_policy, merge_strategy, read_point, OpenArgs};
+use crate::settings::{choice, identity, merge_policy, merge_strategy, read_point, OpenArgs};
 
 /// A handle on one memoir store.
 ///
@@ -268,20 +268,17 @@ impl PyMemoir {
         at: Option<String>,
         branch: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let kind = match kind {
-            "all" => SummaryKind::All,
-            "taxonomy" => SummaryKind::Taxonomy,
-            "timeline" => SummaryKind::Timeline,
-            "places" => SummaryKind::Places,
-            other => {
-                return Err(invalid(
-                    py,
-                    MemoirError::invalid(format!(
-                        "unknown summary {other:?}: expected all, taxonomy, timeline or places"
-                    )),
-                ))
-            }
-        };
+        let kind = choice(
+            "summary",
+            kind,
+            &[
+                ("all", SummaryKind::All),
+                ("taxonomy", SummaryKind::Taxonomy),
+                ("timeline", SummaryKind::Timeline),
+                ("places", SummaryKind::Places),
+            ],
+        )
+        .map_err(|e| invalid(py, e))?;
         let req = SummarizeRequest {
             kind,
             namespace,
@@ -310,18 +307,12 @@ impl PyMemoir {
         at: Option<String>,
         branch: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let sort = match sort {
-            "relevance" => Sort::Relevance,
-            "recency" => Sort::Recency,
-            other => {
-                return Err(invalid(
-                    py,
-                    MemoirError::invalid(format!(
-                        "unknown sort {other:?}: expected relevance or recency"
-                    )),
-                ))
-            }
-        };
+        let sort = choice(
+            "sort",
+            sort,
+            &[("relevance", Sort::Relevance), ("recency", Sort::Recency)],
+        )
+        .map_err(|e| invalid(py, e))?;
         let req = SearchRequest {
             query,
             namespace,

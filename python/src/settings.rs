@@ -91,17 +91,32 @@ pub fn merge_policy(name: &str) -> MemoirResult<MergePolicy> {
 
 /// A merge strategy by name (exit 1 for an unknown one).
 pub fn merge_strategy(name: &str) -> MemoirResult<MergeStrategy> {
-    Ok(match name {
-        "ours" => MergeStrategy::Ours,
-        "skip" => MergeStrategy::Skip,
-        "theirs" => MergeStrategy::Theirs,
-        "union" => MergeStrategy::Union,
-        other => {
-            return Err(MemoirError::invalid(format!(
-                "unknown merge strategy {other:?}: expected ours, skip, theirs or union"
-            )))
-        }
-    })
+    choice(
+        "merge strategy",
+        name,
+        &[
+            ("ours", MergeStrategy::Ours),
+            ("skip", MergeStrategy::Skip),
+            ("theirs", MergeStrategy::Theirs),
+            ("union", MergeStrategy::Union),
+        ],
+    )
+}
+
+/// The option named `name` among `options`; another name is an error (exit 1) listing them.
+pub fn choice<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> MemoirResult<T> {
+    if let Some((_, v)) = options.iter().find(|(n, _)| *n == name) {
+        return Ok(*v);
+    }
+    let names: Vec<&str> = options.iter().map(|(n, _)| *n).collect();
+    let listed = match names.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    Err(MemoirError::invalid(format!(
+        "unknown {what} {name:?}: expected {listed}"
+    )))
 }
 
 /// The default author of a handle's writes: `MEMOIR_AUTHOR`, else `GIT_AUTHOR_NAME` and
