@@ -64,6 +64,9 @@ pub enum MemoirError {
     /// Recall and its index.
     #[error(transparent)]
     Recall(#[from] RecallError),
+    /// Remotes: push, fetch and the object storage behind them.
+    #[error(transparent)]
+    Remote(#[from] crate::repo::remote::RemoteError),
     /// A document that cannot be read as text (exit 1).
     #[error(transparent)]
     Ingest(#[from] IngestError),
@@ -135,6 +138,7 @@ impl MemoirError {
                 RecallError::Load { .. } => exit::CORRUPT,
                 _ => exit::ERROR,
             },
+            MemoirError::Remote(r) => remote_code(r),
             MemoirError::NotFound(_) => exit::NOT_FOUND,
             MemoirError::Coded { code, .. } => *code,
         }
@@ -163,6 +167,17 @@ fn tree_code(e: &ProllyError) -> u8 {
     match e {
         ProllyError::Object(o) => object_code(o),
         _ => exit::ERROR,
+    }
+}
+
+fn remote_code(r: &crate::repo::remote::RemoteError) -> u8 {
+    use crate::repo::remote::RemoteError as E;
+    match r {
+        E::Repo(e) => repo_code(e),
+        E::NotFastForward(_) => exit::NON_FAST_FORWARD,
+        E::Corrupt(_) => exit::CORRUPT,
+        E::NoSuchBranch(_) => exit::NOT_FOUND,
+        E::Transport(_) | E::NotARemote(_) => exit::ERROR,
     }
 }
 

@@ -65,6 +65,10 @@ pub struct ForgetOutcome {
     /// With `purge`: what was rewritten and removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub purged: Option<PurgeCounts>,
+    /// After a purge, the store's remotes: they keep what was pushed to them, the purged
+    /// content included, until `push --force` and `gc --remote` (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remotes_keep: Vec<String>,
     /// The key as `ns:path`.
     #[serde(skip)]
     pub full_key: String,
@@ -117,6 +121,7 @@ impl Memoir {
             commit_hash: id.to_hex(),
             message,
             purged: None,
+            remotes_keep: Vec::new(),
             full_key: key.to_string(),
             commit: id,
             notes: Vec::new(),
@@ -166,6 +171,9 @@ impl Memoir {
                 objects_removed: removed,
                 bytes_removed: report.gc.bytes_removed,
             }),
+            remotes_keep: crate::store::read_remotes(self.path())
+                .map(|r| r.into_keys().collect())
+                .unwrap_or_default(),
             full_key: key.to_string(),
             commit: tip,
             notes,

@@ -26,6 +26,10 @@ mod proof;
 mod recall;
 mod reflog;
 mod remember;
+#[cfg(feature = "remote")]
+mod remote;
+#[cfg(feature = "remote")]
+mod remote_sync;
 mod search;
 mod stats;
 mod status;
@@ -76,6 +80,16 @@ pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
     MAX_PATHS,
 };
+#[cfg(feature = "remote")]
+pub use remote::{
+    validate_remote_name, RemoteChangeOutcome, RemoteItem, RemoteListOutcome, TrackingBranch,
+    DEFAULT_REMOTE,
+};
+#[cfg(feature = "remote")]
+pub use remote_sync::{
+    CloneOutcome, FetchOutcome, FetchedBranch, GcRemoteOutcome, ProgressFn, PullOutcome,
+    PushOutcome,
+};
 pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
@@ -120,6 +134,9 @@ pub struct Options {
     pub merge_policy: Option<MergePolicy>,
     /// How many entries `append` keeps per record.
     pub facet_cap: FacetCap,
+    /// Credentials and endpoint of S3 remotes (never stored in the store).
+    #[cfg(feature = "remote")]
+    pub s3: crate::repo::remote::S3Settings,
 }
 
 impl Options {
@@ -142,6 +159,8 @@ impl Default for Options {
             llm: None,
             merge_policy: None,
             facet_cap: FacetCap::default(),
+            #[cfg(feature = "remote")]
+            s3: Default::default(),
         }
     }
 }

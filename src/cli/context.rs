@@ -248,6 +248,7 @@ pub fn options_from_env(lock_timeout: Duration, clock: Clock) -> Options {
         llm: llm_config_from_env().ok().flatten(),
         merge_policy: merge_policy_from_env().ok().flatten(),
         facet_cap: facet_cap_from_env().unwrap_or_default(),
+        s3: super::aws::s3_settings_from_env(),
     }
 }
 

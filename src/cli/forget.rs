@@ -58,5 +58,14 @@ pub fn render(ctx: &Ctx, out: &ForgetOutcome) -> Report {
             out.commit.short(8)
         )
     };
-    Report::of(out).line(ctx.style.ok(&line))
+    let mut r = Report::of(out).line(ctx.style.ok(&line));
+    if out.purged.is_some() && !out.remotes_keep.is_empty() {
+        let names = out.remotes_keep.join(", ");
+        r.lines.push(ctx.style.warn(&esc(&format!(
+            "remotes keep what was pushed to them, this content included: {names}. To erase it \
+             there too: memoir push --force REMOTE for each branch, then memoir gc --remote \
+             REMOTE --grace 0"
+        ))));
+    }
+    r
 }

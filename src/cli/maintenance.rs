@@ -53,9 +53,16 @@ pub fn reflog(ctx: &Ctx, args: ReflogArgs) -> Result<Report, CliError> {
 /// Remove objects no branch or HEAD can reach
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir gc\n  memoir --json gc\n\nObjects reachable from any branch or HEAD are kept, each read and checked first: gc refuses to\nrun on a store that fsck would flag for a missing or corrupt reachable object. The packs that\nheld removed objects are rewritten and the caches pruned, so no file of the store keeps their\ncontent; running gc again finishes one that was interrupted."
+    after_help = "Examples:\n  memoir gc\n  memoir --json gc\n\nObjects reachable from any branch or HEAD are kept, each read and checked first: gc refuses to\nrun on a store that fsck would flag for a missing or corrupt reachable object. The packs that\nheld removed objects are rewritten and the caches pruned, so no file of the store keeps their\ncontent; running gc again finishes one that was interrupted.\n\nWith --remote NAME, gc cleans the remote instead: it fetches, then removes from the remote\nevery object none of its branches reaches (after forget --purge and push --force, the purged\ncontent). Packs written less than --grace seconds ago are left, as a push may be under way."
 )]
-pub struct GcArgs {}
+pub struct GcArgs {
+    /// Clean this remote instead of the store
+    #[arg(long, value_name = "NAME")]
+    pub remote: Option<String>,
+    /// With --remote: leave packs younger than this many seconds
+    #[arg(long, value_name = "SECS", default_value_t = 600, requires = "remote")]
+    pub grace: i64,
+}
 
 /// Runs `fsck`.
 pub fn fsck(ctx: &Ctx, args: FsckArgs) -> Result<Report, CliError> {
@@ -109,7 +116,21 @@ fn cache_lines(ctx: &Ctx, caches: &[memoir::store::CacheFinding], lines: &mut Ve
 }
 
 /// Runs `gc` (`-v` says what was done to the caches).
-pub fn gc(ctx: &Ctx, _args: GcArgs) -> Result<Report, CliError> {
+pub fn gc(ctx: &Ctx, args: GcArgs) -> Result<Report, CliError> {
+    if let Some(remote) = &args.remote {
+        let out = ctx.app.gc_remote(remote, args.grace)?;
+        let line = ctx.style.ok(&format!(
+            "Removed {} objects ({} bytes) from {}: {} packs removed, {} rewritten, {} kept ({} too young to judge)",
+            out.objects_removed,
+            out.bytes_removed,
+            esc(&out.remote),
+            out.packs_removed,
+            out.packs_rewritten,
+            out.packs_kept,
+            out.packs_young
+        ));
+        return Ok(Report::of(&out).line(line));
+    }
     let out = ctx.app.gc()?;
     print_notes(ctx, &out.notes);
     let line = ctx.style.ok(&format!(

@@ -9,6 +9,7 @@
 pub mod context;
 pub mod output;
 
+mod aws;
 mod branch;
 mod capture;
 mod checkout;
@@ -25,6 +26,7 @@ mod new;
 mod proof;
 mod recall;
 mod remember;
+mod remote;
 mod search;
 mod status;
 mod summarize;
@@ -134,6 +136,16 @@ enum Command {
     Recall(recall::Args),
     /// Merge a branch into another
     Merge(merge::Args),
+    /// Manage remotes: add, list, remove
+    Remote(remote::RemoteArgs),
+    /// Upload a branch to a remote
+    Push(remote::PushArgs),
+    /// Download a remote's branches as REMOTE/BRANCH
+    Fetch(remote::FetchArgs),
+    /// Fetch, then merge the remote branch into the current branch
+    Pull(remote::PullArgs),
+    /// Make a new store from a remote
+    Clone(remote::CloneArgs),
     /// Check the whole store for damage
     Fsck(maintenance::FsckArgs),
     /// Remove unreachable objects
@@ -181,6 +193,11 @@ fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
         Command::Search(a) => search::run(ctx, a),
         Command::Recall(a) => recall::run(ctx, a),
         Command::Merge(a) => merge::run(ctx, a),
+        Command::Remote(a) => remote::remote(ctx, a),
+        Command::Push(a) => remote::push(ctx, a),
+        Command::Fetch(a) => remote::fetch(ctx, a),
+        Command::Pull(a) => remote::pull(ctx, a),
+        Command::Clone(a) => remote::clone(ctx, a),
         Command::Fsck(a) => maintenance::fsck(ctx, a),
         Command::Gc(a) => maintenance::gc(ctx, a),
         Command::Reflog(a) => maintenance::reflog(ctx, a),

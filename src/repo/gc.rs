@@ -38,9 +38,15 @@ impl Repo {
     /// the walk fails, rather than return a partial set, when anything reachable is missing
     /// or corrupt: what fsck would flag.
     pub(crate) fn reachable_objects(&self) -> RepoResult<IdSet> {
+        let tips: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
+        self.reachable_from(tips)
+    }
+
+    /// As [`Repo::reachable_objects`], from the commits `tips` instead of the refs.
+    pub(crate) fn reachable_from(&self, tips: Vec<ObjectId>) -> RepoResult<IdSet> {
         let mut marked = IdSet::default();
         let mut values: Vec<ObjectId> = Vec::new();
-        let mut todo: Vec<ObjectId> = self.commit_refs()?.into_iter().map(|(_, id)| id).collect();
+        let mut todo = tips;
         while let Some(id) = todo.pop() {
             if !marked.insert(id) {
                 continue;

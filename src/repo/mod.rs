@@ -15,6 +15,7 @@ pub mod graph_cache;
 mod log;
 mod merge;
 mod purge;
+pub mod remote;
 mod resolve;
 pub mod revision;
 mod walk;
@@ -186,6 +187,12 @@ impl Repo {
         }
         repo.note_head();
         Ok(repo)
+    }
+
+    /// Wraps an opened store that may have no history yet: a clone fills a new store from a
+    /// remote, then names its branch and `HEAD`.
+    pub fn open_uninitialized(store: Store) -> Repo {
+        Repo::wrap(store)
     }
 
     /// Starts the history of a fresh store: an empty tree, a first commit on `main`, and

@@ -92,6 +92,10 @@ impl Repo {
         if self.store().get_ref(&branch)?.is_some() {
             return self.branch_tip(name);
         }
+        let tracking = format!("{}{name}", super::remote::TRACKING_PREFIX);
+        if let Some(raw) = self.store().get_ref(&tracking)? {
+            return super::id_from_ref(&tracking, &raw);
+        }
         match self.resolve_commit_prefix(name) {
             Err(RepoError::RevisionNotFound(_)) => {
                 Err(RepoError::RevisionNotFound(asked.to_string()))

@@ -108,7 +108,11 @@ impl Server {
         let url = process.url.clone();
         let session = Session::connect(async move {
             // Never through a proxy from the environment: the server is on this machine.
-            let http = reqwest::Client::builder().no_proxy().build().unwrap();
+            let http = {
+                // The crate's S3 client builds reqwest with rustls and no default provider.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                reqwest::Client::builder().no_proxy().build().unwrap()
+            };
             let transport = StreamableHttpClientTransport::with_client(
                 http,
                 StreamableHttpClientTransportConfig::with_uri(url),

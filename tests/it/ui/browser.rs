@@ -153,7 +153,11 @@ async fn shot(c: &Client, name: &str) {
 /// The browser's console log (chromedriver's `goog:loggingPrefs`), severe entries only.
 async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
     let sid = c.session_id().await.unwrap().expect("a session");
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
+    let http = {
+        // The crate's S3 client builds reqwest with rustls and no default provider.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder().no_proxy().build().unwrap()
+    };
     let res = http
         .post(format!("{driver}/session/{sid}/se/log"))
         .header("Content-Type", "application/json")
