@@ -1,5 +1,7 @@
 // Median round trip of one memoir_get through the official TypeScript MCP SDK, over stdio
-// and over streamable HTTP (one keep-alive connection), against a fresh store.
+// and over streamable HTTP (keep-alive connections), against a fresh store. From this
+// directory, after `cargo build --release` at the project root:
+//   npm ci                                        (the SDK, pinned by package-lock.json)
 //   node bench.mjs [path/to/memoir] [calls]      (default: ../../target/release/memoir, 200)
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

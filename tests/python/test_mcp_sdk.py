@@ -1,11 +1,16 @@
 """memoir's MCP server driven by the official Python MCP SDK (pip `mcp`), over stdio and
-streamable HTTP, plus the JSON-RPC framing a generic client can trip on."""
+streamable HTTP, plus the JSON-RPC framing a generic client can trip on and the round-trip
+time of a keep-alive HTTP client."""
 
 import asyncio
+import http.client
 import json
 import logging
+import statistics
 import subprocess
+import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from mcp import ClientSession, StdioServerParameters
@@ -78,6 +83,64 @@ def test_http_session_ends_cleanly(http_url, caplog):
         asyncio.run(main())
     failures = [r.getMessage() for r in caplog.records if "termination failed" in r.getMessage()]
     assert failures == []
+
+
+class KeepAlive:
+    """A client that keeps one HTTP/1.1 connection open and reads every reply to its end,
+    as the TypeScript SDK's fetch does. (The Python SDK closes each streamed reply once it
+    holds the JSON-RPC message and so opens a new connection per call.)"""
+
+    def __init__(self, url: str):
+        u = urllib.parse.urlsplit(url)
+        self.path = u.path
+        self.conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+        self.headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        }
+
+    def send(self, message: dict):
+        self.conn.request("POST", self.path, json.dumps(message), self.headers)
+        resp = self.conn.getresponse()
+        body = resp.read().decode()
+        assert resp.status in (200, 202), (resp.status, body)
+        if "mcp-session-id" not in self.headers and resp.getheader("mcp-session-id"):
+            self.headers["mcp-session-id"] = resp.getheader("mcp-session-id")
+        replies = [json.loads(l[5:]) for l in body.splitlines() if l.startswith("data:") and l[5:].strip()]
+        return replies[0] if replies else None
+
+
+def test_http_keep_alive_round_trips_are_not_held_back(http_url):
+    """memoir_get over one keep-alive connection answers in a few milliseconds. A reply whose
+    last small write waits for the peer's delayed ACK (Nagle's algorithm left on) takes
+    about 40 ms; the bound leaves room for a slow, busy machine."""
+    c = KeepAlive(http_url)
+    init = c.send({
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "keep-alive", "version": "1"},
+        },
+    })
+    assert init["result"]["serverInfo"], init
+    assert c.send({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    sock = c.conn.sock
+    call = {"name": "memoir_get", "arguments": {"keys": ["preferences.coding.testing"]}}
+    ms = []
+    for i in range(1, 66):
+        start = time.perf_counter()
+        reply = c.send({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call})
+        if i > 5:
+            ms.append((time.perf_counter() - start) * 1000)
+        assert reply["id"] == i and not reply["result"]["isError"], reply
+        assert reply["result"]["structuredContent"]["items"][0]["found"], reply
+    assert c.conn.sock is sock, "the server closed the connection"
+    c.conn.close()
+    median = statistics.median(ms)
+    assert median < 20, f"median round trip {median:.1f} ms over {len(ms)} calls: {sorted(ms)}"
 
 
 def post(url: str, body: bytes):

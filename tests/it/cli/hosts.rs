@@ -1,8 +1,12 @@
 //! What real hosts and scripts written for the reference rely on: global options after the
-//! subcommand, `~` in store paths, `replace` that replaces, failures that carry `code`,
-//! the one namespace of a write, and a query that has words.
+//! subcommand (the MCP server's store among them), `~` in store paths, `replace` that
+//! replaces, failures that carry `code`, the one namespace of a write, and a query that has
+//! words.
+
+use serde_json::json;
 
 use super::{cmd, keys_of, set, Fixture};
+use crate::common::Session;
 
 #[test]
 fn global_options_work_after_the_subcommand() {
@@ -18,6 +22,18 @@ fn global_options_work_after_the_subcommand() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("Memories: 1"), "{}", o.stdout);
+}
+
+#[test]
+fn the_mcp_server_takes_its_store_after_the_subcommand() {
+    let f = Fixture::new();
+    f.ok(&["remember", "likes tea", "-p", "prefs.drink"]);
+    // As a host's configuration starts it: `memoir mcp -s PATH -q`, no MEMOIR_STORE.
+    let s = Session::stdio_args(&["mcp", "-s", f.s(), "-q"], &[]);
+    let got = s.ok("memoir_get", json!({"keys": ["prefs.drink"]}));
+    assert_eq!(got["items"][0]["value"]["content"], "likes tea");
+    let st = s.ok("memoir_status", json!({}));
+    assert_eq!(st["memory_count"], 1, "{st}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod pdf;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -120,15 +121,20 @@ impl Session {
 
     /// `memoir <global> mcp --store STORE <extra>` on stdio, with `env` added.
     pub fn stdio(store: &Path, global: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Session {
+        let mut args: Vec<&OsStr> = global.iter().map(OsStr::new).collect();
+        args.extend([OsStr::new("mcp"), OsStr::new("--store"), store.as_os_str()]);
+        args.extend(extra.iter().map(OsStr::new));
+        Session::stdio_args(&args, env)
+    }
+
+    /// `memoir ARGS` (which start the MCP server on stdio) with `env` added, arguments
+    /// given as a host's configuration would give them.
+    pub fn stdio_args<S: AsRef<OsStr>>(args: &[S], env: &[(&str, &str)]) -> Session {
         let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_memoir"));
         c.env_clear()
             .env("MEMOIR_AUTHOR", AUTHOR)
             .envs(env.iter().copied())
-            .args(global)
-            .arg("mcp")
-            .arg("--store")
-            .arg(store)
-            .args(extra);
+            .args(args);
         Session::connect(async move {
             let transport = TokioChildProcess::new(c).expect("spawn memoir mcp");
             ().serve(transport).await.expect("MCP handshake")
