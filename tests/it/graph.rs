@@ -95,6 +95,18 @@ fn blame_all(repo: &Repo) {
             assert_eq!(with, without, "blame of {} at {t}", key(k));
             let lim = repo.blame_with(&t, &key(k), Some(2), true).unwrap();
             assert_eq!(lim[..], without[..without.len().min(2)]);
+            // Entries and lines from one walk are what the two walks give.
+            let mut text = |id: &ObjectId| -> memoir::repo::RepoResult<String> {
+                Ok(format!("{}\nsame line", id.to_hex()))
+            };
+            let lines = repo.blame_lines(&t, &key(k), &mut text).unwrap();
+            let both = repo.blame_and_lines(&t, &key(k), &mut text).unwrap();
+            assert_eq!(
+                both,
+                (without, lines),
+                "blame and lines of {} at {t}",
+                key(k)
+            );
         }
     }
 }
