@@ -17,7 +17,7 @@ use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use super::diff::Op;
 use super::graph_cache::{Changed, CommitGraph, FilterKey};
-use super::walk::{dedup, Follow, TopoWalk};
+use super::walk::{dedup, Follow, PosMap, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
@@ -61,8 +61,8 @@ struct BlameFollow<'k> {
     /// Use the change filters (false: read every tree, the reference behaviour).
     filters: bool,
     by_root: HashMap<ObjectId, Option<ObjectId>>,
-    by_commit: HashMap<u32, Option<ObjectId>>,
-    seen: HashMap<u32, Seen>,
+    by_commit: PosMap<Option<ObjectId>>,
+    seen: PosMap<Seen>,
 }
 
 impl<'k> BlameFollow<'k> {
@@ -73,8 +73,8 @@ impl<'k> BlameFollow<'k> {
             hashed: FilterKey::new(key),
             filters,
             by_root: HashMap::new(),
-            by_commit: HashMap::new(),
-            seen: HashMap::new(),
+            by_commit: PosMap::default(),
+            seen: PosMap::default(),
         }
     }
 
@@ -273,7 +273,7 @@ impl Repo {
         }
         let mut texts: HashMap<ObjectId, Rc<Vec<String>>> = HashMap::new();
         let empty: Rc<Vec<String>> = Rc::new(Vec::new());
-        let mut versions: HashMap<u32, Rc<Version>> = HashMap::new();
+        let mut versions: PosMap<Rc<Version>> = PosMap::default();
         for &pos in order.iter().rev() {
             let id = graph.id(pos);
             let s = &follow.seen[&pos];
