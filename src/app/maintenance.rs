@@ -105,7 +105,7 @@ impl Memoir {
     pub fn repair(&self) -> MemoirResult<FsckOutcome> {
         self.release();
         let (store, report) = Store::repair(self.path(), &self.open_options())?;
-        let mut out = self.fsck_of(Repo::open(store)?, true)?;
+        let mut out = self.fsck_of(self.repo_of(store)?, true)?;
         out.repair = Some(report);
         Ok(out)
     }

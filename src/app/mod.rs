@@ -48,7 +48,7 @@ use crate::memory::FacetCap;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
-use crate::repo::{Head, Repo, RepoError, Signature};
+use crate::repo::{Head, Repo, RepoError, SharedCaches, Signature};
 use crate::store::{OpenOptions, Store};
 
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
@@ -282,6 +282,8 @@ pub struct Memoir {
     hold: Option<StoreHold>,
     /// With a held store: the lexical index of the last read.
     warm: search::WarmIndex,
+    /// The commit graph and tree nodes every repository handle opened here shares.
+    caches: SharedCaches,
 }
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
@@ -301,6 +303,7 @@ impl Memoir {
             opts: options,
             hold,
             warm: search::WarmIndex::default(),
+            caches: SharedCaches::default(),
         }
     }
 
@@ -372,7 +375,12 @@ impl Memoir {
 
     /// Opens the store with its history (exit 3 if it is not a store).
     pub(crate) fn open_repo(&self) -> MemoirResult<Repo> {
-        Ok(Repo::open(self.open_store()?)?)
+        self.repo_of(self.open_store()?)
+    }
+
+    /// A repository handle on an opened store, sharing this handle's in-memory caches.
+    pub(crate) fn repo_of(&self, store: Store) -> MemoirResult<Repo> {
+        Ok(Repo::open(store)?.sharing_caches(&self.caches))
     }
 
     /// The configured model, with `model` overriding its model name.
@@ -427,10 +435,7 @@ impl Memoir {
         let mut recheck = false;
         if !self.holds() {
             if let Some(store) = Store::open_at_rest(&self.path) {
-                match Repo::open(store)
-                    .map_err(MemoirError::from)
-                    .and_then(|repo| f(&repo))
-                {
+                match self.repo_of(store).and_then(|repo| f(&repo)) {
                     Ok(v) => return Ok(v),
                     Err(e) => recheck = store_trouble(&e),
                 }
