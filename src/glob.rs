@@ -110,6 +110,25 @@ impl KeyGlobs {
     pub fn matches(&self, path: &str) -> bool {
         self.is_all() || self.set.is_match(path)
     }
+
+    /// What every matching path starts with, per pattern: whole leading segments that the
+    /// pattern spells literally, and whether they are the whole path (a pattern without
+    /// any special character). `preferences.coding.*` gives `("preferences.coding",
+    /// false)`: a path it matches has `preferences` and `coding` as its first two segments
+    /// and more after them. `None` when a pattern spells no whole segment first (`*.x`,
+    /// `pref*`) or the set is empty (it matches every path).
+    pub fn literal_prefixes(&self) -> Option<Vec<(&str, bool)>> {
+        if self.is_all() {
+            return None;
+        }
+        self.patterns
+            .iter()
+            .map(|p| match p.find(|c| "*?[]{}\\,!".contains(c)) {
+                None => Some((p.as_str(), true)),
+                Some(i) => p[..i].rfind('.').map(|dot| (&p[..dot], false)),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +137,54 @@ mod tests {
 
     fn m(p: &str, path: &str) -> bool {
         KeyGlobs::new(&[p]).unwrap().matches(path)
+    }
+
+    #[test]
+    fn literal_prefixes_hold_for_every_match() {
+        let lp = |ps: &[&str]| {
+            KeyGlobs::new(ps).unwrap().literal_prefixes().map(|v| {
+                v.into_iter()
+                    .map(|(p, whole)| (p.to_string(), whole))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let some = |p: &str, whole: bool| Some(vec![(p.to_string(), whole)]);
+        assert_eq!(lp(&["a.b.*"]), some("a.b", false));
+        assert_eq!(lp(&["a.b*"]), some("a", false));
+        assert_eq!(lp(&["a.b.c"]), some("a.b.c", true));
+        assert_eq!(lp(&["a.{b,c}"]), some("a", false));
+        assert_eq!(lp(&["a\\*.b"]), None);
+        assert_eq!(lp(&["a.*", "*.b"]), None);
+        assert_eq!(lp(&["pref*"]), None);
+        assert_eq!(KeyGlobs::all().literal_prefixes(), None);
+        // Every path a pattern matches has the prefix's segments first (and no more when
+        // the pattern is literal).
+        let paths = [
+            "a", "a.b", "a.b.c", "a.bc", "a.b.c.d", "ab.b", "x.a.b", "a*.b",
+        ];
+        for p in [
+            "a.b.*",
+            "a.b*",
+            "a.b.c",
+            "a.?",
+            "a.[bc]*",
+            "a.{b,x}.c",
+            "a*",
+            "a.b.c*",
+        ] {
+            let g = KeyGlobs::new(&[p]).unwrap();
+            for path in paths.iter().filter(|x| g.matches(x)) {
+                let Some(pre) = g.literal_prefixes() else {
+                    continue;
+                };
+                let (pre, whole) = pre[0];
+                if whole {
+                    assert_eq!(*path, pre, "{p} matches {path}");
+                } else {
+                    assert!(path.starts_with(&format!("{pre}.")), "{p} matches {path}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -33,8 +33,10 @@ pub const MAX_NAMESPACE_BYTES: usize = 64;
 /// Most bytes of an encoded key.
 pub const MAX_ENCODED_BYTES: usize = MAX_NAMESPACE_BYTES + 1 + MAX_PATH_BYTES;
 
-const NS_END: u8 = 0x00;
-const SEG_SEP: u8 = 0x01;
+/// The byte that ends the namespace in an encoded key.
+pub const NS_END: u8 = 0x00;
+/// The byte between path segments in an encoded key.
+pub const SEG_SEP: u8 = 0x01;
 
 /// Why a key, path or namespace was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

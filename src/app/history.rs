@@ -325,8 +325,19 @@ impl Memoir {
         let key = parse_key(key, namespace)?;
         self.reading(|repo| {
             let (_, at) = self.read_commit(repo, at)?;
-            let entries = repo
-                .blame(&at, &key, limit)?
+            // Without a limit, the entries and the lines come from one walk of the history.
+            let (entries, blamed) = match (lines, limit) {
+                (true, None) => {
+                    let (e, l) = repo.blame_and_lines(&at, &key, &mut |id| content_of(repo, id))?;
+                    (e, Some(l))
+                }
+                (true, Some(_)) => (
+                    repo.blame(&at, &key, limit)?,
+                    Some(repo.blame_lines(&at, &key, &mut |id| content_of(repo, id))?),
+                ),
+                (false, _) => (repo.blame(&at, &key, limit)?, None),
+            };
+            let entries = entries
                 .into_iter()
                 .map(|e| BlameItem {
                     commit: e.commit,
@@ -340,8 +351,7 @@ impl Memoir {
                     actor: e.info.metadata.get("actor").cloned(),
                 })
                 .collect();
-            let lines = if lines {
-                let blamed = repo.blame_lines(&at, &key, &mut |id| content_of(repo, id))?;
+            let lines = if let Some(blamed) = blamed {
                 let mut commits: HashMap<ObjectId, Commit> = HashMap::new();
                 let mut out = Vec::with_capacity(blamed.len());
                 for l in blamed {

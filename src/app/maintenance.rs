@@ -8,6 +8,7 @@ use crate::repo::Finding;
 use crate::repo::Repo;
 use crate::store::{CacheFinding, RepairReport, Store};
 
+use super::last_runs::{FsckRun, GcRun, LastRuns};
 use super::{exit, Memoir, MemoirResult, Outcome};
 
 /// What `fsck` found. Findings make the outcome fail with exit 5.
@@ -92,9 +93,10 @@ impl Memoir {
     /// compared; trees for order, counts, bounds and chunk boundaries; refs and parents must
     /// name commits; pack files must begin with their magic. Every problem is listed; any
     /// makes the outcome exit 5. The derived caches are checked too, and what is wrong with
-    /// them is listed apart ([`FsckOutcome::caches`]) without failing the outcome.
+    /// them is listed apart ([`FsckOutcome::caches`]) without failing the outcome. The run is
+    /// recorded in the store's maintenance record ([`LastRuns`]).
     pub fn fsck(&self) -> MemoirResult<FsckOutcome> {
-        self.fsck_of(self.open_repo()?)
+        self.fsck_of(self.open_repo()?, false)
     }
 
     /// Rebuilds the store's database from the packs and the ref log (see
@@ -103,14 +105,22 @@ impl Memoir {
     pub fn repair(&self) -> MemoirResult<FsckOutcome> {
         self.release();
         let (store, report) = Store::repair(self.path(), &self.open_options())?;
-        let mut out = self.fsck_of(Repo::open(store)?)?;
+        let mut out = self.fsck_of(self.repo_of(store)?, true)?;
         out.repair = Some(report);
         Ok(out)
     }
 
-    fn fsck_of(&self, repo: Repo) -> MemoirResult<FsckOutcome> {
+    fn fsck_of(&self, repo: Repo, repaired: bool) -> MemoirResult<FsckOutcome> {
         let report = repo.fsck();
         let caches = self.check_caches(repo.store());
+        // Recorded while the LOCK is held; a record that cannot be written loses nothing.
+        let run = FsckRun::new(
+            self.clock().now_secs(),
+            report.findings.len() as u64,
+            report.objects_checked,
+            repaired,
+        );
+        let _ = LastRuns::update(self.path(), |r| r.fsck = Some(run));
         drop(repo);
         let clean = report.is_clean();
         Ok(FsckOutcome {
@@ -129,11 +139,20 @@ impl Memoir {
     /// Removes every object no branch or HEAD reaches, erases their bytes, and prunes every
     /// derived cache of them, so no file of the store holds a removed object's content.
     /// Refuses (and deletes nothing) when a reachable object is missing or corrupt. A gc that
-    /// was interrupted is finished by the next one.
+    /// was interrupted is finished by the next one. The run is recorded in the store's
+    /// maintenance record ([`LastRuns`]).
     pub fn gc(&self) -> MemoirResult<GcOutcome> {
         let repo = self.open_repo()?;
         let report = repo.gc()?;
-        let notes = self.prune_caches(repo.store())?;
+        let mut notes = self.prune_caches(repo.store())?;
+        let run = GcRun::new(
+            self.clock().now_secs(),
+            report.objects_removed,
+            report.bytes_removed,
+        );
+        if let Err(e) = LastRuns::update(self.path(), |r| r.gc = Some(run)) {
+            notes.push(format!("the record of this gc was not written: {e}"));
+        }
         drop(repo);
         Ok(GcOutcome {
             success: true,

@@ -19,6 +19,7 @@ mod history;
 mod hold;
 mod ids;
 mod input;
+mod last_runs;
 mod maintenance;
 mod merge;
 mod merge_preview;
@@ -51,7 +52,7 @@ use crate::memory::FacetCap;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
-use crate::repo::{Head, Repo, RepoError, Signature};
+use crate::repo::{Head, Repo, RepoError, SharedCaches, Signature};
 use crate::store::{OpenOptions, Store};
 
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
@@ -71,6 +72,7 @@ pub use hold::StoreHold;
 pub use input::{check_confidence, check_content, refuse_secrets, refuse_secrets_in_key};
 pub use input::{parse_key, read_import, read_text};
 pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
+pub use last_runs::{FsckRun, GcRun, LastRuns, MAINTENANCE_FILE};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
@@ -299,6 +301,8 @@ pub struct Memoir {
     hold: Option<StoreHold>,
     /// With a held store: the lexical index of the last read.
     warm: search::WarmIndex,
+    /// The commit graph and tree nodes every repository handle opened here shares.
+    caches: SharedCaches,
 }
 
 /// Where a write goes: a branch, its current tip, and whether it must be created first.
@@ -318,6 +322,7 @@ impl Memoir {
             opts: options,
             hold,
             warm: search::WarmIndex::default(),
+            caches: SharedCaches::default(),
         }
     }
 
@@ -389,7 +394,12 @@ impl Memoir {
 
     /// Opens the store with its history (exit 3 if it is not a store).
     pub(crate) fn open_repo(&self) -> MemoirResult<Repo> {
-        Ok(Repo::open(self.open_store()?)?)
+        self.repo_of(self.open_store()?)
+    }
+
+    /// A repository handle on an opened store, sharing this handle's in-memory caches.
+    pub(crate) fn repo_of(&self, store: Store) -> MemoirResult<Repo> {
+        Ok(Repo::open(store)?.sharing_caches(&self.caches))
     }
 
     /// The configured model, with `model` overriding its model name.
@@ -444,10 +454,7 @@ impl Memoir {
         let mut recheck = false;
         if !self.holds() {
             if let Some(store) = Store::open_at_rest(&self.path) {
-                match Repo::open(store)
-                    .map_err(MemoirError::from)
-                    .and_then(|repo| f(&repo))
-                {
+                match self.repo_of(store).and_then(|repo| f(&repo)) {
                     Ok(v) => return Ok(v),
                     Err(e) => recheck = store_trouble(&e),
                 }

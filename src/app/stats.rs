@@ -1,6 +1,7 @@
 //! `stats`: figures about a store at a revision: memories per namespace and per top-level
 //! prefix, commits, the size of the store on disk, and how the number of memories grew over
-//! the history (sampled from the commit graph, one tree count per sample).
+//! the history (sampled from the commit graph, one tree count per sample), and the last gc
+//! and fsck.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
@@ -13,6 +14,7 @@ use crate::prolly::prefix_range;
 use crate::repo::revision::format_iso8601;
 
 use super::ids::hex;
+use super::last_runs::{FsckRun, GcRun, LastRuns};
 use super::status::namespace_counts;
 use super::{Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
@@ -58,6 +60,10 @@ pub struct StatsOutcome {
     /// Memory counts along the history, oldest first, evenly spaced over its commits (the
     /// first and the last included).
     pub growth: Vec<GrowthPoint>,
+    /// The store's last `gc` (null when none is recorded).
+    pub last_gc: Option<GcRun>,
+    /// The store's last `fsck` (null when none is recorded).
+    pub last_fsck: Option<FsckRun>,
 }
 
 impl Outcome for StatsOutcome {}
@@ -128,6 +134,7 @@ impl Memoir {
         }
         let memory_count = repo.tree().count(&root)?;
         drop(repo);
+        let runs = LastRuns::read(self.path());
         Ok(StatsOutcome {
             success: true,
             commit,
@@ -137,6 +144,8 @@ impl Memoir {
             prefixes,
             store_bytes: dir_bytes(self.path()),
             growth,
+            last_gc: runs.gc,
+            last_fsck: runs.fsck,
         })
     }
 }

@@ -71,15 +71,40 @@ pub const DEFAULT_CACHE_NODES: usize = 8192;
 /// Nodes are immutable and named by their hash, so the cache never needs invalidation.
 pub struct NodeStore {
     objects: Objects,
-    cache: Mutex<NodeCache>,
+    cache: SharedNodeCache,
+}
+
+/// A cache of decoded nodes that several [`NodeStore`]s may share (even over different
+/// handles on one store, or over different stores: a node is named by its hash, so a
+/// cached node is right wherever its id is asked for).
+#[derive(Clone)]
+pub struct SharedNodeCache(Arc<Mutex<NodeCache>>);
+
+impl SharedNodeCache {
+    /// A cache of up to `nodes` decoded nodes.
+    pub fn new(nodes: usize) -> SharedNodeCache {
+        SharedNodeCache(Arc::new(Mutex::new(NodeCache::new(nodes.max(16)))))
+    }
+}
+
+impl Default for SharedNodeCache {
+    /// A cache of [`DEFAULT_CACHE_NODES`] nodes.
+    fn default() -> Self {
+        SharedNodeCache::new(DEFAULT_CACHE_NODES)
+    }
 }
 
 impl NodeStore {
     /// Tree access over `store`, caching up to `cache_nodes` decoded nodes.
     pub fn new(store: Arc<dyn ObjectStore>, cache_nodes: usize) -> Self {
+        NodeStore::with_cache(store, SharedNodeCache::new(cache_nodes))
+    }
+
+    /// Tree access over `store` with the node cache `cache`.
+    pub fn with_cache(store: Arc<dyn ObjectStore>, cache: SharedNodeCache) -> Self {
         NodeStore {
             objects: Objects::new(store),
-            cache: Mutex::new(NodeCache::new(cache_nodes.max(16))),
+            cache,
         }
     }
 
@@ -115,7 +140,7 @@ impl NodeStore {
     }
 
     fn cache_lock(&self) -> std::sync::MutexGuard<'_, NodeCache> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+        self.cache.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The id of the empty tree, writing its (single, empty) node if needed.

@@ -17,7 +17,7 @@ use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use super::diff::Op;
 use super::graph_cache::{Changed, CommitGraph, FilterKey};
-use super::walk::{dedup, Follow, TopoWalk};
+use super::walk::{dedup, Follow, PosMap, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
@@ -61,8 +61,8 @@ struct BlameFollow<'k> {
     /// Use the change filters (false: read every tree, the reference behaviour).
     filters: bool,
     by_root: HashMap<ObjectId, Option<ObjectId>>,
-    by_commit: HashMap<u32, Option<ObjectId>>,
-    seen: HashMap<u32, Seen>,
+    by_commit: PosMap<Option<ObjectId>>,
+    seen: PosMap<Seen>,
 }
 
 impl<'k> BlameFollow<'k> {
@@ -73,8 +73,8 @@ impl<'k> BlameFollow<'k> {
             hashed: FilterKey::new(key),
             filters,
             by_root: HashMap::new(),
-            by_commit: HashMap::new(),
-            seen: HashMap::new(),
+            by_commit: PosMap::default(),
+            seen: PosMap::default(),
         }
     }
 
@@ -200,20 +200,30 @@ impl Repo {
         let graph = self.commit_graph(&[*at], filters)?;
         let mut walk = TopoWalk::new(graph.clone(), &[*at], limit.is_none());
         walk.collect(&mut follow, limit, |follow, pos| {
-            let s = &follow.seen[&pos];
-            if !s.reported {
-                return Ok(None);
-            }
-            let old = s.first_parent_value;
-            let id = graph.id(pos);
-            Ok(Some(BlameEntry {
-                commit: id,
-                info: self.read_commit(&id)?,
-                change: Op::between(old.as_ref(), s.value.as_ref()).unwrap_or(Op::Modified),
-                old,
-                new: s.value,
-            }))
+            self.blame_entry(&graph, follow, pos)
         })
+    }
+
+    /// The blame entry of examined commit `pos`, when it is reported.
+    fn blame_entry(
+        &self,
+        graph: &CommitGraph,
+        follow: &BlameFollow<'_>,
+        pos: u32,
+    ) -> RepoResult<Option<BlameEntry>> {
+        let s = &follow.seen[&pos];
+        if !s.reported {
+            return Ok(None);
+        }
+        let old = s.first_parent_value;
+        let id = graph.id(pos);
+        Ok(Some(BlameEntry {
+            commit: id,
+            info: self.read_commit(&id)?,
+            change: Op::between(old.as_ref(), s.value.as_ref()).unwrap_or(Op::Modified),
+            old,
+            new: s.value,
+        }))
     }
 
     /// Each line of `key`'s value at `at`, with the commit that introduced it. `text_of`
@@ -228,14 +238,42 @@ impl Repo {
         key: &Key,
         text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
     ) -> RepoResult<Vec<LineBlame>> {
+        Ok(self.blame_lines_with(at, key, text_of, false)?.1)
+    }
+
+    /// [`Repo::blame`] without a limit and [`Repo::blame_lines`] together, from one walk
+    /// (both walk the whole history the same way).
+    pub fn blame_and_lines(
+        &self,
+        at: &ObjectId,
+        key: &Key,
+        text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
+    ) -> RepoResult<(Vec<BlameEntry>, Vec<LineBlame>)> {
+        self.blame_lines_with(at, key, text_of, true)
+    }
+
+    /// The lines' blame, and the blame entries too when `entries`.
+    fn blame_lines_with(
+        &self,
+        at: &ObjectId,
+        key: &Key,
+        text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
+        entries: bool,
+    ) -> RepoResult<(Vec<BlameEntry>, Vec<LineBlame>)> {
         let enc = key.encode();
         let mut follow = BlameFollow::new(self, &enc, true);
         let graph: Arc<CommitGraph> = self.commit_graph(&[*at], true)?;
         let mut walk = TopoWalk::new(graph.clone(), &[*at], true);
         let order = walk.collect(&mut follow, None, |_, pos| Ok(Some(pos)))?;
+        let mut reported = Vec::new();
+        if entries {
+            for &pos in &order {
+                reported.extend(self.blame_entry(&graph, &follow, pos)?);
+            }
+        }
         let mut texts: HashMap<ObjectId, Rc<Vec<String>>> = HashMap::new();
         let empty: Rc<Vec<String>> = Rc::new(Vec::new());
-        let mut versions: HashMap<u32, Rc<Version>> = HashMap::new();
+        let mut versions: PosMap<Rc<Version>> = PosMap::default();
         for &pos in order.iter().rev() {
             let id = graph.id(pos);
             let s = &follow.seen[&pos];
@@ -287,9 +325,9 @@ impl Repo {
             versions.insert(pos, version);
         }
         let Some(top) = graph.position(at).and_then(|p| versions.get(&p)) else {
-            return Ok(Vec::new());
+            return Ok((reported, Vec::new()));
         };
-        Ok(top
+        let lines = top
             .lines
             .iter()
             .zip(&top.owners)
@@ -297,6 +335,7 @@ impl Repo {
                 line: line.clone(),
                 commit: *commit,
             })
-            .collect())
+            .collect();
+        Ok((reported, lines))
     }
 }

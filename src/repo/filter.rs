@@ -1,5 +1,6 @@
 //! Which keys a history command looks at: an optional namespace and globs over bare paths.
 
+use super::graph_cache::FilterKey;
 use crate::glob::KeyGlobs;
 use crate::key::{self, Key};
 use crate::prolly::{prefix_range, KeyRange};
@@ -42,6 +43,24 @@ impl KeyFilter {
             Some(ns) => prefix_range(&key::namespace_prefix(ns)),
             None => KeyRange::all(),
         }
+    }
+
+    /// Change filter entries of which a commit's filter must hold one for the commit to
+    /// change a matching key (see [`super::graph_cache`]): the literal leading segments of
+    /// each glob, or else the namespace. `None` when neither says anything (a glob such as
+    /// `*.x` and no namespace, or no restriction at all).
+    pub(crate) fn probes(&self) -> Option<Vec<FilterKey>> {
+        if let Some(prefixes) = self.globs.literal_prefixes() {
+            return Some(
+                prefixes
+                    .into_iter()
+                    .map(|(p, _)| FilterKey::path_prefix(p))
+                    .collect(),
+            );
+        }
+        self.namespace
+            .as_deref()
+            .map(|ns| vec![FilterKey::namespace(ns)])
     }
 
     /// Whether an encoded tree key matches.

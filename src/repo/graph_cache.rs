@@ -20,8 +20,12 @@
 //! holding the encoded keys whose value id differs between the parent's tree and the
 //! commit's tree; a first commit has one slot holding every key of its tree. A filter is
 //! either not computed yet, "unknown" (more than [`MAX_FILTER_KEYS`] keys changed: every
-//! key may have changed), or a Bloom filter of 20 bits per key and 10 probes (no false
+//! key may have changed), or a Bloom filter of 20 bits per entry and 10 probes (no false
 //! negatives; about 1 in 10,000 false positives). A filter with no words means nothing changed.
+//! Besides the keys themselves, a filter holds, for each changed key, an entry for its
+//! namespace and one for each run of its leading path segments ([`FilterKey::namespace`],
+//! [`FilterKey::path_prefix`]), so that a log restricted to `preferences.*` or to a
+//! namespace can pass over commits that changed nothing there without reading their trees.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,7 @@ use std::path::{Path, PathBuf};
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::{Repo, RepoResult};
+use crate::key::{NS_END, SEG_SEP};
 use crate::object::{ObjectError, ObjectId};
 use crate::prolly::KeyRange;
 use crate::store::{remove_cache_file, write_cache_file, DerivedCache, RawId, StoreResult};
@@ -39,7 +44,34 @@ const BITS_PER_KEY: usize = 20;
 const PROBES: u64 = 10;
 /// The filter parameters as recorded in the header: a file made with others is rebuilt.
 const PARAMS: u32 = ((BITS_PER_KEY as u32) << 16) | PROBES as u32;
-const MAGIC: &[u8; 8] = b"MEMCGR01";
+const MAGIC: &[u8; 8] = b"MEMCGR02";
+/// First byte of a filter entry naming a namespace (never the first byte of an encoded key,
+/// which is UTF-8).
+const NAMESPACE_ENTRY: u8 = 0xFE;
+/// First byte of a filter entry naming leading path segments.
+const PREFIX_ENTRY: u8 = 0xFF;
+
+/// Adds to `out` the entries a changed encoded key puts in a filter besides itself: its
+/// namespace, and each run of its leading path segments (the whole path included).
+fn key_entries(key: &[u8], out: &mut Vec<Vec<u8>>) {
+    let Some(ns_end) = key.iter().position(|&b| b == NS_END) else {
+        return;
+    };
+    let mut ns = vec![NAMESPACE_ENTRY];
+    ns.extend_from_slice(&key[..ns_end]);
+    out.push(ns);
+    let path = &key[ns_end + 1..];
+    for (i, &b) in path.iter().enumerate() {
+        if b == SEG_SEP {
+            let mut e = vec![PREFIX_ENTRY];
+            e.extend_from_slice(&path[..i]);
+            out.push(e);
+        }
+    }
+    let mut e = vec![PREFIX_ENTRY];
+    e.extend_from_slice(path);
+    out.push(e);
+}
 const NONE: u32 = u32::MAX;
 /// Filter length marking a filter not computed yet.
 const NOT_COMPUTED: u32 = u32::MAX;
@@ -93,6 +125,21 @@ impl FilterKey {
     pub fn new(key: &[u8]) -> FilterKey {
         let h = xxh3_128(key);
         FilterKey(h as u64, ((h >> 64) as u64) | 1)
+    }
+
+    /// The entry every changed key of namespace `namespace` adds to a filter.
+    pub fn namespace(namespace: &str) -> FilterKey {
+        let mut b = vec![NAMESPACE_ENTRY];
+        b.extend_from_slice(namespace.as_bytes());
+        FilterKey::new(&b)
+    }
+
+    /// The entry every changed key whose first segments are those of the dotted path
+    /// `prefix` (whatever its namespace) adds to a filter.
+    pub fn path_prefix(prefix: &str) -> FilterKey {
+        let mut b = vec![PREFIX_ENTRY];
+        b.extend(prefix.bytes().map(|c| if c == b'.' { SEG_SEP } else { c }));
+        FilterKey::new(&b)
     }
 
     fn bits(self, nbits: u64) -> impl Iterator<Item = u64> {
@@ -275,11 +322,17 @@ impl CommitGraph {
                 s.off = 0;
             }
             Some(keys) => {
-                let n = (keys.len() * BITS_PER_KEY).div_ceil(64);
+                let mut entries = Vec::new();
+                for k in keys {
+                    key_entries(k, &mut entries);
+                }
+                entries.sort_unstable();
+                entries.dedup();
+                let n = ((keys.len() + entries.len()) * BITS_PER_KEY).div_ceil(64);
                 let off = self.words.len();
                 self.words.resize(off + n, 0);
                 let nbits = n as u64 * 64;
-                for k in keys {
+                for k in keys.iter().chain(&entries) {
                     for b in FilterKey::new(k).bits(nbits) {
                         self.words[off + (b / 64) as usize] |= 1 << (b % 64);
                     }

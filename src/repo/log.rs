@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use super::filter::KeyFilter;
-use super::graph_cache::CommitGraph;
+use super::graph_cache::{Changed, CommitGraph, FilterKey};
 use super::walk::{AllParents, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;
@@ -49,12 +49,19 @@ impl Repo {
             .filter(|t| !excluded.contains(t))
             .copied()
             .collect();
-        let graph = self.commit_graph(&tips, false)?;
+        // A filter that names leading segments or a namespace is first tried against the
+        // commits' change filters (computed for the whole history on first use, as blame
+        // does); only commits they cannot rule out have their trees compared.
+        let probes = filter.and_then(KeyFilter::probes);
+        let graph = self.commit_graph(&tips, probes.is_some())?;
         let mut walk = TopoWalk::new(graph.clone(), &tips, limit.is_none());
         let mut follow = AllParents {
             excluded: &excluded,
         };
         walk.collect(&mut follow, limit, |_, pos| {
+            if probes.as_deref().is_some_and(|p| ruled_out(&graph, pos, p)) {
+                return Ok(None);
+            }
             if !self.changes_filtered(&graph, pos, filter)? {
                 return Ok(None);
             }
@@ -84,4 +91,15 @@ impl Repo {
         }
         Ok(true)
     }
+}
+
+/// Whether commit `pos`'s change filters show it changes no key with any of the `probes`
+/// entries, against some parent (a merge is listed only when it differs from every parent)
+/// or, for a first commit, holds none.
+fn ruled_out(graph: &CommitGraph, pos: u32, probes: &[FilterKey]) -> bool {
+    (0..graph.parent_count(pos).max(1)).any(|i| {
+        probes
+            .iter()
+            .all(|&k| graph.changed(pos, i, k) == Changed::No)
+    })
 }

@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use graph_cache::CommitGraph;
 
 use crate::object::{Object, ObjectError, ObjectId, Objects};
-use crate::prolly::{Edit, NodeStore, ProllyError, DEFAULT_CACHE_NODES};
+use crate::prolly::{Edit, NodeStore, ProllyError, SharedNodeCache, DEFAULT_CACHE_NODES};
 use crate::store::{ObjectStore, RefNote, RefStore, Store, StoreError};
 
 /// The ref that names the current branch.
@@ -157,13 +157,33 @@ pub struct RestingHead {
     pub root: ObjectId,
 }
 
+/// Where a repository keeps its in-memory commit graph (see [`Repo::sharing_caches`]).
+pub type GraphSlot = Arc<Mutex<Option<Arc<CommitGraph>>>>;
+
+/// In-memory caches several repository handles on one store can share
+/// ([`Repo::sharing_caches`]).
+#[derive(Clone, Default)]
+pub struct SharedCaches {
+    /// The commit graph.
+    pub graph: GraphSlot,
+    /// Decoded tree nodes.
+    pub nodes: SharedNodeCache,
+}
+
+impl std::fmt::Debug for SharedCaches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedCaches")
+    }
+}
+
 /// A store with history: commits, branches and `HEAD`.
 pub struct Repo {
     store: Store,
     objects: Objects,
     tree: NodeStore,
-    /// The commit graph cache, loaded on first use (see [`graph_cache`]).
-    graph: Mutex<Option<Arc<CommitGraph>>>,
+    /// The commit graph cache, loaded on first use (see [`graph_cache`]); possibly shared
+    /// with other handles on the same store ([`Repo::sharing_caches`]).
+    graph: GraphSlot,
 }
 
 fn branch_ref(name: &str) -> String {
@@ -222,7 +242,7 @@ impl Repo {
             objects: Objects::new(shared.clone()),
             tree: NodeStore::new(shared, DEFAULT_CACHE_NODES),
             store,
-            graph: Mutex::new(None),
+            graph: GraphSlot::default(),
         }
     }
 
@@ -257,6 +277,19 @@ impl Repo {
             }
         }
         Ok(g.clone())
+    }
+
+    /// This repository with its in-memory commit graph and decoded tree nodes kept in
+    /// `caches`, which other handles on the same store may share: a process that opens the
+    /// store once per request keeps what it has read instead of loading the commit graph
+    /// file and the nodes again each time. Sharing is always sound, as both are named by
+    /// hash and never go stale; what they lack is read from the store when asked for
+    /// (checks such as fsck read the store itself, never these caches).
+    pub fn sharing_caches(mut self, caches: &SharedCaches) -> Repo {
+        self.graph = caches.graph.clone();
+        let shared: Arc<dyn ObjectStore> = Arc::new(self.store.clone());
+        self.tree = NodeStore::with_cache(shared, caches.nodes.clone());
+        self
     }
 
     /// Drops the in-memory commit graph; the next use loads the cache file again.

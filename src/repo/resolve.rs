@@ -10,6 +10,9 @@ use super::{Repo, RepoError, RepoResult};
 use crate::object::{peek_kind, Kind, ObjectId};
 use crate::store::{ObjectStore, RefStore};
 
+/// First-parent steps a revision walks by reading commits before it uses the commit graph.
+const DIRECT_STEPS: usize = 32;
+
 /// Shortest hex prefix accepted as a commit id.
 pub const MIN_PREFIX_DIGITS: usize = 4;
 
@@ -109,11 +112,16 @@ impl Repo {
         match expr {
             RevExpr::Name(n) => self.resolve_name(n, asked),
             RevExpr::Ancestor(base, n) => {
-                let mut id = self.resolve_expr_as(base, asked)?;
-                for _ in 0..*n {
-                    id = *self.read_commit(&id)?.parents.first().ok_or_else(missing)?;
-                }
-                Ok(id)
+                let id = self.resolve_expr_as(base, asked)?;
+                let mut left = *n;
+                self.first_parents(id, &mut |_| {
+                    if left == 0 {
+                        return true;
+                    }
+                    left -= 1;
+                    false
+                })?
+                .ok_or_else(missing)
             }
             RevExpr::Parent(base, n) => {
                 let id = self.resolve_expr_as(base, asked)?;
@@ -124,14 +132,43 @@ impl Repo {
                 c.parents.get(*n as usize - 1).copied().ok_or_else(missing)
             }
             RevExpr::AtTime(base, when) => {
-                let mut id = self.resolve_expr_as(base, asked)?;
-                loop {
-                    let c = self.read_commit(&id)?;
-                    if c.timestamp <= *when {
-                        return Ok(id);
-                    }
-                    id = *c.parents.first().ok_or_else(missing)?;
-                }
+                let id = self.resolve_expr_as(base, asked)?;
+                self.first_parents(id, &mut |timestamp| timestamp <= *when)?
+                    .ok_or_else(missing)
+            }
+        }
+    }
+
+    /// Walks the first-parent chain from `start` (itself first) until `stop` says so for a
+    /// commit (given its timestamp), and returns that commit; `None` when the chain
+    /// ends first. The first [`DIRECT_STEPS`] commits are read from the store; a longer
+    /// walk goes on in the commit graph cache, which knows every commit's first parent and
+    /// timestamp without decoding it.
+    fn first_parents(
+        &self,
+        start: ObjectId,
+        stop: &mut dyn FnMut(i64) -> bool,
+    ) -> RepoResult<Option<ObjectId>> {
+        let mut id = start;
+        for _ in 0..DIRECT_STEPS {
+            let c = self.read_commit(&id)?;
+            if stop(c.timestamp) {
+                return Ok(Some(id));
+            }
+            match c.parents.first() {
+                Some(p) => id = *p,
+                None => return Ok(None),
+            }
+        }
+        let graph = self.commit_graph(&[id], false)?;
+        let mut pos = graph.position(&id).expect("the graph holds its tip");
+        loop {
+            if stop(graph.timestamp(pos)) {
+                return Ok(Some(graph.id(pos)));
+            }
+            match graph.parents(pos).next() {
+                Some(p) => pos = p,
+                None => return Ok(None),
             }
         }
     }

@@ -21,11 +21,36 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::graph_cache::CommitGraph;
 use super::RepoResult;
 use crate::object::ObjectId;
+
+/// A map keyed by commit graph position: positions are the walk's own numbers, not input
+/// anyone chooses, so they are hashed with one multiplication instead of SipHash.
+pub(crate) type PosMap<V> = HashMap<u32, V, BuildHasherDefault<PosHasher>>;
+
+/// The hasher of [`PosMap`] (Fibonacci hashing of the key's bytes).
+#[derive(Default)]
+pub(crate) struct PosHasher(u64);
+
+impl Hasher for PosHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Which parents of a commit the walk goes on to.
 pub(crate) trait Follow {
@@ -61,7 +86,7 @@ struct State {
 pub(crate) struct TopoWalk {
     pub(crate) graph: Arc<CommitGraph>,
     tips: Vec<u32>,
-    states: HashMap<u32, State>,
+    states: PosMap<State>,
     ready: BinaryHeap<Rank>,
     frontier: BinaryHeap<Rank>,
     full: bool,
@@ -74,7 +99,7 @@ impl TopoWalk {
     pub(crate) fn new(graph: Arc<CommitGraph>, tips: &[ObjectId], full: bool) -> Self {
         let mut w = TopoWalk {
             tips: Vec::new(),
-            states: HashMap::new(),
+            states: PosMap::default(),
             ready: BinaryHeap::new(),
             frontier: BinaryHeap::new(),
             full,

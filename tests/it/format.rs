@@ -294,3 +294,51 @@ fn pack_record_and_index_entry_vectors() {
     let entry = db.open_tree("index").unwrap().get(id.as_bytes()).unwrap();
     assert_eq!(hex(&entry.unwrap()), "00000001000000000000000800000008");
 }
+
+/// Derived caches: the change filter of a commit that changed only `default:a.b` (the key,
+/// its namespace entry and its path-prefix entries `a` and `a.b`: 4 entries, 2 words), as
+/// little-endian words.
+#[test]
+fn commit_graph_filter_vector() {
+    use memoir::repo::graph_cache::{Changed, Filter, FilterKey};
+    use memoir::repo::{Repo, Signature};
+    use memoir::store::{OpenOptions, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::create(&dir.path().join("s"), &OpenOptions::default()).unwrap();
+    let sig = Signature::new("Ada <ada@example.org>", 1_767_225_600);
+    let repo = Repo::init(store, &sig, "Initialize store").unwrap();
+    let value = repo.objects().write(&Blob(b"one".to_vec())).unwrap();
+    let key = Key::new("default", "a.b").unwrap();
+    let c = repo
+        .commit(
+            "main",
+            vec![memoir::prolly::Edit::Put(key.encode(), value)],
+            &sig,
+            "Store a.b in default",
+        )
+        .unwrap();
+    let g = repo.commit_graph(&[c], true).unwrap();
+    let pos = g.position(&c).unwrap();
+    let Filter::Bloom(words) = g.filter(pos, 0) else {
+        panic!("a Bloom filter")
+    };
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(hex(&bytes), COMMIT_FILTER);
+    for probe in [
+        FilterKey::new(&key.encode()),
+        FilterKey::namespace("default"),
+        FilterKey::path_prefix("a"),
+        FilterKey::path_prefix("a.b"),
+    ] {
+        assert_eq!(g.changed(pos, 0, probe), Changed::Maybe);
+    }
+    for probe in [
+        FilterKey::namespace("work"),
+        FilterKey::path_prefix("b"),
+        FilterKey::path_prefix("a.c"),
+    ] {
+        assert_eq!(g.changed(pos, 0, probe), Changed::No);
+    }
+}
+
+const COMMIT_FILTER: &str = "000831c6545708238c100100a80a3140";

@@ -95,6 +95,18 @@ fn blame_all(repo: &Repo) {
             assert_eq!(with, without, "blame of {} at {t}", key(k));
             let lim = repo.blame_with(&t, &key(k), Some(2), true).unwrap();
             assert_eq!(lim[..], without[..without.len().min(2)]);
+            // Entries and lines from one walk are what the two walks give.
+            let mut text = |id: &ObjectId| -> memoir::repo::RepoResult<String> {
+                Ok(format!("{}\nsame line", id.to_hex()))
+            };
+            let lines = repo.blame_lines(&t, &key(k), &mut text).unwrap();
+            let both = repo.blame_and_lines(&t, &key(k), &mut text).unwrap();
+            assert_eq!(
+                both,
+                (without, lines),
+                "blame and lines of {} at {t}",
+                key(k)
+            );
         }
     }
 }
@@ -308,4 +320,62 @@ fn in_memory_store_keeps_the_graph_in_memory() {
     blame_all(&repo);
     let g = repo.commit_graph(&tips, true).unwrap();
     assert!(g.len() >= 14);
+}
+
+/// Handles that share their caches, one after the other on one store: each sees the
+/// commits made since through another handle, with or without the graph file, and answers
+/// as a handle of its own would.
+#[test]
+fn handles_sharing_caches_see_later_commits() {
+    use memoir::repo::SharedCaches;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let caches = SharedCaches::default();
+    let open = |caches: &SharedCaches| {
+        Repo::open(Store::open(&path, &OpenOptions::default()).unwrap())
+            .unwrap()
+            .sharing_caches(caches)
+    };
+    drop(
+        Repo::init(
+            Store::create(&path, &OpenOptions::default()).unwrap(),
+            &sig(T0),
+            "Initialize store",
+        )
+        .unwrap(),
+    );
+    for round in 0..3usize {
+        let repo = open(&caches);
+        let tips = if round == 0 {
+            history(&repo, T0)
+        } else {
+            for i in 0..5usize {
+                let e = to_edits(&repo, &[((i + round) % KEYS, Some((i % 3) as u8))]);
+                let t = T0 + 1000 * round as i64 + i as i64;
+                repo.commit("main", e, &sig(t), "edit").unwrap();
+            }
+            tips(&repo)
+        };
+        blame_all(&repo);
+        let shared = entries(&repo.commit_graph(&tips, true).unwrap(), &tips);
+        drop(repo);
+        if round == 1 {
+            std::fs::remove_file(cache_path(&path)).unwrap();
+        }
+        let own = Repo::open(Store::open(&path, &OpenOptions::default()).unwrap()).unwrap();
+        assert_eq!(
+            entries(&own.commit_graph(&tips, true).unwrap(), &tips),
+            shared
+        );
+        let root = own.root_of(&own.head_commit().unwrap()).unwrap();
+        let count = own.tree().count(&root).unwrap();
+        drop(own);
+        let again = open(&caches);
+        assert_eq!(
+            entries(&again.commit_graph(&tips, true).unwrap(), &tips),
+            shared
+        );
+        assert_eq!(again.root_of(&again.head_commit().unwrap()).unwrap(), root);
+        assert_eq!(again.tree().count(&root).unwrap(), count);
+    }
 }

@@ -298,7 +298,14 @@ proptest! {
         (0usize..12, prop::option::of(prop::collection::vec(0usize..WORDS.len(), 1..6))), 1..40)) {
         let mut f = Fixture::new();
         let mut inc = LexicalIndex::new();
+        // Loaded from the cache half-way and synced since: a frozen part with removed
+        // documents plus an overlay, whose documents interleave in key order.
+        let mut mixed: Option<LexicalIndex> = None;
         for (i, (slot, words)) in ops.iter().enumerate() {
+            if i == ops.len() / 2 {
+                f.sync(&mut inc);
+                mixed = Some(LexicalIndex::from_bytes(&inc.to_bytes()).unwrap());
+            }
             let path = format!("topic{}.item{}", slot % 3, slot);
             match words {
                 Some(ws) => {
@@ -312,6 +319,8 @@ proptest! {
             }
         }
         f.sync(&mut inc);
+        let mut mixed = mixed.unwrap_or_default();
+        f.sync(&mut mixed);
         let fresh = f.index();
         let cached = LexicalIndex::from_bytes(&inc.to_bytes()).unwrap();
         prop_assert_eq!(inc.len(), fresh.len());
@@ -319,10 +328,12 @@ proptest! {
             let a = inc.search(&Query { text: q, limit: 20, ..Default::default() });
             let b = fresh.search(&Query { text: q, limit: 20, ..Default::default() });
             let c = cached.search(&Query { text: q, limit: 20, ..Default::default() });
+            let m = mixed.search(&Query { text: q, limit: 20, ..Default::default() });
             let strip = |hs: Vec<recall::Hit>| hs.into_iter().map(|h| (h.path, (h.score * 1e9).round() as i64)).collect::<Vec<_>>();
             let a = strip(a);
             prop_assert_eq!(&a, &strip(b));
             prop_assert_eq!(&a, &strip(c));
+            prop_assert_eq!(&a, &strip(m));
         }
     }
 }

@@ -3,8 +3,10 @@
 //! as one document).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::score::{bm25, idf, Scores, TermRows};
+use super::terms::TermRef;
 use super::{LexicalIndex, Params, Query};
 use crate::calendar::year_month;
 
@@ -20,6 +22,38 @@ pub(super) struct ParentStats {
     /// (year, month 1-12) of each document's timestamp; `None` for a removed document or a
     /// timestamp that is not after the epoch (unknown).
     pub(super) dates: Vec<Option<(i64, u32)>>,
+    /// The live documents in key order.
+    pub(super) order: Vec<u32>,
+    /// Per document number, its place in `order` (`u32::MAX` for a removed one).
+    pub(super) rank: Vec<u32>,
+    /// Per term asked for (numbers in both parts, and the key weight it was summed with),
+    /// its weighted frequency under each parent: see [`LexicalIndex::parent_frequencies`].
+    under_parents: Mutex<HashMap<ParentTfKey, Arc<ParentTf>>>,
+}
+
+/// A term (its numbers in the frozen part and in the overlay) and the bits of the key weight.
+type ParentTfKey = (Option<u32>, Option<u32>, u64);
+
+/// A term's weighted frequency under each parent that holds it: (parent, frequency).
+pub(super) type ParentTf = Vec<(u32, f64)>;
+
+/// Terms held by fewer documents than this are summed for each query instead of kept.
+const KEEP_PARENT_TF_FROM: usize = 64;
+
+impl ParentStats {
+    /// The live document just before live document `d` in key order (`after`: just after).
+    pub(super) fn neighbour(&self, d: u32, after: bool) -> Option<u32> {
+        let r = *self.rank.get(d as usize)?;
+        if r == u32::MAX {
+            return None;
+        }
+        let i = if after {
+            r.checked_add(1)?
+        } else {
+            r.checked_sub(1)?
+        };
+        self.order.get(i as usize).copied()
+    }
 }
 
 /// The parent of an encoded key: everything before its last path segment (its namespace for
@@ -61,6 +95,11 @@ impl LexicalIndex {
                 *slot = p;
                 len[p as usize] += e.len;
             }
+            let order = self.live_in_key_order();
+            let mut rank = vec![u32::MAX; all];
+            for (i, &d) in order.iter().enumerate() {
+                rank[d as usize] = i as u32;
+            }
             let mean = if len.is_empty() {
                 1.0
             } else {
@@ -71,8 +110,57 @@ impl LexicalIndex {
                 len,
                 mean,
                 dates,
+                order,
+                rank,
+                under_parents: Mutex::default(),
             }
         })
+    }
+
+    /// The weighted frequency of term `t` (key occurrences weighted by
+    /// [`Params::key_weight`]) under each parent that holds it, in the order its live postings
+    /// first reach each parent, each summed in posting order: what adding every posting to a
+    /// fresh row per parent gives, to the bit. Kept with the parents' documents (so until the
+    /// index changes) for terms many documents hold, as feedback adds the same common terms
+    /// to query after query.
+    pub(super) fn parent_frequencies(
+        &self,
+        t: TermRef,
+        stats: &ParentStats,
+    ) -> Arc<Vec<(u32, f64)>> {
+        let kw = self.params.key_weight;
+        let key = (t.base, t.over, kw.to_bits());
+        let keep = self.df(t) >= KEEP_PARENT_TF_FROM;
+        let lock = || {
+            stats
+                .under_parents
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if keep {
+            if let Some(v) = lock().get(&key) {
+                return v.clone();
+            }
+        }
+        let mut row_of = vec![u32::MAX; stats.len.len()];
+        let mut out: Vec<(u32, f64)> = Vec::new();
+        self.each_posting(t, &mut |p| {
+            if self.live_len(p.doc).is_none() {
+                return;
+            }
+            let parent = stats.parent[p.doc as usize];
+            let row = &mut row_of[parent as usize];
+            if *row == u32::MAX {
+                *row = out.len() as u32;
+                out.push((parent, 0.0));
+            }
+            out[*row as usize].1 += kw * p.key_tf as f64 + p.content_tf as f64;
+        });
+        let out = Arc::new(out);
+        if keep {
+            lock().insert(key, out.clone());
+        }
+        out
     }
 
     /// BM25 scores of the windows of the records in `tf` that pass `q`'s filters (`tf`: the
@@ -100,9 +188,9 @@ impl LexicalIndex {
             let p = stats.parent[d as usize];
             sum.copy_from_slice(tf.row(d));
             for after in [false, true] {
-                let (mut k, mut n) = (self.key_of(d), d);
+                let mut n = d;
                 for _ in 0..pr.window {
-                    let Some((k2, n2)) = self.neighbour(n, k, after) else {
+                    let Some(n2) = stats.neighbour(n, after) else {
                         break;
                     };
                     if stats.parent[n2 as usize] != p {
@@ -115,7 +203,7 @@ impl LexicalIndex {
                             *a += b;
                         }
                     }
-                    (k, n) = (k2, n2);
+                    n = n2;
                 }
             }
             let s: f64 = sum
@@ -146,17 +234,16 @@ impl LexicalIndex {
             if self.live_len(d).is_none() {
                 continue;
             }
-            let key = self.key_of(d);
             let p = stats.parent[d as usize];
-            let sibling_score = |(_, n): (&[u8], u32)| {
+            let sibling_score = |n: u32| {
                 if stats.parent[n as usize] == p {
                     own.value[n as usize]
                 } else {
                     0.0
                 }
             };
-            let before = self.neighbour(d, key, false).map_or(0.0, sibling_score);
-            let after = self.neighbour(d, key, true).map_or(0.0, sibling_score);
+            let before = stats.neighbour(d, false).map_or(0.0, sibling_score);
+            let after = stats.neighbour(d, true).map_or(0.0, sibling_score);
             let s = own.value[d as usize];
             out.set(
                 d,

@@ -1,8 +1,6 @@
 //! Reading documents across both parts of the index: by number, in key order, by
 //! neighbour.
 
-use std::ops::Bound;
-
 use super::frozen::span;
 use super::{IndexedDoc, LexicalIndex, Query};
 use crate::object::ObjectId;
@@ -29,18 +27,6 @@ impl LexicalIndex {
             return (!self.dead[d]).then(|| self.base.lens[d]);
         }
         Some(self.docs.get(d - n)?.as_ref()?.len)
-    }
-
-    /// The key of the live document numbered `d` (empty for a removed overlay document).
-    pub(super) fn key_of(&self, d: u32) -> &[u8] {
-        let (d, n) = (d as usize, self.base.n_docs());
-        if d < n {
-            return self.base.key(d);
-        }
-        self.docs
-            .get(d - n)
-            .and_then(Option::as_ref)
-            .map_or(&[], |e| &e.key)
     }
 
     /// The namespace of the live document numbered `d` (empty for a removed overlay
@@ -155,40 +141,5 @@ impl LexicalIndex {
             }
         }
         out
-    }
-
-    /// The live key just before that of document `d`, `key` (`after`: just after), and its
-    /// document number.
-    pub(super) fn neighbour(&self, d: u32, key: &[u8], after: bool) -> Option<(&[u8], u32)> {
-        let n = self.base.n_docs();
-        // A frozen document's neighbours in the frozen part are next to it (documents are
-        // numbered in key order); an overlay document's are found by key.
-        let d = d as usize;
-        let (below, above) = if d < n {
-            (d, d + 1)
-        } else {
-            let b = self.base.key_bound(key, true);
-            (b, b)
-        };
-        let from_base = if after {
-            (above..n).find(|&i| !self.dead[i])
-        } else {
-            (0..below).rev().find(|&i| !self.dead[i])
-        }
-        .map(|i| (self.base.key(i), i as u32));
-        let over = if after {
-            self.by_key
-                .range::<[u8], _>((Bound::Excluded(key), Bound::Unbounded))
-                .next()
-        } else {
-            self.by_key
-                .range::<[u8], _>((Bound::Unbounded, Bound::Excluded(key)))
-                .next_back()
-        }
-        .map(|(k, &s)| (k.as_slice(), (n + s as usize) as u32));
-        match (from_base, over) {
-            (Some(b), Some(o)) => Some(if (b.0 < o.0) == after { b } else { o }),
-            (b, o) => b.or(o),
-        }
     }
 }

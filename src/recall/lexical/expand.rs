@@ -37,7 +37,13 @@ impl LexicalIndex {
             let max = if chars >= 8 { 2 } else { 1 };
             let first = term.chars().next();
             let mut n = 0;
-            for (name, t) in self.terms_after(None) {
+            // Only terms of the same first letter qualify: they follow that letter alone
+            // (which is too short to qualify itself) in name order.
+            let letter = first.map(String::from).unwrap_or_default();
+            for (name, t) in self
+                .terms_after(Some(&letter))
+                .take_while(|(name, _)| name.starts_with(&letter))
+            {
                 if n >= MAX_EXPANSIONS {
                     break;
                 }

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use super::score::idf;
+use super::context::ParentStats;
+use super::score::{best_n, idf};
 use super::terms::TermRef;
 use super::{LexicalIndex, Query};
 
@@ -17,25 +18,24 @@ impl LexicalIndex {
         score: impl Fn(u32) -> f64,
         reached: &[TermRef],
         q: &Query<'_>,
+        stats: &ParentStats,
     ) -> Vec<(TermRef, f64)> {
         let pr = self.params;
-        let mut top: Vec<(u32, f64)> = scored
-            .iter()
-            .filter(|&&d| self.passes(d, q))
-            .map(|&d| (d, score(d)))
-            .filter(|&(_, s)| s > 0.0)
-            .collect();
-        // Ties by key, a total order: feedback depends neither on the order documents were
-        // scored in nor on how they are numbered.
-        let key = |d: u32| self.key_of(d);
+        // Ties by key (compared as places in key order), a total order: feedback depends
+        // neither on the order documents were scored in nor on how they are numbered.
+        let rank = |d: u32| stats.rank[d as usize];
         let order = |a: &(u32, f64), b: &(u32, f64)| {
-            b.1.total_cmp(&a.1).then_with(|| key(a.0).cmp(key(b.0)))
+            b.1.total_cmp(&a.1).then_with(|| rank(a.0).cmp(&rank(b.0)))
         };
-        if top.len() > pr.feedback_docs {
-            top.select_nth_unstable_by(pr.feedback_docs - 1, order);
-            top.truncate(pr.feedback_docs);
-        }
-        top.sort_unstable_by(order);
+        let top = best_n(
+            scored
+                .iter()
+                .filter(|&&d| self.passes(d, q))
+                .map(|&d| (d, score(d)))
+                .filter(|&(_, s)| s > 0.0),
+            pr.feedback_docs,
+            order,
+        );
         let total: f64 = top.iter().map(|t| t.1).sum();
         if top.is_empty() || total <= 0.0 {
             return Vec::new();

@@ -1,6 +1,9 @@
 //! Ranking a query: BM25F own scores of the records that hold its words, context from
 //! siblings and parents, feedback, and the selection of the best hits.
 
+use std::cmp::Ordering;
+
+use super::context::ParentStats;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
@@ -13,6 +16,43 @@ pub(super) fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
 /// Inverse document frequency of a term found in `df` of `n` documents.
 pub(super) fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// The `n` first of `items` in `order` (a total order on them), in that order: what
+/// sorting them all and keeping `n` gives, in one pass that keeps at most a few times `n`.
+pub(super) fn best_n<T: Copy>(
+    items: impl Iterator<Item = T>,
+    n: usize,
+    order: impl Fn(&T, &T) -> Ordering,
+) -> Vec<T> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let cap = n.saturating_mul(2).max(256);
+    let mut kept: Vec<T> = Vec::new();
+    // The last of the `n` first seen so far, once more than `n` were seen: nothing that
+    // does not come before it can be among the `n` first.
+    let mut last: Option<T> = None;
+    for x in items {
+        if last
+            .as_ref()
+            .is_some_and(|l| order(&x, l) != Ordering::Less)
+        {
+            continue;
+        }
+        kept.push(x);
+        if kept.len() == cap {
+            kept.select_nth_unstable_by(n - 1, &order);
+            kept.truncate(n);
+            last = Some(kept[n - 1]);
+        }
+    }
+    if kept.len() > n {
+        kept.select_nth_unstable_by(n - 1, &order);
+        kept.truncate(n);
+    }
+    kept.sort_unstable_by(&order);
+    kept
 }
 
 /// Scores by document number, with the list of documents that have one.
@@ -199,19 +239,13 @@ impl LexicalIndex {
                     scores.value[d as usize]
                         + pr.parent_weight * by_parent[stats.parent[d as usize] as usize]
                 };
-                let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
+                let expansion = self.feedback_terms(&scores.scored, first, &reached, q, stats);
                 if !expansion.is_empty() {
                     let mut tf = TermRows::new(stats.len.len(), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
-                        self.each_posting(t, &mut |p| {
-                            if self.live_len(p.doc).is_some() {
-                                tf.add(
-                                    stats.parent[p.doc as usize],
-                                    i,
-                                    pr.key_weight * p.key_tf as f64 + p.content_tf as f64,
-                                );
-                            }
-                        });
+                        for &(p, f) in self.parent_frequencies(t, stats).iter() {
+                            tf.add(p, i, f);
+                        }
                     }
                     let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
                     let more = self.parent_scores(&tf, &weights, stats);
@@ -225,37 +259,36 @@ impl LexicalIndex {
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(&scores, q)
+        self.top_hits(&scores, q, stats)
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
     // the scored documents are ordered in full and turned into `Hit`s.
 
     /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
-    /// order (a total order: keys are unique, so the result does not depend on map order).
-    fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
-        let mut ranked: Vec<(u32, f64)> = scores
-            .scored
-            .iter()
-            .map(|&d| (d, scores.value[d as usize]))
-            .filter(|&(d, s)| s > 0.0 && self.passes(d, q))
-            .collect();
+    /// order (a total order: keys are unique, so the result does not depend on map order;
+    /// ties go by key, compared as the documents' places in key order).
+    fn top_hits(&self, scores: &Scores, q: &Query<'_>, stats: &ParentStats) -> Vec<Hit> {
         let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
             Sort::Relevance => {
                 b.1.total_cmp(&a.1)
-                    .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0)))
+                    .then_with(|| stats.rank[a.0 as usize].cmp(&stats.rank[b.0 as usize]))
             }
             Sort::Recency => self
                 .timestamp_of(b.0)
                 .total_cmp(&self.timestamp_of(a.0))
                 .then_with(|| b.1.total_cmp(&a.1))
-                .then_with(|| self.key_of(a.0).cmp(self.key_of(b.0))),
+                .then_with(|| stats.rank[a.0 as usize].cmp(&stats.rank[b.0 as usize])),
         };
-        if ranked.len() > q.limit {
-            ranked.select_nth_unstable_by(q.limit - 1, order);
-            ranked.truncate(q.limit);
-        }
-        ranked.sort_unstable_by(order);
+        let ranked = best_n(
+            scores
+                .scored
+                .iter()
+                .map(|&d| (d, scores.value[d as usize]))
+                .filter(|&(d, s)| s > 0.0 && self.passes(d, q)),
+            q.limit,
+            order,
+        );
         ranked
             .into_iter()
             .filter_map(|(d, score)| {

@@ -158,3 +158,22 @@ fn cache_errors_say_what_is_wrong() {
         "lexical index delta does not belong to the cached index"
     );
 }
+
+proptest::proptest! {
+    /// Keeping the first `n` in one pass gives what sorting everything and truncating gives,
+    /// whatever the input order (ties of the first field broken by the second).
+    #[test]
+    fn best_n_is_sort_and_truncate(
+        items in proptest::collection::vec((0u8..8, 0u32..2000), 0..1500),
+        n in 0usize..400,
+    ) {
+        let mut items = items;
+        items.sort_by_key(|i| i.1);
+        items.dedup_by_key(|i| i.1);
+        let order = |a: &(u8, u32), b: &(u8, u32)| b.0.cmp(&a.0).then(a.1.cmp(&b.1));
+        let mut want = items.clone();
+        want.sort_by(order);
+        want.truncate(n);
+        proptest::prop_assert_eq!(super::score::best_n(items.into_iter().rev(), n, order), want);
+    }
+}

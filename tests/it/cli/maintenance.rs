@@ -117,6 +117,49 @@ fn fsck_gc_and_purge() {
         .any(|x| x["subject"].as_str().unwrap().contains(&id.to_hex())));
 }
 
+/// `gc` and `fsck` leave a record of their last run in `<store>/maintenance`, which the
+/// statistics read back; a damaged record reads as "never run" and is replaced by the next.
+#[test]
+fn gc_and_fsck_are_recorded() {
+    use memoir::app::{LastRuns, Memoir, Options, ReadPoint, MAINTENANCE_FILE};
+    let f = Fixture::new();
+    f.ok(&["remember", "kept", "-p", "notes.keep"]);
+    let record = f.store.join(MAINTENANCE_FILE);
+    assert!(!record.exists());
+    let stats = || {
+        Memoir::open(&f.store, Options::default())
+            .stats(&ReadPoint::head(), None)
+            .unwrap()
+    };
+    let s = stats();
+    assert_eq!((s.last_gc, s.last_fsck), (None, None));
+
+    let checked = f.ok(&["fsck"])["objects_checked"].as_u64().unwrap();
+    let runs = LastRuns::read(&f.store);
+    let fsck = runs.fsck.clone().expect("fsck recorded");
+    assert_eq!(fsck.time, super::NOW.parse::<i64>().unwrap());
+    assert_eq!(fsck.date, "2026-01-01T00:00:00+00:00");
+    assert!(fsck.clean && !fsck.repaired);
+    assert_eq!((fsck.findings, fsck.objects_checked), (0, checked));
+    assert!(runs.gc.is_none());
+
+    f.run_env(&[("MEMOIR_NOW", "1767225700")], true, &["gc"]);
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert_eq!(on_disk["gc"]["time"], 1767225700);
+    assert_eq!(on_disk["gc"]["objects_removed"], 0);
+    assert_eq!(on_disk["fsck"]["time"], 1767225600, "the last fsck is kept");
+    let s = stats();
+    assert_eq!(s.last_gc.unwrap().time, 1767225700);
+    assert_eq!(s.last_fsck, Some(fsck));
+
+    std::fs::write(&record, b"{not json").unwrap();
+    assert_eq!(stats().last_gc, None);
+    f.ok(&["gc"]);
+    let runs = LastRuns::read(&f.store);
+    assert!(runs.gc.is_some() && runs.fsck.is_none());
+}
+
 #[test]
 fn proof_and_verify() {
     let f = Fixture::new();

@@ -204,6 +204,76 @@ fn resolution_of_names_ancestors_parents_and_dates() {
     assert_eq!(r("main"), m);
 }
 
+/// Long first-parent walks (`~N`, `@{DATE}` far back) go on in the commit graph; they
+/// name the same commits as reading the commits one by one, across a merge, with the
+/// graph cache missing, in memory, or on disk only.
+#[test]
+fn long_walks_back_agree_with_the_commits() {
+    let (dir, repo) = new_repo();
+    let now = T0 + 86_400 * 30;
+    let k = key("default", "a.b");
+    let mut chain = vec![repo.head_commit().unwrap()];
+    for i in 1..=60i64 {
+        if i == 30 {
+            repo.create_branch("side", chain.last().unwrap()).unwrap();
+            for j in 0..40 {
+                repo.commit(
+                    "side",
+                    vec![put(&repo, &key("default", "s.t"), &j.to_string())],
+                    &sig(T0 + 10 * i + j),
+                    "side",
+                )
+                .unwrap();
+            }
+            chain.push(merge(&repo, "main", "side", vec![], T0 + 10 * i + 5));
+            continue;
+        }
+        let c = repo
+            .commit(
+                "main",
+                vec![put(&repo, &k, &i.to_string())],
+                &sig(T0 + 10 * i),
+                "step",
+            )
+            .unwrap();
+        chain.push(c);
+    }
+    let check = |repo: &Repo| {
+        let r = |s: &str| repo.resolve(s, now).unwrap();
+        let top = chain.len() - 1;
+        for n in 0..=top {
+            assert_eq!(r(&format!("main~{n}")), chain[top - n], "main~{n}");
+        }
+        assert_eq!(r(&format!("main~{}~{}", top - 40, 40)), chain[0]);
+        assert_eq!(
+            not_found(repo.resolve(&format!("main~{}", top + 1), now)),
+            format!("main~{}", top + 1)
+        );
+        // The side branch's 40 commits, then its fork point and what came before.
+        let m = top - 30;
+        assert_eq!(r(&format!("main~{m}^2~39")), r("side~39"));
+        assert_eq!(r(&format!("main~{m}^2~40")), chain[29]);
+        assert_eq!(r(&format!("main~{m}^2~45")), chain[24]);
+        for (i, c) in chain.iter().enumerate().skip(1) {
+            let i = i as i64;
+            // The commit of step i is the last at or before its own time, and at or before
+            // just before the next step's.
+            assert_eq!(r(&format!("main@{{@{}}}", T0 + 10 * i + 9)), *c, "step {i}");
+        }
+        assert_eq!(r(&format!("main@{{@{}}}", T0 + 1)), chain[0]);
+        assert_eq!(
+            not_found(repo.resolve(&format!("main@{{@{}}}", T0 - 1), now)),
+            format!("main@{{@{}}}", T0 - 1)
+        );
+    };
+    check(&repo);
+    check(&repo);
+    let path = dir.path().join("store");
+    drop(repo);
+    let repo = Repo::open(Store::open(&path, &OpenOptions::default()).unwrap()).unwrap();
+    check(&repo);
+}
+
 #[test]
 fn prefixes_count_only_commits_and_ambiguity_lists_candidates() {
     let (_dir, repo) = new_repo();

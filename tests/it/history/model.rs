@@ -15,7 +15,7 @@ use super::{blob, key, new_repo, sig, T0};
 const NAMESPACES: [&str; 2] = ["default", "work"];
 const PATHS: [&str; 4] = ["a.x", "a.y", "b", "c.d.e"];
 const BRANCHES: [&str; 3] = ["main", "b1", "b2"];
-const GLOBS: [&str; 4] = ["a.*", "b", "*.e", "?.?"];
+const GLOBS: [&str; 6] = ["a.*", "b", "*.e", "?.?", "c.d.*", "a.x"];
 
 fn model_key(i: usize) -> Key {
     key(NAMESPACES[i / PATHS.len()], PATHS[i % PATHS.len()])

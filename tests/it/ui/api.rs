@@ -113,6 +113,10 @@ fn tree_merge_preview_and_stats() {
     assert_eq!(s["memory_count"], 5);
     assert_eq!(s["prefixes"]["default"]["preferences"], 3);
     assert!(s["growth"].as_array().unwrap().len() >= 2);
+    assert_eq!(
+        (&s["last_gc"], &s["last_fsck"]),
+        (&json!(null), &json!(null))
+    );
 }
 
 #[test]
@@ -222,6 +226,16 @@ fn writes_from_the_api_are_read_by_the_cli() {
     let (code, fsck) = ui.post("/api/fsck", &json!({}));
     assert_eq!(code, 200, "{fsck}");
     assert_eq!(fsck["clean"], true);
+    // The statistics show the fsck run from the page and a gc run from the command line.
+    let (c, gc) = cli_at(&store, T0, &["gc"]);
+    assert_eq!(c, 0, "{gc}");
+    let (code, s) = ui.get("/api/stats");
+    assert_eq!(code, 200, "{s}");
+    assert_eq!(s["last_fsck"]["time"], 1767400000);
+    assert_eq!(s["last_fsck"]["clean"], true);
+    assert_eq!(s["last_fsck"]["objects_checked"], fsck["objects_checked"]);
+    assert_eq!(s["last_gc"]["time"], T0);
+    assert_eq!(s["last_gc"]["objects_removed"], gc["objects_removed"]);
     let (_, proof) = ui.get("/api/proof?key=preferences.editor");
     let (code, v) = ui.post(
         "/api/verify",

@@ -352,6 +352,17 @@ function chart(points) {
   return svg;
 }
 
+function lastGc(g) {
+  if (!g) return 'never';
+  return `${when(g.time)}: ${num(g.objects_removed)} objects removed (${(g.bytes_removed / 1048576).toFixed(2)} MiB)`;
+}
+
+function lastFsck(f) {
+  if (!f) return 'never';
+  const found = f.clean ? 'clean' : `${num(f.findings)} problem(s) found`;
+  return `${when(f.time)}: ${found}, ${num(f.objects_checked)} objects checked${f.repaired ? ', after a repair' : ''}`;
+}
+
 export async function statsView(main) {
   const r = await api('/api/stats', { at: readAt() });
   if (!r.ok) return put(main, h('h2', { text: 'Statistics' }), failure(r));
@@ -364,7 +375,9 @@ export async function statsView(main) {
       h('section', { class: 'card' }, h('h3', { text: 'Store' }), kv([
         ['Memories', h('span', { id: 'stat-memories' }, num(s.memory_count))], ['Commits', num(s.commit_count)],
         ['Namespaces', num(Object.keys(s.namespaces).length)], ['Size on disk', `${(s.store_bytes / 1048576).toFixed(2)} MiB`],
-        ['Commit', commitLink(s.commit)]])),
+        ['Commit', commitLink(s.commit)],
+        ['Last gc', h('span', { id: 'stat-gc' }, lastGc(s.last_gc))],
+        ['Last fsck', h('span', { id: 'stat-fsck' }, lastFsck(s.last_fsck))]])),
       h('section', { class: 'card' }, h('h3', { text: 'Namespaces' }), h('table', {}, h('tbody', {},
         Object.entries(s.namespaces).map(([n, c]) => h('tr', {}, h('td', {}, link('tree', { ns: n }, n)), h('td', { class: 'num', text: num(c) }))))))),
     h('h3', { text: 'Growth' }), chart(s.growth),
