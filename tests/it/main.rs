@@ -28,6 +28,7 @@ mod readme;
 mod recall;
 mod records;
 mod reliability;
+mod remote;
 mod repo;
 mod secrets;
 mod skill;

@@ -1,0 +1,157 @@
+//! Bad remote names, URLs and requests: a clear error, a documented exit code, nothing
+//! changed, and no credential written to the store.
+
+use super::{ok, remember, run};
+use crate::common::new_store;
+
+#[test]
+fn bad_names_and_urls_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = new_store(dir.path());
+    let remote = dir.path().join("remote");
+    let r = remote.to_str().unwrap();
+    for (args, code, says) in [
+        (vec!["remote", "add", ".bad", r], 1, "invalid remote name"),
+        (vec!["remote", "add", "a/b", r], 1, "invalid remote name"),
+        (
+            vec!["remote", "add", "x", "s3://KEY:SECRET@bucket/p"],
+            1,
+            "credentials",
+        ),
+        (
+            vec!["remote", "add", "x", "https://example.org/m"],
+            1,
+            "unsupported scheme",
+        ),
+        (vec!["remote", "add", "x", "file://relative"], 1, "absolute"),
+        (vec!["remote", "add", "x", "s3:///p"], 1, "no bucket"),
+        (
+            vec!["remote", "add", "x", a.to_str().unwrap()],
+            1,
+            "is a memoir store",
+        ),
+        (vec!["push"], 2, "no remote"),
+        (vec!["fetch", "nowhere"], 2, "no remote named"),
+        (vec!["remote", "remove", "nowhere"], 2, "no remote named"),
+    ] {
+        let o = run(&a, &[], &args);
+        assert_eq!(o.code, code, "{args:?}: {} {}", o.stdout, o.stderr);
+        let j = o.json();
+        assert_eq!(j["code"], code, "{args:?}");
+        assert!(j["error"].as_str().unwrap().contains(says), "{args:?}: {j}");
+    }
+    assert!(!a.join("remotes.json").exists(), "nothing was recorded");
+
+    ok(&a, &[], &["remote", "add", "origin", r], 0);
+    let again = run(&a, &[], &["remote", "add", "origin", "/elsewhere"]);
+    assert_eq!(again.code, 1);
+    let saved = std::fs::read_to_string(a.join("remotes.json")).unwrap();
+    assert!(saved.contains(r) && !saved.contains("elsewhere"), "{saved}");
+
+    // Fetching from a directory that does not exist (nothing pushed yet) is an error that
+    // names it; a directory holding something else is not a remote.
+    let missing = run(&a, &[], &["fetch"]);
+    assert_eq!(missing.code, 1, "{}", missing.stdout);
+    std::fs::create_dir_all(remote.join("packs")).unwrap();
+    std::fs::write(remote.join("packs/x.pack"), b"not ours").unwrap();
+    let foreign = run(&a, &[], &["push"]);
+    assert_eq!(foreign.code, 1, "{}", foreign.stdout);
+    assert!(foreign.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("memoir-remote.json"));
+
+    // A branch that does not exist, a detached HEAD, a revision naming nothing.
+    std::fs::remove_dir_all(&remote).unwrap();
+    let nob = run(&a, &[], &["push", "origin", "no-such-branch"]);
+    assert_eq!(nob.code, 2, "{}", nob.stdout);
+    let rev = run(&a, &[], &["get", "--at", "origin/main", "x.y"]);
+    assert_eq!(rev.code, 2, "no tracking branch before a fetch");
+
+    // Removing the remote drops its tracking branches.
+    remember(&a, "k.v", "value");
+    ok(&a, &[], &["push"], 0);
+    ok(&a, &[], &["get", "--at", "origin/main", "k.v"], 0);
+    ok(&a, &[], &["remote", "remove", "origin"], 0);
+    assert_eq!(run(&a, &[], &["get", "--at", "origin/main", "k.v"]).code, 2);
+    assert_eq!(ok(&a, &[], &["fsck"], 0)["clean"], true);
+}
+
+#[test]
+fn s3_credentials_come_from_the_environment_or_a_profile_and_are_never_stored() {
+    let Some(place) = super::Place::s3("memoir-creds") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let a = new_store(&dir.path().join("a"));
+    ok(&a, &[], &["remote", "add", "origin", &place.url()], 0);
+    // With a profile file only (the endpoint from the environment).
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".aws")).unwrap();
+    std::fs::write(
+        home.join(".aws/credentials"),
+        "[team]\naws_access_key_id = testing\naws_secret_access_key = profile-secret-123\n",
+    )
+    .unwrap();
+    let super::Place::S3 { moto, .. } = &place else {
+        unreachable!()
+    };
+    let env = vec![
+        ("HOME".to_string(), home.display().to_string()),
+        ("AWS_PROFILE".to_string(), "team".to_string()),
+        ("AWS_ENDPOINT_URL".to_string(), moto.endpoint.clone()),
+    ];
+    let pushed = ok(&a, &env, &["push"], 0);
+    assert_eq!(pushed["status"], "created");
+    // A key id without its secret is refused before any request.
+    let half = vec![
+        ("AWS_ACCESS_KEY_ID".to_string(), "testing".to_string()),
+        ("AWS_ENDPOINT_URL".to_string(), moto.endpoint.clone()),
+    ];
+    let o = run(&a, &half, &["fetch"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("secret access key"));
+    // A plain-http endpoint that is not loopback is refused unless allowed.
+    let remote_http = vec![
+        ("AWS_ACCESS_KEY_ID".to_string(), "k".to_string()),
+        ("AWS_SECRET_ACCESS_KEY".to_string(), "s".to_string()),
+        (
+            "AWS_ENDPOINT_URL".to_string(),
+            "http://10.9.9.9:9000".to_string(),
+        ),
+    ];
+    let o = run(&a, &remote_http, &["fetch"]);
+    assert_eq!(o.code, 1);
+    assert!(o.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("AWS_ALLOW_HTTP"));
+    // No file of the store holds a secret.
+    for entry in walk(&a) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !bytes.windows(18).any(|w| w == b"profile-secret-123"),
+            "{} holds the secret",
+            entry.display()
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
