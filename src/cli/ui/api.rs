@@ -89,7 +89,7 @@ pub fn is_post_route(path: &str) -> bool {
 }
 
 /// The GET routes.
-pub const GET_ROUTES: [&str; 12] = [
+pub const GET_ROUTES: [&str; 13] = [
     "/api/status",
     "/api/tree",
     "/api/summarize",
@@ -98,6 +98,7 @@ pub const GET_ROUTES: [&str; 12] = [
     "/api/log",
     "/api/diff",
     "/api/branches",
+    "/api/remotes",
     "/api/merge-preview",
     "/api/search",
     "/api/stats",
@@ -181,6 +182,7 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
             Ok(app.diff(&query)?)
         })()),
         "/api/branches" => reply(app.branches().map_err(CliError::from)),
+        "/api/remotes" => reply(app.remote_list().map_err(CliError::from)),
         "/api/merge-preview" => reply((|| {
             let source = q.required("source")?;
             Ok(app.merge_preview(&source, q.get("into").as_deref())?)

@@ -22,6 +22,15 @@ fn untimed(mut v: Value) -> Value {
 fn views_read_the_outcome_json_of_the_cli() {
     let dir = tempfile::tempdir().unwrap();
     let store = seeded(dir.path());
+    let remote = dir.path().join("remote");
+    let (c, out) = cli_at(
+        &store,
+        T0,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    assert_eq!(c, 0, "{out}");
+    let (c, out) = cli_at(&store, T0, &["push"]);
+    assert_eq!(c, 0, "{out}");
     let ui = Ui::start(&store, &[]);
     let now = T0 + 100_000;
     let same = |api: &str, args: &[&str]| {
@@ -59,6 +68,13 @@ fn views_read_the_outcome_json_of_the_cli() {
         &["search", "editor helix", "-k", "20"],
     );
     same("/api/branches", &["branch"]);
+    same("/api/remotes", &["remote", "list"]);
+    let (_, remotes) = ui.get("/api/remotes");
+    assert_eq!(remotes["remotes"][0]["branches"][0]["branch"], "main");
+    same(
+        "/api/memory?key=preferences.editor&at=origin/main",
+        &["get", "preferences.editor", "--at", "origin/main"],
+    );
     same(
         "/api/proof?key=preferences.editor",
         &["proof", "preferences.editor"],

@@ -240,8 +240,15 @@ export async function branchesView(main, p) {
   const from = h('input', { id: 'new-branch-from', placeholder: 'HEAD', spellcheck: 'false' });
   const create = h('form', { class: 'toolbar', onsubmit: async (e) => { e.preventDefault(); done(await post('/api/branch', { name: name.value.trim(), from: from.value.trim() })); branchesView(main, p); } },
     h('label', { for: 'new-branch' }, 'New branch'), name, h('label', { for: 'new-branch-from' }, 'from'), from, h('button', { type: 'submit' }, 'Create'));
-  const opts = (sel) => branches.map((b) => h('option', { value: b, selected: b === sel }, b));
-  const source = h('select', { id: 'merge-source' }, opts(p.get('source') || branches.find((b) => b !== current)));
+  const rem = await api('/api/remotes');
+  const tracking = rem.ok ? rem.data.remotes.flatMap((r) => r.branches.map((b) => ({ name: `${r.name}/${b.branch}`, commit: b.commit, url: r.url }))) : [];
+  const remoteList = tracking.length ? h('table', { id: 'remote-branches' }, h('tbody', {}, tracking.map((t) => h('tr', {},
+    h('td', {}, h('code', {}, t.name)),
+    h('td', {}, h('code', { title: t.commit }, t.commit.slice(0, 12))),
+    h('td', {}, link('history', { rev: t.name }, 'history')),
+    h('td', { class: 'muted' }, t.url))))) : h('p', { class: 'muted' }, 'No remote-tracking branches (memoir remote add, fetch).');
+  const opts = (sel, extra = []) => [...branches, ...extra].map((b) => h('option', { value: b, selected: b === sel }, b));
+  const source = h('select', { id: 'merge-source' }, opts(p.get('source') || branches.find((b) => b !== current), tracking.map((t) => t.name)));
   const into = h('select', { id: 'merge-into' }, opts(p.get('into') || current));
   const strategy = h('select', { id: 'merge-strategy' }, ['', 'ours', 'theirs', 'union'].map((s) => h('option', { value: s }, s || 'none (stop on conflicts)')));
   const preview = h('div', { id: 'merge-preview' });
@@ -256,7 +263,7 @@ export async function branchesView(main, p) {
   h('button', { type: 'button', class: 'primary', id: 'merge-run', onclick: async () => {
     done(await post('/api/merge', { source: source.value, into: into.value, strategy: strategy.value }));
   } }, 'Merge'));
-  put(main, h('h2', { text: 'Branches' }), list, out, h('h3', { text: 'Create' }), create, h('h3', { text: 'Merge' }), mergeForm, preview);
+  put(main, h('h2', { text: 'Branches' }), list, out, h('h3', { text: 'Remote-tracking' }), remoteList, h('h3', { text: 'Create' }), create, h('h3', { text: 'Merge' }), mergeForm, preview);
 }
 
 function previewView(m) {
