@@ -253,3 +253,87 @@ pub fn open_sled_when_free(path: &std::path::Path) -> sled::Db {
         }
     }
 }
+
+/// A helper server (a program of the project's virtual environment) on a free loopback
+/// port, killed when dropped.
+pub struct Server {
+    child: std::process::Child,
+    /// The port it listens on.
+    pub port: u16,
+    /// Its temporary home (logs, state), removed when dropped.
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `program` with `args(port, dir)` (`HOME` set to a temporary directory, output to a
+/// log there) on a free loopback port, trying a few ports, and waits until `ready(port)`;
+/// a server that does not come up within 30 s fails the test with its log.
+pub fn start_server(
+    program: &Path,
+    args: &dyn Fn(u16, &Path) -> Vec<String>,
+    ready: &dyn Fn(u16) -> bool,
+) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let mut why = String::new();
+    // A port found free may be taken before the server binds it: try a few.
+    for _ in 0..3 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log_path = dir.path().join(format!("server-{port}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut child = Command::new(program)
+            .args(args(port, dir.path()))
+            .env("HOME", dir.path())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let started = std::time::Instant::now();
+        loop {
+            if ready(port) {
+                return Server {
+                    child,
+                    port,
+                    _dir: dir,
+                };
+            }
+            let exited = matches!(child.try_wait(), Ok(Some(_)));
+            if exited || started.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                why = std::fs::read_to_string(&log_path).unwrap_or_default();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    panic!("{} did not start; its output:\n{why}", program.display());
+}
+
+/// Every file below `dir`.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                todo.push(e.path());
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}

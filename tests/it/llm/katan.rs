@@ -12,15 +12,14 @@
 //! free loopback port (about half a second) and stops it when done.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::{commit_count, memoir, memoir_full, record, store_with};
-use crate::common::venv_program;
+use crate::common::{start_server, venv_program, Server};
 
 /// llm-katan of the project's virtual environment (see [`venv_program`]).
 fn katan_program() -> Option<PathBuf> {
@@ -29,25 +28,9 @@ fn katan_program() -> Option<PathBuf> {
 
 /// A running llm-katan echo server, stopped when dropped.
 struct Katan {
-    child: Child,
+    _server: Server,
     /// `http://127.0.0.1:PORT`, without a path.
     url: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Katan {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Whether the server on `port` answers its health check.
@@ -69,45 +52,34 @@ impl Katan {
     /// `None` when the Python tests are skipped.
     fn start() -> Option<Katan> {
         let program = katan_program()?;
-        let dir = tempfile::tempdir().unwrap();
-        let mut why = String::new();
-        // A port found free may be taken before the server binds it: try a few.
-        for _ in 0..3 {
-            let port = free_port();
-            let log_path = dir.path().join(format!("katan-{port}.log"));
-            let log = std::fs::File::create(&log_path).unwrap();
-            let mut child = Command::new(&program)
-                .args(["--model", "echo-model", "--backend", "echo"])
-                .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--providers", "openai,anthropic", "--disable-dashboard"])
-                .args(["--log-level", "warning", "--stats-file"])
-                .arg(dir.path().join("stats.json"))
-                .env("HOME", dir.path())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-            let started = Instant::now();
-            loop {
-                if healthy(port) {
-                    return Some(Katan {
-                        child,
-                        url: format!("http://127.0.0.1:{port}"),
-                        _dir: dir,
-                    });
-                }
-                let exited = matches!(child.try_wait(), Ok(Some(_)));
-                if exited || started.elapsed() > Duration::from_secs(30) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    why = std::fs::read_to_string(&log_path).unwrap_or_default();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("llm-katan did not start; its output:\n{why}");
+        let args = |port: u16, dir: &Path| -> Vec<String> {
+            let mut a: Vec<String> = [
+                "--model",
+                "echo-model",
+                "--backend",
+                "echo",
+                "--host",
+                "127.0.0.1",
+                "--providers",
+                "openai,anthropic",
+                "--disable-dashboard",
+                "--log-level",
+                "warning",
+                "--port",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            a.push(port.to_string());
+            a.push("--stats-file".into());
+            a.push(dir.join("stats.json").display().to_string());
+            a
+        };
+        let server = start_server(&program, &args, &healthy);
+        Some(Katan {
+            url: format!("http://127.0.0.1:{}", server.port),
+            _server: server,
+        })
     }
 
     /// The environment of an OpenAI-compatible model at this server (base URL `suffix`

@@ -130,7 +130,7 @@ fn s3_credentials_come_from_the_environment_or_a_profile_and_are_never_stored() 
         .unwrap()
         .contains("AWS_ALLOW_HTTP"));
     // No file of the store holds a secret.
-    for entry in walk(&a) {
+    for entry in crate::common::files_below(&a) {
         let bytes = std::fs::read(&entry).unwrap();
         assert!(
             !bytes.windows(18).any(|w| w == b"profile-secret-123"),
@@ -138,20 +138,4 @@ fn s3_credentials_come_from_the_environment_or_a_profile_and_are_never_stored() 
             entry.display()
         );
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(p) = todo.pop() {
-        for e in std::fs::read_dir(&p).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                todo.push(e.path());
-            } else {
-                out.push(e.path());
-            }
-        }
-    }
-    out
 }

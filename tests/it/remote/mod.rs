@@ -7,36 +7,19 @@ mod inputs;
 mod scenarios;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::{memoir, venv_program, Out};
+use crate::common::{files_below, memoir, start_server, venv_program, Out, Server};
 
 /// A running `moto_server`, killed when dropped.
 pub struct Moto {
-    child: Child,
+    _server: Server,
     /// `http://127.0.0.1:PORT`.
     pub endpoint: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One plain HTTP/1.1 request to 127.0.0.1:`port`; the status code (none: no answer).
@@ -58,42 +41,21 @@ impl Moto {
     /// server that does not start fails the test.
     pub fn start(bucket: &str) -> Option<Moto> {
         let program = venv_program("moto_server")?;
-        let dir = tempfile::tempdir().unwrap();
-        let mut why = String::new();
-        for _ in 0..3 {
-            let port = free_port();
-            let log_path = dir.path().join(format!("moto-{port}.log"));
-            let log = std::fs::File::create(&log_path).unwrap();
-            let mut child = Command::new(&program)
-                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-                .env("HOME", dir.path())
-                .stdin(Stdio::null())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-            let started = Instant::now();
-            loop {
-                if http(port, "GET", "/").is_some() {
-                    let status = http(port, "PUT", &format!("/{bucket}"));
-                    assert_eq!(status, Some(200), "creating bucket {bucket}");
-                    return Some(Moto {
-                        child,
-                        endpoint: format!("http://127.0.0.1:{port}"),
-                        _dir: dir,
-                    });
-                }
-                let exited = matches!(child.try_wait(), Ok(Some(_)));
-                if exited || started.elapsed() > Duration::from_secs(30) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    why = std::fs::read_to_string(&log_path).unwrap_or_default();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("moto_server did not start; its output:\n{why}");
+        let args = |port: u16, _: &Path| -> Vec<String> {
+            vec![
+                "-H".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                port.to_string(),
+            ]
+        };
+        let server = start_server(&program, &args, &|port| http(port, "GET", "/").is_some());
+        let status = http(server.port, "PUT", &format!("/{bucket}"));
+        assert_eq!(status, Some(200), "creating bucket {bucket}");
+        Some(Moto {
+            endpoint: format!("http://127.0.0.1:{}", server.port),
+            _server: server,
+        })
     }
 
     /// The environment that points memoir at this server, with dummy keys.
@@ -156,31 +118,18 @@ impl Place {
     /// Every object of the remote: name (relative to the remote's root) and bytes.
     pub fn objects(&self) -> Vec<(String, Vec<u8>)> {
         match self {
-            Place::Dir(d) => {
-                let mut out = Vec::new();
-                let mut todo = vec![d.clone()];
-                while let Some(p) = todo.pop() {
-                    for e in std::fs::read_dir(&p).unwrap() {
-                        let e = e.unwrap();
-                        if e.file_type().unwrap().is_dir() {
-                            todo.push(e.path());
-                        } else {
-                            let name = e.path().strip_prefix(d).unwrap().display().to_string();
-                            out.push((name, std::fs::read(e.path()).unwrap()));
-                        }
-                    }
-                }
-                out.sort();
-                out
-            }
+            Place::Dir(d) => files_below(d)
+                .into_iter()
+                .map(|f| {
+                    let name = f.strip_prefix(d).unwrap().display().to_string();
+                    (name, std::fs::read(&f).unwrap())
+                })
+                .collect(),
             Place::S3 { moto, bucket } => {
                 use futures_util::StreamExt;
                 use object_store::{ObjectStore, ObjectStoreExt};
                 let client = moto.client(bucket);
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
+                let rt = runtime();
                 rt.block_on(async {
                     let prefix = object_store::path::Path::from("team/memory");
                     let mut names = Vec::new();
@@ -208,15 +157,19 @@ impl Place {
             Place::S3 { moto, bucket } => {
                 use object_store::ObjectStoreExt;
                 let client = moto.client(bucket);
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
+                let rt = runtime();
                 let path = object_store::path::Path::from(format!("team/memory/{name}"));
                 rt.block_on(client.put(&path, bytes.into())).unwrap();
             }
         }
     }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// Runs memoir with `env` on `store` (`--json`): the finished run.
