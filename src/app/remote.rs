@@ -41,12 +41,14 @@ pub fn validate_remote_name(name: &str) -> MemoirResult<()> {
 pub(crate) enum Location {
     /// A local directory laid out as a remote.
     Directory(PathBuf),
+    /// Another store on this machine.
+    Store(PathBuf),
     /// A bucket and a prefix in it.
     S3 { bucket: String, prefix: String },
 }
 
 /// Reads a remote URL: `s3://BUCKET[/PREFIX]`, `file:///PATH`, or a local path (made
-/// absolute against the current directory). Credentials in a URL are refused, so they are
+/// absolute against the current directory), which is another store when it holds one. Credentials in a URL are refused, so they are
 /// never written to the store.
 pub(crate) fn parse_url(url: &str) -> MemoirResult<(Location, String)> {
     let bad = |why: &str| MemoirError::invalid(format!("remote URL '{url}': {why}"));
@@ -89,13 +91,10 @@ pub(crate) fn parse_url(url: &str) -> MemoirResult<(Location, String)> {
         None if url.is_empty() => return Err(bad("empty")),
         None => super::absolute(Path::new(url)),
     };
-    if path.join(FORMAT_FILE).exists() {
-        return Err(bad(
-            "is a memoir store; a remote is object storage laid out as a remote (an empty or \
-             new directory, or a bucket): push there, and clone from it",
-        ));
-    }
     let canonical = path.display().to_string();
+    if path.join(FORMAT_FILE).exists() {
+        return Ok((Location::Store(path), canonical));
+    }
     Ok((Location::Directory(path), canonical))
 }
 
@@ -224,12 +223,30 @@ impl Memoir {
         }
     }
 
+    /// The other store at `dir`, opened (its LOCK held) with its history.
+    pub(crate) fn other_store(&self, dir: &Path) -> MemoirResult<Repo> {
+        if super::absolute(dir) == self.path() {
+            return Err(MemoirError::invalid(
+                "a store cannot be its own remote".to_string(),
+            ));
+        }
+        let store = crate::store::Store::open(dir, &self.open_options())?;
+        Ok(Repo::open(store)?)
+    }
+
     /// A transport to the remote at `url`; a directory is created first when `create`.
     pub(crate) fn transport(&self, url: &str, create: bool) -> MemoirResult<Box<dyn Transport>> {
         let (loc, _) = parse_url(url)?;
         let t = match loc {
             Location::Directory(dir) => Bucket::directory(dir, create),
             Location::S3 { bucket, prefix } => Bucket::s3(&bucket, &prefix, &self.opts.s3),
+            Location::Store(dir) => {
+                return Err(MemoirError::invalid(format!(
+                    "{} is a memoir store, not object storage: this works with buckets and \
+                     directories laid out as remotes",
+                    dir.display()
+                )))
+            }
         };
         Ok(Box::new(t.map_err(crate::repo::remote::RemoteError::from)?))
     }
@@ -237,7 +254,10 @@ impl Memoir {
     /// Adds remote `name` at `url` (a local path is stored absolute). Nothing is contacted.
     pub fn remote_add(&self, name: &str, url: &str) -> MemoirResult<RemoteChangeOutcome> {
         validate_remote_name(name)?;
-        let (_, url) = parse_url(url)?;
+        let (location, url) = parse_url(url)?;
+        if location == Location::Store(self.path().to_path_buf()) {
+            return Err(MemoirError::invalid("a store cannot be its own remote"));
+        }
         let store = self.open_store()?;
         let mut remotes = read_remotes(self.path())?;
         if let Some(old) = remotes.get(name) {

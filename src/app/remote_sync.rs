@@ -14,7 +14,7 @@ use crate::store::{ObjectStore, OpenOptions, RefStore, Store, StoreError};
 use super::ids::{hex, hex_opt};
 use super::remote::{
     parse_url, read_held_packs, tracking_branches, validate_remote_name, write_held_packs,
-    DEFAULT_REMOTE,
+    Location, DEFAULT_REMOTE,
 };
 use super::{Memoir, MemoirError, MemoirResult, MergeOutcome, MergeRequest, Outcome, WriteAs};
 
@@ -171,7 +171,7 @@ impl Memoir {
     ) -> MemoirResult<PushOutcome> {
         self.check()?;
         let (name, url) = self.pick_remote(remote)?;
-        let t = self.transport(&url, true)?;
+        let location = parse_url(&url)?.0;
         let repo = self.open_repo()?;
         let branch = match branch {
             Some(b) => b.to_string(),
@@ -199,7 +199,16 @@ impl Memoir {
             force,
             time: self.opts.clock.now_secs(),
         };
-        let report = repo.push_to(t.as_ref(), &plan, &mut |p| progress("sending", p))?;
+        let mut on = |p| progress("sending", p);
+        let report = match location {
+            Location::Store(dir) => {
+                let dest = self.other_store(&dir)?;
+                dest.store()
+                    .set_ref_message(format!("push: from {}", self.path().display()));
+                repo.push_to_store(&dest, &plan, &mut on)?
+            }
+            _ => repo.push_to(self.transport(&url, true)?.as_ref(), &plan, &mut on)?,
+        };
         repo.store()
             .set_ref_message(format!("push: {name}/{branch}"));
         set_tracking(&repo, &name, &branch, Some(commit))?;
@@ -258,17 +267,18 @@ impl Memoir {
         url: &str,
         progress: ProgressFn<'_>,
     ) -> MemoirResult<FetchOutcome> {
-        let t = self.transport(url, false)?;
         let held = read_held_packs(self.path(), name);
         let mut on = |p| progress("receiving", p);
-        let report = match repo.fetch_from(t.as_ref(), &held, &mut on) {
-            // The record of held packs is a cache: objects gc removed since may be missing.
-            Err(crate::repo::remote::RemoteError::Corrupt(_)) if !held.is_empty() => {
-                repo.fetch_from(t.as_ref(), &Default::default(), &mut on)?
-            }
-            other => other?,
+        let transport = match parse_url(url)?.0 {
+            Location::Store(dir) => Err(self.other_store(&dir)?),
+            _ => Ok(self.transport(url, false)?),
+        };
+        let report = match transport {
+            Err(src) => repo.fetch_from_store(&src, &mut on)?,
+            Ok(t) => self.fetch_packs(repo, t.as_ref(), &held, &mut on)?,
         };
         write_held_packs(self.path(), name, &report.packs_held);
+        // The record of held packs is a cache: objects gc removed since may be missing.
         repo.store().set_ref_message(format!("fetch: {name}"));
         let before: BTreeMap<String, ObjectId> = tracking_branches(repo, name)?
             .into_iter()
@@ -438,6 +448,12 @@ impl Memoir {
         validate_remote_name(remote)?;
         self.check()?;
         let (name, url) = self.pick_remote(Some(remote))?;
+        if let Location::Store(dir) = parse_url(&url)?.0 {
+            return Err(MemoirError::invalid(format!(
+                "{name} is the store {}: run memoir gc there",
+                dir.display()
+            )));
+        }
         let repo = self.open_repo()?;
         self.fetch_into(&repo, &name, &url, &mut |_, _| {})?;
         let t = self.transport(&url, false)?;
@@ -455,6 +471,25 @@ impl Memoir {
             objects_removed: r.objects_removed,
             bytes_removed: r.bytes_removed,
         })
+    }
+}
+
+impl Memoir {
+    /// A fetch from object storage, read again without the record of held packs when that
+    /// record (a cache: gc may have removed objects since) led it astray.
+    fn fetch_packs(
+        &self,
+        repo: &Repo,
+        t: &dyn crate::repo::remote::Transport,
+        held: &std::collections::BTreeSet<String>,
+        on: &mut dyn FnMut(Progress),
+    ) -> MemoirResult<crate::repo::remote::FetchReport> {
+        match repo.fetch_from(t, held, on) {
+            Err(crate::repo::remote::RemoteError::Corrupt(_)) if !held.is_empty() => {
+                Ok(repo.fetch_from(t, &Default::default(), on)?)
+            }
+            other => Ok(other?),
+        }
     }
 }
 

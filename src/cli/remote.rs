@@ -20,7 +20,8 @@ Examples:
   memoir remote list
 
 A remote is object storage laid out as a memoir remote: an S3-compatible bucket (AWS S3, R2,
-MinIO, Ceph, GCS's S3 API) or a local directory. Credentials are never stored: they come from
+MinIO, Ceph, GCS's S3 API) or a local directory; or another store on this machine, whose
+branches are read and moved directly. Credentials are never stored: they come from
 AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN or the AWS_PROFILE profile of
 ~/.aws/credentials; AWS_REGION and AWS_ENDPOINT_URL (e.g. http://127.0.0.1:9000 for MinIO) say
 where the bucket is.";
@@ -36,7 +37,7 @@ pub struct RemoteArgs {
 /// The `remote` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum RemoteCmd {
-    /// Add a remote: NAME and URL (s3://BUCKET/PREFIX, file:///PATH or a path)
+    /// Add a remote: NAME and URL (s3://BUCKET/PREFIX, file:///PATH, a path, or another store)
     Add {
         /// Its name (`origin` is the default of push, fetch and pull)
         name: String,

@@ -212,7 +212,7 @@ impl Repo {
 
     /// Checks that everything the remote heads reach is here, walking only what no local
     /// ref reaches.
-    fn check_complete(&self, heads: &RemoteHeads) -> RemoteResult<()> {
+    pub(super) fn check_complete(&self, heads: &RemoteHeads) -> RemoteResult<()> {
         let tips = heads.commits()?;
         for (branch, v) in &heads.branches {
             if !self

@@ -16,6 +16,7 @@ mod fetch;
 pub mod layout;
 mod prune;
 mod push;
+mod stores;
 mod transport;
 
 #[cfg(feature = "remote")]

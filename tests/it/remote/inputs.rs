@@ -28,7 +28,7 @@ fn bad_names_and_urls_are_refused_and_change_nothing() {
         (
             vec!["remote", "add", "x", a.to_str().unwrap()],
             1,
-            "is a memoir store",
+            "cannot be its own remote",
         ),
         (vec!["push"], 2, "no remote"),
         (vec!["fetch", "nowhere"], 2, "no remote named"),

@@ -247,3 +247,52 @@ fn purge_then_force_push_and_gc_remote_on_s3() {
     };
     purge_reaches_the_remote(&place);
 }
+
+/// Another store on the machine as a remote: clone it, push into it (its branch moves,
+/// and it reads the result), pull its own later writes back, and refuse a stale push.
+#[test]
+fn another_store_is_a_remote() {
+    let dir = tempfile::tempdir().unwrap();
+    let team = new_store(&dir.path().join("team"));
+    remember(&team, "team.style", "tabs, not spaces");
+    let agent = dir.path().join("agent");
+    let cloned = ok(
+        dir.path(),
+        &[],
+        &["clone", team.to_str().unwrap(), agent.to_str().unwrap()],
+        0,
+    );
+    assert_eq!(cloned["branch"], "main");
+    assert_eq!(
+        content(&agent, "team.style").as_deref(),
+        Some("tabs, not spaces")
+    );
+
+    remember(&agent, "team.tests", "pytest -q");
+    let p = ok(&agent, &[], &["push"], 0);
+    assert_eq!(p["status"], "fast_forward");
+    assert!(p["objects_sent"].as_u64().unwrap() >= 3, "{p}");
+    assert_eq!(content(&team, "team.tests").as_deref(), Some("pytest -q"));
+    assert_eq!(ok(&team, &[], &["fsck"], 0)["clean"], true);
+    let reflog = ok(&team, &[], &["reflog"], 0);
+    assert!(reflog.to_string().contains("push: from"), "{reflog}");
+
+    // The team store moves on its own; the agent's next push is refused until it pulls.
+    remember(&team, "team.review", "two approvals");
+    remember(&agent, "team.lint", "ruff");
+    let refused = run(&agent, &[], &["push"]);
+    assert_eq!(refused.code, 6, "{}", refused.stdout);
+    let pulled = ok(&agent, &[], &["pull"], 0);
+    assert_eq!(pulled["merge"]["kind"], "merge");
+    ok(&agent, &[], &["push"], 0);
+    for s in [&team, &agent] {
+        assert_eq!(content(s, "team.review").as_deref(), Some("two approvals"));
+        assert_eq!(content(s, "team.lint").as_deref(), Some("ruff"));
+    }
+    let gc = run(&agent, &[], &["gc", "--remote", "origin"]);
+    assert_eq!(
+        gc.code, 1,
+        "gc --remote is for object storage: {}",
+        gc.stdout
+    );
+}
