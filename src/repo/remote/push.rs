@@ -73,36 +73,9 @@ impl Repo {
         let heads = read_heads(t)?;
         let current = heads.branches.get(&plan.branch).cloned();
         let previous = current.as_ref().map(RefVersion::commit_id).transpose()?;
-        let mut report = PushReport {
-            branch: plan.branch.clone(),
-            commit: plan.commit,
-            previous,
-            seq: None,
-            forced: false,
-            objects: 0,
-            bytes: 0,
-            packs: BTreeSet::new(),
-            packs_reused: 0,
-        };
+        let mut report = self.start_push(plan, previous, "the remote branch")?;
         if previous == Some(plan.commit) {
             return Ok(report);
-        }
-        if let Some(prev) = previous {
-            let ff = self
-                .store()
-                .contains(prev.as_bytes())
-                .map_err(RepoError::from)?
-                && self.is_ancestor(&prev, &plan.commit)?;
-            if !ff && !plan.force {
-                return Err(RemoteError::NotFastForward(format!(
-                    "the remote branch '{}' is at {}, which is not an ancestor of {}: fetch \
-                     (or pull) first, or push --force to replace it",
-                    plan.branch,
-                    prev.short(12),
-                    plan.commit.short(12)
-                )));
-            }
-            report.forced = !ff;
         }
         let bases = heads.commits()?;
         let delta = self.delta(&[plan.commit], &bases)?;
@@ -176,6 +149,52 @@ impl Repo {
             return Err(moved(&plan.branch));
         }
         report.seq = Some(seq);
+        Ok(report)
+    }
+}
+
+impl Repo {
+    /// The report a push to a branch that names `previous` (`whose` says whose branch, in
+    /// messages) starts from, with the fast-forward rule applied: refused with
+    /// [`RemoteError::NotFastForward`] when `previous` is not held here or is not an
+    /// ancestor of `plan.commit`, unless `plan.force`, which sets `forced`.
+    pub(super) fn start_push(
+        &self,
+        plan: &PushPlan,
+        previous: Option<ObjectId>,
+        whose: &str,
+    ) -> RemoteResult<PushReport> {
+        let mut report = PushReport {
+            branch: plan.branch.clone(),
+            commit: plan.commit,
+            previous,
+            seq: None,
+            forced: false,
+            objects: 0,
+            bytes: 0,
+            packs: BTreeSet::new(),
+            packs_reused: 0,
+        };
+        match previous {
+            Some(prev) if prev != plan.commit => {
+                let ff = self
+                    .store()
+                    .contains(prev.as_bytes())
+                    .map_err(RepoError::from)?
+                    && self.is_ancestor(&prev, &plan.commit)?;
+                if !ff && !plan.force {
+                    return Err(RemoteError::NotFastForward(format!(
+                        "{whose} '{}' is at {}, which is not an ancestor of {}: fetch (or \
+                         pull) first, or push --force to replace it",
+                        plan.branch,
+                        prev.short(12),
+                        plan.commit.short(12)
+                    )));
+                }
+                report.forced = !ff;
+            }
+            _ => {}
+        }
         Ok(report)
     }
 }

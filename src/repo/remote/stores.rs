@@ -67,36 +67,9 @@ impl Repo {
             Err(RepoError::BranchNotFound(_)) => None,
             Err(e) => return Err(e.into()),
         };
-        let mut report = PushReport {
-            branch: plan.branch.clone(),
-            commit: plan.commit,
-            previous,
-            seq: None,
-            forced: false,
-            objects: 0,
-            bytes: 0,
-            packs: BTreeSet::new(),
-            packs_reused: 0,
-        };
+        let mut report = self.start_push(plan, previous, "the other store's branch")?;
         if previous == Some(plan.commit) {
             return Ok(report);
-        }
-        if let Some(prev) = previous {
-            let ff = self
-                .store()
-                .contains(prev.as_bytes())
-                .map_err(RepoError::from)?
-                && self.is_ancestor(&prev, &plan.commit)?;
-            if !ff && !plan.force {
-                return Err(RemoteError::NotFastForward(format!(
-                    "the other store's branch '{}' is at {}, which is not an ancestor of {}: \
-                     fetch (or pull) first, or push --force to replace it",
-                    plan.branch,
-                    prev.short(12),
-                    plan.commit.short(12)
-                )));
-            }
-            report.forced = !ff;
         }
         let delta = self.delta(&[plan.commit], &held_tips(dest, self)?)?;
         let objects = missing_objects(self, dest, delta.ids().copied())?;
