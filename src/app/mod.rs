@@ -55,6 +55,11 @@ use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_b
 use crate::repo::{Head, Repo, RepoError, SharedCaches, Signature};
 use crate::store::{OpenOptions, Store};
 
+/// What a face needs to fill in and show for remotes: S3 settings, transfer progress.
+#[cfg(feature = "remote")]
+pub use crate::repo::remote::{Progress as TransferProgress, S3Settings};
+/// A problem with a derived cache, as `fsck` lists it.
+pub use crate::store::CacheFinding;
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use capture::{
     CaptureOutcome, CaptureRequest, CaptureTimings, CapturedFact, SkippedFact, CAPTURE_CONFIDENCE,

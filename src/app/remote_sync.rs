@@ -169,10 +169,9 @@ impl Memoir {
         force: bool,
         progress: ProgressFn<'_>,
     ) -> MemoirResult<PushOutcome> {
-        self.check()?;
+        let repo = self.open_repo()?;
         let (name, url) = self.pick_remote(remote)?;
         let location = parse_url(&url)?.0;
-        let repo = self.open_repo()?;
         let branch = match branch {
             Some(b) => b.to_string(),
             None => match repo.head()? {
@@ -254,9 +253,8 @@ impl Memoir {
         remote: Option<&str>,
         progress: ProgressFn<'_>,
     ) -> MemoirResult<FetchOutcome> {
-        self.check()?;
-        let (name, url) = self.pick_remote(remote)?;
         let repo = self.open_repo()?;
+        let (name, url) = self.pick_remote(remote)?;
         self.fetch_into(&repo, &name, &url, progress)
     }
 
@@ -343,10 +341,9 @@ impl Memoir {
         progress: ProgressFn<'_>,
     ) -> MemoirResult<PullOutcome> {
         who.check()?;
-        self.check()?;
-        let (name, url) = self.pick_remote(remote)?;
-        let (fetch, into) = {
+        let (name, fetch, into) = {
             let repo = self.open_repo()?;
+            let (name, url) = self.pick_remote(remote)?;
             let fetch = self.fetch_into(&repo, &name, &url, progress)?;
             let into = match &req.into {
                 Some(b) => b.clone(),
@@ -359,7 +356,7 @@ impl Memoir {
                     }
                 },
             };
-            (fetch, into)
+            (name, fetch, into)
         };
         let branch = branch.unwrap_or(&into).to_string();
         if !fetch.branches.iter().any(|b| b.branch == branch) {
@@ -446,7 +443,7 @@ impl Memoir {
     /// this store holds all they do); packs written less than `grace_secs` ago are left.
     pub fn gc_remote(&self, remote: &str, grace_secs: i64) -> MemoirResult<GcRemoteOutcome> {
         validate_remote_name(remote)?;
-        self.check()?;
+        let repo = self.open_repo()?;
         let (name, url) = self.pick_remote(Some(remote))?;
         if let Location::Store(dir) = parse_url(&url)?.0 {
             return Err(MemoirError::invalid(format!(
@@ -454,7 +451,6 @@ impl Memoir {
                 dir.display()
             )));
         }
-        let repo = self.open_repo()?;
         self.fetch_into(&repo, &name, &url, &mut |_, _| {})?;
         let t = self.transport(&url, false)?;
         let heads: RemoteHeads = crate::repo::remote::read_heads(t.as_ref())?;

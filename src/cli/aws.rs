@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use memoir::repo::remote::S3Settings;
+use memoir::app::S3Settings;
 
 use super::context::{env_flag, env_var, expand_home};
 

@@ -106,7 +106,7 @@ pub fn fsck(ctx: &Ctx, args: FsckArgs) -> Result<Report, CliError> {
 }
 
 /// One warning line per cache problem (never a failure: caches are derived).
-fn cache_lines(ctx: &Ctx, caches: &[memoir::store::CacheFinding], lines: &mut Vec<String>) {
+fn cache_lines(ctx: &Ctx, caches: &[memoir::app::CacheFinding], lines: &mut Vec<String>) {
     for c in caches {
         lines.push(
             ctx.style

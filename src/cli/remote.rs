@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use memoir::app::TransferProgress as Progress;
 use memoir::app::{MergeRequest, MergeStrategy};
-use memoir::repo::remote::Progress;
 use memoir::Memoir;
 
 use super::context::{expand_home, BranchArg, Ctx, WriteArgs};

@@ -2,21 +2,10 @@
 
 use memoir::key::Key;
 use memoir::object::{Blob, Object, ObjectId};
-use memoir::prolly::Edit;
-use memoir::repo::{Commit, Head, Repo, RepoError, Signature};
+use memoir::repo::{Commit, Head, Repo, RepoError};
 use memoir::store::{OpenOptions, RefStore, Store};
 
-fn sig(t: i64) -> Signature {
-    Signature::new("Tester <t@example.org>", t)
-}
-
-fn put(repo: &Repo, path: &str, content: &str) -> Edit {
-    let v = repo
-        .objects()
-        .write(&Blob(content.as_bytes().to_vec()))
-        .unwrap();
-    Edit::Put(Key::new("default", path).unwrap().encode(), v)
-}
+use crate::common::{put, sig};
 
 fn value_at(repo: &Repo, commit: &ObjectId, path: &str) -> Option<String> {
     let root = repo.root_of(commit).unwrap();

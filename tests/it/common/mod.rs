@@ -337,3 +337,17 @@ pub fn files_below(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// A signature of the test author at `t`.
+pub fn sig(t: i64) -> memoir::repo::Signature {
+    memoir::repo::Signature::new(AUTHOR, t)
+}
+
+/// The edit that stores `content` at `path` of the default namespace (its value written).
+pub fn put(repo: &memoir::repo::Repo, path: &str, content: &str) -> memoir::prolly::Edit {
+    let v = repo
+        .objects()
+        .write(&memoir::object::Blob(content.as_bytes().to_vec()))
+        .unwrap();
+    memoir::prolly::Edit::Put(memoir::key::Key::new("default", path).unwrap().encode(), v)
+}

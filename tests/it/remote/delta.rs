@@ -3,24 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use memoir::key::Key;
-use memoir::object::{Blob, ObjectId};
+use memoir::object::ObjectId;
 use memoir::prolly::Edit;
 use memoir::repo::remote::{MemoryTransport, PushPlan, RemoteError, Transport};
-use memoir::repo::{Repo, Signature};
+use memoir::repo::Repo;
 use memoir::store::{ObjectStore, OpenOptions, Store};
 
-fn sig(t: i64) -> Signature {
-    Signature::new("Tester <t@example.org>", t)
-}
-
-fn put(repo: &Repo, path: &str, content: &str) -> Edit {
-    let v = repo
-        .objects()
-        .write(&Blob(content.as_bytes().to_vec()))
-        .unwrap();
-    Edit::Put(Key::new("default", path).unwrap().encode(), v)
-}
+use crate::common::{put, sig};
 
 fn repo_at(dir: &std::path::Path, name: &str) -> Repo {
     let store = Store::create(&dir.join(name), &OpenOptions::default()).unwrap();
