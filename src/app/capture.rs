@@ -174,8 +174,15 @@ impl Memoir {
             branch: who.branch.clone(),
         };
         let (index, at_rest) = self.cached_index(&at);
-        let (stored_one, existing) = if at_rest {
-            (indexed_taxonomy(&index)?, indexed_prefixes(&index, &ns))
+        let from_index = if at_rest {
+            let read = (indexed_taxonomy(&index)?, indexed_prefixes(&index, &ns));
+            // A damaged block of the cache file: the store answers instead.
+            (!index.damaged()).then_some(read)
+        } else {
+            None
+        };
+        let (stored_one, existing) = if let Some(read) = from_index {
+            read
         } else {
             let repo = self.open_repo()?;
             let target = write_target(&repo, who.branch.as_deref())?;

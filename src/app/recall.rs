@@ -249,6 +249,13 @@ impl Memoir {
                 metadata: meta.clone(),
             })
             .collect();
+        if index.damaged() {
+            // A block of the cached index read above was not what was written: the answer
+            // is discarded and given again from an index rebuilt from the store.
+            drop(index);
+            self.rebuild_index(at)?;
+            return self.recall(req, at);
+        }
         Ok(RecallOutcome {
             success: true,
             query: req.query.clone(),

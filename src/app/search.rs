@@ -168,8 +168,16 @@ impl Memoir {
             until,
             sort: req.sort,
         };
-        let (index, notes) = self.index_for_read(at)?;
-        let hits: Vec<SearchHit> = lexical(&index, &req.query, &scope, req.limit)
+        let (mut index, mut notes) = self.index_for_read(at)?;
+        let mut hits = lexical(&index, &req.query, &scope, req.limit);
+        if index.damaged() {
+            // A block of the cached index read above was not what was written: the hits are
+            // discarded and searched again in an index rebuilt from the store.
+            drop(index);
+            (index, notes) = self.rebuild_index(at)?;
+            hits = lexical(&index, &req.query, &scope, req.limit);
+        }
+        let hits: Vec<SearchHit> = hits
             .into_iter()
             .map(|h| SearchHit {
                 key: h.path,
@@ -206,6 +214,27 @@ impl Memoir {
         }
         let (repo, _, root) = self.open_read(at)?;
         let (index, notes, _) = self.synced(index, &repo, &root)?;
+        Ok((Arc::new(index), notes))
+    }
+
+    /// The index at a read point rebuilt from the store (and saved over the cache), for when
+    /// the cached one turned out damaged while it was read; the kept one of a server goes.
+    pub(crate) fn rebuild_index(
+        &self,
+        at: &ReadPoint,
+    ) -> MemoirResult<(Arc<LexicalIndex>, Vec<String>)> {
+        self.warm
+            .index
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        let (repo, _, root) = self.open_read(at)?;
+        let (index, mut notes, _) = self.synced(LexicalIndex::new(), &repo, &root)?;
+        drop(repo);
+        notes.insert(
+            0,
+            "the cached index was damaged: answered from one rebuilt from the store".to_string(),
+        );
         Ok((Arc::new(index), notes))
     }
 

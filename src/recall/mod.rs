@@ -70,6 +70,18 @@ pub enum CacheError {
     /// has changed since it was read.
     #[error("lexical index delta does not belong to the cached index")]
     ForeignDelta,
+    /// Reading a cache file failed.
+    #[error("reading {}: {source}", path.display())]
+    Read {
+        /// The cache file being read.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The index is too large for the cache file's 32-bit offsets (4 GiB of any one text).
+    #[error("lexical index too large for its cache file")]
+    TooLarge,
 }
 
 /// Result alias of recall.
@@ -85,15 +97,12 @@ pub fn delta_path(path: &Path) -> PathBuf {
     path.with_extension("delta")
 }
 
-/// Loads the cached index at `path` and applies its delta file when that belongs to it; a
-/// missing or damaged cache gives an empty index (which the next sync rebuilds), never an
-/// error. A missing, damaged or foreign delta is ignored: the index then reflects the root
+/// Opens the cached index at `path` in place (its blocks are checked as they are read; see
+/// [`LexicalIndex::damaged`]) and applies its delta file when that belongs to it; a missing
+/// or damaged cache gives an empty index (which the next sync rebuilds), never an error. A missing, damaged or foreign delta is ignored: the index then reflects the root
 /// the full file names, and a sync brings it up to date from the tree diff.
 pub fn load_cache(path: &Path) -> LexicalIndex {
-    let Some(mut index) = std::fs::read(path)
-        .ok()
-        .and_then(|b| LexicalIndex::from_bytes(&b).ok())
-    else {
+    let Ok(mut index) = LexicalIndex::open_file(path) else {
         return LexicalIndex::default();
     };
     if let Ok(delta) = std::fs::read(delta_path(path)) {
@@ -121,7 +130,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
 /// Writes the whole index to `path` atomically (a temporary file renamed over the old one)
 /// and then removes the delta file, which named the replaced file and would be ignored.
 pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
-    write_atomically(path, &index.to_bytes())?;
+    write_atomically(path, &index.to_bytes()?)?;
     match std::fs::remove_file(delta_path(path)) {
         Err(source) if source.kind() != std::io::ErrorKind::NotFound => Err(CacheError::Remove {
             path: delta_path(path),
@@ -207,22 +216,36 @@ pub fn sync_loaded(
     // Whether the index came from the cache, naming a root of its own (a failed sync leaves
     // the index empty, so this is asked first).
     let cached = index.root().is_some();
-    let stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
+    let rebuild = || -> RecallResult<(LexicalIndex, SyncStats)> {
+        let mut index = LexicalIndex::new();
+        let mut stats = index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?;
+        stats.rebuilt = true;
+        Ok((index, stats))
+    };
+    let mut stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
         Ok(s) => s,
         Err(e) if !cached => return Err(e),
+        // The cached root may be gone (gc, purge) or unreadable: a cache is derived, so
+        // it is rebuilt from the tree alone, and only what that finds is an error.
         Err(_) => {
-            // The cached root may be gone (gc, purge) or unreadable: a cache is derived, so
-            // it is rebuilt from the tree alone, and only what that finds is an error.
-            index = LexicalIndex::new();
-            let mut stats = index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?;
-            stats.rebuilt = true;
-            stats
+            let (i, s) = rebuild()?;
+            index = i;
+            s
         }
     };
+    if index.damaged() {
+        (index, stats) = rebuild()?;
+    }
     let mut save_error = None;
     if stats != SyncStats::default() {
-        if let Err(e) = save_changes(&path, &index) {
-            save_error = Some(e);
+        match save_changes(&path, &index) {
+            Ok(()) => {}
+            // Writing it whole read a block of the cache file that turned out damaged.
+            Err(RecallError::Cache(CacheError::Damaged)) => {
+                (index, stats) = rebuild()?;
+                save_error = save_changes(&path, &index).err();
+            }
+            Err(e) => save_error = Some(e),
         }
     }
     Ok((index, stats, save_error))

@@ -230,7 +230,7 @@ fn things_never_stored_find_nothing() {
 fn cache_round_trips_and_rejects_damage() {
     let f = sample();
     let idx = f.index();
-    let bytes = idx.to_bytes();
+    let bytes = idx.to_bytes().unwrap();
     let back = LexicalIndex::from_bytes(&bytes).unwrap();
     assert_eq!(back.root(), idx.root());
     for q in ["testing", "postgres", "read message", "containr"] {
@@ -304,7 +304,7 @@ proptest! {
         for (i, (slot, words)) in ops.iter().enumerate() {
             if i == ops.len() / 2 {
                 f.sync(&mut inc);
-                mixed = Some(LexicalIndex::from_bytes(&inc.to_bytes()).unwrap());
+                mixed = Some(LexicalIndex::from_bytes(&inc.to_bytes().unwrap()).unwrap());
             }
             let path = format!("topic{}.item{}", slot % 3, slot);
             match words {
@@ -322,7 +322,7 @@ proptest! {
         let mut mixed = mixed.unwrap_or_default();
         f.sync(&mut mixed);
         let fresh = f.index();
-        let cached = LexicalIndex::from_bytes(&inc.to_bytes()).unwrap();
+        let cached = LexicalIndex::from_bytes(&inc.to_bytes().unwrap()).unwrap();
         prop_assert_eq!(inc.len(), fresh.len());
         for q in WORDS.iter().chain(["topic1", "item4", "postgres", "containr", "test"].iter()) {
             let a = inc.search(&Query { text: q, limit: 20, ..Default::default() });
@@ -446,7 +446,7 @@ fn damaged_or_foreign_delta_is_ignored_and_synced_over() {
 fn forged_cache_files_never_panic() {
     let mut f = sample();
     f.delete("default", "pets.car");
-    let bytes = f.index().to_bytes();
+    let bytes = f.index().to_bytes().unwrap();
     let body = bytes.len() - 16;
     for i in 0..body {
         for flip in [0x01u8, 0x80, 0xff] {
@@ -456,7 +456,7 @@ fn forged_cache_files_never_panic() {
             b.extend_from_slice(&sum.to_le_bytes());
             if let Ok(idx) = LexicalIndex::from_bytes(&b) {
                 let _ = answers(&idx);
-                let _ = idx.to_bytes();
+                let _ = idx.to_bytes().unwrap();
             }
         }
     }
@@ -485,7 +485,7 @@ fn a_limit_takes_the_head_of_the_full_ranking() {
             (i % 7) as f64,
         );
     }
-    let mut idx = LexicalIndex::from_bytes(&f.index().to_bytes()).unwrap();
+    let mut idx = LexicalIndex::from_bytes(&f.index().to_bytes().unwrap()).unwrap();
     for i in 0..15 {
         f.put(
             "default",

@@ -1,37 +1,143 @@
 //! The cache file: the whole index as one frozen part (layout in store-format.md, "Derived
-//! caches"), and the byte readers and writers the delta file shares.
+//! caches"), read in place; and the byte readers and writers the delta file shares.
 
-use xxhash_rust::xxh3::xxh3_128;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
-use super::frozen::Base;
-use super::index::Posting;
+use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
+
+use super::context::parent_of;
+use super::frozen::{copied_map, Base, Bytes, Layout, Table, BLOCK};
 use super::{LexicalIndex, Params};
+use crate::calendar::year_month;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallError, RecallResult};
 
-/// First bytes of a full cache file (layout version 4).
-const CACHE_MAGIC: &[u8] = b"MEMLEX04";
+/// First bytes of a full cache file (layout version 5).
+const CACHE_MAGIC: &[u8] = b"MEMLEX05";
 
-/// Bytes of a full cache file before its tables: magic, key weight, root, eight counts.
-const HEADER_LEN: usize = 8 + 8 + 33 + 8 * 4;
+/// Bytes of a full cache file before its tables: magic, key weight, root, total length,
+/// eleven counts.
+const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 11;
+
+/// The counts a cache file's header holds: documents, terms, postings, parents, namespaces,
+/// and the byte lengths of the key, term, namespace, path, content and parent-key texts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    n: usize,
+    nt: usize,
+    np: usize,
+    ng: usize,
+    nk: usize,
+    kb: usize,
+    tb: usize,
+    nb: usize,
+    pb: usize,
+    cb: usize,
+    gb: usize,
+}
+
+impl Counts {
+    fn list(&self) -> [usize; 11] {
+        [
+            self.n, self.nt, self.np, self.ng, self.nk, self.kb, self.tb, self.nb, self.pb,
+            self.cb, self.gb,
+        ]
+    }
+
+    /// Where each table lies and the file's whole length, or `None` when that overflows.
+    fn layout(&self) -> Option<(Layout, usize)> {
+        let mut at = HEADER_LEN;
+        let mut table = |n: usize, width: usize| -> Option<Table> {
+            let t = Table { at, n };
+            at = at.checked_add(n.checked_mul(width)?)?;
+            Some(t)
+        };
+        let c = self;
+        let mut t = Layout {
+            term_off: table(c.nt + 1, 4)?,
+            term_text: table(c.tb, 1)?,
+            post_off: table(c.nt + 1, 4)?,
+            postings: table(c.np, 8)?,
+            key_off: table(c.n + 1, 4)?,
+            keys: table(c.kb, 1)?,
+            ns_off: table(c.nk + 1, 4)?,
+            ns_text: table(c.nb, 1)?,
+            doc_ns: table(c.n, 4)?,
+            path_off: table(c.n + 1, 4)?,
+            path_text: table(c.pb, 1)?,
+            content_off: table(c.n + 1, 4)?,
+            content_text: table(c.cb, 1)?,
+            values: table(c.n, 32)?,
+            timestamps: table(c.n, 8)?,
+            lens: table(c.n, 8)?,
+            parents: table(c.n, 4)?,
+            dates: table(c.n, 9)?,
+            pkey_off: table(c.ng + 1, 4)?,
+            pkey_text: table(c.gb, 1)?,
+            parent_len: table(c.ng, 8)?,
+            parent_docs: table(c.ng, 4)?,
+            sums: Table::default(),
+        };
+        let body = table(0, 0)?.at;
+        t.sums = table(body.div_ceil(BLOCK), 8)?;
+        let end = table(0, 0)?.at;
+        Some((t, end.checked_add(16)?))
+    }
+}
+
+/// Texts concatenated, with their offsets (first 0).
+struct Texts {
+    off: Vec<u32>,
+    text: Vec<u8>,
+}
+
+impl Texts {
+    fn new() -> Self {
+        Texts {
+            off: vec![0],
+            text: Vec::new(),
+        }
+    }
+
+    /// Appends one; false when the text passes what a u32 offset can address.
+    fn push(&mut self, b: &[u8]) -> bool {
+        self.text.extend_from_slice(b);
+        match u32::try_from(self.text.len()) {
+            Ok(o) => {
+                self.off.push(o);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn write(&self, w: &mut Vec<u8>) {
+        put_u32s(w, &self.off);
+        w.extend_from_slice(&self.text);
+    }
+}
 
 impl LexicalIndex {
     /// The whole index as bytes, for a cache file (layout in store-format.md, "Derived
-    /// caches"): both parts merged into one frozen part, ready to search once loaded.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// caches"): both parts merged into one frozen part, ready to search in place. An error
+    /// when the index is too large for the format's 32-bit offsets, or when its frozen part
+    /// turned out damaged while it was read.
+    pub fn to_bytes(&self) -> RecallResult<Vec<u8>> {
+        let too_large = || RecallError::from(CacheError::TooLarge);
         let order = self.live_in_key_order();
         let mut renumber = vec![u32::MAX; self.base.n_docs() + self.docs.len()];
         for (i, &d) in order.iter().enumerate() {
             renumber[d as usize] = i as u32;
         }
-        let mut term_text = String::new();
-        let mut term_off = vec![0u32];
+        let mut terms = Texts::new();
         let mut post_off = vec![0u32];
-        let mut postings: Vec<Posting> = Vec::new();
+        let mut postings: Vec<super::index::Posting> = Vec::new();
         for (name, t) in self.terms_after(None) {
             let start = postings.len();
             self.each_posting(t, &mut |p| {
-                postings.push(Posting {
+                postings.push(super::index::Posting {
                     doc: renumber[p.doc as usize],
                     ..*p
                 })
@@ -40,199 +146,234 @@ impl LexicalIndex {
                 continue;
             }
             postings[start..].sort_unstable_by_key(|p| p.doc);
-            term_text.push_str(name);
-            term_off.push(term_text.len() as u32);
-            post_off.push(postings.len() as u32);
+            let np = u32::try_from(postings.len()).map_err(|_| too_large())?;
+            if !terms.push(name.as_bytes()) {
+                return Err(too_large());
+            }
+            post_off.push(np);
         }
-        let mut keys = Vec::new();
-        let mut key_off = vec![0u32];
-        let mut ns_text = String::new();
-        let mut ns_off = vec![0u32];
-        let mut path_text = String::new();
-        let mut path_off = vec![0u32];
-        let mut content_text = String::new();
-        let mut content_off = vec![0u32];
-        let mut tail = Vec::with_capacity(order.len() * 48);
-        let (mut stamps, mut lens) = (Vec::new(), Vec::new());
+        let (mut keys, mut paths, mut contents) = (Texts::new(), Texts::new(), Texts::new());
+        // Namespaces, numbered in name order once all are known.
+        let mut names: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut doc_ns: Vec<&str> = Vec::with_capacity(order.len());
+        let n = order.len();
+        let (mut values, mut stamps, mut lens) = (
+            Vec::with_capacity(n * 32),
+            Vec::with_capacity(n * 8),
+            Vec::with_capacity(n * 8),
+        );
+        let mut dates = Vec::with_capacity(n * 9);
+        // Parents, numbered in key order once all are known.
+        let mut parent_keys: BTreeMap<&[u8], (f64, u32)> = BTreeMap::new();
+        let mut doc_parent_keys: Vec<&[u8]> = Vec::with_capacity(n);
+        let mut total_len = 0.0;
         for &d in &order {
             let Some(e) = self.doc(d) else { continue };
-            keys.extend_from_slice(e.key);
-            key_off.push(keys.len() as u32);
-            ns_text.push_str(e.namespace);
-            ns_off.push(ns_text.len() as u32);
-            path_text.push_str(e.path);
-            path_off.push(path_text.len() as u32);
-            content_text.push_str(e.content);
-            content_off.push(content_text.len() as u32);
-            tail.extend_from_slice(e.value.as_bytes());
+            names.insert(e.namespace, 0);
+            doc_ns.push(e.namespace);
+            let ok = keys.push(e.key)
+                && paths.push(e.path.as_bytes())
+                && contents.push(e.content.as_bytes());
+            if !ok {
+                return Err(too_large());
+            }
+            values.extend_from_slice(e.value.as_bytes());
             stamps.extend_from_slice(&e.timestamp.to_le_bytes());
             lens.extend_from_slice(&e.len.to_le_bytes());
+            match (e.timestamp > 0.0 && e.timestamp.is_finite()).then(|| year_month(e.timestamp)) {
+                Some((y, m)) => {
+                    dates.extend_from_slice(&y.to_le_bytes());
+                    dates.push(m as u8);
+                }
+                None => dates.extend_from_slice(&[0; 9]),
+            }
+            let pk = parent_of(e.key);
+            let slot = parent_keys.entry(pk).or_insert((0.0, 0));
+            slot.0 += e.len;
+            slot.1 += 1;
+            doc_parent_keys.push(pk);
+            total_len += e.len;
         }
-        let mut w = Vec::with_capacity(
-            HEADER_LEN
-                + 8 * (term_off.len() + key_off.len() * 4)
-                + term_text.len()
-                + 8 * postings.len()
-                + keys.len()
-                + ns_text.len()
-                + path_text.len()
-                + content_text.len()
-                + tail.len() * 2,
-        );
+        let numbers: std::collections::HashMap<&[u8], u32> = parent_keys
+            .keys()
+            .enumerate()
+            .map(|(i, k)| (*k, i as u32))
+            .collect();
+        let mut ns = Texts::new();
+        for (i, (name, no)) in names.iter_mut().enumerate() {
+            *no = i as u32;
+            if !ns.push(name.as_bytes()) {
+                return Err(too_large());
+            }
+        }
+        let mut pkeys = Texts::new();
+        let (mut parent_len, mut parent_docs) = (Vec::new(), Vec::new());
+        for (k, (len, docs)) in &parent_keys {
+            if !pkeys.push(k) {
+                return Err(too_large());
+            }
+            parent_len.extend_from_slice(&len.to_le_bytes());
+            parent_docs.extend_from_slice(&docs.to_le_bytes());
+        }
+        let counts = Counts {
+            n,
+            nt: terms.off.len() - 1,
+            np: postings.len(),
+            ng: parent_keys.len(),
+            nk: names.len(),
+            kb: keys.text.len(),
+            tb: terms.text.len(),
+            nb: ns.text.len(),
+            pb: paths.text.len(),
+            cb: contents.text.len(),
+            gb: pkeys.text.len(),
+        };
+        let (layout, size) = counts.layout().ok_or_else(too_large)?;
+        let mut w = Vec::with_capacity(size);
         w.extend_from_slice(CACHE_MAGIC);
         w.extend_from_slice(&self.params.key_weight.to_le_bytes());
         put_root(&mut w, self.root.as_ref());
-        for n in [
-            order.len(),
-            term_off.len() - 1,
-            postings.len(),
-            keys.len(),
-            term_text.len(),
-            ns_text.len(),
-            path_text.len(),
-            content_text.len(),
-        ] {
-            put_u32(&mut w, n as u32);
+        w.extend_from_slice(&total_len.to_le_bytes());
+        for c in counts.list() {
+            put_u32(&mut w, u32::try_from(c).map_err(|_| too_large())?);
         }
-        put_u32s(&mut w, &term_off);
-        w.extend_from_slice(term_text.as_bytes());
+        terms.write(&mut w);
         put_u32s(&mut w, &post_off);
         for p in &postings {
             put_u32(&mut w, p.doc);
             w.extend_from_slice(&p.key_tf.to_le_bytes());
             w.extend_from_slice(&p.content_tf.to_le_bytes());
         }
-        put_u32s(&mut w, &key_off);
-        w.extend_from_slice(&keys);
-        put_u32s(&mut w, &ns_off);
-        w.extend_from_slice(ns_text.as_bytes());
-        put_u32s(&mut w, &path_off);
-        w.extend_from_slice(path_text.as_bytes());
-        put_u32s(&mut w, &content_off);
-        w.extend_from_slice(content_text.as_bytes());
-        w.extend_from_slice(&tail);
+        keys.write(&mut w);
+        ns.write(&mut w);
+        for name in &doc_ns {
+            put_u32(&mut w, names[name]);
+        }
+        paths.write(&mut w);
+        contents.write(&mut w);
+        w.extend_from_slice(&values);
         w.extend_from_slice(&stamps);
         w.extend_from_slice(&lens);
-        let sum = xxh3_128(&w);
+        for pk in &doc_parent_keys {
+            put_u32(&mut w, numbers[pk]);
+        }
+        w.extend_from_slice(&dates);
+        pkeys.write(&mut w);
+        w.extend_from_slice(&parent_len);
+        w.extend_from_slice(&parent_docs);
+        debug_assert_eq!(w.len(), layout.sums.at);
+        let sums: Vec<u8> = w
+            .chunks(BLOCK)
+            .flat_map(|b| xxh3_64(b).to_le_bytes())
+            .collect();
+        w.extend_from_slice(&sums);
+        let sum = head_sum(&w, &layout);
         w.extend_from_slice(&sum.to_le_bytes());
-        w
+        if self.base.damaged() {
+            return Err(damaged());
+        }
+        Ok(w)
     }
 
-    /// Reads bytes written by [`LexicalIndex::to_bytes`] as the frozen part of an index;
-    /// any damage, or a file made with another key weight, is an error.
+    /// Reads bytes written by [`LexicalIndex::to_bytes`] as the frozen part of an index
+    /// (copied, and checked in full); any damage, or a file made with another key weight, is
+    /// an error.
     pub fn from_bytes(bytes: &[u8]) -> RecallResult<LexicalIndex> {
-        let body = checked_body(bytes, CACHE_MAGIC)?;
+        if bytes.is_empty() {
+            return Err(damaged());
+        }
+        let map = copied_map(bytes).map_err(|source| CacheError::Read {
+            path: "(memory)".into(),
+            source,
+        })?;
+        let index = Self::open(Arc::new(map))?;
+        index.base.check_all();
+        if index.base.damaged() {
+            return Err(damaged());
+        }
+        Ok(index)
+    }
+
+    /// Opens the cache file at `path` in place: its header and block checksums are checked
+    /// now, each block the first time a search reads it.
+    pub fn open_file(path: &Path) -> RecallResult<LexicalIndex> {
+        let file = std::fs::File::open(path).map_err(|source| CacheError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // SAFETY: cache files are only ever replaced by renaming a new file over them, never
+        // written in place or truncated, so the mapped bytes do not change under the map.
+        #[allow(unsafe_code)]
+        let map: Bytes =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|source| CacheError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Self::open(Arc::new(map))
+    }
+
+    /// The index whose frozen part is `bytes`, after checking its header, its size and the
+    /// checksum of its header and block checksums.
+    fn open(bytes: Arc<Bytes>) -> RecallResult<LexicalIndex> {
         let mut r = Reader {
-            b: body,
-            at: CACHE_MAGIC.len(),
+            b: &bytes[..bytes.len().min(HEADER_LEN)],
+            at: 0,
         };
+        if r.take(CACHE_MAGIC.len())? != CACHE_MAGIC {
+            return Err(damaged());
+        }
         let key_weight = f64::from_le_bytes(r.array()?);
         if key_weight.to_bits() != Params::default().key_weight.to_bits() {
             return Err(damaged());
         }
         let root = get_root(&mut r)?;
-        let mut c = [0usize; 8];
+        let total_len = f64::from_le_bytes(r.array()?);
+        let mut c = [0usize; 11];
         for x in &mut c {
             *x = r.u32()? as usize;
         }
-        let [n, nt, np, kb, tb, nb, pb, cb] = c;
-        // The sizes must account for the file exactly before anything is allocated.
-        let want = HEADER_LEN as u64
-            + 8 * (nt as u64 + 1)
-            + tb as u64
-            + 8 * np as u64
-            + 16 * (n as u64 + 1)
-            + (kb as u64 + nb as u64 + pb as u64 + cb as u64)
-            + 48 * n as u64;
-        if want != body.len() as u64 {
-            return Err(damaged());
-        }
-        let term_off = r.u32s(nt + 1)?;
-        let term_text = r.text(tb)?;
-        let post_off = r.u32s(nt + 1)?;
-        let mut postings = Vec::with_capacity(np);
-        for ch in r.take(8 * np)?.chunks_exact(8) {
-            postings.push(Posting {
-                doc: u32::from_le_bytes([ch[0], ch[1], ch[2], ch[3]]),
-                key_tf: u16::from_le_bytes([ch[4], ch[5]]),
-                content_tf: u16::from_le_bytes([ch[6], ch[7]]),
-            });
-        }
-        let key_off = r.u32s(n + 1)?;
-        let keys = r.take(kb)?.to_vec();
-        let ns_off = r.u32s(n + 1)?;
-        let ns_text = r.text(nb)?;
-        let path_off = r.u32s(n + 1)?;
-        let path_text = r.text(pb)?;
-        let content_off = r.u32s(n + 1)?;
-        let content_text = r.text(cb)?;
-        let values: Vec<ObjectId> = r
-            .take(32 * n)?
-            .chunks_exact(32)
-            .map(|ch| {
-                let mut id = [0u8; 32];
-                id.copy_from_slice(ch);
-                ObjectId::from_bytes(id)
-            })
-            .collect();
-        let timestamps = r.f64s(n)?;
-        let lens = r.f64s(n)?;
-
-        check_offsets(&term_off, tb, Some(&term_text))?;
-        check_offsets(&post_off, np, None)?;
-        check_offsets(&key_off, kb, None)?;
-        check_offsets(&ns_off, nb, Some(&ns_text))?;
-        check_offsets(&path_off, pb, Some(&path_text))?;
-        check_offsets(&content_off, cb, Some(&content_text))?;
-        let base = Base {
-            sum: Some(xxh3_128(body)),
-            term_off,
-            term_text,
-            post_off,
-            postings,
-            key_off,
-            keys,
-            ns_off,
-            ns_text,
-            path_off,
-            path_text,
-            content_off,
-            content_text,
-            values,
-            timestamps,
-            lens,
+        let [n, nt, np, ng, nk, kb, tb, nb, pb, cb, gb] = c;
+        let counts = Counts {
+            n,
+            nt,
+            np,
+            ng,
+            nk,
+            kb,
+            tb,
+            nb,
+            pb,
+            cb,
+            gb,
         };
-        for i in 1..nt {
-            if base.term(i - 1) >= base.term(i) {
-                return Err(damaged());
-            }
-        }
-        for i in 0..nt {
-            let ps = base.term_postings(i);
-            if ps.last().is_some_and(|p| p.doc as usize >= n)
-                || ps.windows(2).any(|w| w[0].doc >= w[1].doc)
-            {
-                return Err(damaged());
-            }
-        }
-        for i in 1..n {
-            if base.key(i - 1) >= base.key(i) {
-                return Err(damaged());
-            }
-        }
-        if base.lens.iter().any(|l| !(l.is_finite() && *l >= 0.0)) {
+        let (layout, size) = counts.layout().ok_or_else(damaged)?;
+        if size != bytes.len() || !(total_len.is_finite() && total_len >= 0.0) {
             return Err(damaged());
         }
-        let total_len = base.lens.iter().sum();
+        let mut s = [0u8; 16];
+        s.copy_from_slice(&bytes[size - 16..]);
+        let sum = head_sum(&bytes[..size - 16], &layout);
+        if sum != u128::from_le_bytes(s) {
+            return Err(damaged());
+        }
         Ok(LexicalIndex {
             root,
             dead: vec![false; n],
             base_live: n,
-            base,
             total_len,
+            base: Base::new(bytes, layout, sum),
             ..LexicalIndex::new()
         })
     }
+}
+
+/// The checksum of a cache file (what a delta names): of its header and its blocks'
+/// checksums, which cover everything else.
+fn head_sum(w: &[u8], t: &Layout) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&w[..HEADER_LEN]);
+    h.update(&w[t.sums.at..t.sums.at + 8 * t.sums.n]);
+    h.digest128()
 }
 
 pub(super) fn damaged() -> RecallError {
@@ -251,20 +392,6 @@ pub(super) fn checked_body<'a>(bytes: &'a [u8], magic: &[u8]) -> RecallResult<&'
         return Err(damaged());
     }
     Ok(body)
-}
-
-/// An offset table must start at 0, never decrease and end at `end`; for text, every offset
-/// must fall on a character boundary.
-fn check_offsets(off: &[u32], end: usize, text: Option<&str>) -> RecallResult<()> {
-    let ok = off.first() == Some(&0)
-        && off.last().map(|&e| e as usize) == Some(end)
-        && off.windows(2).all(|w| w[0] <= w[1])
-        && text.is_none_or(|t| off.iter().all(|&o| t.is_char_boundary(o as usize)));
-    if ok {
-        Ok(())
-    } else {
-        Err(damaged())
-    }
 }
 
 pub(super) fn put_root(w: &mut Vec<u8>, root: Option<&ObjectId>) {
@@ -330,22 +457,9 @@ impl<'a> Reader<'a> {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
     }
-    fn f64s(&mut self, n: usize) -> RecallResult<Vec<f64>> {
-        let b = self.take(n.checked_mul(8).ok_or_else(damaged)?)?;
-        Ok(b.chunks_exact(8)
-            .map(|c| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(c);
-                f64::from_le_bytes(a)
-            })
-            .collect())
-    }
     pub(super) fn bytes(&mut self) -> RecallResult<&'a [u8]> {
         let n = self.u32()? as usize;
         self.take(n)
-    }
-    pub(super) fn text(&mut self, n: usize) -> RecallResult<String> {
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| damaged())
     }
     pub(super) fn string(&mut self) -> RecallResult<String> {
         String::from_utf8(self.bytes()?.to_vec()).map_err(|_| damaged())

@@ -10,22 +10,26 @@ use super::terms::TermRef;
 use super::{LexicalIndex, Params, Query};
 use crate::calendar::year_month;
 
-/// The parents' documents: per document number its parent's number, per parent the length
-/// of its document, their mean; and per document number, the date of its timestamp.
+/// The parents' documents beyond what the frozen part records: the parents of overlay
+/// documents, the lengths and document counts of parents whose documents changed since the
+/// frozen part was written, the number of live parents and their mean length; and the
+/// dates of overlay documents. Computed on first use after a change, in time proportional to
+/// the changes, never to the index.
 #[derive(Default)]
 pub(super) struct ParentStats {
-    /// Parent number of each document (`u32::MAX` for a removed one).
-    pub(super) parent: Vec<u32>,
-    /// Length of each parent's document (the sum of its children's lengths).
-    pub(super) len: Vec<f64>,
+    /// Parent number of each overlay slot (`u32::MAX` for a free one).
+    over_parent: Vec<u32>,
+    /// Parents numbered after the frozen part's: held by overlay documents only.
+    extra: usize,
+    /// Length of each parent whose documents changed (the frozen part's length, less its
+    /// removed documents', plus its overlay documents').
+    changed_len: HashMap<u32, f64>,
+    /// Number of parents with a live document.
+    live: usize,
     pub(super) mean: f64,
-    /// (year, month 1-12) of each document's timestamp; `None` for a removed document or a
-    /// timestamp that is not after the epoch (unknown).
-    pub(super) dates: Vec<Option<(i64, u32)>>,
-    /// The live documents in key order.
-    pub(super) order: Vec<u32>,
-    /// Per document number, its place in `order` (`u32::MAX` for a removed one).
-    pub(super) rank: Vec<u32>,
+    /// (year, month 1-12) of each overlay slot's timestamp, as [`Base::date`] for frozen
+    /// documents.
+    over_dates: Vec<Option<(i64, u32)>>,
     /// Per term asked for (numbers in both parts, and the key weight it was summed with),
     /// its weighted frequency under each parent: see [`LexicalIndex::parent_frequencies`].
     under_parents: Mutex<HashMap<ParentTfKey, Arc<ParentTf>>>,
@@ -40,81 +44,119 @@ pub(super) type ParentTf = Vec<(u32, f64)>;
 /// Terms held by fewer documents than this are summed for each query instead of kept.
 const KEEP_PARENT_TF_FROM: usize = 64;
 
-impl ParentStats {
-    /// The live document just before live document `d` in key order (`after`: just after).
-    pub(super) fn neighbour(&self, d: u32, after: bool) -> Option<u32> {
-        let r = *self.rank.get(d as usize)?;
-        if r == u32::MAX {
-            return None;
-        }
-        let i = if after {
-            r.checked_add(1)?
-        } else {
-            r.checked_sub(1)?
-        };
-        self.order.get(i as usize).copied()
-    }
-}
-
 /// The parent of an encoded key: everything before its last path segment (its namespace for
 /// a one-segment path).
-fn parent_of(k: &[u8]) -> &[u8] {
+pub(super) fn parent_of(k: &[u8]) -> &[u8] {
     let cut = k.iter().rposition(|&b| b == 0x01 || b == 0x00).unwrap_or(0);
     &k[..cut]
 }
 
+/// The date of a timestamp as the date field reads it: unknown unless after the epoch.
+pub(super) fn date_of(timestamp: f64) -> Option<(i64, u32)> {
+    (timestamp > 0.0 && timestamp.is_finite()).then(|| year_month(timestamp))
+}
+
 impl LexicalIndex {
-    /// The parents' documents and the documents' dates, computed on first use after a change.
+    /// The parents' documents beyond the frozen part's, computed on first use after a
+    /// change.
     pub(super) fn stats(&self) -> &ParentStats {
         self.parents.get_or_init(|| {
-            let all = self.base.n_docs() + self.docs.len();
-            let mut parent = vec![u32::MAX; all];
-            let mut len: Vec<f64> = Vec::new();
-            let mut dates = Vec::with_capacity(all);
-            let mut numbers: HashMap<&[u8], u32> = HashMap::new();
-            // Frozen documents come in key order, so siblings are neighbours: only a change
-            // of parent needs the map.
-            let mut last: Option<(&[u8], u32)> = None;
-            for (d, slot) in parent.iter_mut().enumerate() {
-                let e = self.doc(d as u32);
-                dates.push(
-                    e.as_ref()
-                        .filter(|e| e.timestamp > 0.0 && e.timestamp.is_finite())
-                        .map(|e| year_month(e.timestamp)),
-                );
+            let g = self.base.n_parents();
+            // Per changed parent: (length change, document count change).
+            let mut change: HashMap<u32, (f64, i64)> = HashMap::new();
+            if self.base_live < self.base.n_docs() {
+                for (d, _) in self.dead.iter().enumerate().filter(|(_, &x)| x) {
+                    let c = change.entry(self.base.parent(d)).or_default();
+                    c.0 -= self.base.len(d);
+                    c.1 -= 1;
+                }
+            }
+            let mut new_parents: HashMap<&[u8], u32> = HashMap::new();
+            let mut over_parent = vec![u32::MAX; self.docs.len()];
+            let mut over_dates = vec![None; self.docs.len()];
+            for (slot, e) in self.docs.iter().enumerate() {
                 let Some(e) = e else { continue };
-                let pk = parent_of(e.key);
-                let p = match last {
-                    Some((k, p)) if k == pk => p,
-                    _ => *numbers.entry(pk).or_insert_with(|| {
-                        len.push(0.0);
-                        (len.len() - 1) as u32
-                    }),
+                let pk = parent_of(&e.key);
+                let p = self.base.find_parent(pk).unwrap_or_else(|| {
+                    let next = (g + new_parents.len()) as u32;
+                    *new_parents.entry(pk).or_insert(next)
+                });
+                over_parent[slot] = p;
+                over_dates[slot] = date_of(e.timestamp);
+                let c = change.entry(p).or_default();
+                c.0 += e.len;
+                c.1 += 1;
+            }
+            let mut live = g;
+            let mut changed_len = HashMap::with_capacity(change.len());
+            for (p, (dl, dc)) in change {
+                let (len, docs) = if (p as usize) < g {
+                    (
+                        self.base.parent_len(p as usize),
+                        self.base.parent_docs(p as usize) as i64,
+                    )
+                } else {
+                    live += 1;
+                    (0.0, 0)
                 };
-                last = Some((pk, p));
-                *slot = p;
-                len[p as usize] += e.len;
+                if docs + dc <= 0 {
+                    live -= 1;
+                }
+                changed_len.insert(p, len + dl);
             }
-            let order = self.live_in_key_order();
-            let mut rank = vec![u32::MAX; all];
-            for (i, &d) in order.iter().enumerate() {
-                rank[d as usize] = i as u32;
-            }
-            let mean = if len.is_empty() {
+            let mean = if live == 0 {
                 1.0
             } else {
-                (self.total_len / len.len() as f64).max(1.0)
+                (self.total_len / live as f64).max(1.0)
             };
             ParentStats {
-                parent,
-                len,
+                over_parent,
+                extra: new_parents.len(),
+                changed_len,
+                live,
                 mean,
-                dates,
-                order,
-                rank,
+                over_dates,
                 under_parents: Mutex::default(),
             }
         })
+    }
+
+    /// The parent number of live document `d` (`u32::MAX` for a removed overlay document).
+    pub(super) fn parent(&self, stats: &ParentStats, d: u32) -> u32 {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            self.base.parent(d)
+        } else {
+            stats.over_parent.get(d - n).copied().unwrap_or(u32::MAX)
+        }
+    }
+
+    /// How many parent numbers there are (live or not): the size of a table by parent.
+    pub(super) fn parent_numbers(&self, stats: &ParentStats) -> usize {
+        self.base.n_parents() + stats.extra
+    }
+
+    /// The number of parents with a live document.
+    pub(super) fn live_parents(&self, stats: &ParentStats) -> usize {
+        stats.live
+    }
+
+    /// The length of parent `p`'s document.
+    pub(super) fn parent_len(&self, stats: &ParentStats, p: u32) -> f64 {
+        match stats.changed_len.get(&p) {
+            Some(&l) => l,
+            None => self.base.parent_len(p as usize),
+        }
+    }
+
+    /// The date of live document `d`'s timestamp (see [`date_of`]).
+    pub(super) fn date(&self, stats: &ParentStats, d: u32) -> Option<(i64, u32)> {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            self.base.date(d)
+        } else {
+            stats.over_dates.get(d - n).copied().flatten()
+        }
     }
 
     /// The weighted frequency of term `t` (key occurrences weighted by
@@ -142,13 +184,13 @@ impl LexicalIndex {
                 return v.clone();
             }
         }
-        let mut row_of = vec![u32::MAX; stats.len.len()];
+        let mut row_of = vec![u32::MAX; self.parent_numbers(stats)];
         let mut out: Vec<(u32, f64)> = Vec::new();
         self.each_posting(t, &mut |p| {
             if self.live_len(p.doc).is_none() {
                 return;
             }
-            let parent = stats.parent[p.doc as usize];
+            let parent = self.parent(stats, p.doc);
             let row = &mut row_of[parent as usize];
             if *row == u32::MAX {
                 *row = out.len() as u32;
@@ -185,15 +227,15 @@ impl LexicalIndex {
             let Some(mut len) = self.live_len(d).filter(|_| self.passes(d, q)) else {
                 continue;
             };
-            let p = stats.parent[d as usize];
+            let p = self.parent(stats, d);
             sum.copy_from_slice(tf.row(d));
             for after in [false, true] {
                 let mut n = d;
                 for _ in 0..pr.window {
-                    let Some(n2) = stats.neighbour(n, after) else {
+                    let Some(n2) = self.neighbour(n, after) else {
                         break;
                     };
-                    if stats.parent[n2 as usize] != p {
+                    if self.parent(stats, n2) != p {
                         break;
                     }
                     let Some(l2) = self.live_len(n2) else { break };
@@ -222,9 +264,9 @@ impl LexicalIndex {
     /// the last path segment agree. Only keys that match by themselves are hits; context
     /// reorders them and never adds a key that does not contain a query term.
     pub(super) fn with_context(&self, own: &Scores, stats: &ParentStats, pr: Params) -> Scores {
-        let mut best_in = vec![0.0f64; stats.len.len()];
+        let mut best_in = vec![0.0f64; self.parent_numbers(stats)];
         for &d in &own.scored {
-            let p = stats.parent[d as usize] as usize;
+            let p = self.parent(stats, d) as usize;
             best_in[p] = best_in[p].max(own.value[d as usize]);
         }
         // Each key's context is summed in a fixed order (previous sibling, next sibling,
@@ -234,16 +276,16 @@ impl LexicalIndex {
             if self.live_len(d).is_none() {
                 continue;
             }
-            let p = stats.parent[d as usize];
+            let p = self.parent(stats, d);
             let sibling_score = |n: u32| {
-                if stats.parent[n as usize] == p {
+                if self.parent(stats, n) == p {
                     own.value[n as usize]
                 } else {
                     0.0
                 }
             };
-            let before = stats.neighbour(d, false).map_or(0.0, sibling_score);
-            let after = stats.neighbour(d, true).map_or(0.0, sibling_score);
+            let before = self.neighbour(d, false).map_or(0.0, sibling_score);
+            let after = self.neighbour(d, true).map_or(0.0, sibling_score);
             let s = own.value[d as usize];
             out.set(
                 d,
@@ -262,7 +304,7 @@ impl LexicalIndex {
         weights: &[f64],
         stats: &ParentStats,
     ) -> Vec<f64> {
-        let n = stats.len.len() as f64;
+        let n = self.live_parents(stats) as f64;
         let mut df = vec![0.0; tf.terms];
         for &p in &tf.touched {
             for (i, f) in tf.row(p).iter().enumerate() {
@@ -271,9 +313,9 @@ impl LexicalIndex {
                 }
             }
         }
-        let mut out = vec![0.0; stats.len.len()];
+        let mut out = vec![0.0; self.parent_numbers(stats)];
         for &p in &tf.touched {
-            let len = stats.len[p as usize];
+            let len = self.parent_len(stats, p);
             out[p as usize] = tf
                 .row(p)
                 .iter()

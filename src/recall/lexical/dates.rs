@@ -46,12 +46,11 @@ impl LexicalIndex {
     /// The live documents whose timestamp falls in the month or year `t` names: the
     /// postings of the date field for one term.
     pub(super) fn dated(&self, t: DateTerm) -> Vec<u32> {
-        self.stats()
-            .dates
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.is_some_and(|d| t.matches(d)))
-            .map(|(i, _)| i as u32)
+        let stats = self.stats();
+        (0..(self.base.n_docs() + self.docs.len()) as u32)
+            .filter(|&d| {
+                self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
+            })
             .collect()
     }
 }

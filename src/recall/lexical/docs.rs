@@ -1,7 +1,6 @@
 //! Reading documents across both parts of the index: by number, in key order, by
 //! neighbour.
 
-use super::frozen::span;
 use super::{IndexedDoc, LexicalIndex, Query};
 use crate::object::ObjectId;
 use crate::prolly::KeyRange;
@@ -24,29 +23,29 @@ impl LexicalIndex {
         let d = d as usize;
         let n = self.base.n_docs();
         if d < n {
-            return (!self.dead[d]).then(|| self.base.lens[d]);
+            return (!self.dead[d]).then(|| self.base.len(d));
         }
         Some(self.docs.get(d - n)?.as_ref()?.len)
     }
 
-    /// The namespace of the live document numbered `d` (empty for a removed overlay
-    /// document).
-    pub(super) fn namespace_of(&self, d: u32) -> &str {
+    /// Whether the live document numbered `d` is in namespace `ns` (false for a removed
+    /// overlay document).
+    pub(super) fn in_namespace(&self, d: u32, ns: &str) -> bool {
         let (d, n) = (d as usize, self.base.n_docs());
         if d < n {
-            return &self.base.ns_text[span(&self.base.ns_off, d)];
+            return self.base.find_namespace(ns) == Some(self.base.namespace_no(d));
         }
         self.docs
             .get(d - n)
             .and_then(Option::as_ref)
-            .map_or("", |e| &e.namespace)
+            .is_some_and(|e| e.namespace == ns)
     }
 
     /// The timestamp of the live document numbered `d` (0 for a removed overlay document).
     pub(super) fn timestamp_of(&self, d: u32) -> f64 {
         let (d, n) = (d as usize, self.base.n_docs());
         if d < n {
-            return self.base.timestamps[d];
+            return self.base.timestamp(d);
         }
         self.docs
             .get(d - n)
@@ -62,12 +61,16 @@ impl LexicalIndex {
         if unfiltered {
             return self.live_len(d).is_some();
         }
-        self.doc(d).is_some_and(|e| {
-            !(q.namespace.is_some_and(|ns| ns != e.namespace)
-                || q.globs.is_some_and(|g| !g.matches(e.path))
-                || q.since.is_some_and(|t| e.timestamp < t)
-                || q.until.is_some_and(|t| e.timestamp > t))
-        })
+        // Field by field, cheapest first, without reading the document's texts.
+        if self.live_len(d).is_none() || q.namespace.is_some_and(|ns| !self.in_namespace(d, ns)) {
+            return false;
+        }
+        let t = self.timestamp_of(d);
+        if q.since.is_some_and(|s| t < s) || q.until.is_some_and(|u| t > u) {
+            return false;
+        }
+        q.globs
+            .is_none_or(|g| self.doc(d).is_some_and(|e| g.matches(e.path)))
     }
 
     /// The live document numbered `d`, if any.
@@ -81,12 +84,12 @@ impl LexicalIndex {
             let b = &self.base;
             return Some(DocRef {
                 key: b.key(d),
-                namespace: &b.ns_text[span(&b.ns_off, d)],
-                path: &b.path_text[span(&b.path_off, d)],
-                content: &b.content_text[span(&b.content_off, d)],
-                value: b.values[d],
-                timestamp: b.timestamps[d],
-                len: b.lens[d],
+                namespace: b.namespace(d),
+                path: b.path(d),
+                content: b.content(d),
+                value: b.value(d),
+                timestamp: b.timestamp(d),
+                len: b.len(d),
             });
         }
         let e = self.docs.get(d - n)?.as_ref()?;
@@ -117,6 +120,90 @@ impl LexicalIndex {
                 })
             })
             .collect()
+    }
+
+    /// The encoded key of document `d` (empty for a removed overlay document).
+    pub(super) fn key_of(&self, d: u32) -> &[u8] {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return self.base.key(d);
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .map_or(&[], |e| &e.key)
+    }
+
+    /// The order of two live documents' keys: for two frozen documents, that of their
+    /// numbers.
+    pub(super) fn key_cmp(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        let n = self.base.n_docs() as u32;
+        if a < n && b < n {
+            a.cmp(&b)
+        } else {
+            self.key_of(a).cmp(self.key_of(b))
+        }
+    }
+
+    /// The live document just before live document `d` in key order (`after`: just after),
+    /// across both parts.
+    #[inline]
+    pub(super) fn neighbour(&self, d: u32, after: bool) -> Option<u32> {
+        let n = self.base.n_docs();
+        if self.by_key.is_empty() && self.base_live == n {
+            // Only the frozen part, whole: key order is number order.
+            return if after {
+                (d as usize + 1 < n).then_some(d + 1)
+            } else {
+                d.checked_sub(1)
+            };
+        }
+        self.neighbour_across(d, after)
+    }
+
+    /// [`LexicalIndex::neighbour`] when documents were removed or added since the frozen
+    /// part.
+    fn neighbour_across(&self, d: u32, after: bool) -> Option<u32> {
+        let n = self.base.n_docs();
+        let di = d as usize;
+        let key = self.key_of(d);
+        // The nearest live frozen document on that side.
+        let mut b = if di < n {
+            if after {
+                di + 1
+            } else {
+                di.wrapping_sub(1)
+            }
+        } else {
+            let i = self.base.key_bound(key, true);
+            if after {
+                i
+            } else {
+                i.wrapping_sub(1)
+            }
+        };
+        while b < n && self.dead[b] {
+            b = if after { b + 1 } else { b.wrapping_sub(1) };
+        }
+        let base = (b < n).then_some(b as u32);
+        use std::ops::Bound::{Excluded, Unbounded};
+        let over = if after {
+            self.by_key
+                .range::<[u8], _>((Excluded(key), Unbounded))
+                .next()
+        } else {
+            self.by_key
+                .range::<[u8], _>((Unbounded, Excluded(key)))
+                .next_back()
+        }
+        .map(|(_, &s)| (n + s as usize) as u32);
+        match (base, over) {
+            (Some(b), Some(o)) => {
+                let b_first = self.base.key(b as usize) < self.key_of(o);
+                Some(if b_first == after { b } else { o })
+            }
+            (b, o) => b.or(o),
+        }
     }
 
     /// The live documents in key order, by number.

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 
-use super::context::ParentStats;
 use super::score::{best_n, idf};
 use super::terms::TermRef;
 use super::{LexicalIndex, Query};
@@ -18,14 +17,12 @@ impl LexicalIndex {
         score: impl Fn(u32) -> f64,
         reached: &[TermRef],
         q: &Query<'_>,
-        stats: &ParentStats,
     ) -> Vec<(TermRef, f64)> {
         let pr = self.params;
-        // Ties by key (compared as places in key order), a total order: feedback depends
-        // neither on the order documents were scored in nor on how they are numbered.
-        let rank = |d: u32| stats.rank[d as usize];
+        // Ties by key, a total order: feedback depends neither on the order documents were
+        // scored in nor on how they are numbered.
         let order = |a: &(u32, f64), b: &(u32, f64)| {
-            b.1.total_cmp(&a.1).then_with(|| rank(a.0).cmp(&rank(b.0)))
+            b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0))
         };
         let top = best_n(
             scored

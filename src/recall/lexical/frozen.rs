@@ -1,36 +1,98 @@
-//! The frozen part of an index: documents and terms in flat, offset-addressed tables, as a
-//! cache file holds them.
+//! The frozen part of an index: documents, terms and parents in flat, offset-addressed
+//! tables, read in place from the cache file's bytes (memory-mapped when read from disk), so
+//! that a search reads the tables of its terms and hits, never the whole file. Each 64 KiB
+//! block of the file is checked against its checksum the first time anything in it is read;
+//! a block that does not match marks the index damaged (see [`Base::damaged`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::index::Posting;
 use crate::object::ObjectId;
 
+/// Bytes of a checksummed block of a cache file.
+pub(super) const BLOCK: usize = 1 << 16;
+
+/// The bytes of a cache file: mapped from the file, or (for bytes given in memory) from an
+/// anonymous map they were copied to. A file is only ever replaced by renaming a new one over
+/// it, never changed in place or truncated, so mapped bytes do not change under the map.
+pub(super) type Bytes = memmap2::Mmap;
+
+/// A table of the file: where it starts and how many items it holds.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Table {
+    pub(super) at: usize,
+    pub(super) n: usize,
+}
+
+/// The frozen part's tables, as [`super::codec`] lays them out.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Layout {
+    pub(super) term_off: Table,
+    pub(super) term_text: Table,
+    pub(super) post_off: Table,
+    pub(super) postings: Table,
+    pub(super) key_off: Table,
+    pub(super) keys: Table,
+    pub(super) ns_off: Table,
+    pub(super) ns_text: Table,
+    pub(super) doc_ns: Table,
+    pub(super) path_off: Table,
+    pub(super) path_text: Table,
+    pub(super) content_off: Table,
+    pub(super) content_text: Table,
+    pub(super) values: Table,
+    pub(super) timestamps: Table,
+    pub(super) lens: Table,
+    pub(super) parents: Table,
+    pub(super) dates: Table,
+    pub(super) pkey_off: Table,
+    pub(super) pkey_text: Table,
+    pub(super) parent_len: Table,
+    pub(super) parent_docs: Table,
+    /// Checksums of the blocks of everything before them.
+    pub(super) sums: Table,
+}
+
 /// The frozen part of an index, as a cache file holds it: documents sorted by key (a
-/// document's number is its rank), terms sorted, each term's postings ready to use. Loading
-/// it is a few bulk copies and checks, with no per-document or per-term allocation.
-#[derive(Default)]
+/// document's number is its rank), terms sorted, each term's postings ready to use, parents
+/// sorted by key with their lengths. Opening it checks its header and its block checksums'
+/// checksum; the tables are read where they lie.
 pub(super) struct Base {
     /// Checksum of the cache file it was read from (what a delta file names).
     pub(super) sum: Option<u128>,
-    pub(super) term_off: Vec<u32>,
-    pub(super) term_text: String,
-    pub(super) post_off: Vec<u32>,
-    pub(super) postings: Vec<Posting>,
-    pub(super) key_off: Vec<u32>,
-    pub(super) keys: Vec<u8>,
-    pub(super) ns_off: Vec<u32>,
-    pub(super) ns_text: String,
-    pub(super) path_off: Vec<u32>,
-    pub(super) path_text: String,
-    pub(super) content_off: Vec<u32>,
-    pub(super) content_text: String,
-    pub(super) values: Vec<ObjectId>,
-    pub(super) timestamps: Vec<f64>,
-    pub(super) lens: Vec<f64>,
+    /// None for an index with no frozen part.
+    bytes: Option<Arc<Bytes>>,
+    pub(super) t: Layout,
+    /// One bit per block: checked already.
+    checked: Vec<AtomicU64>,
+    /// One bit per table read item by item in bulk: checked whole already.
+    dense_checked: AtomicU64,
+    /// The documents' lengths and parents, decoded once a search reads them (every search
+    /// that scores reads them per posting).
+    lens: OnceLock<Vec<f64>>,
+    parents: OnceLock<Vec<u32>>,
+    /// The namespaces' names, read once (there are few).
+    namespaces: OnceLock<Vec<String>>,
+    damaged: AtomicBool,
 }
 
-/// The `i`th range of an offset table (`off[i]..off[i + 1]`); the table is checked on load.
-pub(super) fn span(off: &[u32], i: usize) -> std::ops::Range<usize> {
-    off[i] as usize..off[i + 1] as usize
+impl Default for Base {
+    fn default() -> Self {
+        Base {
+            sum: None,
+            bytes: None,
+            t: Layout::default(),
+            checked: Vec::new(),
+            dense_checked: AtomicU64::new(0),
+            lens: OnceLock::new(),
+            parents: OnceLock::new(),
+            namespaces: OnceLock::new(),
+            damaged: AtomicBool::new(false),
+        }
+    }
 }
 
 /// The first of `0..n` for which `below` is false, where `below` holds for a prefix of the
@@ -49,24 +111,288 @@ fn bound(n: usize, below: impl Fn(usize) -> bool) -> usize {
 }
 
 impl Base {
+    /// A frozen part over `bytes`, whose layout and checksum the caller has checked.
+    pub(super) fn new(bytes: Arc<Bytes>, t: Layout, sum: u128) -> Base {
+        let blocks = t.sums.n;
+        Base {
+            sum: Some(sum),
+            bytes: Some(bytes),
+            t,
+            checked: (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            dense_checked: AtomicU64::new(0),
+            lens: OnceLock::new(),
+            parents: OnceLock::new(),
+            namespaces: OnceLock::new(),
+            damaged: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a block read so far did not match its checksum (or a table pointed outside
+    /// the file): what was read from it is meaningless, and the index must be rebuilt.
+    pub(super) fn damaged(&self) -> bool {
+        self.damaged.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self) {
+        self.damaged.store(true, Ordering::Relaxed);
+    }
+
+    /// Checks every block not checked yet (what reading the whole file needs).
+    pub(super) fn check_all(&self) {
+        let end = self.t.sums.at;
+        if end > 0 {
+            self.bytes_at(0, end);
+        }
+    }
+
+    /// Checks the blocks `at..at + len` falls in (at once when they were checked before).
+    #[inline]
+    fn check(&self, at: usize, len: usize) -> bool {
+        if len > 0 {
+            let b = at / BLOCK;
+            let last = at.wrapping_add(len - 1);
+            if last / BLOCK == b
+                && last < self.t.sums.at
+                && self.checked[b / 64].load(Ordering::Relaxed) & (1u64 << (b % 64)) != 0
+            {
+                return true;
+            }
+        }
+        self.check_blocks(at, len)
+    }
+
+    fn check_blocks(&self, at: usize, len: usize) -> bool {
+        let end = self.t.sums.at;
+        if len == 0 {
+            return at <= end;
+        }
+        let Some(last) = at.checked_add(len).filter(|&e| e <= end) else {
+            self.fail();
+            return false;
+        };
+        for b in at / BLOCK..=(last - 1) / BLOCK {
+            let (word, bit) = (&self.checked[b / 64], 1u64 << (b % 64));
+            if word.load(Ordering::Relaxed) & bit != 0 {
+                continue;
+            }
+            let Some(bytes) = self.bytes.as_deref() else {
+                self.fail();
+                return false;
+            };
+            let block = &bytes[b * BLOCK..((b + 1) * BLOCK).min(end)];
+            let at = self.t.sums.at + 8 * b;
+            let want = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
+            if xxh3_64(block) != want {
+                self.fail();
+                return false;
+            }
+            word.fetch_or(bit, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// The bytes `at..at + len`, checked; empty (and the index marked damaged) when they
+    /// are not what was written.
+    #[inline]
+    fn bytes_at(&self, at: usize, len: usize) -> &[u8] {
+        match self.bytes.as_deref() {
+            Some(b) if self.check(at, len) => &b[at..at + len],
+            _ => &[],
+        }
+    }
+
+    #[inline]
+    fn item<const N: usize>(&self, t: Table, i: usize) -> [u8; N] {
+        if i >= t.n {
+            self.fail();
+            return [0; N];
+        }
+        self.bytes_at(t.at + N * i, N).try_into().unwrap_or([0; N])
+    }
+
+    fn u32_at(&self, t: Table, i: usize) -> u32 {
+        u32::from_le_bytes(self.item(t, i))
+    }
+
+    fn f64_at(&self, t: Table, i: usize) -> f64 {
+        f64::from_le_bytes(self.item(t, i))
+    }
+
+    /// Item `i` of a text table whose offsets are `off`.
+    fn piece(&self, off: Table, text: Table, i: usize) -> &[u8] {
+        let (s, e) = (
+            self.u32_at(off, i) as usize,
+            self.u32_at(off, i + 1) as usize,
+        );
+        if s > e || e > text.n {
+            self.fail();
+            return &[];
+        }
+        self.bytes_at(text.at + s, e - s)
+    }
+
+    fn text_piece(&self, off: Table, text: Table, i: usize) -> &str {
+        std::str::from_utf8(self.piece(off, text, i)).unwrap_or_else(|_| {
+            self.fail();
+            ""
+        })
+    }
+
     pub(super) fn n_docs(&self) -> usize {
-        self.values.len()
+        self.t.values.n
     }
 
     pub(super) fn n_terms(&self) -> usize {
-        self.term_off.len().saturating_sub(1)
+        self.t.term_off.n.saturating_sub(1)
+    }
+
+    pub(super) fn n_parents(&self) -> usize {
+        self.t.parent_len.n
     }
 
     pub(super) fn term(&self, i: usize) -> &str {
-        &self.term_text[span(&self.term_off, i)]
+        self.text_piece(self.t.term_off, self.t.term_text, i)
     }
 
-    pub(super) fn term_postings(&self, i: usize) -> &[Posting] {
-        &self.postings[span(&self.post_off, i)]
+    /// The postings of term `i`.
+    pub(super) fn term_postings(&self, i: usize) -> Postings<'_> {
+        let (s, e) = (
+            self.u32_at(self.t.post_off, i) as usize,
+            self.u32_at(self.t.post_off, i + 1) as usize,
+        );
+        if s > e || e > self.t.postings.n {
+            self.fail();
+            return Postings(&[]);
+        }
+        Postings(self.bytes_at(self.t.postings.at + 8 * s, 8 * (e - s)))
     }
 
     pub(super) fn key(&self, i: usize) -> &[u8] {
-        &self.keys[span(&self.key_off, i)]
+        self.piece(self.t.key_off, self.t.keys, i)
+    }
+
+    /// The number of document `i`'s namespace (namespaces are numbered in name order).
+    pub(super) fn namespace_no(&self, i: usize) -> u32 {
+        u32::from_le_bytes(self.dense(self.t.doc_ns, 4, i))
+    }
+
+    /// The number of namespace `name`, if a document is in it.
+    pub(super) fn find_namespace(&self, name: &str) -> Option<u32> {
+        let names = self.namespaces.get_or_init(|| {
+            (0..self.t.ns_off.n.saturating_sub(1))
+                .map(|i| {
+                    self.text_piece(self.t.ns_off, self.t.ns_text, i)
+                        .to_string()
+                })
+                .collect()
+        });
+        names
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    pub(super) fn namespace(&self, i: usize) -> &str {
+        self.text_piece(self.t.ns_off, self.t.ns_text, self.namespace_no(i) as usize)
+    }
+
+    pub(super) fn path(&self, i: usize) -> &str {
+        self.text_piece(self.t.path_off, self.t.path_text, i)
+    }
+
+    pub(super) fn content(&self, i: usize) -> &str {
+        self.text_piece(self.t.content_off, self.t.content_text, i)
+    }
+
+    pub(super) fn value(&self, i: usize) -> ObjectId {
+        ObjectId::from_bytes(self.item(self.t.values, i))
+    }
+
+    /// The bytes of a table read item by item over many documents (the one numbered
+    /// `which`), checked whole the first time: then each item costs what reading a slice does.
+    #[inline]
+    fn dense<const N: usize>(&self, t: Table, which: u32, i: usize) -> [u8; N] {
+        let bit = 1u64 << which;
+        if self.dense_checked.load(Ordering::Relaxed) & bit == 0 {
+            if !self.check(t.at, t.n * N) {
+                return [0; N];
+            }
+            self.dense_checked.fetch_or(bit, Ordering::Relaxed);
+        }
+        let b = self
+            .bytes
+            .as_deref()
+            .and_then(|b| b.get(t.at + N * i..t.at + N * (i + 1)));
+        match b.filter(|_| i < t.n) {
+            Some(b) => b.try_into().unwrap_or([0; N]),
+            None => {
+                self.fail();
+                [0; N]
+            }
+        }
+    }
+
+    pub(super) fn timestamp(&self, i: usize) -> f64 {
+        f64::from_le_bytes(self.dense(self.t.timestamps, 0, i))
+    }
+
+    #[inline]
+    pub(super) fn len(&self, i: usize) -> f64 {
+        let lens = self.lens.get_or_init(|| {
+            (0..self.t.lens.n)
+                .map(|i| f64::from_le_bytes(self.dense(self.t.lens, 1, i)))
+                .collect()
+        });
+        lens.get(i).copied().unwrap_or_else(|| {
+            self.fail();
+            0.0
+        })
+    }
+
+    /// The parent number of document `i` (parents are numbered in key order).
+    #[inline]
+    pub(super) fn parent(&self, i: usize) -> u32 {
+        let parents = self.parents.get_or_init(|| {
+            (0..self.t.parents.n)
+                .map(|i| u32::from_le_bytes(self.dense(self.t.parents, 2, i)))
+                .collect()
+        });
+        parents.get(i).copied().unwrap_or_else(|| {
+            self.fail();
+            0
+        })
+    }
+
+    /// (year, month 1-12) of document `i`'s timestamp, `None` when it is unknown.
+    pub(super) fn date(&self, i: usize) -> Option<(i64, u32)> {
+        let b: [u8; 9] = self.dense(self.t.dates, 3, i);
+        let month = b[8] as u32;
+        let mut y = [0u8; 8];
+        y.copy_from_slice(&b[..8]);
+        (month != 0).then(|| (i64::from_le_bytes(y), month))
+    }
+
+    /// The encoded key of parent `p` (what precedes its children's last path segment).
+    pub(super) fn parent_key(&self, p: usize) -> &[u8] {
+        self.piece(self.t.pkey_off, self.t.pkey_text, p)
+    }
+
+    /// The length of parent `p`'s document: the sum of its documents' lengths, in key order.
+    pub(super) fn parent_len(&self, p: usize) -> f64 {
+        self.f64_at(self.t.parent_len, p)
+    }
+
+    /// The number of documents under parent `p`.
+    pub(super) fn parent_docs(&self, p: usize) -> u32 {
+        self.u32_at(self.t.parent_docs, p)
+    }
+
+    pub(super) fn find_parent(&self, key: &[u8]) -> Option<u32> {
+        let n = self.n_parents();
+        let i = bound(n, |i| self.parent_key(i) < key);
+        (i < n && self.parent_key(i) == key).then_some(i as u32)
     }
 
     /// First term index whose name is above `name` (`or_equal`: at or above).
@@ -94,4 +420,30 @@ impl Base {
         let i = self.key_bound(key, true);
         (i < self.n_docs() && self.key(i) == key).then_some(i)
     }
+}
+
+/// A term's postings as the file holds them (8 bytes each).
+#[derive(Clone, Copy)]
+pub(super) struct Postings<'a>(pub(super) &'a [u8]);
+
+impl<'a> Postings<'a> {
+    pub(super) fn len(&self) -> usize {
+        self.0.len() / 8
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
+        self.0.chunks_exact(8).map(|c| Posting {
+            doc: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+            key_tf: u16::from_le_bytes([c[4], c[5]]),
+            content_tf: u16::from_le_bytes([c[6], c[7]]),
+        })
+    }
+}
+
+/// `bytes` copied into an anonymous read-only map.
+pub(super) fn copied_map(bytes: &[u8]) -> std::io::Result<Bytes> {
+    let mut m = memmap2::MmapMut::map_anon(bytes.len())?;
+    m[..bytes.len()].copy_from_slice(bytes);
+    let m = m.make_read_only()?;
+    Ok(m)
 }

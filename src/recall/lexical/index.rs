@@ -70,6 +70,12 @@ impl LexicalIndex {
         self.root.as_ref()
     }
 
+    /// Whether a part of the cache file read so far turned out damaged: answers given since
+    /// it was opened are meaningless, and the index must be rebuilt from the tree.
+    pub fn damaged(&self) -> bool {
+        self.base.damaged()
+    }
+
     /// Number of indexed keys.
     pub fn len(&self) -> usize {
         self.base_live + self.by_key.len()
@@ -186,7 +192,7 @@ impl LexicalIndex {
             if !self.dead[i] {
                 self.dead[i] = true;
                 self.base_live -= 1;
-                self.total_len -= self.base.lens[i];
+                self.total_len -= self.base.len(i);
                 self.parents.take();
             }
         }

@@ -3,7 +3,6 @@
 
 use std::cmp::Ordering;
 
-use super::context::ParentStats;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
@@ -158,12 +157,12 @@ impl LexicalIndex {
         terms.sort();
         terms.dedup();
         let stats = self.stats();
-        let docs = stats.parent.len();
+        let docs = self.base.n_docs() + self.docs.len();
         // Own scores by document number; `scored` lists the documents that have one, in the
         // order they got it (sums below run in a fixed order, so scores do not depend on it).
         let mut scores = Scores::new(docs);
         // Per parent touched, the weighted frequency of each query term under it.
-        let mut parent_tf = TermRows::new(stats.len.len(), terms.len());
+        let mut parent_tf = TermRows::new(self.parent_numbers(stats), terms.len());
         // Per record of the query's namespace that holds a query term, the weighted
         // frequency of each (for the windows).
         let windows = pr.window_weight > 0.0;
@@ -176,9 +175,9 @@ impl LexicalIndex {
             let mut add = |d: u32, s: f64, tf: f64| {
                 best.max(d, s);
                 if pr.parent_weight > 0.0 {
-                    parent_tf.add(stats.parent[d as usize], ti, tf);
+                    parent_tf.add(self.parent(stats, d), ti, tf);
                 }
-                if windows && q.namespace.is_none_or(|ns| self.namespace_of(d) == ns) {
+                if windows && q.namespace.is_none_or(|ns| self.in_namespace(d, ns)) {
                     doc_tf.add(d, ti, tf);
                 }
             };
@@ -237,11 +236,11 @@ impl LexicalIndex {
                 // Feedback ranks on the scores so far: a record's own, context and parent.
                 let first = |d: u32| {
                     scores.value[d as usize]
-                        + pr.parent_weight * by_parent[stats.parent[d as usize] as usize]
+                        + pr.parent_weight * by_parent[self.parent(stats, d) as usize]
                 };
-                let expansion = self.feedback_terms(&scores.scored, first, &reached, q, stats);
+                let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
                 if !expansion.is_empty() {
-                    let mut tf = TermRows::new(stats.len.len(), expansion.len());
+                    let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
                         for &(p, f) in self.parent_frequencies(t, stats).iter() {
                             tf.add(p, i, f);
@@ -255,11 +254,11 @@ impl LexicalIndex {
                 }
             }
             for &d in &scores.scored {
-                let p = stats.parent[d as usize];
+                let p = self.parent(stats, d);
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(&scores, q, stats)
+        self.top_hits(&scores, q)
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
@@ -267,18 +266,15 @@ impl LexicalIndex {
 
     /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
     /// order (a total order: keys are unique, so the result does not depend on map order;
-    /// ties go by key, compared as the documents' places in key order).
-    fn top_hits(&self, scores: &Scores, q: &Query<'_>, stats: &ParentStats) -> Vec<Hit> {
+    /// ties go by key).
+    fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
         let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
-            Sort::Relevance => {
-                b.1.total_cmp(&a.1)
-                    .then_with(|| stats.rank[a.0 as usize].cmp(&stats.rank[b.0 as usize]))
-            }
+            Sort::Relevance => b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0)),
             Sort::Recency => self
                 .timestamp_of(b.0)
                 .total_cmp(&self.timestamp_of(a.0))
                 .then_with(|| b.1.total_cmp(&a.1))
-                .then_with(|| stats.rank[a.0 as usize].cmp(&stats.rank[b.0 as usize])),
+                .then_with(|| self.key_cmp(a.0, b.0)),
         };
         let ranked = best_n(
             scores

@@ -5,7 +5,7 @@ use std::collections::btree_map;
 use std::iter::Peekable;
 use std::ops::Bound;
 
-use super::frozen::Base;
+use super::frozen::{Base, Postings};
 use super::index::Posting;
 use super::LexicalIndex;
 
@@ -90,8 +90,9 @@ impl LexicalIndex {
         (r.base.is_some() || r.over.is_some()).then_some(r)
     }
 
-    fn base_postings(&self, t: TermRef) -> &[Posting] {
-        t.base.map_or(&[], |i| self.base.term_postings(i as usize))
+    fn base_postings(&self, t: TermRef) -> Postings<'_> {
+        t.base
+            .map_or(Postings(&[]), |i| self.base.term_postings(i as usize))
     }
 
     fn over_postings(&self, t: TermRef) -> &[Posting] {
@@ -104,7 +105,7 @@ impl LexicalIndex {
             || self
                 .base_postings(t)
                 .iter()
-                .any(|p| !self.dead[p.doc as usize])
+                .any(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))
     }
 
     /// Number of live documents holding the term.
@@ -113,7 +114,9 @@ impl LexicalIndex {
         let live_base = if self.base_live == self.base.n_docs() {
             base.len()
         } else {
-            base.iter().filter(|p| !self.dead[p.doc as usize]).count()
+            base.iter()
+                .filter(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))
+                .count()
         };
         live_base + self.over_postings(t).len()
     }
@@ -121,9 +124,11 @@ impl LexicalIndex {
     /// The live postings of a term: the frozen part's (removed documents skipped), then the
     /// overlay's.
     pub(super) fn each_posting(&self, t: TermRef, f: &mut dyn FnMut(&Posting)) {
-        for p in self.base_postings(t) {
-            if !self.dead[p.doc as usize] {
-                f(p);
+        for p in self.base_postings(t).iter() {
+            // A document number past the frozen part only comes from a damaged file, which
+            // the part has noted when the block was checked.
+            if !self.dead.get(p.doc as usize).copied().unwrap_or(true) {
+                f(&p);
             }
         }
         for p in self.over_postings(t) {

@@ -137,7 +137,7 @@ fn date_field_follows_removal() {
     assert_eq!(paths(&idx, "june"), ["a"]);
     idx.remove(&crate::key::Key::new("default", "a").unwrap().encode());
     assert!(paths(&idx, "june").is_empty());
-    let back = LexicalIndex::from_bytes(&idx.to_bytes()).unwrap();
+    let back = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
     assert_eq!(paths(&back, "march"), ["b"]);
 }
 
@@ -148,9 +148,11 @@ fn cache_errors_say_what_is_wrong() {
         message(LexicalIndex::from_bytes(b"not a cache file").map(drop)),
         "lexical index cache is damaged"
     );
-    let one = LexicalIndex::from_bytes(&index(&[("a", "Notes.", 0.0)]).to_bytes()).unwrap();
-    let mut two = LexicalIndex::from_bytes(&index(&[("b", "Notes.", 0.0)]).to_bytes()).unwrap();
-    let mut changed = LexicalIndex::from_bytes(&one.to_bytes()).unwrap();
+    let one =
+        LexicalIndex::from_bytes(&index(&[("a", "Notes.", 0.0)]).to_bytes().unwrap()).unwrap();
+    let mut two =
+        LexicalIndex::from_bytes(&index(&[("b", "Notes.", 0.0)]).to_bytes().unwrap()).unwrap();
+    let mut changed = LexicalIndex::from_bytes(&one.to_bytes().unwrap()).unwrap();
     changed.remove(&crate::key::Key::new("default", "a").unwrap().encode());
     let delta = changed.delta_bytes().unwrap();
     assert_eq!(
