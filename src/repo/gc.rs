@@ -3,7 +3,7 @@
 use super::{id_from_ref, Repo, RepoResult, HEAD, SYMBOLIC};
 use crate::object::{Blob, ObjectId};
 use crate::prolly::IdSet;
-use crate::store::{ObjectStore, RefStore, StoreError};
+use crate::store::{ObjectStore, Reclaim, RefStore, StoreError, GC_DEAD_SHARE_PERCENT};
 
 /// What [`Repo::gc`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,6 +14,12 @@ pub struct GcReport {
     pub objects_removed: u64,
     /// Bytes of the deleted objects.
     pub bytes_removed: u64,
+    /// Pack files rewritten to give back the space of dead bytes.
+    pub packs_rewritten: u64,
+    /// Bytes of live records copied while rewriting them.
+    pub bytes_rewritten: u64,
+    /// Pack files holding dead bytes that were left as they are (too small a share).
+    pub packs_kept_with_dead_bytes: u64,
 }
 
 impl Repo {
@@ -63,9 +69,13 @@ impl Repo {
     }
 
     /// Deletes every object that no ref reaches (through commits, all their parents, tree
-    /// nodes and value ids), flushes, then has the store erase the bytes no object uses
-    /// ([`ObjectStore::reclaim`]), so removed content is in no pack of the store (the derived
-    /// caches are pruned by the caller, see [`crate::store::DerivedCache`]). The mark phase
+    /// nodes and value ids), flushes, then has the store give back the space of bytes no
+    /// object uses ([`ObjectStore::reclaim`]): a pack file is rewritten without them once
+    /// at least [`GC_DEAD_SHARE_PERCENT`] percent of its record bytes are dead (or when its
+    /// dead bytes could mislead a reader of the pack: a damaged header, a torn record);
+    /// other packs keep their dead records, which no index and no read finds, until a later
+    /// gc. [`Repo::purge`] erases them all (the derived caches are pruned by the caller, see
+    /// [`crate::store::DerivedCache`]). The mark phase
     /// reads and checks every reachable commit, node and value, skipping subtrees already
     /// marked; if any reachable object is missing or corrupt, or a ref is unreadable, gc
     /// fails before deleting anything (run [`Repo::fsck`]).
@@ -74,6 +84,11 @@ impl Repo {
     /// objects and moving its ref (the store's LOCK file keeps other processes out; within a
     /// process the caller serialises).
     pub fn gc(&self) -> RepoResult<GcReport> {
+        self.gc_with(Reclaim::DeadShare(GC_DEAD_SHARE_PERCENT))
+    }
+
+    /// [`Repo::gc`], rewriting the packs `rule` picks.
+    pub(crate) fn gc_with(&self, rule: Reclaim) -> RepoResult<GcReport> {
         let marked = self.reachable_objects()?;
         let mut doomed: Vec<[u8; 32]> = Vec::new();
         let mut kept = 0u64;
@@ -103,7 +118,10 @@ impl Repo {
         }
         self.store.flush()?;
         // Only now, with the deletions durable, are the removed bytes erased.
-        self.store.reclaim()?;
+        let reclaimed = self.store.reclaim(rule)?;
+        rep.packs_rewritten = reclaimed.packs_rewritten;
+        rep.bytes_rewritten = reclaimed.bytes_rewritten;
+        rep.packs_kept_with_dead_bytes = reclaimed.packs_kept_with_dead_bytes;
         Ok(rep)
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::{Commit, GcReport, Repo, RepoResult};
 use crate::object::ObjectId;
 use crate::prolly::{Edit, KeyRange};
-use crate::store::ObjectStore;
+use crate::store::{ObjectStore, Reclaim};
 
 /// What [`Repo::purge`] or [`Repo::purge_all`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -33,7 +33,8 @@ impl Repo {
     /// that names a rewritten commit (branches, a detached `HEAD`) is moved by
     /// compare-and-swap, flushed, and [`Repo::gc`] removes the old commits, the old tree
     /// nodes and the key's value objects, unless another key of a remaining commit holds the
-    /// same value id. If another writer moves a ref meanwhile the result is
+    /// same value id; it rewrites every pack holding any dead byte, whatever its share, so no
+    /// file of the store keeps the bytes of an object the store no longer has. If another writer moves a ref meanwhile the result is
     /// [`super::RepoError::RefMoved`]; refs already moved stay moved, the history stays
     /// consistent, and running purge again finishes the job.
     pub fn purge(&self, key: &[u8]) -> RepoResult<PurgeReport> {
@@ -101,7 +102,9 @@ impl Repo {
             }
         }
         self.store.flush()?;
-        rep.gc = self.gc()?;
+        // Every dead byte goes, not only those of packs gc would rewrite: the purged keys'
+        // values may have dead copies anywhere, and this promises they leave the disk.
+        rep.gc = self.gc_with(Reclaim::Everything)?;
         Ok(rep)
     }
 }

@@ -29,8 +29,8 @@ use super::resting_head::{self, RestingHead, RestingHeadFile};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
 use super::{
-    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, SledBackend,
-    StoreResult,
+    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
+    RefStore, SledBackend, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -77,12 +77,18 @@ impl Drop for Inner {
     /// Before the engine closes, while the LOCK is still held: brings the pack indexes up to
     /// date for readers at rest (see `pack_index::refresh`).
     fn drop(&mut self) {
-        let (Engine::Sled(_), Some(dir), Some(_)) = (&self.engine, &self.path, &self._lock) else {
+        let (Engine::Sled(engine), Some(dir), Some(_)) = (&self.engine, &self.path, &self._lock)
+        else {
             return;
         };
         if let Ok(packs) = pack_files(&dir.join(PACKS_DIR)) {
             let packs: Vec<(u32, PathBuf)> = packs.into_iter().map(|(n, p, _)| (n, p)).collect();
-            pack_index::refresh(dir, &packs, self.verify_indexes.load(Ordering::Relaxed));
+            pack_index::refresh(
+                dir,
+                &packs,
+                self.verify_indexes.load(Ordering::Relaxed),
+                &|id, no, offset| engine.points_at(id, no, offset),
+            );
         }
     }
 }
@@ -282,8 +288,8 @@ impl ObjectStore for Store {
         self.backend().delete(id)
     }
 
-    fn reclaim(&self) -> StoreResult<()> {
-        self.backend().reclaim()
+    fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
+        self.backend().reclaim(rule)
     }
 
     fn flush(&self) -> StoreResult<()> {

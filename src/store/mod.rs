@@ -278,12 +278,41 @@ pub trait ObjectStore: Send + Sync {
     fn delete(&self, id: &RawId) -> StoreResult<bool>;
     /// Make every completed write durable before returning.
     fn flush(&self) -> StoreResult<()>;
-    /// Give back the space of bytes no object uses any more (deleted objects, extra copies),
-    /// durably: afterwards those bytes are in no file of the store. Garbage collection calls
-    /// it after its deletions and flush. Backends without such bytes do nothing.
-    fn reclaim(&self) -> StoreResult<()> {
-        Ok(())
+    /// Give back, durably, the space of bytes no object uses any more (deleted objects,
+    /// extra copies) in the files `rule` picks: afterwards no file it rewrote holds such
+    /// bytes, and with [`Reclaim::Everything`] no file of the store does. Garbage collection
+    /// calls it after its deletions and flush. Backends without such bytes do nothing.
+    fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
+        let _ = rule;
+        Ok(ReclaimReport::default())
     }
+}
+
+/// The share of a pack's record bytes that must be dead (unused by any object) before
+/// garbage collection rewrites the pack, in percent.
+pub const GC_DEAD_SHARE_PERCENT: u8 = 25;
+
+/// Which files [`ObjectStore::reclaim`] rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reclaim {
+    /// Every file holding at least this percentage of dead bytes, and every file whose dead
+    /// bytes could hide or damage live ones (a damaged header, a record torn by a crash).
+    /// The dead bytes of the other files stay until a later reclaim.
+    DeadShare(u8),
+    /// Every file holding any dead byte: afterwards no file of the store holds the bytes of
+    /// an object the store no longer has (`forget --purge`).
+    Everything,
+}
+
+/// What [`ObjectStore::reclaim`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReclaimReport {
+    /// Files rewritten (their live records copied, then the files deleted).
+    pub packs_rewritten: u64,
+    /// Bytes of live records copied out of them.
+    pub bytes_rewritten: u64,
+    /// Files left as they were although they hold dead bytes (below the rule's share).
+    pub packs_kept_with_dead_bytes: u64,
 }
 
 /// Named references (branches, HEAD) with compare-and-swap updates.

@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::cache::{remove_cache_file, CACHE_DIR};
 use super::files::write_cache_file;
-use super::packs::{pack_name, pack_number, read_exact_at, HEADER, RECORD_HEAD};
+use super::packs::{pack_name, pack_number, read_exact_at, Location, HEADER, RECORD_HEAD};
 use super::RawId;
 
 /// First bytes of a pack index file.
@@ -248,9 +248,17 @@ fn read_whole(file: &File) -> Option<Vec<u8>> {
 /// LOCK as the store closes. For each pack in `packs` (number and path): an index whose tail
 /// has grown past [`REWRITE_TAIL`], or that is missing or malformed, is rewritten from the
 /// old index and the records after it; with `verify`, an index whose checksum fails is
-/// rebuilt from the whole pack. Indexes of packs that are gone are removed. Best effort:
+/// rebuilt from the whole pack. Of the records read from a pack, only those `indexed` (the
+/// database's index points at them: pack number, record offset) are indexed, so that an
+/// object the store no longer has is not found at rest. Indexes of packs that are gone are
+/// removed. Best effort:
 /// the files are derived, and a missing one only costs readers time.
-pub(crate) fn refresh(store_dir: &Path, packs: &[(u32, PathBuf)], verify: bool) {
+pub(crate) fn refresh(
+    store_dir: &Path,
+    packs: &[(u32, PathBuf)],
+    verify: bool,
+    indexed: &dyn Fn(&RawId, u32, u64) -> bool,
+) {
     for (no, pack) in packs {
         let Ok(file) = File::open(pack) else { continue };
         let Ok(len) = file.metadata().map(|m| m.len()) else {
@@ -273,10 +281,25 @@ pub(crate) fn refresh(store_dir: &Path, packs: &[(u32, PathBuf)], verify: bool) 
         let Ok(tail) = scan(&file, from, len) else {
             continue;
         };
-        entries.extend(tail);
+        entries.extend(tail.into_iter().filter(|(id, at, _)| indexed(id, *no, *at)));
         let _ = write_cache_file(&path, &encode(*no, len, entries));
     }
     remove_orphans(store_dir, packs);
+}
+
+/// Writes the index of pack `no`, `len` bytes long, from the records the database's index
+/// points at in it (`live`), so that the pack's dead records are in no index; an index that
+/// cannot be written is removed (readers then read the pack's records in order, or open the
+/// store). Best effort, as for every cache.
+pub(crate) fn rewrite(store_dir: &Path, no: u32, len: u64, live: &[(RawId, Location)]) {
+    let entries = live
+        .iter()
+        .map(|(id, loc)| (*id, loc.offset, loc.len))
+        .collect();
+    let path = index_path(store_dir, no);
+    if write_cache_file(&path, &encode(no, len, entries)).is_err() {
+        let _ = remove_cache_file(&path);
+    }
 }
 
 /// Removes the index files of packs not in `packs`.

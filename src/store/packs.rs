@@ -417,6 +417,18 @@ impl Packs {
         Ok(Ok(buf))
     }
 
+    /// Pack `no`'s length and its records read in order from its start, up to the first
+    /// that does not fit before its end (see `pack_index::scan`); `None` if it is gone.
+    pub fn scan(&self, no: u32) -> StoreResult<Option<(u64, Vec<super::pack_index::Entry>)>> {
+        let Some(file) = self.file(no)? else {
+            return Ok(None);
+        };
+        let path = self.path(no);
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        let records = super::pack_index::scan(&file, HEADER, len).map_err(io_err(&path))?;
+        Ok(Some((len, records)))
+    }
+
     /// Whether pack `no` begins with the pack magic (a pack that is gone has nothing wrong
     /// with it here).
     pub fn has_magic(&self, no: u32) -> StoreResult<bool> {

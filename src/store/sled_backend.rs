@@ -14,9 +14,11 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use super::packs::{Location, Packs};
+use super::pack_index;
+use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::{
-    Backend, FileDamage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
+    Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefStore,
+    StoreError, StoreResult,
 };
 
 /// Name of the sled tree mapping object ids to their locations in the packs.
@@ -31,6 +33,16 @@ const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 /// Records copied per pack write while reclaiming space.
 const MOVE_BATCH: usize = 4096;
 
+/// What [`SledBackend::must_rewrite`] decided for one pack.
+enum Verdict {
+    /// No dead bytes.
+    Clean,
+    /// Rewritten.
+    Rewrite,
+    /// Kept with its dead bytes; the pack's length.
+    KeepDead(u64),
+}
+
 /// The on-disk backend: objects in pack files, their index and the refs in one sled
 /// database.
 ///
@@ -42,6 +54,8 @@ const MOVE_BATCH: usize = 4096;
 pub struct SledBackend {
     /// The database directory, named by the errors of its I/O.
     path: PathBuf,
+    /// The store directory: the parent of the packs' directory, where the pack indexes are.
+    store_dir: PathBuf,
     db: sled::Db,
     index: sled::Tree,
     refs: sled::Tree,
@@ -147,6 +161,7 @@ impl SledBackend {
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let backend = Self {
             path: path.to_path_buf(),
+            store_dir: packs.parent().unwrap_or(packs).to_path_buf(),
             packs: Packs::open(packs, pack_bytes)?,
             db,
             index,
@@ -278,27 +293,67 @@ impl SledBackend {
         self.index.apply_batch(batch).map_err(self.engine())
     }
 
-    /// Bytes of live records in each pack, from the index.
-    fn live_bytes(&self) -> StoreResult<HashMap<u32, u64>> {
-        let mut live: HashMap<u32, u64> = HashMap::new();
-        for value in self.index.iter().values() {
-            let loc = location(&value.map_err(self.engine())?)?;
-            *live.entry(loc.pack).or_default() += loc.record_bytes();
-        }
-        Ok(live)
-    }
-
-    /// The index entries that point into `packs`.
-    fn entries_in(&self, packs: &HashSet<u32>) -> StoreResult<Vec<(RawId, Location)>> {
-        let mut out = Vec::new();
+    /// Every index entry, grouped by the pack it points into.
+    fn entries_by_pack(&self) -> StoreResult<HashMap<u32, Vec<(RawId, Location)>>> {
+        let mut out: HashMap<u32, Vec<(RawId, Location)>> = HashMap::new();
         for entry in self.index.iter() {
             let (k, v) = entry.map_err(self.engine())?;
             let loc = location(&v)?;
-            if packs.contains(&loc.pack) {
-                out.push((raw_id(&k)?, loc));
-            }
+            out.entry(loc.pack).or_default().push((raw_id(&k)?, loc));
         }
         Ok(out)
+    }
+
+    /// Whether [`ObjectStore::reclaim`] under `rule` rewrites pack `no`, into which the
+    /// index points at `live`. A pack whose records are all live is clean. One with dead
+    /// bytes is rewritten when `rule` says so by their share, when it does not begin with
+    /// the magic, or when its records, read in order from its start, do not end exactly at
+    /// its end and pass through every live record (a record torn by a crash, after which
+    /// readers of the pack alone, a pack index or a repair, would lose their way); otherwise
+    /// it is kept, with its length.
+    fn must_rewrite(
+        &self,
+        no: u32,
+        live: &[(RawId, Location)],
+        rule: Reclaim,
+    ) -> StoreResult<Verdict> {
+        if !self.packs.has_magic(no)? {
+            return Ok(Verdict::Rewrite);
+        }
+        let records = self.packs.records_size(no)?;
+        let live_bytes: u64 = live.iter().map(|(_, loc)| loc.record_bytes()).sum();
+        let dead = records.saturating_sub(live_bytes);
+        if dead == 0 {
+            return Ok(Verdict::Clean);
+        }
+        let share = match rule {
+            Reclaim::Everything => return Ok(Verdict::Rewrite),
+            Reclaim::DeadShare(percent) => u64::from(percent),
+        };
+        if dead.saturating_mul(100) >= records.saturating_mul(share) {
+            return Ok(Verdict::Rewrite);
+        }
+        let Some((len, scanned)) = self.packs.scan(no)? else {
+            return Ok(Verdict::Rewrite);
+        };
+        let ends = scanned
+            .last()
+            .map_or(HEADER, |(_, off, n)| off + RECORD_HEAD + u64::from(*n));
+        let found: HashSet<(RawId, u64, u32)> = scanned.into_iter().collect();
+        let all_live = live
+            .iter()
+            .all(|(id, loc)| loc.pack == no && found.contains(&(*id, loc.offset, loc.len)));
+        Ok(if ends == len && all_live {
+            Verdict::KeepDead(len)
+        } else {
+            Verdict::Rewrite
+        })
+    }
+
+    /// Whether the index points `id` at the record at `offset` of pack `no`: what a pack
+    /// index rebuilt from the pack keeps (an error counts as no).
+    pub(crate) fn points_at(&self, id: &RawId, no: u32, offset: u64) -> bool {
+        matches!(self.locate(id), Ok(Some(loc)) if loc.pack == no && loc.offset == offset)
     }
 
     /// The bytes of `id`, read where the index points. A record that is not there whole
@@ -372,32 +427,46 @@ impl ObjectStore for SledBackend {
         Ok(())
     }
 
-    /// Rewrites every pack holding bytes no index entry points at (deleted objects, extra
-    /// copies from repeated writes, a tail torn by a crash), the active pack included: the
-    /// records the index points into those packs are copied to a new pack, the copies are
-    /// synced, the index is pointed at them and synced, and only then are the old packs
-    /// deleted. A crash part way leaves every object readable from one copy or the other,
-    /// and whatever it leaves behind is rewritten by the next call. The copy list comes
-    /// from the index, never from parsing the old packs, so a torn record cannot hide the
-    /// live records after it.
-    fn reclaim(&self) -> StoreResult<()> {
-        let live = self.live_bytes()?;
+    /// Rewrites the packs `rule` picks among those holding bytes no index entry points at
+    /// (deleted objects, extra copies from repeated writes, a tail torn by a crash), the
+    /// active pack included: the records the index points into those packs are copied to a
+    /// new pack, the copies are synced, the index is pointed at them and synced, and only
+    /// then are the old packs deleted. A crash part way leaves every object readable from
+    /// one copy or the other, and whatever it leaves behind is rewritten by the next call.
+    /// The copy list comes from the index, never from parsing the old packs, so a torn
+    /// record cannot hide the live records after it. See [`SledBackend::must_rewrite`] for
+    /// which packs are picked; a pack kept with dead bytes gets its pack index rewritten from
+    /// the index, so that reads at rest do not see the objects it no longer has.
+    fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
+        let mut by_pack = self.entries_by_pack()?;
+        let mut report = ReclaimReport::default();
         let mut victims = HashSet::new();
+        let mut kept = Vec::new();
         for no in self.packs.numbers()? {
-            // Dead bytes, or a damaged header: the pack is rewritten.
-            if self.packs.records_size(no)? > live.get(&no).copied().unwrap_or(0)
-                || !self.packs.has_magic(no)?
-            {
-                victims.insert(no);
+            let live = by_pack.get(&no).map_or(&[][..], Vec::as_slice);
+            match self.must_rewrite(no, live, rule)? {
+                Verdict::Clean => {}
+                Verdict::Rewrite => {
+                    victims.insert(no);
+                }
+                Verdict::KeepDead(len) => kept.push((no, len)),
             }
         }
+        report.packs_kept_with_dead_bytes = kept.len() as u64;
+        for (no, len) in kept {
+            let live = by_pack.remove(&no).unwrap_or_default();
+            pack_index::rewrite(&self.store_dir, no, len, &live);
+        }
         if victims.is_empty() {
-            return Ok(());
+            return Ok(report);
         }
         if victims.contains(&self.packs.active_no()) {
             self.packs.roll()?;
         }
-        let entries = self.entries_in(&victims)?;
+        let mut entries: Vec<(RawId, Location)> = Vec::new();
+        for no in &victims {
+            entries.extend(by_pack.remove(no).unwrap_or_default());
+        }
         let mut moved: Vec<(RawId, Location, Location)> = Vec::with_capacity(entries.len());
         for chunk in entries.chunks(MOVE_BATCH) {
             let mut bytes = Vec::with_capacity(chunk.len());
@@ -424,14 +493,17 @@ impl ObjectStore for SledBackend {
                 .index
                 .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
                 .map_err(self.engine())?;
+            report.bytes_rewritten += new.record_bytes();
         }
         self.db.flush().map_err(self.engine())?;
         let mut victims: Vec<u32> = victims.into_iter().collect();
         victims.sort_unstable();
+        report.packs_rewritten = victims.len() as u64;
         for no in victims {
             self.packs.remove(no)?;
         }
-        self.packs.sync()
+        self.packs.sync()?;
+        Ok(report)
     }
 }
 

@@ -197,3 +197,122 @@ fn proof_and_verify() {
     let v = f.ok(&["verify", "no.such", "-p", a["proof"].as_str().unwrap()]);
     assert_eq!(v["found"], false);
 }
+
+/// Every file under `dir` that holds `needle`.
+fn holding(dir: &std::path::Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    crate::common::files_below(dir)
+        .into_iter()
+        .filter(|f| std::fs::read(f).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle)))
+        .collect()
+}
+
+/// The pack files of a store, with their lengths.
+fn packs_of(store: &std::path::Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(store.join("packs"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let len = e.metadata().unwrap().len();
+            (e.file_name().into_string().unwrap(), len)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// gc rewrites a pack only once a quarter of it is dead: below that its dead records stay on
+/// disk, found by no read (opened or at rest) and flagged by no fsck; above it, or at a
+/// purge, they leave every file.
+#[test]
+fn gc_rewrites_a_pack_once_a_quarter_of_it_is_dead_and_purge_erases_all() {
+    let f = Fixture::new();
+    let lines = |prefix: &str, n: usize, word: &str| -> String {
+        (0..n)
+            .map(|i| {
+                serde_json::json!({"key": format!("{prefix}.k{i:04}"), "namespace": "default",
+                    "content": format!("{word} {i} with enough text to weigh something")})
+                .to_string()
+                    + "\n"
+            })
+            .collect()
+    };
+    let file = f.store.with_extension("jsonl");
+    std::fs::write(&file, lines("main", 300, "kept")).unwrap();
+    f.ok(&["import", file.to_str().unwrap()]);
+
+    // A small dead share: one branch's commit, deleted.
+    let tmp = f.ok(&[
+        "remember",
+        "the old plan ZZ-FIRST-SECRET-ZZ",
+        "-p",
+        "tmp.secret",
+        "--branch",
+        "tmp",
+    ]);
+    let tmp_commit = tmp["commit_hash"].as_str().unwrap().to_string();
+    f.ok(&["branch", "-D", "tmp"]);
+    let before = packs_of(&f.store);
+    let g = f.ok(&["gc"]);
+    assert!(g["objects_removed"].as_u64().unwrap() >= 3, "{g}");
+    assert_eq!(
+        packs_of(&f.store),
+        before,
+        "no pack rewritten below the share"
+    );
+    assert!(!holding(&f.store.join("packs"), b"ZZ-FIRST-SECRET-ZZ").is_empty());
+    assert_eq!(f.ok(&["fsck"])["clean"], true);
+    // The removed commit is found by no read, with the store at rest or opened.
+    f.ok(&["status"]);
+    assert!(f.store.join("cache/head").exists());
+    assert_error(&f.run(true, &["log", &tmp_commit]), 2);
+    assert_error(&f.run(true, &["log", &tmp_commit[..12]]), 2);
+    assert_eq!(
+        f.ok(&["get", "main.k0007"])["items"][0]["value"]["content"],
+        "kept 7 with enough text to weigh something"
+    );
+
+    // A large dead share: a branch bigger than main, deleted. Its pack is rewritten, and
+    // with it the dead records gc left before.
+    std::fs::write(&file, lines("big", 600, "dropped")).unwrap();
+    f.ok(&["import", file.to_str().unwrap(), "--branch", "big"]);
+    f.ok(&["branch", "-D", "big"]);
+    let before = packs_of(&f.store);
+    f.ok(&["gc"]);
+    let after = packs_of(&f.store);
+    assert!(
+        before.iter().all(|p| !after.contains(p)),
+        "{before:?} -> {after:?}"
+    );
+    assert!(holding(&f.store.join("packs"), b"dropped 5").is_empty());
+    assert!(holding(&f.store.join("packs"), b"ZZ-FIRST-SECRET-ZZ").is_empty());
+    assert_eq!(f.ok(&["fsck"])["clean"], true);
+
+    // Purge erases whatever gc left, whatever the share.
+    f.ok(&[
+        "remember",
+        "ZZ-SECOND-SECRET-ZZ",
+        "-p",
+        "tmp.other",
+        "--branch",
+        "tmp2",
+    ]);
+    f.ok(&["branch", "-D", "tmp2"]);
+    let before = packs_of(&f.store);
+    f.ok(&["gc"]);
+    assert_eq!(packs_of(&f.store), before);
+    assert!(!holding(&f.store.join("packs"), b"ZZ-SECOND-SECRET-ZZ").is_empty());
+    f.ok(&["forget", "main.k0001", "--purge"]);
+    assert_eq!(
+        holding(&f.store, b"ZZ-SECOND-SECRET-ZZ"),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert_eq!(
+        holding(&f.store, b"kept 1 with"),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert_eq!(f.ok(&["fsck"])["clean"], true);
+    assert_eq!(
+        f.ok(&["get", "main.k0002"])["items"][0]["value"]["content"],
+        "kept 2 with enough text to weigh something"
+    );
+}

@@ -4,9 +4,12 @@ use std::fs;
 use std::path::Path;
 
 use memoir::store::{
-    Backend, Damage, ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, StoreError,
-    FORMAT_FILE, FORMAT_VERSION,
+    Backend, Damage, ObjectStore, OpenOptions, PutOutcome, RawId, Reclaim, RefStore, Store,
+    StoreError, FORMAT_FILE, FORMAT_VERSION, GC_DEAD_SHARE_PERCENT,
 };
+
+/// What garbage collection asks of a reclaim.
+const GC: Reclaim = Reclaim::DeadShare(GC_DEAD_SHARE_PERCENT);
 
 use super::{id, new_sled_store, opts};
 use crate::common::open_sled_when_free;
@@ -76,7 +79,7 @@ fn reclaim_erases_deleted_objects_and_extra_copies_from_every_file() {
     let s = Store::open(&path, &small_packs).unwrap();
     assert_eq!(s.get(&id(b"secret", 0)).unwrap(), None);
     assert_eq!(copies(&path), 2);
-    s.reclaim().unwrap();
+    s.reclaim(Reclaim::Everything).unwrap();
     assert_eq!(
         copies(&path),
         0,
@@ -90,7 +93,7 @@ fn reclaim_erases_deleted_objects_and_extra_copies_from_every_file() {
         s.delete(&id(b"k", i)).unwrap();
     }
     s.flush().unwrap();
-    s.reclaim().unwrap();
+    s.reclaim(Reclaim::Everything).unwrap();
     let after = pack_files(&path);
     let total: u64 = files_under(&path.join("packs"))
         .iter()
@@ -100,7 +103,7 @@ fn reclaim_erases_deleted_objects_and_extra_copies_from_every_file() {
         total <= 8 * after.len() as u64 + 5 * (36 + 700),
         "{total} bytes in {after:?}"
     );
-    s.reclaim().unwrap();
+    s.reclaim(Reclaim::Everything).unwrap();
     assert_eq!(pack_files(&path), after);
     drop(s);
 
@@ -144,7 +147,7 @@ fn a_torn_record_hides_nothing_from_reclaim() {
     s.flush().unwrap();
     s.delete(&old).unwrap();
     s.flush().unwrap();
-    s.reclaim().unwrap();
+    s.reclaim(GC).unwrap();
     assert_eq!(
         s.get(&new).unwrap().as_deref(),
         Some(&b"written after the crash"[..])
@@ -251,7 +254,7 @@ fn damaged_pack_headers_and_record_ids_are_named_and_headers_rewritten() {
     assert_eq!(damaged[0].file, "packs/pack-00000001");
     assert!(damaged[0].problem.contains("MEMPACK1"), "{damaged:?}");
     assert_eq!(s.get(&a).unwrap().as_deref(), Some(&b"first object"[..]));
-    s.reclaim().unwrap();
+    s.reclaim(GC).unwrap();
     assert!(s.check_files().unwrap().is_empty());
     assert!(!pack.exists(), "the damaged pack was rewritten");
     assert_eq!(s.get(&b).unwrap().as_deref(), Some(&b"second object"[..]));
@@ -337,4 +340,137 @@ fn a_version_1_store_is_moved_into_packs_when_opened() {
     // The old copy is gone from sled.
     let db = open_sled_when_free(&path.join("db"));
     assert!(!db.tree_names().iter().any(|n| n.as_ref() == b"objects"));
+}
+
+/// The pack file holding `body`, by name.
+fn pack_holding(store: &Path, body: &[u8]) -> String {
+    let found: Vec<String> = pack_files(store)
+        .into_iter()
+        .filter(|p| holds(&fs::read(store.join("packs").join(p)).unwrap(), body))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0].clone()
+}
+
+/// Garbage collection's rule: a pack is rewritten once a quarter of its record bytes are
+/// dead; below that it stays as it is, its dead records in no pack index, and a reclaim of
+/// everything (a purge) still erases them.
+#[test]
+fn gc_rewrites_only_packs_a_quarter_dead() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let small_packs = OpenOptions {
+        pack_bytes: 8192,
+        ..OpenOptions::default()
+    };
+    let s = Store::create(&path, &small_packs).unwrap();
+    let body = |i: u8| vec![i; 700];
+    for i in 0..36u8 {
+        s.put(&id(b"k", i), &body(i)).unwrap();
+    }
+    s.flush().unwrap();
+    let (first, second) = (
+        pack_holding(&path, &body(0)),
+        pack_holding(&path, &body(12)),
+    );
+    assert_ne!(first, second);
+    // One record of twelve dead in the first pack (8%), five in the second (42%).
+    let in_first: Vec<u8> = (0..36)
+        .filter(|i| pack_holding(&path, &body(*i)) == first)
+        .collect();
+    let in_second: Vec<u8> = (0..36)
+        .filter(|i| pack_holding(&path, &body(*i)) == second)
+        .collect();
+    assert!(
+        in_first.len() >= 8 && in_second.len() >= 8,
+        "{in_first:?} {in_second:?}"
+    );
+    let doomed: Vec<u8> = std::iter::once(in_first[3])
+        .chain(in_second[..5].iter().copied())
+        .collect();
+    for i in &doomed {
+        assert!(s.delete(&id(b"k", *i)).unwrap());
+    }
+    s.flush().unwrap();
+    let first_bytes = fs::read(path.join("packs").join(&first)).unwrap();
+    let rep = s.reclaim(GC).unwrap();
+    assert_eq!(rep.packs_rewritten, 1, "{rep:?}");
+    assert_eq!(rep.packs_kept_with_dead_bytes, 1, "{rep:?}");
+    assert!(rep.bytes_rewritten >= 3 * 736, "{rep:?}");
+    assert_eq!(
+        fs::read(path.join("packs").join(&first)).unwrap(),
+        first_bytes,
+        "the pack below the share is left alone"
+    );
+    assert!(!path.join("packs").join(&second).exists());
+    assert!(holds(&first_bytes, &body(in_first[3])));
+    // Its index lists no dead record.
+    let idx = fs::read(path.join("cache").join(format!("{first}.idx"))).unwrap();
+    assert!(!holds(&idx, &id(b"k", in_first[3])));
+    assert!(holds(&idx, &id(b"k", in_first[0])));
+    let check = |s: &Store| {
+        for i in 0..36u8 {
+            let want = (!doomed.contains(&i)).then(|| body(i));
+            assert_eq!(s.get(&id(b"k", i)).unwrap(), want, "object {i}");
+        }
+    };
+    check(&s);
+    // A second reclaim under the same rule changes nothing.
+    let packs = pack_files(&path);
+    assert_eq!(s.reclaim(GC).unwrap().packs_rewritten, 0);
+    assert_eq!(pack_files(&path), packs);
+    drop(s);
+    let s = Store::open(&path, &small_packs).unwrap();
+    check(&s);
+    // Reclaiming everything erases the dead record left behind.
+    let rep = s.reclaim(Reclaim::Everything).unwrap();
+    assert_eq!(rep.packs_rewritten, 1, "{rep:?}");
+    assert!(files_under(&path)
+        .iter()
+        .all(|f| !holds(&fs::read(f).unwrap(), &body(in_first[3]))));
+    check(&s);
+}
+
+/// A record torn by a crash, with live records after it, makes its pack rewritten however
+/// small its dead share: a reader of the pack alone (a pack index, a repair) would lose its
+/// way after it.
+#[test]
+fn a_torn_record_gets_its_pack_rewritten_whatever_its_share() {
+    let (_d, s) = new_sled_store();
+    let path = s.path().unwrap().to_path_buf();
+    let body = |i: u8| vec![i; 500];
+    for i in 0..40u8 {
+        s.put(&id(b"k", i), &body(i)).unwrap();
+    }
+    s.flush().unwrap();
+    drop(s);
+    let pack = path.join("packs").join("pack-00000001");
+    let mut torn = fs::read(&pack).unwrap();
+    torn.extend_from_slice(&[9u8; 32]);
+    torn.extend_from_slice(&1000u32.to_be_bytes());
+    torn.extend_from_slice(b"abc");
+    fs::write(&pack, &torn).unwrap();
+    let s = Store::open(&path, &OpenOptions::default()).unwrap();
+    s.put(&id(b"after", 1), b"written after the crash").unwrap();
+    s.flush().unwrap();
+    let rep = s.reclaim(GC).unwrap();
+    assert_eq!(rep.packs_rewritten, 1, "{rep:?}");
+    assert!(!pack.exists());
+    for i in 0..40u8 {
+        assert_eq!(s.get(&id(b"k", i)).unwrap(), Some(body(i)));
+    }
+    assert_eq!(
+        s.get(&id(b"after", 1)).unwrap().as_deref(),
+        Some(&b"written after the crash"[..])
+    );
+    // Without a torn record, the same small share leaves the pack alone.
+    s.put(&id(b"k", 0), &body(0)).unwrap();
+    s.flush().unwrap();
+    let packs = pack_files(&path);
+    let rep = s.reclaim(GC).unwrap();
+    assert_eq!(
+        (rep.packs_rewritten, rep.packs_kept_with_dead_bytes),
+        (0, 1)
+    );
+    assert_eq!(pack_files(&path), packs);
 }
