@@ -6,8 +6,12 @@
 //! (open + close), a 5,000-memory store for `summarize --depth 3`, and the on-disk size of a
 //! store written by 1,000 separate `remember` commands.
 //!
-//! `cargo build --release && cargo run --release --example cli_bench [N] [C] [R]`
-//! (defaults 100000 10000 15).
+//! `cargo build --release && cargo run --release --example cli_bench [N] [C] [R] [DIR]`
+//! (defaults 100000 10000 15). With DIR, the two stores are built there once and kept; each
+//! run measures a fresh copy of them (so caches built by the commands measured, such as the
+//! commit graph, start out missing every time, as after the stores were written). The
+//! binary measured is `memoir` beside the example, or the one `MEMOIR_BENCH_BIN` names (to
+//! compare two builds on the same stores).
 
 mod common;
 use common::{binary, path_of, stats};
@@ -21,6 +25,19 @@ use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
+
+/// Copies the directory tree `from` to `to` (which must not exist).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create copy");
+    for e in std::fs::read_dir(from).expect("read dir").flatten() {
+        let target = to.join(e.file_name());
+        if e.file_type().expect("file type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).expect("copy file");
+        }
+    }
+}
 
 fn content_of(i: usize, version: usize) -> String {
     let mut s = format!("memory {i} version {version}: ");
@@ -89,24 +106,36 @@ fn import_store(bin: &Path, dir: &Path, name: &str, n: usize) -> (PathBuf, f64) 
 fn main() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
+        .take(3)
         .map(|a| a.parse().expect("number"))
         .collect();
     let n = args.first().copied().unwrap_or(100_000);
     let commits = args.get(1).copied().unwrap_or(10_000);
     let reps = args.get(2).copied().unwrap_or(15);
-    let bin = binary();
+    let args_dir = std::env::args().nth(4).map(PathBuf::from);
+    let bin = std::env::var_os("MEMOIR_BENCH_BIN").map_or_else(binary, PathBuf::from);
     let dir = std::env::temp_dir().join(format!("memoir-cli-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
 
-    let (big, import_ms) = import_store(&bin, &dir, "big", n);
-    println!(
-        "{:<44} {import_ms:>8.0} ms   target <= 10000 ms at 100k",
-        format!("import of {n} memories")
-    );
+    let kept = args_dir.map(|d| d.join(format!("stores-{n}-{commits}")));
+    let built = kept.as_ref().is_some_and(|k| k.join("done").exists());
+    let big = dir.join("big");
+    if built {
+        let k = kept.as_ref().expect("kept");
+        copy_dir(&k.join("big"), &big);
+        copy_dir(&k.join("small"), &dir.join("small"));
+        println!("(stores copied from {})", k.display());
+    } else {
+        let (_, import_ms) = import_store(&bin, &dir, "big", n);
+        println!(
+            "{:<44} {import_ms:>8.0} ms   target <= 10000 ms at 100k",
+            format!("import of {n} memories")
+        );
+    }
 
     // History: single-memory commits through the library (setup, not measured).
-    {
+    if !built {
         let store = Store::open(&big, &OpenOptions::default()).expect("open");
         let repo = Repo::open(store).expect("repo");
         let t = Instant::now();
@@ -135,6 +164,15 @@ fn main() {
             "(setup: {commits} commits in {:.1} s)",
             t.elapsed().as_secs_f64()
         );
+    }
+    if !built {
+        import_store(&bin, &dir, "small", 5000);
+        if let Some(k) = &kept {
+            let _ = std::fs::remove_dir_all(k);
+            copy_dir(&big, &k.join("big"));
+            copy_dir(&dir.join("small"), &k.join("small"));
+            std::fs::write(k.join("done"), b"").expect("mark kept stores");
+        }
     }
     let size = dir_size(&big);
     println!(
@@ -188,7 +226,7 @@ fn main() {
         run(&bin, &big, &["--json", "search", "memory 4242"])
     });
 
-    let (small, _) = import_store(&bin, &dir, "small", 5000);
+    let small = dir.join("small");
     measure(
         "summarize --depth 3 (5,000 memories)",
         "<= 25 ms",

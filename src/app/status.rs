@@ -170,7 +170,7 @@ impl Memoir {
         };
         let head = repo.head_commit()?;
         // From the commit graph (cached beside the store), not by reading every commit.
-        let commit_count = repo.reachable(&[head])?.len() as u64;
+        let commit_count = repo.count_reachable(&[head])?;
         let root = repo.root_of(&head)?;
         let memory_count = repo.tree().count(&root)?;
         let namespaces = namespace_counts(repo, &root)?

@@ -124,6 +124,13 @@ impl Outcome for ExportOutcome {}
 /// command line's output) is the same whatever map implementation serde_json was built with.
 pub fn sorted(v: Value) -> Value {
     match v {
+        // Maps kept in key order (serde_json's default) are sorted already.
+        Value::Object(mut m) if m.keys().is_sorted() => {
+            for v in m.values_mut() {
+                *v = sorted(std::mem::take(v));
+            }
+            Value::Object(m)
+        }
         Value::Object(m) => {
             let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
             pairs.sort_by(|a, b| a.0.cmp(&b.0));

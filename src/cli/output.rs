@@ -186,9 +186,13 @@ impl Printer {
                 } else if self.json {
                     let _ = so.write_all(render_json(r.json).as_bytes());
                 } else if r.data || !self.quiet {
+                    // One write for all the lines, not one per line.
+                    let mut text = String::with_capacity(r.lines.iter().map(|l| l.len() + 1).sum());
                     for l in &r.lines {
-                        let _ = writeln!(so, "{l}");
+                        text.push_str(l);
+                        text.push('\n');
                     }
+                    let _ = so.write_all(text.as_bytes());
                 }
                 let _ = so.flush();
                 if !self.quiet || r.code != exit::OK {

@@ -82,6 +82,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of a summary.
 pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
+    let mut r = Report::of(out);
+    r.data = true;
+    if ctx.json {
+        return r; // the lines are not printed
+    }
     let scope = &out.namespaces;
     let s = &ctx.style;
     let mut lines = vec![s.info(&format!(
@@ -106,8 +111,6 @@ pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
     if out.matching_keys.as_ref().is_some_and(|m| m.is_empty()) {
         lines.push(s.info("no keys match"));
     }
-    let mut r = Report::of(out);
     r.lines = lines;
-    r.data = true;
     r
 }

@@ -218,6 +218,16 @@ impl NodeStore {
             Some(hi) => start + items[start..].partition_point(|it| it.key[..] < hi[..]),
             None => items.len(),
         };
+        if node.level == 0 {
+            // Entries are single keys in order: each joins the group of the one before or
+            // starts the next.
+            for it in &items[start..end] {
+                if range.covers(&it.key, it.last_key()) {
+                    add(out, group(&it.key), it.count);
+                }
+            }
+            return Ok(());
+        }
         let mut i = start;
         while i < end {
             let it = &items[i];

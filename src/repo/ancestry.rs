@@ -125,6 +125,13 @@ impl Repo {
         Ok(self.history_in_order(tips)?.into_iter().collect())
     }
 
+    /// How many commits are reachable from `tips` (the tips included).
+    pub fn count_reachable(&self, tips: &[ObjectId]) -> RepoResult<u64> {
+        let graph = self.commit_graph(tips, false)?;
+        let seen = ancestors(&graph, &positions(&graph, tips));
+        Ok(seen.iter().filter(|&&s| s).count() as u64)
+    }
+
     /// Every commit reachable from `tips` (the tips included) in topological order: every
     /// parent before its children.
     pub(super) fn history_in_order(&self, tips: &[ObjectId]) -> RepoResult<Vec<ObjectId>> {

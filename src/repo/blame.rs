@@ -8,6 +8,14 @@
 //! Every commit reachable along those edges is examined, so blame is complete along them;
 //! each examined commit costs one point lookup (O(tree height) node reads) per distinct
 //! tree root, and none when its root equals an examined one.
+//!
+//! The commit graph's change filters make most commits cost no tree read: a commit whose
+//! filter rules the key out has its parent's value. While the followed edges form a single
+//! line (no examined commit is followed to two parents, the usual history of one branch),
+//! their order is that line's, so the walk goes down it without ordering anything, passing
+//! over each one-parent commit whose filter rules the key out with one filter probe; the
+//! first commit followed to two parents hands over to the ordered walk
+//! ([`TopoWalk`]), which examines every followed commit.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -62,6 +70,10 @@ struct BlameFollow<'k> {
     filters: bool,
     by_root: HashMap<ObjectId, Option<ObjectId>>,
     by_commit: PosMap<Option<ObjectId>>,
+    /// Whether [`BlameFollow::value`] remembers the value of every commit it goes down
+    /// through (the ordered walk asks for each of them next), or only of the one asked for
+    /// (along a line, which passes over them by their filters instead).
+    memo_chains: bool,
     seen: PosMap<Seen>,
 }
 
@@ -74,6 +86,7 @@ impl<'k> BlameFollow<'k> {
             filters,
             by_root: HashMap::new(),
             by_commit: PosMap::default(),
+            memo_chains: true,
             seen: PosMap::default(),
         }
     }
@@ -117,10 +130,63 @@ impl<'k> BlameFollow<'k> {
                 None => break self.at_root(&g.root(cur))?,
             }
         };
-        for c in chain {
-            self.by_commit.insert(c, v);
+        if self.memo_chains {
+            for c in chain {
+                self.by_commit.insert(c, v);
+            }
+        } else {
+            self.by_commit.insert(pos, v);
         }
         Ok(v)
+    }
+}
+
+impl BlameFollow<'_> {
+    /// The reported commits, newest first and at most `limit` of them, when the followed
+    /// edges from `tip` form a single line; `None` as soon as a commit is followed to two
+    /// parents. Commits with one parent whose change filter rules the key out are passed
+    /// over: their value is their parent's, so they are not reported and the line goes on
+    /// to that parent.
+    fn line(
+        &mut self,
+        g: &CommitGraph,
+        tip: u32,
+        limit: Option<usize>,
+    ) -> RepoResult<Option<Vec<u32>>> {
+        self.memo_chains = false;
+        let line = self.line_from(g, tip, limit);
+        self.memo_chains = true;
+        line
+    }
+
+    fn line_from(
+        &mut self,
+        g: &CommitGraph,
+        tip: u32,
+        limit: Option<usize>,
+    ) -> RepoResult<Option<Vec<u32>>> {
+        let mut out = Vec::new();
+        let mut pos = tip;
+        loop {
+            if limit == Some(out.len()) {
+                return Ok(Some(out));
+            }
+            if let Some(p) = g.only_parent(pos) {
+                if g.changed(pos, 0, self.hashed) == Changed::No {
+                    pos = p;
+                    continue;
+                }
+            }
+            let next = self.follow(g, pos)?;
+            if self.seen[&pos].reported {
+                out.push(pos);
+            }
+            match next[..] {
+                [] => return Ok(Some(out)),
+                [p] => pos = p,
+                _ => return Ok(None),
+            }
+        }
     }
 }
 
@@ -198,6 +264,15 @@ impl Repo {
         let enc = key.encode();
         let mut follow = BlameFollow::new(self, &enc, filters);
         let graph = self.commit_graph(&[*at], filters)?;
+        if filters {
+            let tip = graph.position(at).expect("extended");
+            if let Some(line) = follow.line(&graph, tip, limit)? {
+                return line
+                    .into_iter()
+                    .filter_map(|pos| self.blame_entry(&graph, &follow, pos).transpose())
+                    .collect();
+            }
+        }
         let mut walk = TopoWalk::new(graph.clone(), &[*at], limit.is_none());
         walk.collect(&mut follow, limit, |follow, pos| {
             self.blame_entry(&graph, follow, pos)
@@ -238,7 +313,7 @@ impl Repo {
         key: &Key,
         text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
     ) -> RepoResult<Vec<LineBlame>> {
-        Ok(self.blame_lines_with(at, key, text_of, false)?.1)
+        Ok(self.blame_lines_with(at, key, text_of, false, true)?.1)
     }
 
     /// [`Repo::blame`] without a limit and [`Repo::blame_lines`] together, from one walk
@@ -249,7 +324,20 @@ impl Repo {
         key: &Key,
         text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
     ) -> RepoResult<(Vec<BlameEntry>, Vec<LineBlame>)> {
-        self.blame_lines_with(at, key, text_of, true)
+        self.blame_lines_with(at, key, text_of, true, true)
+    }
+
+    /// [`Repo::blame_and_lines`], with the commit graph's change filters or (`filters`
+    /// false) reading the key from every examined commit's tree and ordering every one of
+    /// them; the results are the same.
+    pub fn blame_and_lines_with(
+        &self,
+        at: &ObjectId,
+        key: &Key,
+        text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
+        filters: bool,
+    ) -> RepoResult<(Vec<BlameEntry>, Vec<LineBlame>)> {
+        self.blame_lines_with(at, key, text_of, true, filters)
     }
 
     /// The lines' blame, and the blame entries too when `entries`.
@@ -259,12 +347,24 @@ impl Repo {
         key: &Key,
         text_of: &mut dyn FnMut(&ObjectId) -> RepoResult<String>,
         entries: bool,
+        filters: bool,
     ) -> RepoResult<(Vec<BlameEntry>, Vec<LineBlame>)> {
         let enc = key.encode();
-        let mut follow = BlameFollow::new(self, &enc, true);
-        let graph: Arc<CommitGraph> = self.commit_graph(&[*at], true)?;
-        let mut walk = TopoWalk::new(graph.clone(), &[*at], true);
-        let order = walk.collect(&mut follow, None, |_, pos| Ok(Some(pos)))?;
+        let mut follow = BlameFollow::new(self, &enc, filters);
+        let graph: Arc<CommitGraph> = self.commit_graph(&[*at], filters)?;
+        let tip = graph.position(at).expect("extended");
+        let line = match filters {
+            true => follow.line(&graph, tip, None)?,
+            false => None,
+        };
+        let mut walk = None;
+        let order = match &line {
+            Some(line) => line.clone(),
+            None => {
+                let w = walk.insert(TopoWalk::new(graph.clone(), &[*at], true));
+                w.collect(&mut follow, None, |_, pos| Ok(Some(pos)))?
+            }
+        };
         let mut reported = Vec::new();
         if entries {
             for &pos in &order {
@@ -274,10 +374,17 @@ impl Repo {
         let mut texts: HashMap<ObjectId, Rc<Vec<String>>> = HashMap::new();
         let empty: Rc<Vec<String>> = Rc::new(Vec::new());
         let mut versions: PosMap<Rc<Version>> = PosMap::default();
+        // Along a line (every commit of `order` reported), the version a commit's followed
+        // parent has is that of the next older reported commit, or the empty version that
+        // the line starts from.
+        let mut older: Option<u32> = None;
         for &pos in order.iter().rev() {
             let id = graph.id(pos);
             let s = &follow.seen[&pos];
-            let parents = walk.followed(pos);
+            let parents: &[u32] = match &walk {
+                Some(w) => w.followed(pos),
+                None => older.as_slice(),
+            };
             let version = if !s.reported {
                 match parents.first() {
                     Some(p) => versions[p].clone(),
@@ -323,8 +430,13 @@ impl Repo {
                 })
             };
             versions.insert(pos, version);
+            older = Some(pos);
         }
-        let Some(top) = graph.position(at).and_then(|p| versions.get(&p)) else {
+        let top = match &walk {
+            Some(_) => Some(tip),
+            None => order.first().copied(),
+        };
+        let Some(top) = top.and_then(|p| versions.get(&p)) else {
             return Ok((reported, Vec::new()));
         };
         let lines = top

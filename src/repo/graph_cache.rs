@@ -29,6 +29,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -153,8 +155,12 @@ impl Default for CommitGraph {
     }
 }
 
+/// Lookups by id answered by scanning the ids before the id index is built: a read that asks
+/// for a few commits (its tips, which are near the end) does not hash every id.
+const SCANS_BEFORE_INDEX: u32 = 8;
+
 /// The commit graph cache, in memory; see the module docs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct CommitGraph {
     ids: Vec<ObjectId>,
     roots: Vec<ObjectId>,
@@ -164,9 +170,46 @@ pub struct CommitGraph {
     first_slot: Vec<u32>,
     slots: Vec<Slot>,
     words: Vec<u64>,
-    index: HashMap<ObjectId, u32>,
+    /// Position by id, built on first need (see [`SCANS_BEFORE_INDEX`]). Ids are unique in
+    /// every file this code writes; were one repeated, its last position would count, in
+    /// the index as in a scan.
+    index: OnceLock<HashMap<ObjectId, u32>>,
+    /// Lookups answered by a scan so far.
+    scans: AtomicU32,
     /// Changed since loaded or saved.
     dirty: bool,
+}
+
+impl Clone for CommitGraph {
+    fn clone(&self) -> Self {
+        CommitGraph {
+            ids: self.ids.clone(),
+            roots: self.roots.clone(),
+            timestamps: self.timestamps.clone(),
+            generations: self.generations.clone(),
+            first_slot: self.first_slot.clone(),
+            slots: self.slots.clone(),
+            words: self.words.clone(),
+            index: self.index.clone(),
+            scans: AtomicU32::new(self.scans.load(Ordering::Relaxed)),
+            dirty: self.dirty,
+        }
+    }
+}
+
+/// Two graphs are equal when they hold the same commits, slots and filters (whether their
+/// id index is built yet does not matter).
+impl PartialEq for CommitGraph {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids == other.ids
+            && self.roots == other.roots
+            && self.timestamps == other.timestamps
+            && self.generations == other.generations
+            && self.first_slot == other.first_slot
+            && self.slots == other.slots
+            && self.words == other.words
+            && self.dirty == other.dirty
+    }
 }
 
 impl CommitGraph {
@@ -180,7 +223,8 @@ impl CommitGraph {
             first_slot: vec![0],
             slots: Vec::new(),
             words: Vec::new(),
-            index: HashMap::new(),
+            index: OnceLock::new(),
+            scans: AtomicU32::new(0),
             dirty: false,
         }
     }
@@ -202,7 +246,30 @@ impl CommitGraph {
 
     /// The position of a commit, if known.
     pub fn position(&self, id: &ObjectId) -> Option<u32> {
-        self.index.get(id).copied()
+        if let Some(ix) = self.index.get() {
+            return ix.get(id).copied();
+        }
+        if self.scans.fetch_add(1, Ordering::Relaxed) >= SCANS_BEFORE_INDEX {
+            return self.index().get(id).copied();
+        }
+        self.ids.iter().rposition(|x| x == id).map(|p| p as u32)
+    }
+
+    /// The id index, built if it is not yet.
+    fn index(&self) -> &HashMap<ObjectId, u32> {
+        self.index.get_or_init(|| {
+            let mut ix = HashMap::with_capacity(self.ids.len());
+            for (i, id) in self.ids.iter().enumerate() {
+                ix.insert(*id, i as u32);
+            }
+            ix
+        })
+    }
+
+    /// The id index, built if it is not yet, for a change.
+    fn index_mut(&mut self) -> &mut HashMap<ObjectId, u32> {
+        self.index();
+        self.index.get_mut().expect("just built")
     }
 
     /// The commit at a position.
@@ -235,6 +302,14 @@ impl CommitGraph {
             .iter()
             .filter(|s| s.parent != NONE)
             .map(|s| s.parent)
+    }
+
+    /// The parent of a commit that has exactly one.
+    pub fn only_parent(&self, pos: u32) -> Option<u32> {
+        match self.slots[self.slot_range(pos)] {
+            [s] if s.parent != NONE => Some(s.parent),
+            _ => None,
+        }
     }
 
     /// Number of parents.
@@ -306,7 +381,7 @@ impl CommitGraph {
             });
         }
         self.first_slot.push(self.slots.len() as u32);
-        self.index.insert(id, pos);
+        self.index_mut().insert(id, pos);
         self.dirty = true;
     }
 
@@ -438,7 +513,6 @@ impl CommitGraph {
         // Consistency: slots ascending and in range, parents before children, generations
         // and filter ranges right. A file that passes its checksum but not this was not
         // written by this code, and is not trusted.
-        let mut index = HashMap::with_capacity(n);
         for i in 0..n {
             let (a, b) = (first_slot[i] as usize, first_slot[i + 1] as usize);
             if b <= a || b > ns {
@@ -466,9 +540,6 @@ impl CommitGraph {
             if generations[i] != generation.saturating_add(1) {
                 return None;
             }
-            if index.insert(ids[i], i as u32).is_some() {
-                return None;
-            }
         }
         if first_slot[n] as usize != ns {
             return None;
@@ -481,7 +552,8 @@ impl CommitGraph {
             first_slot,
             slots,
             words,
-            index,
+            index: OnceLock::new(),
+            scans: AtomicU32::new(0),
             dirty: false,
         })
     }
@@ -544,18 +616,16 @@ impl CommitGraph {
         // Depth-first, appending a commit once all its parents are in.
         let mut stack: Vec<(ObjectId, super::Commit)> = Vec::new();
         let mut on_stack: HashMap<ObjectId, ()> = HashMap::new();
+        self.index();
+        let known = |g: &CommitGraph, id: &ObjectId| g.index().contains_key(id);
         for t in tips {
-            if self.index.contains_key(t) || on_stack.contains_key(t) {
+            if known(self, t) || on_stack.contains_key(t) {
                 continue;
             }
             stack.push((*t, repo.read_commit(t)?));
             on_stack.insert(*t, ());
             while let Some((id, c)) = stack.last() {
-                let missing = c
-                    .parents
-                    .iter()
-                    .find(|p| !self.index.contains_key(*p))
-                    .copied();
+                let missing = c.parents.iter().find(|p| !known(self, p)).copied();
                 match missing {
                     Some(p) => {
                         if on_stack.contains_key(&p) {
@@ -572,7 +642,8 @@ impl CommitGraph {
                     None => {
                         let (id, c) = stack.pop().expect("non-empty");
                         on_stack.remove(&id);
-                        let parents: Vec<u32> = c.parents.iter().map(|p| self.index[p]).collect();
+                        let ix = self.index();
+                        let parents: Vec<u32> = c.parents.iter().map(|p| ix[p]).collect();
                         self.push(id, c.root, c.timestamp, &parents);
                     }
                 }
@@ -587,7 +658,7 @@ impl CommitGraph {
         let mut seen = vec![false; self.ids.len()];
         let mut stack: Vec<u32> = Vec::new();
         for t in tips {
-            let t = self.index[t];
+            let t = self.position(t).expect("tips are in the graph");
             if !seen[t as usize] {
                 seen[t as usize] = true;
                 stack.push(t);
@@ -695,72 +766,4 @@ impl DerivedCache for GraphCache {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::object::Kind;
-
-    fn id(i: u32) -> ObjectId {
-        ObjectId::of(Kind::Blob, &i.to_le_bytes())
-    }
-
-    #[test]
-    fn round_trip_and_damage() {
-        let mut g = CommitGraph::new();
-        g.push(id(0), id(100), 5, &[]);
-        g.push(id(1), id(101), 6, &[0]);
-        g.push(id(2), id(102), 7, &[0]);
-        g.push(id(3), id(103), 8, &[1, 2]);
-        let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_be_bytes().to_vec()).collect();
-        g.set_filter(0, Some(&keys));
-        g.set_filter(1, Some(&[]));
-        g.set_filter(2, None);
-        g.dirty = false;
-        assert_eq!(g.generation(3), 3);
-        for k in &keys {
-            assert_eq!(g.changed(0, 0, FilterKey::new(k)), Changed::Maybe);
-        }
-        assert_eq!(g.changed(1, 0, FilterKey::new(b"x")), Changed::No);
-        assert_eq!(g.changed(2, 0, FilterKey::new(b"x")), Changed::Maybe);
-        assert_eq!(g.changed(3, 1, FilterKey::new(b"x")), Changed::Maybe);
-        let bytes = g.to_bytes();
-        assert_eq!(CommitGraph::from_bytes(&bytes), Some(g.clone()));
-        for i in 0..bytes.len() {
-            let mut b = bytes.clone();
-            b[i] ^= 0x10;
-            assert_eq!(CommitGraph::from_bytes(&b), None, "flip at {i}");
-        }
-        for len in 0..bytes.len() {
-            assert_eq!(CommitGraph::from_bytes(&bytes[..len]), None);
-        }
-    }
-
-    #[test]
-    fn retain_drops_commits_and_their_descendants_and_keeps_filters() {
-        let mut g = CommitGraph::new();
-        g.push(id(0), id(100), 5, &[]);
-        g.push(id(1), id(101), 6, &[0]);
-        g.push(id(2), id(102), 7, &[0]);
-        g.push(id(3), id(103), 8, &[1, 2]);
-        g.push(id(4), id(104), 9, &[2]);
-        let keys: Vec<Vec<u8>> = (0..50u32).map(|i| i.to_be_bytes().to_vec()).collect();
-        g.set_filter(0, Some(&keys[..10]));
-        g.set_filter(2, Some(&keys));
-        g.set_filter(5, None);
-        let gone = g.retain(&|i| *i != id(1));
-        assert_eq!(gone, 2, "1 and its child 3");
-        assert_eq!(g.len(), 3);
-        assert_eq!(g.position(&id(3)), None);
-        let p4 = g.position(&id(4)).unwrap();
-        assert_eq!(
-            g.parents(p4).collect::<Vec<_>>(),
-            [g.position(&id(2)).unwrap()]
-        );
-        assert_eq!(g.filter(p4, 0), Filter::Unknown);
-        let p2 = g.position(&id(2)).unwrap();
-        for k in &keys {
-            assert_eq!(g.changed(p2, 0, FilterKey::new(k)), Changed::Maybe);
-        }
-        assert_eq!(CommitGraph::from_bytes(&g.to_bytes()).unwrap().len(), 3);
-        assert_eq!(g.retain(&|_| true), 0);
-    }
-}
+mod tests;

@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -116,7 +117,8 @@ pub(crate) fn scan(file: &File, from: u64, to: u64) -> io::Result<Vec<Entry>> {
 }
 
 /// An index file opened for lookups by offset: its header is read once, ids and places on
-/// demand.
+/// demand. The ids sharing a first byte (a bucket) are read once and kept, so a read that
+/// looks up many objects reads each bucket once, at most the index's ids in all.
 #[derive(Debug)]
 pub(crate) struct PackIndex {
     file: File,
@@ -124,6 +126,8 @@ pub(crate) struct PackIndex {
     covered: u64,
     count: u32,
     fan: Box<[u32; 256]>,
+    /// The buckets read so far, by first byte.
+    buckets: Box<[OnceLock<Box<[u8]>>]>,
 }
 
 impl PackIndex {
@@ -151,11 +155,12 @@ impl PackIndex {
             prev = *f;
         }
         let expected = FIXED as u64 + u64::from(count) * (32 + PLACE as u64) + 16;
-        (prev == count && size == expected && covered >= HEADER).then_some(PackIndex {
+        (prev == count && size == expected && covered >= HEADER).then(|| PackIndex {
             file,
             covered,
             count,
             fan,
+            buckets: (0..256).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -165,12 +170,16 @@ impl PackIndex {
     }
 
     /// The ids whose first byte is `b`, and the number of the first of them.
-    fn bucket(&self, b: u8) -> io::Result<(u32, Vec<u8>)> {
+    fn bucket(&self, b: u8) -> io::Result<(u32, &[u8])> {
         let lo = if b == 0 { 0 } else { self.fan[b as usize - 1] };
+        let slot = &self.buckets[b as usize];
+        if let Some(ids) = slot.get() {
+            return Ok((lo, ids));
+        }
         let hi = self.fan[b as usize];
         let mut ids = vec![0u8; (hi - lo) as usize * 32];
         read_exact_at(&self.file, &mut ids, FIXED as u64 + u64::from(lo) * 32)?;
-        Ok((lo, ids))
+        Ok((lo, slot.get_or_init(|| ids.into_boxed_slice())))
     }
 
     /// Where the record of `id` starts and the object's length, if the index has it.

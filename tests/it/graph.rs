@@ -101,6 +101,10 @@ fn blame_all(repo: &Repo) {
             };
             let lines = repo.blame_lines(&t, &key(k), &mut text).unwrap();
             let both = repo.blame_and_lines(&t, &key(k), &mut text).unwrap();
+            let reference = repo
+                .blame_and_lines_with(&t, &key(k), &mut text, false)
+                .unwrap();
+            assert_eq!(both, reference, "blame and lines of {} at {t}", key(k));
             assert_eq!(
                 both,
                 (without, lines),
