@@ -524,6 +524,7 @@ def paired(runner: Runner, name: str, ref_argv, our_argv, runs: int, warmup: int
         "memoir_cpu_median_ms": round(med(our_cpu) * 1000, 3),
         "ratio_median_of_pairs": round(med(ratios), 1),
         "ratio_of_medians": round(med(ref_t) / med(our_t), 1),
+        "cpu_ratio_of_medians": round(med(ref_cpu) / med(our_cpu), 1) if med(our_cpu) else None,
     }
 
 
@@ -690,7 +691,10 @@ def main():
         }
         started = time.perf_counter()
         for n in sizes:
-            result["sizes"].append(run_size(n, args, bins, runner, base, ref_python))
+            try:
+                result["sizes"].append(run_size(n, args, bins, runner, base, ref_python))
+            except CommandFailed as e:
+                raise SystemExit(f"a command failed at {n} memories; no numbers reported:\n{e}")
         result["elapsed_s"] = round(time.perf_counter() - started, 1)
         below = [f"{s['memories']}: {r['command']} ({r['ratio_median_of_pairs']}x)"
                  for s in result["sizes"] for r in s["paired"]
