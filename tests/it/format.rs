@@ -342,3 +342,41 @@ fn commit_graph_filter_vector() {
 }
 
 const COMMIT_FILTER: &str = "000831c6545708238c100100a80a3140";
+
+/// The lexical cache file of two documents (format, "Derived caches"): its length and blake3,
+/// and that it reads back and answers.
+#[test]
+fn lexical_cache_vector() {
+    use memoir::recall::lexical::{Doc, LexicalIndex, Query};
+    let mut idx = LexicalIndex::new();
+    for (path, content, value) in [
+        ("notes.alpha", "Alpha beta.", "a"),
+        ("notes.beta", "Beta gamma.", "b"),
+    ] {
+        let key = Key::parse(path, "default").expect("key").encode();
+        let doc = Doc {
+            namespace: "default".into(),
+            path: path.into(),
+            content: content.into(),
+            timestamp: 1_700_000_000.0,
+        };
+        idx.insert(&key, blob_id(value), &doc);
+    }
+    let bytes = idx.to_bytes().expect("bytes");
+    assert_eq!(&bytes[..8], b"MEMLEX05");
+    assert_eq!(
+        (bytes.len(), hex(blake3::hash(&bytes).as_bytes())),
+        (
+            525,
+            "faf242e7ab19f3b2fcf67ed8fbb911d6bfb1244922a0cf0d5cb5677bcd29dd5f".to_string()
+        )
+    );
+    let back = LexicalIndex::from_bytes(&bytes).expect("reads back");
+    let hits = back.search(&Query {
+        text: "gamma",
+        limit: 5,
+        ..Default::default()
+    });
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].path, "notes.beta");
+}

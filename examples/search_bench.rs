@@ -1,0 +1,78 @@
+//! In-process lexical search timings: builds an index of N memories (the keys and contents of
+//! the other benchmarks), writes it as a cache file and reads it back in place, then runs
+//! each query R times and prints the median and the fastest. Queries are the arguments after
+//! N and R, or three default ones whose words every memory holds (the costliest kind).
+//!
+//! `cargo run --release --example search_bench [N] [R] [QUERY...]` (defaults 100000 25).
+
+use memoir::key::Key;
+use memoir::object::ObjectId;
+use memoir::recall::lexical::{Doc, LexicalIndex, Query};
+use std::time::Instant;
+fn path_of(i: usize) -> String {
+    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
+}
+fn content_of(i: usize) -> String {
+    let mut s = format!("memory {i} version 0: ");
+    while s.len() < 200 {
+        s.push_str("the agent learned something worth keeping. ");
+    }
+    s.truncate(200);
+    s
+}
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.first().map(|a| a.parse().unwrap()).unwrap_or(100_000);
+    let reps: usize = args.get(1).map(|a| a.parse().unwrap()).unwrap_or(25);
+    let mut ix = LexicalIndex::new();
+    let t = Instant::now();
+    for i in 0..n {
+        let p = path_of(i);
+        let k = Key::parse(&p, "default").unwrap();
+        let doc = Doc {
+            namespace: "default".into(),
+            path: p.clone(),
+            content: content_of(i),
+            timestamp: 1767225600.0,
+        };
+        ix.insert(
+            &k.encode(),
+            ObjectId::of(memoir::object::Kind::Blob, p.as_bytes()),
+            &doc,
+        );
+    }
+    eprintln!("build {:?}", t.elapsed());
+    let bytes = ix.to_bytes();
+    let ix = LexicalIndex::from_bytes(&bytes.unwrap()).unwrap();
+    for q in args
+        .get(2..)
+        .map(|s| s.to_vec())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| s.as_str())
+        .chain(if args.len() > 2 {
+            vec![]
+        } else {
+            vec!["item004242", "memory 4242", "topic05 area07"]
+        })
+    {
+        let mut ts = vec![];
+        let mut hits = 0;
+        for _ in 0..reps {
+            let t = Instant::now();
+            let h = ix.search(&Query {
+                text: q,
+                limit: 50,
+                ..Default::default()
+            });
+            ts.push(t.elapsed().as_secs_f64() * 1e3);
+            hits = h.len();
+        }
+        ts.sort_by(f64::total_cmp);
+        println!(
+            "{q:<20} median {:.2} ms  min {:.2}  hits {hits}",
+            ts[ts.len() / 2],
+            ts[0]
+        );
+    }
+}
