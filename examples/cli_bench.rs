@@ -14,16 +14,13 @@
 //! compare two builds on the same stores).
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{add_commits, binary, content_of, import_lines, path_of, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use memoir::key::Key;
-use memoir::memory::{Entry, Record};
-use memoir::prolly::Edit;
-use memoir::repo::{Repo, Signature};
+use memoir::repo::Repo;
 use memoir::store::{OpenOptions, Store};
 
 /// Copies the directory tree `from` to `to` (which must not exist).
@@ -37,15 +34,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), &target).expect("copy file");
         }
     }
-}
-
-fn content_of(i: usize, version: usize) -> String {
-    let mut s = format!("memory {i} version {version}: ");
-    while s.len() < 200 {
-        s.push_str("the agent learned something worth keeping. ");
-    }
-    s.truncate(200);
-    s
 }
 
 fn run(bin: &Path, store: &Path, args: &[&str]) -> f64 {
@@ -89,15 +77,7 @@ fn import_store(bin: &Path, dir: &Path, name: &str, n: usize) -> (PathBuf, f64) 
     let store = dir.join(name);
     run(bin, &store, &["new", store.to_str().expect("utf-8")]);
     let file = dir.join(format!("{name}.jsonl"));
-    let mut text = String::with_capacity(n * 300);
-    for i in 0..n {
-        text.push_str(
-            &serde_json::json!({"key": path_of(i), "namespace": "default",
-                "content": content_of(i, 0), "confidence": 1.0, "timestamp": 1767225600.0})
-            .to_string(),
-        );
-        text.push('\n');
-    }
+    let text = import_lines(n);
     std::fs::write(&file, text).expect("write jsonl");
     let ms = run(bin, &store, &["import", file.to_str().expect("utf-8")]);
     (store, ms)
@@ -139,27 +119,7 @@ fn main() {
         let store = Store::open(&big, &OpenOptions::default()).expect("open");
         let repo = Repo::open(store).expect("repo");
         let t = Instant::now();
-        for c in 0..commits {
-            let i = (c * 7919) % n.max(1);
-            let key = Key::new("default", &path_of(i)).expect("key");
-            let rec = Record::new(
-                &key,
-                Entry::new(&content_of(i, c + 1), 1.0, c as f64),
-                vec![],
-            );
-            let v = repo
-                .objects()
-                .write(&rec.to_blob().expect("record"))
-                .expect("write");
-            let sig = Signature::new("bench", 1_767_225_600 + c as i64);
-            repo.commit(
-                "main",
-                vec![Edit::Put(key.encode(), v)],
-                &sig,
-                &format!("Store {} in default", path_of(i)),
-            )
-            .expect("commit");
-        }
+        add_commits(&repo, n, 0..commits);
         println!(
             "(setup: {commits} commits in {:.1} s)",
             t.elapsed().as_secs_f64()

@@ -13,7 +13,7 @@
 //! (defaults 100000 10000 25).
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{add_commits, binary, import_lines, path_of, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -26,15 +26,6 @@ use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
-
-fn content_of(i: usize, version: usize) -> String {
-    let mut s = format!("memory {i} version {version}: ");
-    while s.len() < 200 {
-        s.push_str("the agent learned something worth keeping. ");
-    }
-    s.truncate(200);
-    s
-}
 
 fn memoir(bin: &Path, store: &Path, args: &[&str]) {
     let out = Command::new(bin)
@@ -131,42 +122,19 @@ fn main() {
     let store = dir.join("big");
     memoir(&bin, &store, &["new", store.to_str().expect("utf-8")]);
     let file = dir.join("big.jsonl");
-    let mut text = String::with_capacity(n * 300);
-    for i in 0..n {
-        text.push_str(
-            &serde_json::json!({"key": path_of(i), "namespace": "default",
-                "content": content_of(i, 0), "confidence": 1.0, "timestamp": 1767225600.0})
-            .to_string(),
-        );
-        text.push('\n');
-    }
+    let text = import_lines(n);
     std::fs::write(&file, text).expect("write jsonl");
     memoir(&bin, &store, &["import", file.to_str().expect("utf-8")]);
     {
         let repo =
             Repo::open(Store::open(&store, &OpenOptions::default()).expect("open")).expect("repo");
         let t = Instant::now();
-        for c in 0..commits {
-            let i = (c * 7919) % n.max(1);
-            let key = Key::new("default", &path_of(i)).expect("key");
-            let rec = Record::new(
-                &key,
-                Entry::new(&content_of(i, c + 1), 1.0, c as f64),
-                vec![],
-            );
-            let v = repo
-                .objects()
-                .write(&rec.to_blob().expect("record"))
-                .expect("write");
-            let sig = Signature::new("bench", 1_767_225_600 + c as i64);
-            let msg = format!("Store {} in default", path_of(i));
-            repo.commit("main", vec![Edit::Put(key.encode(), v)], &sig, &msg)
-                .expect("commit");
-            if c == commits.saturating_sub(20) {
-                repo.create_branch("side", &repo.head_commit().expect("head"))
-                    .expect("branch");
-            }
-        }
+        // A side branch from 20 commits before the end.
+        let fork = commits.saturating_sub(20) + 1;
+        add_commits(&repo, n, 0..fork);
+        repo.create_branch("side", &repo.head_commit().expect("head"))
+            .expect("branch");
+        add_commits(&repo, n, fork..commits);
         // The side branch changes a key main changed too: a conflict to preview.
         let i = ((commits - 1) * 7919) % n.max(1);
         let key = Key::new("default", &path_of(i)).expect("key");

@@ -20,26 +20,14 @@
 //! BIN defaults to the `memoir` next to this example.
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{add_commits, binary, import_lines, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use memoir::key::Key;
-use memoir::memory::{Entry, Record};
-use memoir::prolly::Edit;
-use memoir::repo::{Repo, Signature};
+use memoir::repo::Repo;
 use memoir::store::{ObjectStore, OpenOptions, PutOutcome, Store};
-
-fn content_of(i: usize, version: usize) -> String {
-    let mut s = format!("memory {i} version {version}: ");
-    while s.len() < 200 {
-        s.push_str("the agent learned something worth keeping. ");
-    }
-    s.truncate(200);
-    s
-}
 
 /// Bytes written to block devices by the children waited for so far.
 fn child_out_bytes() -> u64 {
@@ -77,40 +65,12 @@ fn fixture(dir: &Path, n: usize, commits: usize) {
     std::fs::create_dir_all(dir).expect("dir");
     run(&bin, &store, &["new", store.to_str().expect("utf-8")]);
     let file = dir.join("import.jsonl");
-    let mut text = String::with_capacity(n * 300);
-    for i in 0..n {
-        text.push_str(
-            &serde_json::json!({"key": path_of(i), "namespace": "default",
-                "content": content_of(i, 0), "confidence": 1.0, "timestamp": 1767225600.0})
-            .to_string(),
-        );
-        text.push('\n');
-    }
+    let text = import_lines(n);
     std::fs::write(&file, text).expect("write jsonl");
     run(&bin, &store, &["import", file.to_str().expect("utf-8")]);
     let s = Store::open(&store, &OpenOptions::default()).expect("open");
     let repo = Repo::open(s).expect("repo");
-    for c in 0..commits {
-        let i = (c * 7919) % n.max(1);
-        let key = Key::new("default", &path_of(i)).expect("key");
-        let rec = Record::new(
-            &key,
-            Entry::new(&content_of(i, c + 1), 1.0, c as f64),
-            vec![],
-        );
-        let v = repo
-            .objects()
-            .write(&rec.to_blob().expect("record"))
-            .expect("write");
-        let sig = Signature::new("bench", 1_767_225_600 + c as i64);
-        repo.commit(
-            "main",
-            vec![Edit::Put(key.encode(), v)],
-            &sig,
-            &format!("Store {} in default", path_of(i)),
-        )
-        .expect("commit");
-    }
+    add_commits(&repo, n, 0..commits);
     println!(
         "fixture: {n} memories + {commits} commits in {}",
         store.display()

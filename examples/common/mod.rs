@@ -1,6 +1,12 @@
-//! Shared by the whole-process benchmark examples.
+//! Shared by the whole-process benchmark examples (each uses some of it).
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
+
+use memoir::key::Key;
+use memoir::memory::{Entry, Record};
+use memoir::prolly::Edit;
+use memoir::repo::{Repo, Signature};
 
 /// The release `memoir` binary built next to the running example.
 pub fn binary() -> PathBuf {
@@ -26,4 +32,54 @@ pub fn stats(mut v: Vec<f64>) -> (f64, f64) {
 /// The synthetic path of memory `i`: three levels, 37 × 23 groups.
 pub fn path_of(i: usize) -> String {
     format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
+}
+
+/// The content of memory `i` at `version`: 200 bytes.
+pub fn content_of(i: usize, version: usize) -> String {
+    let mut s = format!("memory {i} version {version}: ");
+    while s.len() < 200 {
+        s.push_str("the agent learned something worth keeping. ");
+    }
+    s.truncate(200);
+    s
+}
+
+/// `memoir import` lines for memories `0..n`.
+pub fn import_lines(n: usize) -> String {
+    let mut text = String::with_capacity(n * 300);
+    for i in 0..n {
+        text.push_str(
+            &serde_json::json!({"key": path_of(i), "namespace": "default",
+                "content": content_of(i, 0), "confidence": 1.0, "timestamp": 1767225600.0})
+            .to_string(),
+        );
+        text.push('\n');
+    }
+    text
+}
+
+/// Adds commits `commits` of one memory each to `main` (commit `c` rewrites memory
+/// `c * 7919 % n`, a second after 2026-01-01 plus `c`).
+pub fn add_commits(repo: &Repo, n: usize, commits: std::ops::Range<usize>) {
+    for c in commits {
+        let i = (c * 7919) % n.max(1);
+        let key = Key::new("default", &path_of(i)).expect("key");
+        let rec = Record::new(
+            &key,
+            Entry::new(&content_of(i, c + 1), 1.0, c as f64),
+            vec![],
+        );
+        let v = repo
+            .objects()
+            .write(&rec.to_blob().expect("record"))
+            .expect("write");
+        let sig = Signature::new("bench", 1_767_225_600 + c as i64);
+        repo.commit(
+            "main",
+            vec![Edit::Put(key.encode(), v)],
+            &sig,
+            &format!("Store {} in default", path_of(i)),
+        )
+        .expect("commit");
+    }
 }
