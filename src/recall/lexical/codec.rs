@@ -136,7 +136,7 @@ impl LexicalIndex {
         let mut postings: Vec<super::index::Posting> = Vec::new();
         for (name, t) in self.terms_after(None) {
             let start = postings.len();
-            self.each_posting(t, &mut |p| {
+            self.each_posting(t, |p| {
                 postings.push(super::index::Posting {
                     doc: renumber[p.doc as usize],
                     ..*p

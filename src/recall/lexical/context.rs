@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::score::{bm25, idf, Scores, TermRows};
+use super::score::{bm25, bm25_normed, idf, length_norm, Scores, TermRows};
 use super::terms::TermRef;
+use super::view::{NormSlot, View};
 use super::{LexicalIndex, Params, Query};
 use crate::calendar::year_month;
 
@@ -33,6 +34,8 @@ pub(super) struct ParentStats {
     /// Per term asked for (numbers in both parts, and the key weight it was summed with),
     /// its weighted frequency under each parent: see [`LexicalIndex::parent_frequencies`].
     under_parents: Mutex<HashMap<ParentTfKey, Arc<ParentTf>>>,
+    /// The frozen documents' length norms, computed on first use.
+    pub(super) norms: NormSlot,
 }
 
 /// A term (its numbers in the frozen part and in the overlay) and the bits of the key weight.
@@ -117,6 +120,7 @@ impl LexicalIndex {
                 mean,
                 over_dates,
                 under_parents: Mutex::default(),
+                norms: NormSlot::new(),
             }
         })
     }
@@ -186,7 +190,7 @@ impl LexicalIndex {
         }
         let mut row_of = vec![u32::MAX; self.parent_numbers(stats)];
         let mut out: Vec<(u32, f64)> = Vec::new();
-        self.each_posting(t, &mut |p| {
+        self.each_posting(t, |p| {
             if self.live_len(p.doc).is_none() {
                 return;
             }
@@ -205,40 +209,45 @@ impl LexicalIndex {
         out
     }
 
-    /// BM25 scores of the windows of the records in `tf` that pass `q`'s filters (`tf`: the
-    /// weighted frequencies of the query terms in each record of the query's namespace that
-    /// holds one; `df`: the number of records each term matches): each record with up to
+    /// Adds [`Params::window_weight`] times the BM25 score of its window to each record of
+    /// `scores` in `tf` that passes `q`'s filters (`tf`: the weighted frequencies of the query
+    /// terms in each record of the query's namespace that holds one; `df`: the number of
+    /// records each term matches). A record's window is the record with up to
     /// [`Params::window`] live siblings on each side, read as one document.
-    pub(super) fn window_scores(
+    pub(super) fn add_windows(
         &self,
+        v: &View<'_>,
         tf: &TermRows,
         df: &[f64],
         avg: f64,
-        stats: &ParentStats,
         q: &Query<'_>,
-    ) -> Vec<(u32, f64)> {
+        scores: &mut Scores,
+    ) {
         let pr = self.params;
         let live = self.len() as f64;
         let idfs: Vec<f64> = df.iter().map(|d| idf(live, *d)).collect();
         let mean = avg * (2 * pr.window + 1) as f64;
-        let mut out = Vec::with_capacity(tf.touched.len());
         let mut sum = vec![0.0; df.len()];
+        let filtered = q.filtered();
         for &d in &tf.touched {
-            let Some(mut len) = self.live_len(d).filter(|_| self.passes(d, q)) else {
+            let Some(mut len) = v.live_len(d) else {
                 continue;
             };
-            let p = self.parent(stats, d);
+            if filtered && !self.passes(d, q) {
+                continue;
+            }
+            let p = v.parent(d);
             sum.copy_from_slice(tf.row(d));
             for after in [false, true] {
                 let mut n = d;
                 for _ in 0..pr.window {
-                    let Some(n2) = self.neighbour(n, after) else {
+                    let Some(n2) = v.neighbour(n, after) else {
                         break;
                     };
-                    if self.parent(stats, n2) != p {
+                    if v.parent(n2) != p {
                         break;
                     }
-                    let Some(l2) = self.live_len(n2) else { break };
+                    let Some(l2) = v.live_len(n2) else { break };
                     len += l2;
                     if tf.has(n2) {
                         for (a, b) in sum.iter_mut().zip(tf.row(n2)) {
@@ -248,51 +257,63 @@ impl LexicalIndex {
                     n = n2;
                 }
             }
+            let norm = length_norm(len, mean, &pr);
             let s: f64 = sum
                 .iter()
                 .zip(&idfs)
                 .filter(|(f, _)| **f > 0.0)
-                .map(|(f, i)| bm25(*i, *f, len, mean, &pr))
+                .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
                 .sum();
-            out.push((d, s));
+            if scores.has[d as usize] {
+                scores.value[d as usize] += pr.window_weight * s;
+            }
         }
-        out
     }
 
     /// Adds context to own scores: a share of adjacent siblings' own scores and of the best
     /// own score under the same parent. Keys are siblings when their namespace and all but
     /// the last path segment agree. Only keys that match by themselves are hits; context
     /// reorders them and never adds a key that does not contain a query term.
-    pub(super) fn with_context(&self, own: &Scores, stats: &ParentStats, pr: Params) -> Scores {
+    pub(super) fn add_context(
+        &self,
+        v: &View<'_>,
+        scores: &mut Scores,
+        stats: &ParentStats,
+        pr: Params,
+    ) {
+        let own = &scores.value;
         let mut best_in = vec![0.0f64; self.parent_numbers(stats)];
-        for &d in &own.scored {
-            let p = self.parent(stats, d) as usize;
-            best_in[p] = best_in[p].max(own.value[d as usize]);
+        for &d in &scores.scored {
+            let p = v.parent(d) as usize;
+            best_in[p] = best_in[p].max(own[d as usize]);
         }
         // Each key's context is summed in a fixed order (previous sibling, next sibling,
-        // parent's best).
-        let mut out = Scores::new(own.value.len());
-        for &d in &own.scored {
-            if self.live_len(d).is_none() {
-                continue;
-            }
-            let p = self.parent(stats, d);
-            let sibling_score = |n: u32| {
-                if self.parent(stats, n) == p {
-                    own.value[n as usize]
-                } else {
-                    0.0
+        // parent's best), from own scores only: written back once all are summed.
+        let with: Vec<f64> = scores
+            .scored
+            .iter()
+            .map(|&d| {
+                if v.live_len(d).is_none() {
+                    return 0.0;
                 }
-            };
-            let before = self.neighbour(d, false).map_or(0.0, sibling_score);
-            let after = self.neighbour(d, true).map_or(0.0, sibling_score);
-            let s = own.value[d as usize];
-            out.set(
-                d,
-                s + pr.neighbour_weight * (before + after) + pr.group_weight * best_in[p as usize],
-            );
+                let p = v.parent(d);
+                let sibling_score = |n: u32| {
+                    if v.parent(n) == p {
+                        own[n as usize]
+                    } else {
+                        0.0
+                    }
+                };
+                let before = v.neighbour(d, false).map_or(0.0, sibling_score);
+                let after = v.neighbour(d, true).map_or(0.0, sibling_score);
+                own[d as usize]
+                    + pr.neighbour_weight * (before + after)
+                    + pr.group_weight * best_in[p as usize]
+            })
+            .collect();
+        for (&d, s) in scores.scored.iter().zip(with) {
+            scores.value[d as usize] = s;
         }
-        out
     }
 
     /// BM25 scores of the parents' documents (every record under a parent as one text) for

@@ -56,9 +56,7 @@ impl LexicalIndex {
     /// Whether document `d` is live and passes `q`'s filters (without building the document
     /// when there are none).
     pub(super) fn passes(&self, d: u32, q: &Query<'_>) -> bool {
-        let unfiltered =
-            q.namespace.is_none() && q.globs.is_none() && q.since.is_none() && q.until.is_none();
-        if unfiltered {
+        if !q.filtered() {
             return self.live_len(d).is_some();
         }
         // Field by field, cheapest first, without reading the document's texts.
@@ -145,25 +143,17 @@ impl LexicalIndex {
         }
     }
 
-    /// The live document just before live document `d` in key order (`after`: just after),
-    /// across both parts.
+    /// Whether the index is its frozen part alone, whole (no document removed or added
+    /// since): then key order is number order.
     #[inline]
-    pub(super) fn neighbour(&self, d: u32, after: bool) -> Option<u32> {
-        let n = self.base.n_docs();
-        if self.by_key.is_empty() && self.base_live == n {
-            // Only the frozen part, whole: key order is number order.
-            return if after {
-                (d as usize + 1 < n).then_some(d + 1)
-            } else {
-                d.checked_sub(1)
-            };
-        }
-        self.neighbour_across(d, after)
+    pub(super) fn frozen_whole(&self) -> bool {
+        self.by_key.is_empty() && self.base_live == self.base.n_docs()
     }
 
-    /// [`LexicalIndex::neighbour`] when documents were removed or added since the frozen
-    /// part.
-    fn neighbour_across(&self, d: u32, after: bool) -> Option<u32> {
+    /// The live document just before live document `d` in key order (`after`: just after),
+    /// across both parts (what [`super::view::View`] asks when documents were removed or
+    /// added since the frozen part).
+    pub(super) fn neighbour_across(&self, d: u32, after: bool) -> Option<u32> {
         let n = self.base.n_docs();
         let di = d as usize;
         let key = self.key_of(d);

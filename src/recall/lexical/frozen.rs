@@ -338,28 +338,37 @@ impl Base {
         f64::from_le_bytes(self.dense(self.t.timestamps, 0, i))
     }
 
-    #[inline]
-    pub(super) fn len(&self, i: usize) -> f64 {
-        let lens = self.lens.get_or_init(|| {
-            (0..self.t.lens.n)
+    /// Every document's length, by number (decoded once: every search that scores reads
+    /// them per posting).
+    pub(super) fn lens(&self) -> &[f64] {
+        self.lens.get_or_init(|| {
+            (0..self.n_docs())
                 .map(|i| f64::from_le_bytes(self.dense(self.t.lens, 1, i)))
                 .collect()
-        });
-        lens.get(i).copied().unwrap_or_else(|| {
+        })
+    }
+
+    /// Every document's parent number, by number (parents are numbered in key order).
+    pub(super) fn parents(&self) -> &[u32] {
+        self.parents.get_or_init(|| {
+            (0..self.n_docs())
+                .map(|i| u32::from_le_bytes(self.dense(self.t.parents, 2, i)))
+                .collect()
+        })
+    }
+
+    #[inline]
+    pub(super) fn len(&self, i: usize) -> f64 {
+        self.lens().get(i).copied().unwrap_or_else(|| {
             self.fail();
             0.0
         })
     }
 
-    /// The parent number of document `i` (parents are numbered in key order).
+    /// The parent number of document `i`.
     #[inline]
     pub(super) fn parent(&self, i: usize) -> u32 {
-        let parents = self.parents.get_or_init(|| {
-            (0..self.t.parents.n)
-                .map(|i| u32::from_le_bytes(self.dense(self.t.parents, 2, i)))
-                .collect()
-        });
-        parents.get(i).copied().unwrap_or_else(|| {
+        self.parents().get(i).copied().unwrap_or_else(|| {
             self.fail();
             0
         })

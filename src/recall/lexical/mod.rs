@@ -29,6 +29,7 @@ mod sync;
 mod terms;
 #[cfg(test)]
 mod tests;
+mod view;
 
 pub use crate::calendar::MONTHS;
 pub use expand::{FUZZY_MIN_CHARS, PREFIX_MIN_CHARS};
@@ -80,6 +81,16 @@ pub struct Query<'a> {
     pub limit: usize,
     /// Order of the hits.
     pub sort: Sort,
+}
+
+impl Query<'_> {
+    /// Whether the query narrows the records it ranks (namespace, globs, dates).
+    pub(crate) fn filtered(&self) -> bool {
+        self.namespace.is_some()
+            || self.globs.is_some()
+            || self.since.is_some()
+            || self.until.is_some()
+    }
 }
 
 /// One ranked hit.

@@ -3,12 +3,24 @@
 
 use std::cmp::Ordering;
 
+use super::view::View;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
 /// are `avg` long on average.
 pub(super) fn bm25(idf: f64, tf: f64, len: f64, avg: f64, p: &Params) -> f64 {
-    let norm = p.k1 * (1.0 - p.b + p.b * len / avg);
+    bm25_normed(idf, tf, length_norm(len, avg, p), p)
+}
+
+/// The length part of [`bm25`] for a document `len` long.
+#[inline]
+pub(super) fn length_norm(len: f64, avg: f64, p: &Params) -> f64 {
+    p.k1 * (1.0 - p.b + p.b * len / avg)
+}
+
+/// [`bm25`] with the document's [`length_norm`] given.
+#[inline]
+pub(super) fn bm25_normed(idf: f64, tf: f64, norm: f64, p: &Params) -> f64 {
     idf * tf * (p.k1 + 1.0) / (tf + norm)
 }
 
@@ -70,6 +82,7 @@ impl Scores {
         }
     }
 
+    #[inline]
     fn mark(&mut self, d: u32) {
         if !self.has[d as usize] {
             self.has[d as usize] = true;
@@ -86,9 +99,11 @@ impl Scores {
         }
     }
 
-    pub(super) fn set(&mut self, d: u32, s: f64) {
+    /// Adds `s` to the document's score (a new document starts at zero).
+    #[inline]
+    fn add(&mut self, d: u32, s: f64) {
         self.mark(d);
-        self.value[d as usize] = s;
+        self.value[d as usize] += s;
     }
 
     /// Adds every score to `into`'s and empties this one.
@@ -124,6 +139,14 @@ impl TermRows {
         }
     }
 
+    /// Room for `n` more rows.
+    fn reserve(&mut self, n: usize) {
+        let n = n.min(self.row_of.len() - self.touched.len());
+        self.touched.reserve(n);
+        self.rows.reserve(n.saturating_mul(self.terms));
+    }
+
+    #[inline]
     fn add(&mut self, parent: u32, term: usize, f: f64) {
         let p = parent as usize;
         if self.row_of[p] == u32::MAX {
@@ -144,6 +167,51 @@ impl TermRows {
     }
 }
 
+/// What one query term's postings add to: the records' own scores (or their best per
+/// term, when the term is reached several ways), and the term's frequency under each parent
+/// and in each record (for the windows).
+struct Own<'s> {
+    scores: &'s mut Scores,
+    /// Whether `scores` are the own scores themselves (each record is added once).
+    direct: bool,
+    /// Records added (when `direct`).
+    touched: usize,
+    parent_tf: Option<&'s mut TermRows>,
+    doc_tf: Option<&'s mut TermRows>,
+    term: usize,
+}
+
+impl Own<'_> {
+    /// Room for `n` more records.
+    fn reserve(&mut self, n: usize) {
+        let room = self.scores.has.len() - self.scores.scored.len();
+        self.scores.scored.reserve(n.min(room));
+        if let Some(t) = self.doc_tf.as_deref_mut() {
+            t.reserve(n);
+        }
+    }
+
+    /// Record `d` scores `s` for the term, which it holds `tf` times (weighted).
+    #[inline(always)]
+    fn add(&mut self, v: &View<'_>, d: u32, s: f64, tf: f64, in_scope: &impl Fn(u32) -> bool) {
+        if self.direct {
+            // What keeping the best of one score and adding it gives, to the bit.
+            self.scores.add(d, if s > 0.0 { s } else { 0.0 });
+            self.touched += 1;
+        } else {
+            self.scores.max(d, s);
+        }
+        if let Some(t) = self.parent_tf.as_deref_mut() {
+            t.add(v.parent(d), self.term, tf);
+        }
+        if let Some(t) = self.doc_tf.as_deref_mut() {
+            if in_scope(d) {
+                t.add(d, self.term, tf);
+            }
+        }
+    }
+}
+
 impl LexicalIndex {
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
@@ -157,6 +225,7 @@ impl LexicalIndex {
         terms.sort();
         terms.dedup();
         let stats = self.stats();
+        let v = View::new(self, stats, avg);
         let docs = self.base.n_docs() + self.docs.len();
         // Own scores by document number; `scored` lists the documents that have one, in the
         // order they got it (sums below run in a fixed order, so scores do not depend on it).
@@ -170,73 +239,83 @@ impl LexicalIndex {
         // The indexed terms the query reached, and per query term the records it matches.
         let mut reached = Vec::new();
         let mut matching = Vec::with_capacity(terms.len());
-        let mut best = Scores::new(docs);
+        // Allocated when a term is reached several ways.
+        let mut best: Option<Scores> = None;
+        let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
         for (ti, term) in terms.iter().enumerate() {
-            let mut add = |d: u32, s: f64, tf: f64| {
-                best.max(d, s);
-                if pr.parent_weight > 0.0 {
-                    parent_tf.add(self.parent(stats, d), ti, tf);
-                }
-                if windows && q.namespace.is_none_or(|ns| self.in_namespace(d, ns)) {
-                    doc_tf.add(d, ti, tf);
-                }
+            let expansions: Vec<_> = self
+                .expand(term)
+                .into_iter()
+                .map(|(t, w)| (t, w, self.df(t)))
+                .filter(|e| e.2 > 0)
+                .collect();
+            let date = (pr.date_weight > 0.0)
+                .then(|| self.date_term(term))
+                .flatten()
+                .map(|dt| self.dated(dt))
+                .filter(|dated| !dated.is_empty());
+            // A term reached one way gives each record one score: it goes straight into the
+            // own scores. Reached several ways, a record keeps its best (in `best` first).
+            let direct = expansions.len() == 1 && date.is_none();
+            let mut acc = Own {
+                scores: if direct {
+                    &mut scores
+                } else {
+                    best.get_or_insert_with(|| Scores::new(docs))
+                },
+                direct,
+                touched: 0,
+                parent_tf: (pr.parent_weight > 0.0).then_some(&mut parent_tf),
+                doc_tf: windows.then_some(&mut doc_tf),
+                term: ti,
             };
-            for (tid, weight) in self.expand(term) {
-                let df = self.df(tid);
-                if df == 0 {
-                    continue;
-                }
+            let more: usize = expansions.iter().map(|e| e.2).sum();
+            acc.reserve(more + date.as_ref().map_or(0, Vec::len));
+            for &(tid, weight, df) in &expansions {
                 reached.push(tid);
                 let idf = idf(live, df as f64);
-                self.each_posting(tid, &mut |p| {
-                    let Some(len) = self.live_len(p.doc) else {
+                self.each_posting(tid, |p| {
+                    let Some(norm) = v.norm(p.doc) else {
                         return;
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                    add(p.doc, weight * bm25(idf, tf, len, avg, &pr), weight * tf);
+                    let s = weight * bm25_normed(idf, tf, norm, &pr);
+                    acc.add(&v, p.doc, s, weight * tf, &ns_ok);
                 });
             }
             // The date field: a term naming a month or a year matches the records dated
             // then, as one more occurrence of the term in their content.
-            if let Some(dt) = (pr.date_weight > 0.0)
-                .then(|| self.date_term(term))
-                .flatten()
-            {
-                let dated = self.dated(dt);
-                if !dated.is_empty() {
-                    let idf = idf(live, dated.len() as f64);
-                    let tf = pr.date_weight;
-                    for d in dated {
-                        let Some(len) = self.live_len(d) else {
-                            continue;
-                        };
-                        add(d, bm25(idf, tf, len, avg, &pr), tf);
-                    }
+            if let Some(dated) = date {
+                let idf = idf(live, dated.len() as f64);
+                let tf = pr.date_weight;
+                for d in dated {
+                    let Some(norm) = v.norm(d) else {
+                        continue;
+                    };
+                    acc.add(&v, d, bm25_normed(idf, tf, norm, &pr), tf, &ns_ok);
                 }
             }
-            matching.push(best.scored.len() as f64);
-            best.drain_into(&mut scores);
-        }
-        let window = if windows {
-            self.window_scores(&doc_tf, &matching, avg, stats, q)
-        } else {
-            Vec::new()
-        };
-        if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
-            scores = self.with_context(&scores, stats, pr);
-        }
-        for (d, w) in window {
-            if scores.has[d as usize] {
-                scores.value[d as usize] += pr.window_weight * w;
+            if direct {
+                matching.push(acc.touched as f64);
+            } else {
+                let best = best.get_or_insert_with(|| Scores::new(docs));
+                matching.push(best.scored.len() as f64);
+                best.drain_into(&mut scores);
             }
         }
-        if pr.parent_weight > 0.0 && !parent_tf.touched.is_empty() {
-            let mut by_parent = self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats);
+        if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
+            self.add_context(&v, &mut scores, stats, pr);
+        }
+        if windows {
+            self.add_windows(&v, &doc_tf, &matching, avg, q, &mut scores);
+        }
+        let by_parent = (pr.parent_weight > 0.0 && !parent_tf.touched.is_empty())
+            .then(|| self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats));
+        if let Some(mut by_parent) = by_parent {
             if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
                 // Feedback ranks on the scores so far: a record's own, context and parent.
                 let first = |d: u32| {
-                    scores.value[d as usize]
-                        + pr.parent_weight * by_parent[self.parent(stats, d) as usize]
+                    scores.value[d as usize] + pr.parent_weight * by_parent[v.parent(d) as usize]
                 };
                 let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
                 if !expansion.is_empty() {
@@ -254,7 +333,7 @@ impl LexicalIndex {
                 }
             }
             for &d in &scores.scored {
-                let p = self.parent(stats, d);
+                let p = v.parent(d);
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }

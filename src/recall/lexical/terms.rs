@@ -123,7 +123,7 @@ impl LexicalIndex {
 
     /// The live postings of a term: the frozen part's (removed documents skipped), then the
     /// overlay's.
-    pub(super) fn each_posting(&self, t: TermRef, f: &mut dyn FnMut(&Posting)) {
+    pub(super) fn each_posting(&self, t: TermRef, mut f: impl FnMut(&Posting)) {
         for p in self.base_postings(t).iter() {
             // A document number past the frozen part only comes from a damaged file, which
             // the part has noted when the block was checked.

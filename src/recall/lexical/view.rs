@@ -1,0 +1,118 @@
+//! What scoring reads of every document it touches (length, parent, neighbours), resolved
+//! once per search into plain slices, so that the per-posting work of a query matching most
+//! of the index is a few array reads; overlay documents go the general way.
+
+use std::sync::OnceLock;
+
+use super::context::ParentStats;
+use super::score::length_norm;
+use super::{LexicalIndex, Params};
+
+/// The BM25 length norm of every frozen document, for one set of parameters and mean
+/// length: what every posting of a search would otherwise divide for.
+pub(super) struct Norms {
+    /// (k1, b, mean length) bits the norms were computed for.
+    key: [u64; 3],
+    norms: Vec<f64>,
+}
+
+/// Where a [`View`] keeps its norms: computed once per index state (the parents' documents
+/// are recomputed after every change, and this with them).
+pub(super) type NormSlot = OnceLock<Norms>;
+
+fn norms_key(p: &Params, avg: f64) -> [u64; 3] {
+    [p.k1.to_bits(), p.b.to_bits(), avg.to_bits()]
+}
+
+/// The documents of an index as one search reads them.
+pub(super) struct View<'a> {
+    ix: &'a LexicalIndex,
+    stats: &'a ParentStats,
+    /// Frozen documents the slices below cover (all of them, unless a table was damaged).
+    n: usize,
+    lens: &'a [f64],
+    parents: &'a [u32],
+    dead: &'a [bool],
+    norms: std::borrow::Cow<'a, [f64]>,
+    avg: f64,
+    /// Frozen documents, when the frozen part is all there is, none removed (then key order
+    /// is number order); else zero.
+    whole: usize,
+}
+
+impl<'a> View<'a> {
+    /// The view of `ix` for a search where documents are `avg` long on average.
+    pub(super) fn new(ix: &'a LexicalIndex, stats: &'a ParentStats, avg: f64) -> Self {
+        let (lens, parents, dead) = (ix.base.lens(), ix.base.parents(), &ix.dead[..]);
+        let p = &ix.params;
+        let key = norms_key(p, avg);
+        let compute = || Norms {
+            key,
+            norms: lens.iter().map(|&l| length_norm(l, avg, p)).collect(),
+        };
+        let norms = match stats.norms.get_or_init(compute) {
+            kept if kept.key == key => std::borrow::Cow::Borrowed(&kept.norms[..]),
+            // Parameters changed since: computed for this search only.
+            _ => std::borrow::Cow::Owned(compute().norms),
+        };
+        View {
+            ix,
+            stats,
+            n: lens.len().min(parents.len()).min(dead.len()),
+            lens,
+            parents,
+            dead,
+            norms,
+            avg,
+            whole: if ix.frozen_whole() {
+                ix.base.n_docs()
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The BM25 length norm of live document `d` ([`length_norm`] of its length).
+    #[inline]
+    pub(super) fn norm(&self, d: u32) -> Option<f64> {
+        let i = d as usize;
+        if i < self.n {
+            return (!self.dead[i]).then(|| self.norms[i]);
+        }
+        let len = self.ix.live_len(d)?;
+        Some(length_norm(len, self.avg, &self.ix.params))
+    }
+
+    /// The length of live document `d` (see [`LexicalIndex::live_len`]).
+    #[inline]
+    pub(super) fn live_len(&self, d: u32) -> Option<f64> {
+        let i = d as usize;
+        if i < self.n {
+            return (!self.dead[i]).then(|| self.lens[i]);
+        }
+        self.ix.live_len(d)
+    }
+
+    /// The parent number of live document `d` (see [`LexicalIndex::parent`]).
+    #[inline]
+    pub(super) fn parent(&self, d: u32) -> u32 {
+        let i = d as usize;
+        if i < self.n {
+            return self.parents[i];
+        }
+        self.ix.parent(self.stats, d)
+    }
+
+    /// The live document next to `d` in key order (see [`LexicalIndex::neighbour_across`]).
+    #[inline]
+    pub(super) fn neighbour(&self, d: u32, after: bool) -> Option<u32> {
+        if self.whole > 0 {
+            return if after {
+                (d as usize + 1 < self.whole).then_some(d + 1)
+            } else {
+                d.checked_sub(1)
+            };
+        }
+        self.ix.neighbour_across(d, after)
+    }
+}
