@@ -228,14 +228,10 @@ impl LexicalIndex {
         let idfs: Vec<f64> = df.iter().map(|d| idf(live, *d)).collect();
         let mean = avg * (2 * pr.window + 1) as f64;
         let mut sum = vec![0.0; df.len()];
-        let filtered = q.filtered();
         for &d in &tf.touched {
-            let Some(mut len) = v.live_len(d) else {
+            let Some(mut len) = v.live_len(d).filter(|_| v.passes(d, q)) else {
                 continue;
             };
-            if filtered && !self.passes(d, q) {
-                continue;
-            }
             let p = v.parent(d);
             sum.copy_from_slice(tf.row(d));
             for after in [false, true] {

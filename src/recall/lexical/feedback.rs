@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::score::{best_n, idf};
 use super::terms::TermRef;
+use super::view::View;
 use super::{LexicalIndex, Query};
 
 impl LexicalIndex {
@@ -13,6 +14,7 @@ impl LexicalIndex {
     /// A record's terms are read from its content, which the index holds.
     pub(super) fn feedback_terms(
         &self,
+        v: &View<'_>,
         scored: &[u32],
         score: impl Fn(u32) -> f64,
         reached: &[TermRef],
@@ -27,7 +29,7 @@ impl LexicalIndex {
         let top = best_n(
             scored
                 .iter()
-                .filter(|&&d| self.passes(d, q))
+                .filter(|&&d| v.passes(d, q))
                 .map(|&d| (d, score(d)))
                 .filter(|&(_, s)| s > 0.0),
             pr.feedback_docs,

@@ -317,7 +317,7 @@ impl LexicalIndex {
                 let first = |d: u32| {
                     scores.value[d as usize] + pr.parent_weight * by_parent[v.parent(d) as usize]
                 };
-                let expansion = self.feedback_terms(&scores.scored, first, &reached, q);
+                let expansion = self.feedback_terms(&v, &scores.scored, first, &reached, q);
                 if !expansion.is_empty() {
                     let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
@@ -337,7 +337,7 @@ impl LexicalIndex {
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(&scores, q)
+        self.top_hits(&v, &scores, q)
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
@@ -346,7 +346,7 @@ impl LexicalIndex {
     /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
     /// order (a total order: keys are unique, so the result does not depend on map order;
     /// ties go by key).
-    fn top_hits(&self, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
+    fn top_hits(&self, v: &View<'_>, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
         let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
             Sort::Relevance => b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0)),
             Sort::Recency => self
@@ -360,7 +360,7 @@ impl LexicalIndex {
                 .scored
                 .iter()
                 .map(|&d| (d, scores.value[d as usize]))
-                .filter(|&(d, s)| s > 0.0 && self.passes(d, q)),
+                .filter(|&(d, s)| s > 0.0 && v.passes(d, q)),
             q.limit,
             order,
         );

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use super::context::ParentStats;
 use super::score::length_norm;
-use super::{LexicalIndex, Params};
+use super::{LexicalIndex, Params, Query};
 
 /// The BM25 length norm of every frozen document, for one set of parameters and mean
 /// length: what every posting of a search would otherwise divide for.
@@ -91,6 +91,12 @@ impl<'a> View<'a> {
             return (!self.dead[i]).then(|| self.lens[i]);
         }
         self.ix.live_len(d)
+    }
+
+    /// Whether document `d` is live and passes `q`'s filters (see [`LexicalIndex::passes`]).
+    #[inline]
+    pub(super) fn passes(&self, d: u32, q: &Query<'_>) -> bool {
+        self.live_len(d).is_some() && (!q.filtered() || self.ix.passes(d, q))
     }
 
     /// The parent number of live document `d` (see [`LexicalIndex::parent`]).
