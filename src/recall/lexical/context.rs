@@ -190,11 +190,15 @@ impl LexicalIndex {
         }
         let mut row_of = vec![u32::MAX; self.parent_numbers(stats)];
         let mut out: Vec<(u32, f64)> = Vec::new();
+        // Frozen documents' parents straight from their table (the postings of removed ones
+        // are skipped already); overlay documents' the general way.
+        let parents = self.base.parents();
         self.each_posting(t, |p| {
-            if self.live_len(p.doc).is_none() {
-                return;
-            }
-            let parent = self.parent(stats, p.doc);
+            let parent = match parents.get(p.doc as usize) {
+                Some(&parent) => parent,
+                None if self.live_len(p.doc).is_none() => return,
+                None => self.parent(stats, p.doc),
+            };
             let row = &mut row_of[parent as usize];
             if *row == u32::MAX {
                 *row = out.len() as u32;
