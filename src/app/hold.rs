@@ -25,8 +25,8 @@ struct Slot {
 }
 
 impl StoreHold {
-    /// How long the store stays open after the last operation.
-    pub const IDLE: Duration = Duration::from_millis(50);
+    /// How long the store stays open after the last operation ended.
+    pub const IDLE: Duration = Duration::from_millis(25);
     /// Longest continuous hold while busy.
     pub const MAX_HOLD: Duration = Duration::from_millis(1000);
     /// After a release forced by [`StoreHold::MAX_HOLD`], how long the holder stays away
@@ -54,8 +54,9 @@ impl StoreHold {
     }
 
     /// Closes the store (its LOCK is released once the operations' handles are dropped) if it
-    /// was idle for [`StoreHold::IDLE`] or held for [`StoreHold::MAX_HOLD`]. Call it between
-    /// operations, never during one. Returns whether it was released.
+    /// was idle for [`StoreHold::IDLE`] since the last operation (began or, as
+    /// [`StoreHold::finished`] tells, ended) or held for [`StoreHold::MAX_HOLD`]. Call it
+    /// between operations, never during one. Returns whether it was released.
     pub fn release_if_idle(&self) -> bool {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
@@ -66,13 +67,37 @@ impl StoreHold {
             .opened
             .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
         if slot.store.is_some() && (idle || long) {
-            slot.store = None;
-            slot.opened = None;
-            slot.released = Some(now);
+            Self::let_go(&mut slot, long, now);
             true
         } else {
             false
         }
+    }
+
+    /// An operation just ended: the store is let go if it was held for
+    /// [`StoreHold::MAX_HOLD`] (operations arriving back to back leave a background check
+    /// little room), else kept for [`StoreHold::IDLE`] from now. Returns whether it was
+    /// released.
+    pub fn finished(&self) -> bool {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let long = slot
+            .opened
+            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
+        if slot.store.is_some() && long {
+            Self::let_go(&mut slot, true, now);
+            return true;
+        }
+        slot.last_used = Some(now);
+        false
+    }
+
+    /// Closes the store; after a hold cut short (`forced`), the next open waits out
+    /// [`StoreHold::GAP`] first.
+    fn let_go(slot: &mut Slot, forced: bool, now: Instant) {
+        slot.store = None;
+        slot.opened = None;
+        slot.released = forced.then_some(now);
     }
 
     /// Closes the store now.

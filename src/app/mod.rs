@@ -360,6 +360,13 @@ impl Memoir {
         self.hold.as_ref().is_some_and(|h| h.release_if_idle())
     }
 
+    /// For servers: an operation just ended. The store stays open for the next one unless
+    /// it was held long enough that waiting processes deserve a turn (then it is closed).
+    /// Returns whether it was released.
+    pub fn operation_done(&self) -> bool {
+        self.hold.as_ref().is_some_and(|h| h.finished())
+    }
+
     /// Closes a store kept open by [`Options::keep_open`] now.
     pub fn release(&self) {
         if let Some(h) = &self.hold {

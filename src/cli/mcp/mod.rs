@@ -5,7 +5,7 @@
 //! [`adapter`] is the one file that speaks `rmcp`. Each tool call runs like one CLI
 //! invocation, except that the store stays open while calls keep coming (warm caches, no
 //! reopen per call). The LOCK is released between calls: the server closes the store once
-//! no call ran for 50 ms, and after 1 s of continuous holding it steps away for 25 ms, so CLI
+//! no call ran for 25 ms, and after 1 s of continuous holding it steps away for 25 ms, so CLI
 //! calls from other processes (which wait up to `--lock-timeout`) are never starved, and the
 //! next tool call reopens the store and sees their writes. Calls of one server are
 //! serialised; a call that meets a store held by another process waits up to
@@ -47,7 +47,7 @@ localhost): there is no authentication. Once listening it prints
 `memoir mcp: listening on http://HOST:PORT/mcp` to stderr (also with -q) and runs until
 interrupted (Ctrl-C, SIGTERM). A non-loopback address is a usage error (exit 2).
 
-The store stays open while calls keep coming and its lock is released after 50 ms without a
+The store stays open while calls keep coming and its lock is released after 25 ms without a
 call (or 1 s of continuous use), so CLI calls from other processes are never starved; the
 next tool call sees their writes.";
 

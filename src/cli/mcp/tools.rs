@@ -226,9 +226,9 @@ impl Tools {
         let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
         let answer = answer(self.dispatch(name, args));
         // Calls arriving back to back leave the background thread little room between them:
-        // a store held for its longest turn (or last opened longer ago than the idle delay)
-        // is given up here, before the next call, so other processes get the LOCK.
-        self.ctx.app.release_if_idle();
+        // a store held for its longest turn is given up here, before the next call, so other
+        // processes get the LOCK; else it stays open for the idle delay from now.
+        self.ctx.app.operation_done();
         answer
     }
 

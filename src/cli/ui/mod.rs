@@ -37,7 +37,7 @@ Requests must name this machine in Host and, from a browser, come from the serve
 start, so pages of other sites cannot write. Writes are signed like the command line's
 (MEMOIR_AUTHOR, MEMOIR_SOURCE, MEMOIR_ACTOR).
 
-The store stays open while requests keep coming and its lock is released after 50 ms
+The store stays open while requests keep coming and its lock is released after 25 ms
 without one (or 1 s of continuous use), so CLI writes from agents proceed; the next request
 sees them.";
 

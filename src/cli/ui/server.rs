@@ -2,10 +2,10 @@
 //! assets, the JSON API, and the store held between requests and let go when idle.
 //!
 //! Requests are checked ([`super::security::refusal`]) before anything else. Operations on
-//! the store run one at a time off the async executor; after each one, and every
-//! [`IDLE_TICK`] while none runs, [`memoir::Memoir::release_if_idle`] closes the store once
-//! it has been idle for 50 ms (or held for 1 s), so CLI writes from agents get the LOCK and
-//! the next request reopens the store and sees them.
+//! the store run one at a time off the async executor; every [`IDLE_TICK`] while none runs,
+//! [`memoir::Memoir::release_if_idle`] closes the store once it has been idle for 25 ms since
+//! the last one ended (and after each, once it was held for 1 s), so CLI writes from agents
+//! get the LOCK and the next request reopens the store and sees them.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -28,7 +28,7 @@ use crate::cli::context::Ctx;
 use crate::cli::output::CliError;
 
 /// How often an idle server checks whether to let the store go.
-pub const IDLE_TICK: Duration = Duration::from_millis(20);
+pub const IDLE_TICK: Duration = Duration::from_millis(10);
 
 /// Largest request body accepted.
 const MAX_BODY: usize = 8 << 20;
@@ -59,11 +59,11 @@ impl Shared {
         }
     }
 
-    /// Runs one operation on the store, then lets the store go if it is idle.
+    /// Runs one operation on the store, then lets the store go if it was held too long.
     fn run<T>(&self, op: impl FnOnce(&Ctx) -> T) -> T {
         let _one = self.ops.lock().unwrap_or_else(|p| p.into_inner());
         let out = op(&self.ctx);
-        self.ctx.app.release_if_idle();
+        self.ctx.app.operation_done();
         out
     }
 
