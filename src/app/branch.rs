@@ -78,15 +78,16 @@ impl Outcome for CheckoutOutcome {}
 impl Memoir {
     /// Every branch, and the one HEAD is on.
     pub fn branches(&self) -> MemoirResult<BranchListOutcome> {
-        let repo = self.open_repo()?;
-        let current = match repo.head()? {
-            Head::Branch(b) => Some(b),
-            Head::Detached(_) => None,
-        };
-        Ok(BranchListOutcome {
-            branches: repo.branches()?.into_iter().map(|(n, _)| n).collect(),
-            current,
-            head: repo.head_commit()?,
+        self.reading(|repo| {
+            let current = match repo.head()? {
+                Head::Branch(b) => Some(b),
+                Head::Detached(_) => None,
+            };
+            Ok(BranchListOutcome {
+                branches: repo.branches()?.into_iter().map(|(n, _)| n).collect(),
+                current,
+                head: repo.head_commit()?,
+            })
         })
     }
 

@@ -63,9 +63,7 @@ impl StoreHold {
         let idle = slot
             .last_used
             .is_some_and(|t| now.duration_since(t) >= Self::IDLE);
-        let long = slot
-            .opened
-            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
+        let long = Self::held_long(&slot, now);
         if slot.store.is_some() && (idle || long) {
             Self::let_go(&mut slot, long, now);
             true
@@ -81,15 +79,18 @@ impl StoreHold {
     pub fn finished(&self) -> bool {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
-        let long = slot
-            .opened
-            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD);
-        if slot.store.is_some() && long {
+        if slot.store.is_some() && Self::held_long(&slot, now) {
             Self::let_go(&mut slot, true, now);
             return true;
         }
         slot.last_used = Some(now);
         false
+    }
+
+    /// Whether the store has been held for [`StoreHold::MAX_HOLD`].
+    fn held_long(slot: &Slot, now: Instant) -> bool {
+        slot.opened
+            .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD)
     }
 
     /// Closes the store; after a hold cut short (`forced`), the next open waits out

@@ -90,6 +90,7 @@ const READS: &[&[&str]] = &[
     &["diff", "main", "exp"],
     &["export"],
     &["proof", "a.b"],
+    &["branch"],
 ];
 
 fn seeded(dir: &Path) -> PathBuf {
