@@ -39,6 +39,11 @@ impl Repo {
         if limit == Some(0) {
             return Ok(Vec::new());
         }
+        if let (Some(n), [tip], [], None) = (limit, include, exclude, filter) {
+            if let Some(line) = self.single_parent_line(tip, n)? {
+                return Ok(line);
+            }
+        }
         let excluded = if exclude.is_empty() {
             HashSet::new()
         } else {
@@ -68,6 +73,29 @@ impl Repo {
             let id = graph.id(pos);
             Ok(Some((id, self.read_commit(&id)?)))
         })
+    }
+
+    /// The first `n` commits from `tip` when they form a line of single-parent commits
+    /// (ending at most at a first commit): then they are the whole answer of an unfiltered
+    /// log, in the only order a line allows, read without the commit graph. `None` when a
+    /// merge comes first.
+    fn single_parent_line(
+        &self,
+        tip: &ObjectId,
+        n: usize,
+    ) -> RepoResult<Option<Vec<(ObjectId, Commit)>>> {
+        let mut out = Vec::with_capacity(n.min(256));
+        let mut next = Some(*tip);
+        while let Some(id) = next.filter(|_| out.len() < n) {
+            let c = self.read_commit(&id)?;
+            next = match c.parents.as_slice() {
+                [] => None,
+                [p] => Some(*p),
+                _ => return Ok(None),
+            };
+            out.push((id, c));
+        }
+        Ok(Some(out))
     }
 
     /// Whether commit `c` passes `filter` (see [`Repo::log`]).
