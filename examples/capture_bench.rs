@@ -13,11 +13,10 @@
 //! (defaults 3000 15).
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{binary, path_of, run_memoir, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -50,22 +49,6 @@ fn sentence(i: usize) -> String {
         w(3),
         w(4)
     )
-}
-
-fn memoir(bin: &Path, store: &Path, args: &[&str]) {
-    let out = Command::new(bin)
-        .arg("-s")
-        .arg(store)
-        .args(args)
-        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
-        .env_remove("MEMOIR_STORE")
-        .output()
-        .expect("run memoir");
-    assert!(
-        out.status.success(),
-        "memoir {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Answers every chat request at once with three facts numbered by the request.
@@ -123,7 +106,7 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let store = dir.join("store");
-    memoir(&bin, &store, &["new", store.to_str().expect("utf-8")]);
+    run_memoir(&bin, &store, &["new", store.to_str().expect("utf-8")]);
     let file = dir.join("memories.jsonl");
     let mut text = String::new();
     for i in 0..n {
@@ -135,10 +118,10 @@ fn main() {
         text.push('\n');
     }
     std::fs::write(&file, text).expect("write jsonl");
-    memoir(&bin, &store, &["import", file.to_str().expect("utf-8")]);
-    memoir(&bin, &store, &["taxonomy", "init"]);
+    run_memoir(&bin, &store, &["import", file.to_str().expect("utf-8")]);
+    run_memoir(&bin, &store, &["taxonomy", "init"]);
     // A search leaves the lexical index cached, as any earlier command of a session would.
-    memoir(&bin, &store, &["search", "deploy"]);
+    run_memoir(&bin, &store, &["search", "deploy"]);
     let url = serve();
     let turn =
         "[Human] Which port does the new service use, and what must happen before it deploys?\n\
@@ -189,7 +172,7 @@ fn main() {
     let mut remember = vec![];
     for i in 0..reps {
         let t = Instant::now();
-        memoir(
+        run_memoir(
             &bin,
             &store,
             &[

@@ -14,7 +14,7 @@
 //! compare two builds on the same stores).
 
 mod common;
-use common::{add_commits, binary, content_of, import_lines, path_of, stats};
+use common::{add_commits, binary, content_of, import_lines, path_of, run_memoir, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,21 +38,8 @@ fn copy_dir(from: &Path, to: &Path) {
 
 fn run(bin: &Path, store: &Path, args: &[&str]) -> f64 {
     let t = Instant::now();
-    let out = Command::new(bin)
-        .arg("-s")
-        .arg(store)
-        .args(args)
-        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
-        .env_remove("MEMOIR_STORE")
-        .output()
-        .expect("run memoir");
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    assert!(
-        out.status.success(),
-        "memoir {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    ms
+    run_memoir(bin, store, args);
+    t.elapsed().as_secs_f64() * 1e3
 }
 
 fn measure(label: &str, target: &str, reps: usize, mut f: impl FnMut(usize) -> f64) {

@@ -14,11 +14,10 @@
 //! (defaults 100000 10000 25).
 
 mod common;
-use common::{add_commits, binary, import_lines, path_of, stats};
+use common::{add_commits, binary, import_lines, path_of, run_memoir, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,22 +26,6 @@ use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
-
-fn memoir(bin: &Path, store: &Path, args: &[&str]) {
-    let out = Command::new(bin)
-        .arg("-s")
-        .arg(store)
-        .args(args)
-        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
-        .env_remove("MEMOIR_STORE")
-        .output()
-        .expect("run memoir");
-    assert!(
-        out.status.success(),
-        "memoir {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// One kept-alive HTTP/1.1 connection.
 struct Http {
@@ -121,11 +104,11 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let store = dir.join("big");
-    memoir(&bin, &store, &["new", store.to_str().expect("utf-8")]);
+    run_memoir(&bin, &store, &["new", store.to_str().expect("utf-8")]);
     let file = dir.join("big.jsonl");
     let text = import_lines(n);
     std::fs::write(&file, text).expect("write jsonl");
-    memoir(&bin, &store, &["import", file.to_str().expect("utf-8")]);
+    run_memoir(&bin, &store, &["import", file.to_str().expect("utf-8")]);
     {
         let repo =
             Repo::open(Store::open(&store, &OpenOptions::default()).expect("open")).expect("repo");

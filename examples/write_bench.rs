@@ -20,7 +20,7 @@
 //! BIN defaults to the `memoir` next to this example.
 
 mod common;
-use common::{add_commits, binary, import_lines, stats};
+use common::{add_commits, binary, import_lines, run_memoir, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,20 +41,8 @@ fn child_out_bytes() -> u64 {
 fn run(bin: &Path, store: &Path, args: &[&str]) -> (f64, u64) {
     let before = child_out_bytes();
     let t = Instant::now();
-    let out = Command::new(bin)
-        .arg("-s")
-        .arg(store)
-        .args(args)
-        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
-        .env_remove("MEMOIR_STORE")
-        .output()
-        .expect("run memoir");
+    run_memoir(bin, store, args);
     let ms = t.elapsed().as_secs_f64() * 1e3;
-    assert!(
-        out.status.success(),
-        "memoir {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     (ms, child_out_bytes() - before)
 }
 

@@ -8,6 +8,25 @@ use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, Signature};
 
+/// Runs `bin -s store args` as an agent would (bench author, no `MEMOIR_STORE`), and
+/// panics with its stderr unless it succeeds.
+pub fn run_memoir(bin: &Path, store: &Path, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new(bin)
+        .arg("-s")
+        .arg(store)
+        .args(args)
+        .env("MEMOIR_AUTHOR", "bench <bench@example.org>")
+        .env_remove("MEMOIR_STORE")
+        .output()
+        .expect("run memoir");
+    assert!(
+        out.status.success(),
+        "memoir {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The release `memoir` binary built next to the running example.
 pub fn binary() -> PathBuf {
     let exe = std::env::current_exe().expect("own path");

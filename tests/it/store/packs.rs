@@ -1,7 +1,7 @@
 //! Pack files.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memoir::store::{
     Backend, Damage, ObjectStore, OpenOptions, PutOutcome, RawId, Reclaim, RefStore, Store,
@@ -41,15 +41,22 @@ fn pack_files(store: &Path) -> Vec<String> {
     names
 }
 
+/// A new store at `dir/s` whose packs are `pack_bytes` long, with the options it was made
+/// with (to open it again).
+fn small_pack_store(dir: &Path, pack_bytes: u64) -> (PathBuf, OpenOptions, Store) {
+    let path = dir.join("s");
+    let opts = OpenOptions {
+        pack_bytes,
+        ..OpenOptions::default()
+    };
+    let s = Store::create(&path, &opts).unwrap();
+    (path, opts, s)
+}
+
 #[test]
 fn reclaim_erases_deleted_objects_and_extra_copies_from_every_file() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s");
-    let small_packs = OpenOptions {
-        pack_bytes: 4096,
-        ..OpenOptions::default()
-    };
-    let s = Store::create(&path, &small_packs).unwrap();
+    let (path, small_packs, s) = small_pack_store(dir.path(), 4096);
     let secret = b"the launch code is 0000-SECRET-0000".to_vec();
     let body = |i: u8| vec![i; 700];
     for i in 0..40u8 {
@@ -358,12 +365,7 @@ fn pack_holding(store: &Path, body: &[u8]) -> String {
 #[test]
 fn gc_rewrites_only_packs_a_quarter_dead() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s");
-    let small_packs = OpenOptions {
-        pack_bytes: 8192,
-        ..OpenOptions::default()
-    };
-    let s = Store::create(&path, &small_packs).unwrap();
+    let (path, small_packs, s) = small_pack_store(dir.path(), 8192);
     let body = |i: u8| vec![i; 700];
     for i in 0..36u8 {
         s.put(&id(b"k", i), &body(i)).unwrap();
