@@ -44,6 +44,18 @@ type ParentTfKey = (Option<u32>, Option<u32>, u64);
 /// A term's weighted frequency under each parent that holds it: (parent, frequency).
 pub(super) type ParentTf = Vec<(u32, f64)>;
 
+/// What the windows of a search are summed from.
+pub(super) struct Windows<'a> {
+    /// The weighted frequencies of the query terms in each record of the query's namespace
+    /// that holds one.
+    pub(super) tf: &'a TermRows,
+    /// The number of records each query term matches.
+    pub(super) df: &'a [f64],
+    /// The mean record length.
+    pub(super) avg: f64,
+    pub(super) q: &'a Query<'a>,
+}
+
 /// Terms held by fewer documents than this are summed for each query instead of kept.
 const KEEP_PARENT_TF_FROM: usize = 64;
 
@@ -214,26 +226,32 @@ impl LexicalIndex {
     }
 
     /// Adds [`Params::window_weight`] times the BM25 score of its window to each record of
-    /// `scores` in `tf` that passes `q`'s filters (`tf`: the weighted frequencies of the query
-    /// terms in each record of the query's namespace that holds one; `df`: the number of
-    /// records each term matches). A record's window is the record with up to
-    /// [`Params::window`] live siblings on each side, read as one document.
+    /// `scores` in `w.tf` that passes `w.q`'s filters; of the records `only` lists, when it is
+    /// given. A record's window is the record with up to [`Params::window`] live siblings on
+    /// each side, read as one document.
     pub(super) fn add_windows(
         &self,
         v: &View<'_>,
-        tf: &TermRows,
-        df: &[f64],
-        avg: f64,
-        q: &Query<'_>,
+        w: &Windows<'_>,
+        only: Option<&[u32]>,
         scores: &mut Scores,
     ) {
+        let (tf, df, q) = (w.tf, w.df, w.q);
         let pr = self.params;
         let live = self.len() as f64;
         let idfs: Vec<f64> = df.iter().map(|d| idf(live, *d)).collect();
-        let mean = avg * (2 * pr.window + 1) as f64;
+        let mean = w.avg * (2 * pr.window + 1) as f64;
         let mut sum = vec![0.0; df.len()];
-        for &d in &tf.touched {
-            let Some(mut len) = v.live_len(d).filter(|_| v.passes(d, q)) else {
+        let Scores { value, has, scored } = scores;
+        // Dense rows keep no list of the records touched: those are the scored records of
+        // the query's namespace, which `passes` keeps.
+        let touched = match only {
+            Some(docs) => docs,
+            None if tf.dense => &scored[..],
+            None => &tf.touched[..],
+        };
+        for &d in touched {
+            let Some(mut len) = v.live_len(d).filter(|_| tf.has(d) && v.passes(d, q)) else {
                 continue;
             };
             let p = v.parent(d);
@@ -264,8 +282,8 @@ impl LexicalIndex {
                 .filter(|(f, _)| **f > 0.0)
                 .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
                 .sum();
-            if scores.has[d as usize] {
-                scores.value[d as usize] += pr.window_weight * s;
+            if has[d as usize] {
+                value[d as usize] += pr.window_weight * s;
             }
         }
     }

@@ -14,6 +14,7 @@
 //!   (`dates`); `params` holds the weights;
 //! - `codec` and `delta`: the cache file and its delta file.
 
+mod bound;
 mod codec;
 mod context;
 mod dates;

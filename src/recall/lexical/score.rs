@@ -3,6 +3,8 @@
 
 use std::cmp::Ordering;
 
+use super::bound::Deferred;
+use super::context::Windows;
 use super::view::View;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
@@ -36,34 +38,71 @@ pub(super) fn best_n<T: Copy>(
     n: usize,
     order: impl Fn(&T, &T) -> Ordering,
 ) -> Vec<T> {
-    if n == 0 {
-        return Vec::new();
-    }
-    let cap = n.saturating_mul(2).max(256);
-    let mut kept: Vec<T> = Vec::new();
-    // The last of the `n` first seen so far, once more than `n` were seen: nothing that
-    // does not come before it can be among the `n` first.
-    let mut last: Option<T> = None;
+    let mut best = Best::new(n, order);
     for x in items {
-        if last
-            .as_ref()
-            .is_some_and(|l| order(&x, l) != Ordering::Less)
+        best.push(x);
+    }
+    best.finish()
+}
+
+/// The `n` first in `order` of the items pushed, kept in one pass (see [`best_n`]).
+pub(super) struct Best<T, F> {
+    n: usize,
+    kept: Vec<T>,
+    /// The last of the `n` first seen so far, once more than `n` were seen: nothing that
+    /// does not come before it can be among the `n` first.
+    last: Option<T>,
+    order: F,
+}
+
+impl<T: Copy, F: Fn(&T, &T) -> Ordering> Best<T, F> {
+    pub(super) fn new(n: usize, order: F) -> Self {
+        Best {
+            n,
+            kept: Vec::new(),
+            last: None,
+            order,
+        }
+    }
+
+    /// The `n`-th first of the items pushed so far, once `n` were pushed and then some:
+    /// what the `n`-th first of all can only come before or equal.
+    pub(super) fn last(&self) -> Option<&T> {
+        self.last.as_ref()
+    }
+
+    pub(super) fn push(&mut self, x: T) {
+        if self.n == 0
+            || self
+                .last
+                .as_ref()
+                .is_some_and(|l| (self.order)(&x, l) != Ordering::Less)
         {
-            continue;
+            return;
         }
-        kept.push(x);
-        if kept.len() == cap {
-            kept.select_nth_unstable_by(n - 1, &order);
-            kept.truncate(n);
-            last = Some(kept[n - 1]);
+        self.kept.push(x);
+        if self.kept.len() == self.n.saturating_mul(2).max(256) {
+            self.cut();
+            self.last = Some(self.kept[self.n - 1]);
         }
     }
-    if kept.len() > n {
-        kept.select_nth_unstable_by(n - 1, &order);
-        kept.truncate(n);
+
+    fn cut(&mut self) {
+        if self.kept.len() > self.n {
+            self.kept.select_nth_unstable_by(self.n - 1, &self.order);
+            self.kept.truncate(self.n);
+        }
     }
-    kept.sort_unstable_by(&order);
-    kept
+
+    /// The `n` first, in order.
+    pub(super) fn finish(mut self) -> Vec<T> {
+        if self.n == 0 {
+            return Vec::new();
+        }
+        self.cut();
+        self.kept.sort_unstable_by(&self.order);
+        self.kept
+    }
 }
 
 /// Scores by document number, with the list of documents that have one.
@@ -119,14 +158,18 @@ impl Scores {
 }
 
 /// Weighted query-term frequencies under each parent (or in each document) touched: one row
-/// of `terms` values per parent, allocated on first touch.
+/// of `terms` values per parent, allocated on first touch; or, dense, one row per number.
 pub(super) struct TermRows {
     pub(super) terms: usize,
-    /// Row of each parent (`u32::MAX`: not touched).
+    /// Row of each parent (`u32::MAX`: not touched); empty when dense.
     pub(super) row_of: Vec<u32>,
     pub(super) rows: Vec<f64>,
-    /// Parents touched, in order of first touch.
+    /// Parents touched, in order of first touch; not kept when dense.
     pub(super) touched: Vec<u32>,
+    /// Whether row `i` is number `i`'s, all zero until touched: for a query that touches
+    /// a large share of the documents, where zeroing every row costs less than finding
+    /// each one.
+    pub(super) dense: bool,
 }
 
 impl TermRows {
@@ -136,11 +179,26 @@ impl TermRows {
             row_of: vec![u32::MAX; parents],
             rows: Vec::new(),
             touched: Vec::new(),
+            dense: false,
+        }
+    }
+
+    /// Rows for every number below `n`, all zero.
+    pub(super) fn dense(n: usize, terms: usize) -> Self {
+        TermRows {
+            terms,
+            row_of: Vec::new(),
+            rows: vec![0.0; n.saturating_mul(terms)],
+            touched: Vec::new(),
+            dense: true,
         }
     }
 
     /// Room for `n` more rows.
     fn reserve(&mut self, n: usize) {
+        if self.dense {
+            return;
+        }
         let n = n.min(self.row_of.len() - self.touched.len());
         self.touched.reserve(n);
         self.rows.reserve(n.saturating_mul(self.terms));
@@ -149,6 +207,10 @@ impl TermRows {
     #[inline]
     fn add(&mut self, parent: u32, term: usize, f: f64) {
         let p = parent as usize;
+        if self.dense {
+            self.rows[p * self.terms + term] += f;
+            return;
+        }
         if self.row_of[p] == u32::MAX {
             self.row_of[p] = self.touched.len() as u32;
             self.touched.push(parent);
@@ -158,12 +220,17 @@ impl TermRows {
     }
 
     pub(super) fn row(&self, parent: u32) -> &[f64] {
-        let r = self.row_of[parent as usize] as usize * self.terms;
+        let r = if self.dense {
+            parent as usize
+        } else {
+            self.row_of[parent as usize] as usize
+        } * self.terms;
         &self.rows[r..r + self.terms]
     }
 
+    /// Whether the row is there to read (a dense row always is; untouched, it is zero).
     pub(super) fn has(&self, parent: u32) -> bool {
-        self.row_of[parent as usize] != u32::MAX
+        self.dense || self.row_of[parent as usize] != u32::MAX
     }
 }
 
@@ -212,9 +279,34 @@ impl Own<'_> {
     }
 }
 
+/// How a search goes about ranking. Every plan gives the same hits, to the bit; the
+/// default is the fastest.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Plan {
+    /// Sum windows only where they can change the answer (see `bound`).
+    pub(super) defer_windows: bool,
+    /// Keep the records' term frequencies in a row per document number (`None`: when the
+    /// query's postings would touch an eighth of the rows or more).
+    pub(super) dense_rows: Option<bool>,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            defer_windows: true,
+            dense_rows: None,
+        }
+    }
+}
+
 impl LexicalIndex {
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        self.search_planned(q, Plan::default())
+    }
+
+    /// [`LexicalIndex::search`] carried out as `plan` says.
+    pub(super) fn search_planned(&self, q: &Query<'_>, plan: Plan) -> Vec<Hit> {
         let live = self.len() as f64;
         if live == 0.0 || q.limit == 0 {
             return Vec::new();
@@ -232,28 +324,49 @@ impl LexicalIndex {
         let mut scores = Scores::new(docs);
         // Per parent touched, the weighted frequency of each query term under it.
         let mut parent_tf = TermRows::new(self.parent_numbers(stats), terms.len());
+        // Per query term, the indexed terms it reaches (with their weights and document
+        // counts) and, when it names a date, the records dated then.
+        let reach: Vec<_> = terms
+            .iter()
+            .map(|term| {
+                let expansions: Vec<_> = self
+                    .expand(term)
+                    .into_iter()
+                    .map(|(t, w)| (t, w, self.df(t)))
+                    .filter(|e| e.2 > 0)
+                    .collect();
+                let date = (pr.date_weight > 0.0)
+                    .then(|| self.date_term(term))
+                    .flatten()
+                    .map(|dt| self.dated(dt))
+                    .filter(|dated| !dated.is_empty());
+                (expansions, date)
+            })
+            .collect();
         // Per record of the query's namespace that holds a query term, the weighted
         // frequency of each (for the windows).
         let windows = pr.window_weight > 0.0;
-        let mut doc_tf = TermRows::new(if windows { docs } else { 0 }, terms.len());
+        let dense = plan.dense_rows.unwrap_or_else(|| {
+            let postings: usize = reach
+                .iter()
+                .map(|(e, date)| {
+                    e.iter().map(|e| e.2).sum::<usize>() + date.as_ref().map_or(0, Vec::len)
+                })
+                .sum();
+            postings.saturating_mul(8) >= docs.saturating_mul(terms.len())
+        });
+        let mut doc_tf = match windows {
+            false => TermRows::new(0, terms.len()),
+            true if dense => TermRows::dense(docs, terms.len()),
+            true => TermRows::new(docs, terms.len()),
+        };
         // The indexed terms the query reached, and per query term the records it matches.
         let mut reached = Vec::new();
         let mut matching = Vec::with_capacity(terms.len());
         // Allocated when a term is reached several ways.
         let mut best: Option<Scores> = None;
         let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
-        for (ti, term) in terms.iter().enumerate() {
-            let expansions: Vec<_> = self
-                .expand(term)
-                .into_iter()
-                .map(|(t, w)| (t, w, self.df(t)))
-                .filter(|e| e.2 > 0)
-                .collect();
-            let date = (pr.date_weight > 0.0)
-                .then(|| self.date_term(term))
-                .flatten()
-                .map(|dt| self.dated(dt))
-                .filter(|dated| !dated.is_empty());
+        for (ti, (expansions, date)) in reach.into_iter().enumerate() {
             // A term reached one way gives each record one score: it goes straight into the
             // own scores. Reached several ways, a record keeps its best (in `best` first).
             let direct = expansions.len() == 1 && date.is_none();
@@ -306,18 +419,47 @@ impl LexicalIndex {
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
             self.add_context(&v, &mut scores, stats, pr);
         }
-        if windows {
-            self.add_windows(&v, &doc_tf, &matching, avg, q, &mut scores);
-        }
         let by_parent = (pr.parent_weight > 0.0 && !parent_tf.touched.is_empty())
             .then(|| self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats));
+        // Windows are summed where they can change the answer once the parents' scores are
+        // known (see `bound`); without those, all of them now.
+        let mut deferred =
+            (plan.defer_windows && windows && by_parent.is_some() && Deferred::applies(&pr)).then(
+                || {
+                    Deferred::new(
+                        self,
+                        &parent_tf,
+                        &matching,
+                        docs,
+                        self.parent_numbers(stats),
+                    )
+                },
+            );
+        let win = Windows {
+            tf: &doc_tf,
+            df: &matching,
+            avg,
+            q,
+        };
+        if windows && deferred.is_none() {
+            self.add_windows(&v, &win, None, &mut scores);
+        }
+        // The records that can be hits (with deferred windows, fewer than all scored).
+        let mut could: Option<Vec<u32>> = None;
         if let Some(mut by_parent) = by_parent {
             if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
-                // Feedback ranks on the scores so far: a record's own, context and parent.
+                let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
+                let n = Some(pr.feedback_docs);
+                let among = deferred
+                    .as_mut()
+                    .map(|w| w.settle(&v, &win, &mut scores, extra, n));
+                // Feedback ranks on the scores so far: a record's own, context, window and
+                // parent.
                 let first = |d: u32| {
                     scores.value[d as usize] + pr.parent_weight * by_parent[v.parent(d) as usize]
                 };
-                let expansion = self.feedback_terms(&v, &scores.scored, first, &reached, q);
+                let among = among.as_deref().unwrap_or(&scores.scored);
+                let expansion = self.feedback_terms(&v, among, first, &reached, q);
                 if !expansion.is_empty() {
                     let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
@@ -332,21 +474,34 @@ impl LexicalIndex {
                     }
                 }
             }
-            for &d in &scores.scored {
+            if let Some(w) = deferred.as_mut() {
+                let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
+                // Newest first, any record can be a hit.
+                let n = (q.sort == Sort::Relevance).then_some(q.limit);
+                could = Some(w.settle(&v, &win, &mut scores, extra, n));
+            }
+            for &d in could.as_deref().unwrap_or(&scores.scored) {
                 let p = v.parent(d);
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(&v, &scores, q)
+        self.top_hits(&v, &scores, could.as_deref(), q)
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of
     // the scored documents are ordered in full and turned into `Hit`s.
 
-    /// The best `q.limit` of the documents `scores` that pass `q`'s filters, as hits in `q`'s
+    /// The best `q.limit` of the documents `scores` (those of `among`, when given) that pass
+    /// `q`'s filters, as hits in `q`'s
     /// order (a total order: keys are unique, so the result does not depend on map order;
     /// ties go by key).
-    fn top_hits(&self, v: &View<'_>, scores: &Scores, q: &Query<'_>) -> Vec<Hit> {
+    fn top_hits(
+        &self,
+        v: &View<'_>,
+        scores: &Scores,
+        among: Option<&[u32]>,
+        q: &Query<'_>,
+    ) -> Vec<Hit> {
         let order = |a: &(u32, f64), b: &(u32, f64)| match q.sort {
             Sort::Relevance => b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0)),
             Sort::Recency => self
@@ -356,8 +511,8 @@ impl LexicalIndex {
                 .then_with(|| self.key_cmp(a.0, b.0)),
         };
         let ranked = best_n(
-            scores
-                .scored
+            among
+                .unwrap_or(&scores.scored)
                 .iter()
                 .map(|&d| (d, scores.value[d as usize]))
                 .filter(|&(d, s)| s > 0.0 && v.passes(d, q)),

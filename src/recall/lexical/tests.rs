@@ -179,3 +179,89 @@ proptest::proptest! {
         proptest::prop_assert_eq!(super::score::best_n(items.into_iter().rev(), n, order), want);
     }
 }
+
+/// Words of the plan test's records: a few every record is likely to hold, some rarer.
+const WORDS: [&str; 12] = [
+    "memory", "agent", "learned", "painting", "camping", "june", "2023", "oscar", "lake",
+    "deploy", "kernel", "support",
+];
+
+/// Query words: record words, prefixes and near misses of them.
+const QUERY_WORDS: [&str; 14] = [
+    "memory", "agent", "painting", "camping", "june", "2023", "oscar", "deploy", "paint",
+    "camp", "kernl", "suport", "t1", "r05",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+    /// Every plan of a search gives the same hits, to the bit: deferring windows and
+    /// keeping dense rows change how scores are computed, never what they are. Indexes are
+    /// built in memory, or frozen through the cache bytes and then changed (removals and an
+    /// overlay), so both ways of reading documents are ranked.
+    #[test]
+    fn every_plan_gives_the_same_hits(
+        docs in proptest::collection::vec(
+            (0u8..3, 0u8..5, 0u8..30, proptest::collection::vec(0usize..WORDS.len(), 1..10), 0u8..6),
+            1..160,
+        ),
+        frozen in proptest::bool::ANY,
+        changes in proptest::collection::vec((0usize..160, proptest::bool::ANY), 0..12),
+        query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 1..4),
+        limit in proptest::sample::select(vec![1usize, 3, 10, 50]),
+        recency in proptest::bool::ANY,
+        only_default in proptest::bool::ANY,
+    ) {
+        let dates = [JUNE_2023, MARCH_2024, 0.0, JUNE_2023 + 86_400.0];
+        let doc = |(a, b, c, words, n): &(u8, u8, u8, Vec<usize>, u8), tag: &str| {
+            // Some records sit one level up, between the others of their parent.
+            let path = match c % 7 {
+                0 => format!("t{a}.s{b}"),
+                _ => format!("t{a}.s{b}.r{c:02}"),
+            };
+            let ns = if *n == 5 { "other" } else { "default" };
+            let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+            let key = crate::key::Key::new(ns, &path).unwrap().encode();
+            let d = Doc {
+                namespace: ns.into(),
+                path,
+                content: format!("{} {tag}", text.join(" ")),
+                timestamp: dates[*n as usize % dates.len()],
+            };
+            (key, d)
+        };
+        let mut idx = LexicalIndex::new();
+        for spec in &docs {
+            let (key, d) = doc(spec, "");
+            idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+        }
+        if frozen {
+            idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
+        }
+        for (i, replace) in &changes {
+            let (key, d) = doc(&docs[i % docs.len()], "lake deploy");
+            match replace {
+                true => idx.insert(&key, ObjectId::from_bytes([1; 32]), &d),
+                false => idx.remove(&key),
+            }
+        }
+        let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
+        let text = text.join(" ");
+        let q = Query {
+            text: &text,
+            namespace: only_default.then_some("default"),
+            limit,
+            sort: if recency { Sort::Recency } else { Sort::Relevance },
+            ..Default::default()
+        };
+        let run = |defer_windows, dense_rows| -> Vec<(String, u64)> {
+            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows })
+                .into_iter()
+                .map(|h| (h.path, h.score.to_bits()))
+                .collect()
+        };
+        let want = run(false, Some(false));
+        for (defer, dense) in [(false, Some(true)), (true, Some(false)), (true, Some(true)), (true, None)] {
+            proptest::prop_assert_eq!(&run(defer, dense), &want, "defer {} dense {:?}", defer, dense);
+        }
+    }
+}

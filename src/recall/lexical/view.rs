@@ -72,6 +72,11 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The index viewed.
+    pub(super) fn index(&self) -> &'a LexicalIndex {
+        self.ix
+    }
+
     /// The BM25 length norm of live document `d` ([`length_norm`] of its length).
     #[inline]
     pub(super) fn norm(&self, d: u32) -> Option<f64> {
