@@ -36,6 +36,11 @@ pub(super) struct ParentStats {
     under_parents: Mutex<HashMap<ParentTfKey, Arc<ParentTf>>>,
     /// The frozen documents' length norms, computed on first use.
     pub(super) norms: NormSlot,
+    /// The frozen documents removed, in ascending order.
+    pub(super) removed: Vec<u32>,
+    /// Per frozen document, whether the live document before it in key order is the frozen
+    /// one numbered just before (see [`LexicalIndex::plain_steps`]), computed on first use.
+    pub(super) plain: std::sync::OnceLock<Vec<bool>>,
 }
 
 /// A term (its numbers in the frozen part and in the overlay) and the bits of the key weight.
@@ -79,8 +84,10 @@ impl LexicalIndex {
             let g = self.base.n_parents();
             // Per changed parent: (length change, document count change).
             let mut change: HashMap<u32, (f64, i64)> = HashMap::new();
+            let mut removed = Vec::new();
             if self.base_live < self.base.n_docs() {
                 for (d, _) in self.dead.iter().enumerate().filter(|(_, &x)| x) {
+                    removed.push(d as u32);
                     let c = change.entry(self.base.parent(d)).or_default();
                     c.0 -= self.base.len(d);
                     c.1 -= 1;
@@ -133,8 +140,37 @@ impl LexicalIndex {
                 over_dates,
                 under_parents: Mutex::default(),
                 norms: NormSlot::new(),
+                removed,
+                plain: std::sync::OnceLock::new(),
             }
         })
+    }
+
+    /// Per frozen document, whether the live document just before it in key order is the
+    /// frozen one numbered just before: both live, and no overlay document between them.
+    /// Where it is, a step to a neighbour is a step in number (conservative: a `false` only
+    /// sends the step the general way).
+    pub(super) fn plain_steps(&self) -> Vec<bool> {
+        let n = self.base.n_docs();
+        let mut plain = vec![true; n];
+        if let Some(first) = plain.first_mut() {
+            *first = false;
+        }
+        for (i, _) in self.dead.iter().enumerate().filter(|(_, &x)| x) {
+            for j in [i, i + 1] {
+                if let Some(p) = plain.get_mut(j) {
+                    *p = false;
+                }
+            }
+        }
+        for key in self.by_key.keys() {
+            for or_equal in [true, false] {
+                if let Some(p) = plain.get_mut(self.base.key_bound(key, or_equal)) {
+                    *p = false;
+                }
+            }
+        }
+        plain
     }
 
     /// The parent number of live document `d` (`u32::MAX` for a removed overlay document).

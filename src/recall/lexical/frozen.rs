@@ -440,6 +440,18 @@ impl<'a> Postings<'a> {
         self.0.len() / 8
     }
 
+    /// The document number of posting `i`.
+    fn doc(&self, i: usize) -> u32 {
+        let c = &self.0[i * 8..i * 8 + 4];
+        u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+    }
+
+    /// Whether a posting is for document `d` (postings hold ascending document numbers).
+    pub(super) fn holds(&self, d: u32) -> bool {
+        let i = bound(self.len(), |i| self.doc(i) < d);
+        i < self.len() && self.doc(i) == d
+    }
+
     pub(super) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
         self.0.chunks_exact(8).map(|c| Posting {
             doc: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),

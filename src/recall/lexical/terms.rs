@@ -111,8 +111,16 @@ impl LexicalIndex {
     /// Number of live documents holding the term.
     pub(super) fn df(&self, t: TermRef) -> usize {
         let base = self.base_postings(t);
-        let live_base = if self.base_live == self.base.n_docs() {
+        let removed = match self.base_live == self.base.n_docs() {
+            true => &[][..],
+            false => &self.stats().removed[..],
+        };
+        let live_base = if removed.is_empty() {
             base.len()
+        } else if removed.len().saturating_mul(32) < base.len() {
+            // Few removed documents: each is looked for in the postings, which hold
+            // ascending document numbers.
+            base.len() - removed.iter().filter(|&&d| base.holds(d)).count()
         } else {
             base.iter()
                 .filter(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))

@@ -38,6 +38,9 @@ pub(super) struct View<'a> {
     /// Frozen documents, when the frozen part is all there is, none removed (then key order
     /// is number order); else zero.
     whole: usize,
+    /// When it is not: per frozen document, whether its live neighbour before is the one
+    /// numbered before (see [`LexicalIndex::plain_steps`]).
+    plain: &'a [bool],
 }
 
 impl<'a> View<'a> {
@@ -68,6 +71,11 @@ impl<'a> View<'a> {
                 ix.base.n_docs()
             } else {
                 0
+            },
+            plain: if ix.frozen_whole() {
+                &[]
+            } else {
+                stats.plain.get_or_init(|| ix.plain_steps())
             },
         }
     }
@@ -123,6 +131,11 @@ impl<'a> View<'a> {
             } else {
                 d.checked_sub(1)
             };
+        }
+        let i = d as usize;
+        let step = if after { i + 1 } else { i };
+        if i < self.plain.len() && self.plain.get(step) == Some(&true) {
+            return Some(if after { d + 1 } else { d - 1 });
         }
         self.ix.neighbour_across(d, after)
     }
