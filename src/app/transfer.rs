@@ -123,6 +123,9 @@ impl Outcome for ExportOutcome {}
 /// Rebuilds every object with its members in sorted order, so printed JSON (export lines, the
 /// command line's output) is the same whatever map implementation serde_json was built with.
 pub fn sorted(v: Value) -> Value {
+    if maps_sorted() {
+        return v;
+    }
     match v {
         // Maps kept in key order (serde_json's default) are sorted already.
         Value::Object(mut m) if m.keys().is_sorted() => {
@@ -143,6 +146,18 @@ pub fn sorted(v: Value) -> Value {
         Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
         other => other,
     }
+}
+
+/// Whether serde_json's maps keep their members in key order (its default): then every
+/// object is sorted already, and [`sorted`] has nothing to do.
+fn maps_sorted() -> bool {
+    static SORTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let mut m = Map::new();
+        m.insert("b".to_string(), Value::Null);
+        m.insert("a".to_string(), Value::Null);
+        m.keys().is_sorted()
+    })
 }
 
 /// Parses JSON Lines into records keyed by encoded key (last line wins). Blank lines are
