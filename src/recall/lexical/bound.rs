@@ -23,13 +23,11 @@ pub(super) struct Deferred {
 }
 
 impl Deferred {
-    /// Whether windows can be deferred under `pr`: the bounds need non-negative weights
-    /// and a BM25 weight that saturates.
+    /// Whether windows can be deferred under `pr` (the search defers them only when they
+    /// and the parents' scores are weighted at all): the bounds need a BM25 weight that
+    /// saturates.
     pub(super) fn applies(pr: &Params) -> bool {
-        pr.window_weight > 0.0
-            && pr.parent_weight > 0.0
-            && pr.k1 >= 0.0
-            && (0.0..=1.0).contains(&pr.b)
+        pr.k1 >= 0.0 && (0.0..=1.0).contains(&pr.b)
     }
 
     /// The ceilings for a search over `docs` document numbers whose query terms match
@@ -87,16 +85,16 @@ impl Deferred {
                 continue;
             }
             let p = v.parent(d);
-            let (now, ceiling) = (value[d as usize], self.ceiling[p as usize]);
+            let (now, ceiling, extra) = (value[d as usize], self.ceiling[p as usize], extra(p));
             let most = match self.done[d as usize] {
-                true => now + extra(p),
-                false => now + ceiling + extra(p),
+                true => now + extra,
+                false => now + ceiling + extra,
             };
             if n.is_some() && best.last().is_some_and(|f| most < *f) {
                 continue;
             }
             maybe.push((d, most));
-            let least = now + extra(p);
+            let least = now + extra;
             if least > 0.0 {
                 best.push(least);
             }

@@ -492,9 +492,8 @@ impl LexicalIndex {
     // the scored documents are ordered in full and turned into `Hit`s.
 
     /// The best `q.limit` of the documents `scores` (those of `among`, when given) that pass
-    /// `q`'s filters, as hits in `q`'s
-    /// order (a total order: keys are unique, so the result does not depend on map order;
-    /// ties go by key).
+    /// `q`'s filters, as hits in `q`'s order (a total order: keys are unique, so the result
+    /// does not depend on map order; ties go by key).
     fn top_hits(
         &self,
         v: &View<'_>,
