@@ -28,8 +28,10 @@
 //! namespace can pass over commits that changed nothing there without reading their trees.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -37,8 +39,11 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::{Repo, RepoResult};
 use crate::key::{NS_END, SEG_SEP};
 use crate::object::{ObjectError, ObjectId};
-use crate::prolly::KeyRange;
+use crate::prolly::{IdHasher, KeyRange};
 use crate::store::{remove_cache_file, write_cache_file, DerivedCache, RawId, StoreResult};
+
+mod columns;
+use columns::{Column, Fixed, Image};
 
 /// More changed keys than this in one slot make its filter "unknown".
 pub const MAX_FILTER_KEYS: usize = 4096;
@@ -98,6 +103,23 @@ struct Slot {
     len: u32,
 }
 
+impl Fixed for Slot {
+    const SIZE: usize = SLOT_BYTES;
+    fn decode(b: &[u8]) -> Self {
+        let le32 = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
+        Slot {
+            parent: le32(0),
+            off: le32(4),
+            len: le32(8),
+        }
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        for v in [self.parent, self.off, self.len] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
 /// The answer of a change filter for one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Changed {
@@ -108,14 +130,14 @@ pub enum Changed {
 }
 
 /// A change filter as stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Filter<'a> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
     /// Not computed yet.
     NotComputed,
     /// Too many keys changed: every key may have.
     Unknown,
-    /// A Bloom filter (no words: nothing changed).
-    Bloom(&'a [u64]),
+    /// A Bloom filter's words (none: nothing changed).
+    Bloom(Vec<u64>),
 }
 
 /// A key prepared for filter queries (its two hashes).
@@ -159,21 +181,25 @@ impl Default for CommitGraph {
 /// for a few commits (its tips, which are near the end) does not hash every id.
 const SCANS_BEFORE_INDEX: u32 = 8;
 
-/// The commit graph cache, in memory; see the module docs.
+/// Position by commit id.
+type IdIndex = HashMap<ObjectId, u32, BuildHasherDefault<IdHasher>>;
+
+/// The commit graph cache; see the module docs. A graph loaded from its file reads the file
+/// in place (see [`columns`]); commits and filters added since are held in memory.
 #[derive(Debug)]
 pub struct CommitGraph {
-    ids: Vec<ObjectId>,
-    roots: Vec<ObjectId>,
-    timestamps: Vec<i64>,
-    generations: Vec<u32>,
-    /// Slots of commit `i`: `slots[first_slot[i]..first_slot[i + 1]]`.
-    first_slot: Vec<u32>,
-    slots: Vec<Slot>,
-    words: Vec<u64>,
+    ids: Column<ObjectId>,
+    roots: Column<ObjectId>,
+    timestamps: Column<i64>,
+    generations: Column<u32>,
+    /// Slots of commit `i`: `slots[ends[i - 1]..ends[i]]` (from 0 for the first commit).
+    ends: Column<u32>,
+    slots: Column<Slot>,
+    words: Column<u64>,
     /// Position by id, built on first need (see [`SCANS_BEFORE_INDEX`]). Ids are unique in
     /// every file this code writes; were one repeated, its last position would count, in
     /// the index as in a scan.
-    index: OnceLock<HashMap<ObjectId, u32>>,
+    index: OnceLock<IdIndex>,
     /// Lookups answered by a scan so far.
     scans: AtomicU32,
     /// Changed since loaded or saved.
@@ -187,7 +213,7 @@ impl Clone for CommitGraph {
             roots: self.roots.clone(),
             timestamps: self.timestamps.clone(),
             generations: self.generations.clone(),
-            first_slot: self.first_slot.clone(),
+            ends: self.ends.clone(),
             slots: self.slots.clone(),
             words: self.words.clone(),
             index: self.index.clone(),
@@ -205,7 +231,7 @@ impl PartialEq for CommitGraph {
             && self.roots == other.roots
             && self.timestamps == other.timestamps
             && self.generations == other.generations
-            && self.first_slot == other.first_slot
+            && self.ends == other.ends
             && self.slots == other.slots
             && self.words == other.words
             && self.dirty == other.dirty
@@ -216,13 +242,13 @@ impl CommitGraph {
     /// An empty graph.
     pub fn new() -> CommitGraph {
         CommitGraph {
-            ids: Vec::new(),
-            roots: Vec::new(),
-            timestamps: Vec::new(),
-            generations: Vec::new(),
-            first_slot: vec![0],
-            slots: Vec::new(),
-            words: Vec::new(),
+            ids: Column::default(),
+            roots: Column::default(),
+            timestamps: Column::default(),
+            generations: Column::default(),
+            ends: Column::default(),
+            slots: Column::default(),
+            words: Column::default(),
             index: OnceLock::new(),
             scans: AtomicU32::new(0),
             dirty: false,
@@ -236,7 +262,7 @@ impl CommitGraph {
 
     /// Whether the graph holds no commit.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.ids.len() == 0
     }
 
     /// Whether it changed since it was loaded or saved.
@@ -252,64 +278,84 @@ impl CommitGraph {
         if self.scans.fetch_add(1, Ordering::Relaxed) >= SCANS_BEFORE_INDEX {
             return self.index().get(id).copied();
         }
-        self.ids.iter().rposition(|x| x == id).map(|p| p as u32)
+        (0..self.ids.len())
+            .rev()
+            .find(|&i| self.ids.get(i) == *id)
+            .map(|p| p as u32)
     }
 
     /// The id index, built if it is not yet.
-    fn index(&self) -> &HashMap<ObjectId, u32> {
+    fn index(&self) -> &IdIndex {
         self.index.get_or_init(|| {
-            let mut ix = HashMap::with_capacity(self.ids.len());
+            let mut ix = IdIndex::with_capacity_and_hasher(self.ids.len(), Default::default());
             for (i, id) in self.ids.iter().enumerate() {
-                ix.insert(*id, i as u32);
+                ix.insert(id, i as u32);
             }
             ix
         })
     }
 
     /// The id index, built if it is not yet, for a change.
-    fn index_mut(&mut self) -> &mut HashMap<ObjectId, u32> {
+    fn index_mut(&mut self) -> &mut IdIndex {
         self.index();
         self.index.get_mut().expect("just built")
     }
 
     /// The commit at a position.
     pub fn id(&self, pos: u32) -> ObjectId {
-        self.ids[pos as usize]
+        self.ids.get(pos as usize)
     }
 
     /// Its tree root.
     pub fn root(&self, pos: u32) -> ObjectId {
-        self.roots[pos as usize]
+        self.roots.get(pos as usize)
     }
 
     /// Its timestamp.
     pub fn timestamp(&self, pos: u32) -> i64 {
-        self.timestamps[pos as usize]
+        self.timestamps.get(pos as usize)
     }
 
     /// Its generation number: 1 for a first commit, else one more than its parents' maximum.
     pub fn generation(&self, pos: u32) -> u32 {
-        self.generations[pos as usize]
+        self.generations.get(pos as usize)
     }
 
     fn slot_range(&self, pos: u32) -> std::ops::Range<usize> {
-        self.first_slot[pos as usize] as usize..self.first_slot[pos as usize + 1] as usize
+        let start = match pos {
+            0 => 0,
+            p => self.ends.get(p as usize - 1) as usize,
+        };
+        start..self.ends.get(pos as usize) as usize
+    }
+
+    /// The slots of a commit.
+    fn slots_of(&self, pos: u32) -> impl Iterator<Item = Slot> + '_ {
+        self.slot_range(pos).map(|i| self.slots.get(i))
     }
 
     /// Its parents' positions, in the commit's order.
     pub fn parents(&self, pos: u32) -> impl Iterator<Item = u32> + '_ {
-        self.slots[self.slot_range(pos)]
-            .iter()
+        self.slots_of(pos)
             .filter(|s| s.parent != NONE)
             .map(|s| s.parent)
     }
 
     /// The parent of a commit that has exactly one.
     pub fn only_parent(&self, pos: u32) -> Option<u32> {
-        match self.slots[self.slot_range(pos)] {
-            [s] if s.parent != NONE => Some(s.parent),
-            _ => None,
+        let r = self.slot_range(pos);
+        if r.len() != 1 {
+            return None;
         }
+        let s = self.slots.get(r.start);
+        (s.parent != NONE).then_some(s.parent)
+    }
+
+    /// Slot `i` of commit `pos`.
+    fn slot(&self, pos: u32, i: usize) -> Slot {
+        let r = self.slot_range(pos);
+        assert!(i < r.len(), "slot {i} of a commit with {}", r.len());
+        self.slots.get(r.start + i)
     }
 
     /// Number of parents.
@@ -318,29 +364,32 @@ impl CommitGraph {
     }
 
     /// The change filter of parent slot `i` of commit `pos`.
-    pub fn filter(&self, pos: u32, i: usize) -> Filter<'_> {
-        let s = self.slots[self.slot_range(pos)][i];
+    pub fn filter(&self, pos: u32, i: usize) -> Filter {
+        let s = self.slot(pos, i);
         match s.len {
             NOT_COMPUTED => Filter::NotComputed,
             UNKNOWN => Filter::Unknown,
-            n => Filter::Bloom(&self.words[s.off as usize..(s.off + n) as usize]),
+            n => Filter::Bloom(
+                (s.off as usize..(s.off + n) as usize)
+                    .map(|w| self.words.get(w))
+                    .collect(),
+            ),
         }
     }
 
     /// Whether `key` may have changed between parent number `i` of commit `pos` and the
     /// commit (for a first commit, `i` = 0 asks whether its tree may hold the key).
     pub fn changed(&self, pos: u32, i: usize, key: FilterKey) -> Changed {
-        let s = self.slots[self.slot_range(pos)][i];
+        let s = self.slot(pos, i);
         if s.len == NOT_COMPUTED || s.len == UNKNOWN {
             return Changed::Maybe;
         }
         if s.len == 0 {
             return Changed::No;
         }
-        let words = &self.words[s.off as usize..(s.off + s.len) as usize];
-        let nbits = words.len() as u64 * 64;
+        let nbits = u64::from(s.len) * 64;
         for b in key.bits(nbits) {
-            if words[(b / 64) as usize] & (1 << (b % 64)) == 0 {
+            if self.words.get(s.off as usize + (b / 64) as usize) & (1 << (b % 64)) == 0 {
                 return Changed::No;
             }
         }
@@ -348,9 +397,7 @@ impl CommitGraph {
     }
 
     fn filters_missing(&self, pos: u32) -> bool {
-        self.slots[self.slot_range(pos)]
-            .iter()
-            .any(|s| s.len == NOT_COMPUTED)
+        self.slots_of(pos).any(|s| s.len == NOT_COMPUTED)
     }
 
     /// Appends a commit whose parents are all in the graph.
@@ -358,7 +405,7 @@ impl CommitGraph {
         let pos = self.ids.len() as u32;
         let generation = parents
             .iter()
-            .map(|&p| self.generations[p as usize])
+            .map(|&p| self.generations.get(p as usize))
             .max()
             .unwrap_or(0)
             .saturating_add(1);
@@ -380,21 +427,23 @@ impl CommitGraph {
                 len: NOT_COMPUTED,
             });
         }
-        self.first_slot.push(self.slots.len() as u32);
+        self.ends.push(self.slots.len() as u32);
         self.index_mut().insert(id, pos);
         self.dirty = true;
     }
 
     fn set_filter(&mut self, slot: usize, keys: Option<&[Vec<u8>]>) {
-        let s = &mut self.slots[slot];
+        let mut s = self.slots.get(slot);
         match keys {
             None => {
                 s.len = UNKNOWN;
                 s.off = 0;
+                self.slots.set(slot, s);
             }
             Some([]) => {
                 s.len = 0;
                 s.off = 0;
+                self.slots.set(slot, s);
             }
             Some(keys) => {
                 let mut entries = Vec::new();
@@ -404,17 +453,19 @@ impl CommitGraph {
                 entries.sort_unstable();
                 entries.dedup();
                 let n = ((keys.len() + entries.len()) * BITS_PER_KEY).div_ceil(64);
-                let off = self.words.len();
-                self.words.resize(off + n, 0);
+                let mut words = vec![0u64; n];
                 let nbits = n as u64 * 64;
                 for k in keys.iter().chain(&entries) {
                     for b in FilterKey::new(k).bits(nbits) {
-                        self.words[off + (b / 64) as usize] |= 1 << (b % 64);
+                        words[(b / 64) as usize] |= 1 << (b % 64);
                     }
                 }
-                let s = &mut self.slots[slot];
-                s.off = off as u32;
+                s.off = self.words.len() as u32;
                 s.len = n as u32;
+                for w in words {
+                    self.words.push(w);
+                }
+                self.slots.set(slot, s);
             }
         }
         self.dirty = true;
@@ -430,37 +481,28 @@ impl CommitGraph {
         for v in [n, self.slots.len(), self.words.len(), PARAMS as usize] {
             out.extend_from_slice(&(v as u32).to_le_bytes());
         }
-        for id in &self.ids {
-            out.extend_from_slice(id.as_bytes());
-        }
-        for r in &self.roots {
-            out.extend_from_slice(r.as_bytes());
-        }
-        for t in &self.timestamps {
-            out.extend_from_slice(&t.to_le_bytes());
-        }
-        for g in &self.generations {
-            out.extend_from_slice(&g.to_le_bytes());
-        }
-        for f in &self.first_slot[1..] {
-            out.extend_from_slice(&f.to_le_bytes());
-        }
-        for s in &self.slots {
-            for v in [s.parent, s.off, s.len] {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
-        }
-        for w in &self.words {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
+        self.ids.encode_into(&mut out);
+        self.roots.encode_into(&mut out);
+        self.timestamps.encode_into(&mut out);
+        self.generations.encode_into(&mut out);
+        self.ends.encode_into(&mut out);
+        self.slots.encode_into(&mut out);
+        self.words.encode_into(&mut out);
         let sum = xxh3_128(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
     }
 
-    /// Reads the file bytes; `None` when they are damaged, inconsistent or of another
-    /// version.
+    /// Reads the file bytes (copied); `None` when they are damaged, inconsistent or of
+    /// another version.
     pub fn from_bytes(bytes: &[u8]) -> Option<CommitGraph> {
+        CommitGraph::from_image(Arc::new(Image::Owned(bytes.into())))
+    }
+
+    /// The graph whose file bytes are `image`, read in place; `None` when they are damaged,
+    /// inconsistent or of another version.
+    fn from_image(image: Arc<Image>) -> Option<CommitGraph> {
+        let bytes = &image[..];
         if bytes.len() < HEADER + CHECKSUM || &bytes[..8] != MAGIC {
             return None;
         }
@@ -481,54 +523,44 @@ impl CommitGraph {
             return None;
         }
         let mut at = HEADER;
-        let mut take = |len: usize| {
-            let s = &body[at..at + len];
-            at += len;
-            s
+        let mut take = |count: usize, size: usize| {
+            let start = at;
+            at += count * size;
+            start
         };
-        let id_of = |c: &[u8]| ObjectId::from_bytes(c.try_into().unwrap_or_default());
-        let ids: Vec<ObjectId> = take(n * 32).chunks_exact(32).map(id_of).collect();
-        let roots: Vec<ObjectId> = take(n * 32).chunks_exact(32).map(id_of).collect();
-        let timestamps: Vec<i64> = take(n * 8)
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
-        let le32 = |c: &[u8]| u32::from_le_bytes(c.try_into().unwrap_or_default());
-        let generations: Vec<u32> = take(n * 4).chunks_exact(4).map(le32).collect();
-        let mut first_slot = Vec::with_capacity(n + 1);
-        first_slot.push(0);
-        first_slot.extend(take(n * 4).chunks_exact(4).map(le32));
-        let slots: Vec<Slot> = take(ns * SLOT_BYTES)
-            .chunks_exact(SLOT_BYTES)
-            .map(|c| Slot {
-                parent: le32(&c[0..4]),
-                off: le32(&c[4..8]),
-                len: le32(&c[8..12]),
-            })
-            .collect();
-        let words: Vec<u64> = take(nw * 8)
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-            .collect();
+        let g = CommitGraph {
+            ids: Column::frozen(&image, take(n, 32), n),
+            roots: Column::frozen(&image, take(n, 32), n),
+            timestamps: Column::frozen(&image, take(n, 8), n),
+            generations: Column::frozen(&image, take(n, 4), n),
+            ends: Column::frozen(&image, take(n, 4), n),
+            slots: Column::frozen(&image, take(ns, SLOT_BYTES), ns),
+            words: Column::frozen(&image, take(nw, 8), nw),
+            index: OnceLock::new(),
+            scans: AtomicU32::new(0),
+            dirty: false,
+        };
         // Consistency: slots ascending and in range, parents before children, generations
         // and filter ranges right. A file that passes its checksum but not this was not
         // written by this code, and is not trusted.
+        let mut start = 0usize;
         for i in 0..n {
-            let (a, b) = (first_slot[i] as usize, first_slot[i + 1] as usize);
-            if b <= a || b > ns {
+            let end = g.ends.get(i) as usize;
+            if end <= start || end > ns {
                 return None;
             }
             let mut generation = 0u32;
-            for (j, s) in slots[a..b].iter().enumerate() {
+            for j in start..end {
+                let s = g.slots.get(j);
                 if s.parent == NONE {
-                    if b - a != 1 || j != 0 {
+                    if end - start != 1 {
                         return None;
                     }
                 } else {
                     if s.parent as usize >= i {
                         return None;
                     }
-                    generation = generation.max(generations[s.parent as usize]);
+                    generation = generation.max(g.generations.get(s.parent as usize));
                 }
                 if s.len != NOT_COMPUTED
                     && s.len != UNKNOWN
@@ -537,25 +569,15 @@ impl CommitGraph {
                     return None;
                 }
             }
-            if generations[i] != generation.saturating_add(1) {
+            if g.generations.get(i) != generation.saturating_add(1) {
                 return None;
             }
+            start = end;
         }
-        if first_slot[n] as usize != ns {
+        if start != ns {
             return None;
         }
-        Some(CommitGraph {
-            ids,
-            roots,
-            timestamps,
-            generations,
-            first_slot,
-            slots,
-            words,
-            index: OnceLock::new(),
-            scans: AtomicU32::new(0),
-            dirty: false,
-        })
+        Some(g)
     }
 
     /// Keeps only the commits `keep` accepts whose parents are all kept (a kept commit's
@@ -565,26 +587,28 @@ impl CommitGraph {
         let mut map: Vec<u32> = vec![NONE; self.ids.len()];
         for i in 0..self.ids.len() {
             let pos = i as u32;
-            let slots = &self.slots[self.slot_range(pos)];
-            if !keep(&self.ids[i])
-                || slots
-                    .iter()
+            let id = self.ids.get(i);
+            if !keep(&id)
+                || self
+                    .slots_of(pos)
                     .any(|s| s.parent != NONE && map[s.parent as usize] == NONE)
             {
                 continue;
             }
             map[i] = new.ids.len() as u32;
             let parents: Vec<u32> = self.parents(pos).map(|p| map[p as usize]).collect();
-            new.push(self.ids[i], self.roots[i], self.timestamps[i], &parents);
-            let first = new.first_slot[new.ids.len() - 1] as usize;
-            for (j, s) in slots.iter().enumerate() {
-                let slot = &mut new.slots[first + j];
+            new.push(id, self.roots.get(i), self.timestamps.get(i), &parents);
+            let first = new.slot_range(new.ids.len() as u32 - 1).start;
+            for (j, s) in self.slots_of(pos).enumerate() {
+                let mut slot = new.slots.get(first + j);
                 slot.len = s.len;
                 if s.len != NOT_COMPUTED && s.len != UNKNOWN && s.len > 0 {
                     slot.off = new.words.len() as u32;
-                    new.words
-                        .extend_from_slice(&self.words[s.off as usize..(s.off + s.len) as usize]);
+                    for w in s.off..s.off + s.len {
+                        new.words.push(self.words.get(w as usize));
+                    }
                 }
+                new.slots.set(first + j, slot);
             }
         }
         let gone = self.ids.len() - new.ids.len();
@@ -596,9 +620,8 @@ impl CommitGraph {
 
     /// Loads the graph cached at `path`; missing or damaged gives an empty graph.
     pub fn load(path: &Path) -> CommitGraph {
-        std::fs::read(path)
-            .ok()
-            .and_then(|b| CommitGraph::from_bytes(&b))
+        Image::map(path)
+            .and_then(|image| CommitGraph::from_image(Arc::new(image)))
             .unwrap_or_default()
     }
 
@@ -669,7 +692,7 @@ impl CommitGraph {
             if self.filters_missing(pos) {
                 todo.push(pos);
             }
-            for s in &self.slots[self.slot_range(pos)] {
+            for s in self.slots_of(pos) {
                 if s.parent != NONE && !seen[s.parent as usize] {
                     seen[s.parent as usize] = true;
                     stack.push(s.parent);
@@ -685,7 +708,7 @@ impl CommitGraph {
         for &pos in todo {
             let root = self.root(pos);
             for slot in self.slot_range(pos) {
-                let s = self.slots[slot];
+                let s = self.slots.get(slot);
                 if s.len != NOT_COMPUTED {
                     continue;
                 }
@@ -727,9 +750,7 @@ pub struct GraphCache;
 /// The entries of the graph at `path` that name commits `live` rejects (0 without a
 /// readable file).
 fn dead_entries(path: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<(CommitGraph, usize)> {
-    let g = std::fs::read(path)
-        .ok()
-        .and_then(|b| CommitGraph::from_bytes(&b))?;
+    let g = Image::map(path).and_then(|image| CommitGraph::from_image(Arc::new(image)))?;
     let dead = g.ids.iter().filter(|id| !live(id.as_bytes())).count();
     Some((g, dead))
 }

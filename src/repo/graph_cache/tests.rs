@@ -90,3 +90,67 @@ fn positions_by_scan_and_by_index_agree() {
     assert_eq!(loaded.position(&id(99)), None);
     assert_eq!(loaded, g);
 }
+
+/// A graph read in place from its file, then extended and given filters on commits of the
+/// file, answers and encodes exactly as the same graph built in memory; the file is never
+/// written through the map.
+#[test]
+fn a_mapped_graph_grows_as_one_built_in_memory() {
+    let keys: Vec<Vec<u8>> = (0..30u32).map(|i| i.to_be_bytes().to_vec()).collect();
+    let build = |g: &mut CommitGraph, from: u32, to: u32| {
+        for i in from..to {
+            let parents: Vec<u32> = match i {
+                0 => vec![],
+                i if i % 5 == 0 => vec![i - 1, i - 3],
+                i => vec![i - 1],
+            };
+            g.push(id(i), id(100 + i), i64::from(i), &parents);
+        }
+    };
+    let fill = |g: &mut CommitGraph| {
+        // Slot 1 lies in the file's part, 9 in the part added after it.
+        g.set_filter(1, Some(&keys[..7]));
+        g.set_filter(3, None);
+        g.set_filter(9, Some(&keys));
+    };
+    let mut whole = CommitGraph::new();
+    build(&mut whole, 0, 12);
+    whole.set_filter(0, Some(&keys[..3]));
+    fill(&mut whole);
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("commit-graph");
+    let mut first = CommitGraph::new();
+    build(&mut first, 0, 8);
+    first.set_filter(0, Some(&keys[..3]));
+    first.save(&path).unwrap();
+    let on_disk = std::fs::read(&path).unwrap();
+
+    let mut g = CommitGraph::load(&path);
+    assert_eq!(g.len(), 8);
+    build(&mut g, 8, 12);
+    fill(&mut g);
+    assert_eq!(g.to_bytes(), whole.to_bytes());
+    for pos in 0..12u32 {
+        assert_eq!(g.id(pos), whole.id(pos));
+        assert_eq!(g.position(&id(pos)), Some(pos));
+        assert_eq!(
+            g.parents(pos).collect::<Vec<_>>(),
+            whole.parents(pos).collect::<Vec<_>>()
+        );
+        for slot in 0..whole.parents(pos).count().max(1) {
+            assert_eq!(g.filter(pos, slot), whole.filter(pos, slot));
+            for k in keys.iter().chain([&b"elsewhere".to_vec()]) {
+                let k = FilterKey::new(k);
+                assert_eq!(g.changed(pos, slot, k), whole.changed(pos, slot, k));
+            }
+        }
+    }
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        on_disk,
+        "the file is unchanged"
+    );
+    g.save(&path).unwrap();
+    assert_eq!(CommitGraph::load(&path).to_bytes(), whole.to_bytes());
+}
