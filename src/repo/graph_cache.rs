@@ -543,15 +543,17 @@ impl CommitGraph {
         // Consistency: slots ascending and in range, parents before children, generations
         // and filter ranges right. A file that passes its checksum but not this was not
         // written by this code, and is not trusted.
+        let (ends, slots, gens) = (g.ends.image(), g.slots.image(), g.generations.image());
+        let generation_of = |i: usize| u32::decode(&gens[i * 4..i * 4 + 4]);
         let mut start = 0usize;
-        for i in 0..n {
-            let end = g.ends.get(i) as usize;
+        for (i, e) in ends.chunks_exact(4).enumerate() {
+            let end = u32::decode(e) as usize;
             if end <= start || end > ns {
                 return None;
             }
             let mut generation = 0u32;
-            for j in start..end {
-                let s = g.slots.get(j);
+            for c in slots[start * SLOT_BYTES..end * SLOT_BYTES].chunks_exact(SLOT_BYTES) {
+                let s = Slot::decode(c);
                 if s.parent == NONE {
                     if end - start != 1 {
                         return None;
@@ -560,7 +562,7 @@ impl CommitGraph {
                     if s.parent as usize >= i {
                         return None;
                     }
-                    generation = generation.max(g.generations.get(s.parent as usize));
+                    generation = generation.max(generation_of(s.parent as usize));
                 }
                 if s.len != NOT_COMPUTED
                     && s.len != UNKNOWN
@@ -569,7 +571,7 @@ impl CommitGraph {
                     return None;
                 }
             }
-            if g.generations.get(i) != generation.saturating_add(1) {
+            if generation_of(i) != generation.saturating_add(1) {
                 return None;
             }
             start = end;

@@ -128,6 +128,14 @@ impl<T: Fixed> Column<T> {
         }
     }
 
+    /// The bytes of the frozen records.
+    pub(super) fn image(&self) -> &[u8] {
+        match &self.image {
+            Some(image) => &image[self.start..self.start + self.frozen * T::SIZE],
+            None => &[],
+        }
+    }
+
     /// Appends a record.
     pub(super) fn push(&mut self, v: T) {
         self.tail.push(v);
@@ -162,9 +170,7 @@ impl<T: Fixed> Column<T> {
 
     /// Appends every record's bytes (the frozen ones copied as they are).
     pub(super) fn encode_into(&self, out: &mut Vec<u8>) {
-        if let Some(image) = &self.image {
-            out.extend_from_slice(&image[self.start..self.start + self.frozen * T::SIZE]);
-        }
+        out.extend_from_slice(self.image());
         for v in &self.tail {
             v.encode(out);
         }
