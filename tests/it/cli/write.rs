@@ -412,3 +412,59 @@ fn author_precedence() {
         "Git Name <g@x>"
     );
 }
+
+/// Without `--author` or an author in the environment, the author is git's `user.name` and
+/// `user.email` as the real `git config` reads them where the command runs: the global file,
+/// then the repository's own, whose values win.
+#[test]
+fn author_from_git_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        home.join(".gitconfig"),
+        "[user]\n\tname = Global Name\n\temail = global@example.org\n[User]\n\tName = \"Later Name\"\n",
+    )
+    .unwrap();
+    let author_in = |cwd: &Path, store: &str| {
+        let run = |args: &[&str]| {
+            let o = Command::new(env!("CARGO_BIN_EXE_memoir"))
+                .env_clear()
+                .env("MEMOIR_NOW", NOW)
+                .env("HOME", &home)
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .current_dir(cwd)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        };
+        let store = dir.path().join(store);
+        run(&["new", store.to_str().unwrap()]);
+        run(&["-s", store.to_str().unwrap(), "remember", "x", "-p", "a"]);
+        let repo = Repo::open(Store::open(&store, &OpenOptions::default()).unwrap()).unwrap();
+        let c = repo.read_commit(&repo.head_commit().unwrap()).unwrap();
+        c.author
+    };
+    assert_eq!(
+        author_in(&work, "s1"),
+        "Later Name <global@example.org>",
+        "the last value of a key wins, whatever the case of its section and name"
+    );
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .env("HOME", &home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .current_dir(&work)
+            .args(args)
+            .output()
+            .expect("git is installed");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "local@example.org"]);
+    assert_eq!(author_in(&work, "s2"), "Later Name <local@example.org>");
+}
