@@ -434,16 +434,23 @@ pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
 /// Splits an encoded key or group prefix into its namespace and dot path (path empty for a
 /// namespace group). Lossy on invalid UTF-8, which valid keys never contain.
 pub fn split_encoded(encoded: &[u8]) -> (String, String) {
+    /// The bytes as text, without a second copy when they are valid UTF-8 (always, for
+    /// valid keys).
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
     match encoded.iter().position(|&b| b == NS_END) {
         Some(i) => {
-            let ns = String::from_utf8_lossy(&encoded[..i]).into_owned();
-            let path: Vec<u8> = encoded[i + 1..]
-                .iter()
-                .map(|&b| if b == SEG_SEP { b'.' } else { b })
-                .collect();
-            (ns, String::from_utf8_lossy(&path).into_owned())
+            let mut path = encoded[i + 1..].to_vec();
+            for b in &mut path {
+                if *b == SEG_SEP {
+                    *b = b'.';
+                }
+            }
+            (text(encoded[..i].to_vec()), text(path))
         }
-        None => (String::from_utf8_lossy(encoded).into_owned(), String::new()),
+        None => (text(encoded.to_vec()), String::new()),
     }
 }
 
