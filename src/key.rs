@@ -434,24 +434,31 @@ pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
 /// Splits an encoded key or group prefix into its namespace and dot path (path empty for a
 /// namespace group). Lossy on invalid UTF-8, which valid keys never contain.
 pub fn split_encoded(encoded: &[u8]) -> (String, String) {
-    /// The bytes as text, without a second copy when they are valid UTF-8 (always, for
-    /// valid keys).
-    fn text(bytes: Vec<u8>) -> String {
-        String::from_utf8(bytes)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-    }
     match encoded.iter().position(|&b| b == NS_END) {
-        Some(i) => {
-            let mut path = encoded[i + 1..].to_vec();
-            for b in &mut path {
-                if *b == SEG_SEP {
-                    *b = b'.';
-                }
-            }
-            (text(encoded[..i].to_vec()), text(path))
-        }
+        Some(i) => (text(encoded[..i].to_vec()), encoded_path(encoded)),
         None => (text(encoded.to_vec()), String::new()),
     }
+}
+
+/// The dot path of an encoded key or group prefix ([`split_encoded`]'s second half, without
+/// building the namespace).
+pub fn encoded_path(encoded: &[u8]) -> String {
+    let Some(i) = encoded.iter().position(|&b| b == NS_END) else {
+        return String::new();
+    };
+    let mut path = encoded[i + 1..].to_vec();
+    for b in &mut path {
+        if *b == SEG_SEP {
+            *b = b'.';
+        }
+    }
+    text(path)
+}
+
+/// The bytes as text, without a second copy when they are valid UTF-8 (always, for valid
+/// keys); lossy otherwise.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// The encoding of the start of a dot path in `namespace` (`text` may end anywhere, even

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::key::{group_prefix, namespace_prefix, split_encoded};
+use crate::key::{encoded_path, group_prefix, namespace_prefix};
 use crate::object::ObjectId;
 use crate::prolly::prefix_range;
 use crate::repo::revision::format_iso8601;
@@ -89,7 +89,7 @@ impl Memoir {
                     })?;
             let m: BTreeMap<String, u64> = groups
                 .into_iter()
-                .map(|(g, n)| (split_encoded(&g).1, n))
+                .map(|(g, n)| (encoded_path(&g), n))
                 .collect();
             prefixes.insert(ns.clone(), m);
         }

@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::glob::KeyGlobs;
-use crate::key::{group_prefix, namespace_prefix, split_encoded, validate_namespace};
+use crate::key::{encoded_path, group_prefix, namespace_prefix, split_encoded, validate_namespace};
 use crate::prolly::prefix_range;
 
 use super::status::namespace_counts;
@@ -171,7 +171,7 @@ impl Memoir {
                             let (_, path) = split_encoded(k);
                             if g.matches(&path) {
                                 if let Some(d) = depth {
-                                    let (_, group) = split_encoded(group_prefix(k, d));
+                                    let group = encoded_path(group_prefix(k, d));
                                     *prefix_counts
                                         .entry(ns.clone())
                                         .or_default()
@@ -196,7 +196,7 @@ impl Memoir {
                     )?;
                     // Groups come in key order, nearly the paths' order: built as a sorted
                     // run, not entry by entry.
-                    let counts = groups.into_iter().map(|(g, n)| (split_encoded(&g).1, n));
+                    let counts = groups.into_iter().map(|(g, n)| (encoded_path(&g), n));
                     prefix_counts.insert(ns.clone(), counts.collect());
                 }
             }

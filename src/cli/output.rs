@@ -156,6 +156,16 @@ pub fn render_json(v: Value) -> String {
     s
 }
 
+/// [`render_json`] written straight to `out` through a buffer, without building the whole
+/// text first (a large result is hundreds of kilobytes).
+fn write_json(out: &mut impl Write, v: Value) {
+    let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
+    if serde_json::to_writer_pretty(&mut w, &sorted(v)).is_ok() {
+        let _ = w.write_all(b"\n");
+    }
+    let _ = w.flush();
+}
+
 /// The JSON error object.
 pub fn error_json(e: &CliError) -> Value {
     json!({"success": false, "error": e.message, "code": e.code})
@@ -184,7 +194,7 @@ impl Printer {
                 if let Some(raw) = &r.raw {
                     let _ = so.write_all(raw.as_bytes());
                 } else if self.json {
-                    let _ = so.write_all(render_json(r.json).as_bytes());
+                    write_json(&mut so, r.json);
                 } else if r.data || !self.quiet {
                     // One write for all the lines, not one per line.
                     let mut text = String::with_capacity(r.lines.iter().map(|l| l.len() + 1).sum());

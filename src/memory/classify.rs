@@ -22,7 +22,7 @@
 use std::collections::BTreeSet;
 
 use super::ModelError;
-use crate::key::{group_prefix, namespace_prefix, split_encoded, Key, MAX_SEGMENT_BYTES};
+use crate::key::{encoded_path, group_prefix, namespace_prefix, Key, MAX_SEGMENT_BYTES};
 use crate::llm::reply::{json_object, number_in, string, string_list};
 use crate::llm::{Llm, LlmError};
 use crate::object::ObjectId;
@@ -71,7 +71,7 @@ pub fn existing_prefixes(
     })?;
     Ok(groups
         .into_iter()
-        .map(|(g, n)| (split_encoded(&g).1, n))
+        .map(|(g, n)| (encoded_path(&g), n))
         .collect())
 }
 

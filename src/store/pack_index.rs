@@ -3,7 +3,8 @@
 //! object with two small reads by offset instead of loading anything whole.
 //!
 //! `cache/pack-NNNNNNNN.idx` describes pack `NNNNNNNN` up to a length (`covered`); records the
-//! pack gained after that (its tail) are found by reading them in order. The files are derived
+//! pack gained after that (its tail) are found by reading them in order. An index is read in
+//! place (memory-mapped): a lookup touches the pages of its bucket and place only. The files are derived
 //! data: written when a store closes (only for a pack whose tail has grown past
 //! [`REWRITE_TAIL`], so most closes write nothing), removed when their pack is gone, rebuilt
 //! from the pack when missing or damaged. Nothing trusts them blindly: every object read
@@ -14,7 +15,6 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -117,17 +117,15 @@ pub(crate) fn scan(file: &File, from: u64, to: u64) -> io::Result<Vec<Entry>> {
 }
 
 /// An index file opened for lookups by offset: its header is read once, ids and places on
-/// demand. The ids sharing a first byte (a bucket) are read once and kept, so a read that
-/// looks up many objects reads each bucket once, at most the index's ids in all.
+/// demand, in place: the file is mapped, so a lookup costs no system call, only the first
+/// touch of the pages of its bucket and place.
 #[derive(Debug)]
 pub(crate) struct PackIndex {
-    file: File,
+    map: memmap2::Mmap,
     /// The pack length the index describes.
     covered: u64,
     count: u32,
     fan: Box<[u32; 256]>,
-    /// The buckets read so far, by first byte.
-    buckets: Box<[OnceLock<Box<[u8]>>]>,
 }
 
 impl PackIndex {
@@ -137,8 +135,14 @@ impl PackIndex {
     pub(crate) fn open(path: &Path, no: u32) -> Option<PackIndex> {
         let file = File::open(path).ok()?;
         let size = file.metadata().ok()?.len();
-        let mut head = vec![0u8; FIXED];
-        read_exact_at(&file, &mut head, 0).ok()?;
+        if size < (FIXED + 16) as u64 {
+            return None;
+        }
+        // SAFETY: cache files are only ever replaced by renaming a new file over them, never
+        // written in place or truncated, so the mapped bytes do not change under the map.
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let head = &map[..FIXED];
         if &head[..8] != MAGIC || u32::from_le_bytes(head[8..12].try_into().ok()?) != no {
             return None;
         }
@@ -155,13 +159,13 @@ impl PackIndex {
             prev = *f;
         }
         let expected = FIXED as u64 + u64::from(count) * (32 + PLACE as u64) + 16;
-        (prev == count && size == expected && covered >= HEADER).then(|| PackIndex {
-            file,
-            covered,
-            count,
-            fan,
-            buckets: (0..256).map(|_| OnceLock::new()).collect(),
-        })
+        (prev == count && size == expected && map.len() as u64 == size && covered >= HEADER)
+            .then_some(PackIndex {
+                map,
+                covered,
+                count,
+                fan,
+            })
     }
 
     /// The pack length this index describes.
@@ -172,14 +176,9 @@ impl PackIndex {
     /// The ids whose first byte is `b`, and the number of the first of them.
     fn bucket(&self, b: u8) -> io::Result<(u32, &[u8])> {
         let lo = if b == 0 { 0 } else { self.fan[b as usize - 1] };
-        let slot = &self.buckets[b as usize];
-        if let Some(ids) = slot.get() {
-            return Ok((lo, ids));
-        }
         let hi = self.fan[b as usize];
-        let mut ids = vec![0u8; (hi - lo) as usize * 32];
-        read_exact_at(&self.file, &mut ids, FIXED as u64 + u64::from(lo) * 32)?;
-        Ok((lo, slot.get_or_init(|| ids.into_boxed_slice())))
+        let at = FIXED + lo as usize * 32;
+        Ok((lo, &self.map[at..at + (hi - lo) as usize * 32]))
     }
 
     /// Where the record of `id` starts and the object's length, if the index has it.
@@ -199,9 +198,8 @@ impl PackIndex {
             }
         };
         let n = u64::from(lo) + i as u64;
-        let mut place = [0u8; PLACE];
-        let at = FIXED as u64 + u64::from(self.count) * 32 + n * PLACE as u64;
-        read_exact_at(&self.file, &mut place, at)?;
+        let at = FIXED + self.count as usize * 32 + n as usize * PLACE;
+        let place = &self.map[at..at + PLACE];
         Ok(Some((
             u64::from_le_bytes(place[..8].try_into().expect("8 bytes")),
             u32::from_le_bytes(place[8..].try_into().expect("4 bytes")),
@@ -223,7 +221,7 @@ impl PackIndex {
 
     /// Every entry, read whole, if the file's checksum holds.
     pub(crate) fn entries(&self) -> Option<Vec<Entry>> {
-        let bytes = read_whole(&self.file)?;
+        let bytes = &self.map[..];
         let body = bytes.len().checked_sub(16)?;
         if xxh3_128(&bytes[..body]).to_le_bytes() != bytes[body..] {
             return None;
@@ -244,13 +242,6 @@ impl PackIndex {
                 .collect(),
         )
     }
-}
-
-fn read_whole(file: &File) -> Option<Vec<u8>> {
-    let len = file.metadata().ok()?.len();
-    let mut buf = vec![0u8; usize::try_from(len).ok()?];
-    read_exact_at(file, &mut buf, 0).ok()?;
-    Some(buf)
 }
 
 /// Brings the pack indexes of the store at `store_dir` up to date; run by the holder of the
