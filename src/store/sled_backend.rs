@@ -109,6 +109,30 @@ fn log_locked(log: &Path) -> bool {
     matches!(file.try_lock(), Err(fs::TryLockError::WouldBlock))
 }
 
+/// Removes the snapshot files sled had not finished writing (`snap.*.generating`) from its
+/// database directory `db`. sled rewrites its snapshot as it opens, to a `.generating` file
+/// renamed over the old snapshot once synced; a process killed in between leaves it, and
+/// sled 0.34 then picks it as the newest snapshot and refuses the database as corrupt. The
+/// finished snapshot it was to replace is still there, and sled recovers from it and its log
+/// as on every open, so removing the unfinished one loses nothing. Only the LOCK holder
+/// calls this, before it opens sled.
+fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
+    let Ok(entries) = fs::read_dir(db) else {
+        return Ok(()); // a new database: nothing to remove
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            fs::remove_file(e.path()).map_err(|source| StoreError::Io {
+                path: e.path(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Turn a key of the index back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| StoreError::BadIndexKey { len: key.len() })
@@ -150,6 +174,7 @@ impl SledBackend {
                 return Ok(None);
             }
             tries += 1;
+            remove_unfinished_snapshots(path)?;
             match open_engine(path, cache_bytes) {
                 Ok(db) => break db,
                 Err(sled::Error::Io(_)) if log_locked(&log) => return Ok(None),

@@ -248,3 +248,64 @@ fn forward_compatible_format_lines_are_ignored() {
     .unwrap();
     Store::open(&path, &opts(REOPEN_MS)).unwrap();
 }
+
+/// A process killed while sled rewrote its snapshot on open leaves an unfinished
+/// `snap.*.generating` file, which sled would take for the newest snapshot and refuse as
+/// corrupt. The next open removes it and reads everything back.
+#[test]
+fn an_unfinished_sled_snapshot_is_removed_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let objects: Vec<(RawId, Vec<u8>)> = (0..200u32)
+        .map(|n| {
+            let mut i = [0u8; 32];
+            i[..4].copy_from_slice(&n.wrapping_mul(2_654_435_761).to_be_bytes());
+            (i, n.to_le_bytes().repeat(3))
+        })
+        .collect();
+    for half in objects.chunks(100) {
+        let s = match Store::open(&path, &opts(REOPEN_MS)) {
+            Ok(s) => s,
+            Err(_) => Store::create(&path, &OpenOptions::default()).unwrap(),
+        };
+        s.put_many(half).unwrap();
+        let old = s.get_ref("refs/heads/main").unwrap();
+        s.cas_ref("refs/heads/main", old.as_deref(), Some(&half[0].0))
+            .unwrap()
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let db = path.join("db");
+    let snapshot = fs::read_dir(&db)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("snap.")
+        })
+        .expect("sled wrote a snapshot");
+    let bytes = fs::read(&snapshot).unwrap();
+    let unfinished = snapshot.with_file_name(format!(
+        "{}.generating",
+        snapshot.file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&unfinished, &bytes[..bytes.len() / 2]).unwrap();
+
+    let s = Store::open(&path, &opts(REOPEN_MS)).expect("opens despite the unfinished snapshot");
+    assert!(!unfinished.exists(), "the unfinished snapshot is removed");
+    let (stored, refs) = dump(&s);
+    let want: Vec<(RawId, Option<Vec<u8>>)> = objects
+        .iter()
+        .map(|(i, b)| (*i, Some(b.clone())))
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    assert_eq!(stored, want);
+    assert_eq!(
+        refs,
+        vec![("refs/heads/main".to_string(), objects[100].0.to_vec())]
+    );
+}
