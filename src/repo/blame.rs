@@ -173,11 +173,9 @@ impl BlameFollow<'_> {
             if limit == Some(out.len()) {
                 return Ok(Some(out));
             }
-            if let Some(p) = g.only_parent(pos) {
-                if g.changed(pos, 0, self.hashed) == Changed::No {
-                    pos = p;
-                    continue;
-                }
+            if let Some(p) = g.unchanged_parent(pos, self.hashed) {
+                pos = p;
+                continue;
             }
             let next = self.follow(g, pos)?;
             if self.seen[&pos].reported {

@@ -40,10 +40,12 @@ use super::{Repo, RepoResult};
 use crate::key::{NS_END, SEG_SEP};
 use crate::object::{ObjectError, ObjectId};
 use crate::prolly::{IdHasher, KeyRange};
-use crate::store::{remove_cache_file, write_cache_file, DerivedCache, RawId, StoreResult};
+use crate::store::write_cache_file;
 
 mod columns;
+mod derived;
 use columns::{Column, Fixed, Image};
+pub use derived::GraphCache;
 
 /// More changed keys than this in one slot make its filter "unknown".
 pub const MAX_FILTER_KEYS: usize = 4096;
@@ -341,16 +343,6 @@ impl CommitGraph {
             .map(|s| s.parent)
     }
 
-    /// The parent of a commit that has exactly one.
-    pub fn only_parent(&self, pos: u32) -> Option<u32> {
-        let r = self.slot_range(pos);
-        if r.len() != 1 {
-            return None;
-        }
-        let s = self.slots.get(r.start);
-        (s.parent != NONE).then_some(s.parent)
-    }
-
     /// Slot `i` of commit `pos`.
     fn slot(&self, pos: u32, i: usize) -> Slot {
         let r = self.slot_range(pos);
@@ -377,23 +369,37 @@ impl CommitGraph {
         }
     }
 
+    /// The only parent of commit `pos` when it has exactly one and its change filter rules
+    /// `key` out (the key's value is the parent's), in one look at its slot.
+    pub fn unchanged_parent(&self, pos: u32, key: FilterKey) -> Option<u32> {
+        let r = self.slot_range(pos);
+        if r.len() != 1 {
+            return None;
+        }
+        let s = self.slots.get(r.start);
+        (s.parent != NONE && self.slot_rules_out(s, key)).then_some(s.parent)
+    }
+
+    /// Whether a slot's filter says `key` certainly did not change.
+    fn slot_rules_out(&self, s: Slot, key: FilterKey) -> bool {
+        if s.len == NOT_COMPUTED || s.len == UNKNOWN {
+            return false;
+        }
+        let nbits = u64::from(s.len) * 64;
+        s.len == 0
+            || key
+                .bits(nbits)
+                .any(|b| self.words.get(s.off as usize + (b / 64) as usize) & (1 << (b % 64)) == 0)
+    }
+
     /// Whether `key` may have changed between parent number `i` of commit `pos` and the
     /// commit (for a first commit, `i` = 0 asks whether its tree may hold the key).
     pub fn changed(&self, pos: u32, i: usize, key: FilterKey) -> Changed {
-        let s = self.slot(pos, i);
-        if s.len == NOT_COMPUTED || s.len == UNKNOWN {
-            return Changed::Maybe;
+        if self.slot_rules_out(self.slot(pos, i), key) {
+            Changed::No
+        } else {
+            Changed::Maybe
         }
-        if s.len == 0 {
-            return Changed::No;
-        }
-        let nbits = u64::from(s.len) * 64;
-        for b in key.bits(nbits) {
-            if self.words.get(s.off as usize + (b / 64) as usize) & (1 << (b % 64)) == 0 {
-                return Changed::No;
-            }
-        }
-        Changed::Maybe
     }
 
     fn filters_missing(&self, pos: u32) -> bool {
@@ -680,6 +686,11 @@ impl CommitGraph {
     /// The commits reachable from `tips` (which must be in the graph) whose change filters
     /// are not computed yet.
     pub fn missing_filters(&self, tips: &[ObjectId]) -> Vec<u32> {
+        // Usually every filter is computed (each blame saves those it computed): one pass
+        // over the slots says so without walking the graph.
+        if self.slots.iter().all(|s| s.len != NOT_COMPUTED) {
+            return Vec::new();
+        }
         let mut seen = vec![false; self.ids.len()];
         let mut stack: Vec<u32> = Vec::new();
         for t in tips {
@@ -740,51 +751,6 @@ impl CommitGraph {
             }
         }
         Ok(())
-    }
-}
-
-/// The commit graph cache as a derived cache ([`DerivedCache`]): entries of commits the
-/// store no longer has are pruned (the file is rewritten without them), and a file that
-/// cannot be read is removed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct GraphCache;
-
-/// The entries of the graph at `path` that name commits `live` rejects (0 without a
-/// readable file).
-fn dead_entries(path: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<(CommitGraph, usize)> {
-    let g = Image::map(path).and_then(|image| CommitGraph::from_image(Arc::new(image)))?;
-    let dead = g.ids.iter().filter(|id| !live(id.as_bytes())).count();
-    Some((g, dead))
-}
-
-impl DerivedCache for GraphCache {
-    fn files(&self) -> &'static [&'static str] {
-        &["cache/commit-graph"]
-    }
-
-    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
-        let (_, dead) = dead_entries(&cache_path(dir), live)?;
-        (dead > 0)
-            .then(|| format!("names {dead} commit(s) the store no longer has; gc prunes them"))
-    }
-
-    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
-        let path = cache_path(dir);
-        let Some((mut g, dead)) = dead_entries(&path, live) else {
-            return Ok(remove_cache_file(&path)?
-                .then(|| "removed the commit graph, which could not be read".to_string()));
-        };
-        if dead == 0 {
-            return Ok(None);
-        }
-        let gone = g.retain(&|id| live(id.as_bytes()));
-        if write_cache_file(&path, &g.to_bytes()).is_err() {
-            remove_cache_file(&path)?;
-            return Ok(Some("removed the commit graph".to_string()));
-        }
-        Ok(Some(format!(
-            "pruned {gone} removed commit(s) from the commit graph"
-        )))
     }
 }
 
