@@ -4,7 +4,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::memory::Record;
+use crate::memory::{Record, RecordJson};
 use crate::object::ObjectId;
 
 /// An id as hex.
@@ -28,7 +28,7 @@ pub(crate) fn hex_vec<S: Serializer>(ids: &[ObjectId], s: S) -> Result<S::Ok, S:
 /// An optional record as its JSON, or null.
 pub(crate) fn record_opt<S: Serializer>(r: &Option<Record>, s: S) -> Result<S::Ok, S::Error> {
     match r {
-        Some(r) => r.to_json().serialize(s),
+        Some(r) => RecordJson(r).serialize(s),
         None => s.serialize_none(),
     }
 }

@@ -13,11 +13,14 @@
 
 pub mod capture;
 pub mod classify;
+mod json;
 pub mod llm_merge;
 mod policy;
 pub mod secrets;
 pub mod taxonomy;
 pub mod turn;
+
+pub use json::{EntryJson, RecordJson};
 
 pub use classify::{classify, existing_prefixes, Classification};
 pub use llm_merge::{merge_contents, MergeReply};
@@ -26,7 +29,7 @@ pub use policy::{
     Incoming, MergePolicy, Outcome, UnknownPolicy, DEFAULT_FACET_MAX_ENTRIES,
 };
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::key::{nfc, validate_path, Key};
 use crate::object::cbor::{CborError, Decoder, Encoder};
@@ -145,23 +148,6 @@ impl Entry {
     fn check(&self) -> Result<(), MemoryError> {
         check_confidence(self.confidence)?;
         check_timestamp(self.timestamp)
-    }
-
-    /// The JSON shape: `content`, `confidence`, `timestamp`, `status`, and `source` /
-    /// `actor` only when present.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("content".into(), json!(self.content));
-        m.insert("confidence".into(), json!(self.confidence));
-        m.insert("timestamp".into(), json!(self.timestamp));
-        m.insert("status".into(), json!(self.status.as_str()));
-        if let Some(s) = &self.source {
-            m.insert("source".into(), json!(s));
-        }
-        if let Some(a) = &self.actor {
-            m.insert("actor".into(), json!(a));
-        }
-        Value::Object(m)
     }
 }
 
@@ -391,21 +377,6 @@ impl Record {
         Record::decode(&blob.0)
     }
 
-    /// The JSON shape of COMPAT.md (schema 2): `content`, `key`, `namespace`, `confidence`,
-    /// `timestamp`, `related_keys`, `entries`, `schema_version`.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "content": self.content(),
-            "key": self.key,
-            "namespace": self.namespace,
-            "confidence": self.confidence,
-            "timestamp": self.timestamp,
-            "related_keys": self.related_keys,
-            "entries": self.entries.iter().map(Entry::to_json).collect::<Vec<_>>(),
-            "schema_version": SCHEMA_VERSION,
-        })
-    }
-
     /// Reads a record from its JSON shape: schema 2 (with `entries`), or the older schema 1
     /// (`content`, `confidence`, `timestamp` without entries), which becomes one active
     /// entry. `key` may be `ns:path`; `namespace` defaults to `default_ns`; a missing
@@ -582,6 +553,7 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, MemoryError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn key(p: &str) -> Key {
         Key::new("default", p).unwrap()
