@@ -1,10 +1,10 @@
 //! Pack index files: for one pack, its object ids sorted, with a fan-out table and each
 //! record's place, so that a reader who does not open the database (a read at rest) finds an
-//! object with two small reads by offset instead of loading anything whole.
+//! object without loading anything whole: the file is read in place (memory-mapped), and a
+//! lookup touches only the pages of its id's bucket and of its place.
 //!
 //! `cache/pack-NNNNNNNN.idx` describes pack `NNNNNNNN` up to a length (`covered`); records the
-//! pack gained after that (its tail) are found by reading them in order. An index is read in
-//! place (memory-mapped): a lookup touches the pages of its bucket and place only. The files are derived
+//! pack gained after that (its tail) are found by reading them in order. The files are derived
 //! data: written when a store closes (only for a pack whose tail has grown past
 //! [`REWRITE_TAIL`], so most closes write nothing), removed when their pack is gone, rebuilt
 //! from the pack when missing or damaged. Nothing trusts them blindly: every object read
