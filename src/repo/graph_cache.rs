@@ -187,7 +187,7 @@ const SCANS_BEFORE_INDEX: u32 = 8;
 type IdIndex = HashMap<ObjectId, u32, BuildHasherDefault<IdHasher>>;
 
 /// The commit graph cache; see the module docs. A graph loaded from its file reads the file
-/// in place (see [`columns`]); commits and filters added since are held in memory.
+/// in place (module `columns`); commits and filters added since are held in memory.
 #[derive(Debug)]
 pub struct CommitGraph {
     ids: Column<ObjectId>,
