@@ -435,7 +435,7 @@ pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
 /// namespace group). Lossy on invalid UTF-8, which valid keys never contain.
 pub fn split_encoded(encoded: &[u8]) -> (String, String) {
     match encoded.iter().position(|&b| b == NS_END) {
-        Some(i) => (text(encoded[..i].to_vec()), encoded_path(encoded)),
+        Some(i) => (text(encoded[..i].to_vec()), path_text(&encoded[i + 1..])),
         None => (text(encoded.to_vec()), String::new()),
     }
 }
@@ -443,10 +443,15 @@ pub fn split_encoded(encoded: &[u8]) -> (String, String) {
 /// The dot path of an encoded key or group prefix ([`split_encoded`]'s second half, without
 /// building the namespace).
 pub fn encoded_path(encoded: &[u8]) -> String {
-    let Some(i) = encoded.iter().position(|&b| b == NS_END) else {
-        return String::new();
-    };
-    let mut path = encoded[i + 1..].to_vec();
+    match encoded.iter().position(|&b| b == NS_END) {
+        Some(i) => path_text(&encoded[i + 1..]),
+        None => String::new(),
+    }
+}
+
+/// Encoded path bytes as a dot path.
+fn path_text(encoded_path: &[u8]) -> String {
+    let mut path = encoded_path.to_vec();
     for b in &mut path {
         if *b == SEG_SEP {
             *b = b'.';

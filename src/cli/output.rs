@@ -151,9 +151,9 @@ pub use memoir::app::sorted;
 
 /// Pretty JSON with sorted keys and a final newline.
 pub fn render_json(v: Value) -> String {
-    let mut s = serde_json::to_string_pretty(&sorted(v)).unwrap_or_else(|_| "{}".into());
-    s.push('\n');
-    s
+    let mut text = Vec::new();
+    write_json(&mut text, v);
+    String::from_utf8(text).unwrap_or_else(|_| "{}\n".into())
 }
 
 /// [`render_json`] written straight to `out` through a buffer, without building the whole

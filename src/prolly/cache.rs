@@ -5,12 +5,10 @@
 //! finds the cache full sweeps a hand over the slots, clearing reference bits, and replaces the
 //! first entry not referenced since the hand last passed: recently used nodes stay.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use super::node::Node;
-use super::IdHasher;
+use super::IdMap;
 use crate::object::ObjectId;
 
 struct Slot {
@@ -22,7 +20,7 @@ struct Slot {
 /// Decoded nodes by id, at most `cap` of them.
 pub(crate) struct NodeCache {
     /// Ids are uniform hashes already, so the cheap id hasher spreads them well.
-    index: HashMap<ObjectId, usize, BuildHasherDefault<IdHasher>>,
+    index: IdMap<usize>,
     slots: Vec<Slot>,
     hand: usize,
     cap: usize,
@@ -33,7 +31,7 @@ impl NodeCache {
     pub fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         NodeCache {
-            index: HashMap::with_capacity_and_hasher(cap.min(1 << 16), Default::default()),
+            index: IdMap::with_capacity_and_hasher(cap.min(1 << 16), Default::default()),
             slots: Vec::with_capacity(cap.min(1 << 16)),
             hand: 0,
             cap,

@@ -23,7 +23,7 @@ pub use diff::{Change, PARALLEL_DIFF_LEVEL};
 pub use edit::{ApplyStats, Edit};
 pub use node::{Item, KeyBytes, Node, MAX_KEY_BYTES};
 pub use proof::{Proof, ProofError, MAX_PROOF_NODES, MAX_PROOF_NODE_BYTES, PROOF_VERSION};
-pub use reach::{IdHasher, IdSet, MarkStats};
+pub use reach::{IdHasher, IdMap, IdSet, MarkStats};
 pub use read::{prefix_range, KeyRange};
 pub use verify::{NodeSource, TreeChecker, TreeReport, Violation};
 

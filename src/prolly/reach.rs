@@ -4,7 +4,7 @@
 //! marked ids along: a child already in the set is neither loaded nor descended into, and a
 //! history of many commits costs O(distinct nodes) loads, not O(commits x tree size).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{NodeStore, ProllyResult};
@@ -31,6 +31,9 @@ impl Hasher for IdHasher {
 
 /// A set of object ids with the cheap [`IdHasher`].
 pub type IdSet = HashSet<ObjectId, BuildHasherDefault<IdHasher>>;
+
+/// A map keyed by object id with the cheap [`IdHasher`].
+pub type IdMap<V> = HashMap<ObjectId, V, BuildHasherDefault<IdHasher>>;
 
 /// What one [`NodeStore::mark_reachable`] call added to the marked set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

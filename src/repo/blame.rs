@@ -18,7 +18,6 @@
 //! ([`TopoWalk`]), which examines every followed commit.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -30,7 +29,7 @@ use super::walk::{dedup, Follow, PosMap, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
-use crate::prolly::IdHasher;
+use crate::prolly::IdMap;
 
 /// One commit that changed a key's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +69,7 @@ struct BlameFollow<'k> {
     hashed: FilterKey,
     /// Use the change filters (false: read every tree, the reference behaviour).
     filters: bool,
-    by_root: HashMap<ObjectId, Option<ObjectId>, BuildHasherDefault<IdHasher>>,
+    by_root: IdMap<Option<ObjectId>>,
     by_commit: PosMap<Option<ObjectId>>,
     /// Whether [`BlameFollow::value`] remembers the value of every commit it goes down
     /// through (the ordered walk asks for each of them next), or only of the one asked for

@@ -28,7 +28,6 @@
 //! namespace can pass over commits that changed nothing there without reading their trees.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -39,7 +38,7 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::{Repo, RepoResult};
 use crate::key::{NS_END, SEG_SEP};
 use crate::object::{ObjectError, ObjectId};
-use crate::prolly::{IdHasher, KeyRange};
+use crate::prolly::{IdMap, KeyRange};
 use crate::store::write_cache_file;
 
 mod columns;
@@ -108,11 +107,10 @@ struct Slot {
 impl Fixed for Slot {
     const SIZE: usize = SLOT_BYTES;
     fn decode(b: &[u8]) -> Self {
-        let le32 = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
         Slot {
-            parent: le32(0),
-            off: le32(4),
-            len: le32(8),
+            parent: u32::decode(&b[0..4]),
+            off: u32::decode(&b[4..8]),
+            len: u32::decode(&b[8..12]),
         }
     }
     fn encode(&self, out: &mut Vec<u8>) {
@@ -183,9 +181,6 @@ impl Default for CommitGraph {
 /// for a few commits (its tips, which are near the end) does not hash every id.
 const SCANS_BEFORE_INDEX: u32 = 8;
 
-/// Position by commit id.
-type IdIndex = HashMap<ObjectId, u32, BuildHasherDefault<IdHasher>>;
-
 /// The commit graph cache; see the module docs. A graph loaded from its file reads the file
 /// in place (module `columns`); commits and filters added since are held in memory.
 #[derive(Debug)]
@@ -201,7 +196,7 @@ pub struct CommitGraph {
     /// Position by id, built on first need (see [`SCANS_BEFORE_INDEX`]). Ids are unique in
     /// every file this code writes; were one repeated, its last position would count, in
     /// the index as in a scan.
-    index: OnceLock<IdIndex>,
+    index: OnceLock<IdMap<u32>>,
     /// Lookups answered by a scan so far.
     scans: AtomicU32,
     /// Changed since loaded or saved.
@@ -287,9 +282,9 @@ impl CommitGraph {
     }
 
     /// The id index, built if it is not yet.
-    fn index(&self) -> &IdIndex {
+    fn index(&self) -> &IdMap<u32> {
         self.index.get_or_init(|| {
-            let mut ix = IdIndex::with_capacity_and_hasher(self.ids.len(), Default::default());
+            let mut ix = IdMap::with_capacity_and_hasher(self.ids.len(), Default::default());
             for (i, id) in self.ids.iter().enumerate() {
                 ix.insert(id, i as u32);
             }
@@ -298,7 +293,7 @@ impl CommitGraph {
     }
 
     /// The id index, built if it is not yet, for a change.
-    fn index_mut(&mut self) -> &mut IdIndex {
+    fn index_mut(&mut self) -> &mut IdMap<u32> {
         self.index();
         self.index.get_mut().expect("just built")
     }
@@ -444,12 +439,10 @@ impl CommitGraph {
             None => {
                 s.len = UNKNOWN;
                 s.off = 0;
-                self.slots.set(slot, s);
             }
             Some([]) => {
                 s.len = 0;
                 s.off = 0;
-                self.slots.set(slot, s);
             }
             Some(keys) => {
                 let mut entries = Vec::new();
@@ -468,12 +461,10 @@ impl CommitGraph {
                 }
                 s.off = self.words.len() as u32;
                 s.len = n as u32;
-                for w in words {
-                    self.words.push(w);
-                }
-                self.slots.set(slot, s);
+                self.words.extend(words);
             }
         }
+        self.slots.set(slot, s);
         self.dirty = true;
     }
 
@@ -516,8 +507,7 @@ impl CommitGraph {
         if xxh3_128(body).to_le_bytes() != sum {
             return None;
         }
-        let u32_at =
-            |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap_or_default());
+        let u32_at = |b: &[u8], i: usize| u32::decode(&b[i..i + 4]);
         let n = u32_at(body, 8) as usize;
         let ns = u32_at(body, 12) as usize;
         let nw = u32_at(body, 16) as usize;
@@ -612,9 +602,8 @@ impl CommitGraph {
                 slot.len = s.len;
                 if s.len != NOT_COMPUTED && s.len != UNKNOWN && s.len > 0 {
                     slot.off = new.words.len() as u32;
-                    for w in s.off..s.off + s.len {
-                        new.words.push(self.words.get(w as usize));
-                    }
+                    new.words
+                        .extend((s.off..s.off + s.len).map(|w| self.words.get(w as usize)));
                 }
                 new.slots.set(first + j, slot);
             }

@@ -141,6 +141,11 @@ impl<T: Fixed> Column<T> {
         self.tail.push(v);
     }
 
+    /// Appends records.
+    pub(super) fn extend(&mut self, vs: impl IntoIterator<Item = T>) {
+        self.tail.extend(vs);
+    }
+
     /// Replaces record `i`. A frozen record is first copied out with every other frozen
     /// one, so the image is never written.
     pub(super) fn set(&mut self, i: usize, v: T) {
