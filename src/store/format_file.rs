@@ -12,10 +12,13 @@ use super::{StoreError, StoreResult};
 /// Name of the metadata file inside a store directory.
 pub const FORMAT_FILE: &str = "FORMAT";
 /// The store format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
-/// The older format version this build opens, moving its objects into packs and
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format version this build opens, moving its objects into packs and
 /// rewriting FORMAT: objects inside sled, no `packs/` directory.
 pub(super) const LEGACY_FORMAT_VERSION: u32 = 1;
+/// The format version whose object index held one sled entry per object; opened, its
+/// database is rebuilt (see the `upgrade` module).
+pub(super) const V2_FORMAT_VERSION: u32 = 2;
 
 /// First line of every FORMAT file.
 const FORMAT_MAGIC: &str = "memoir-store";
@@ -91,7 +94,7 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
     let found: u32 = version
         .parse()
         .map_err(|_| garbled(format!("format-version {version:?} is not a number")))?;
-    if found != FORMAT_VERSION && found != LEGACY_FORMAT_VERSION {
+    if ![FORMAT_VERSION, V2_FORMAT_VERSION, LEGACY_FORMAT_VERSION].contains(&found) {
         return Err(StoreError::UnsupportedVersion {
             path: path.to_path_buf(),
             found,
@@ -159,9 +162,18 @@ mod tests {
     #[test]
     fn written_format_is_exact_and_parses() {
         let text = format_text(BackendKind::Sled);
-        assert_eq!(text, "memoir-store\nformat-version: 2\nbackend: sled\n");
+        assert_eq!(text, "memoir-store\nformat-version: 3\nbackend: sled\n");
         assert_eq!(
             parse_format(Path::new("/s"), &text).unwrap(),
+            (BackendKind::Sled, 3)
+        );
+        // Version 2 still opens (its index is rebuilt as runs).
+        assert_eq!(
+            parse_format(
+                Path::new("/s"),
+                "memoir-store\nformat-version: 2\nbackend: sled\n"
+            )
+            .unwrap(),
             (BackendKind::Sled, 2)
         );
         // Version 1 still opens (its objects are moved into packs).
@@ -208,10 +220,10 @@ mod tests {
         ));
         assert!(not_store("memoir-store\nformat-version:1\nbackend: sled\n"));
         assert!(matches!(
-            parse("memoir-store\nformat-version: 3\nbackend: sled\n"),
+            parse("memoir-store\nformat-version: 4\nbackend: sled\n"),
             Err(StoreError::UnsupportedVersion {
-                found: 3,
-                supported: 2,
+                found: 4,
+                supported: 3,
                 ..
             })
         ));

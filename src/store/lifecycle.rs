@@ -10,11 +10,13 @@ use std::time::Duration;
 
 use super::files::{io_err, sync_dir};
 use super::format_file::{
-    not_a_store, read_format, write_format, BackendKind, FORMAT_FILE, LEGACY_FORMAT_VERSION,
+    not_a_store, read_format, write_format, BackendKind, FORMAT_FILE, FORMAT_VERSION,
+    LEGACY_FORMAT_VERSION,
 };
 use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
 use super::packs::PACKS_DIR;
+use super::upgrade;
 use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
 
 /// Subdirectory of a store that holds the sled database.
@@ -66,7 +68,7 @@ const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
 /// reference after the LOCK is released), so a database still locked is waited for like
 /// the LOCK, within `opts.lock_timeout` (at least [`ENGINE_RELEASE_GRACE`]).
-fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
+pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {
         SledBackend::try_open(
@@ -272,9 +274,10 @@ impl Store {
     /// The lock is per open file, so a second `open` of the same store in the same process
     /// is busy too (see the `lock` module).
     ///
-    /// A version-1 store is upgraded: its objects are copied into packs as the engine opens,
-    /// FORMAT says version 2 once the copies are durable, and only then is the old copy
-    /// dropped, so no build ever sees a store without its objects.
+    /// An older store is upgraded (see the `upgrade` module): its database is rebuilt in the
+    /// current format beside the old one, which is set aside only once the new one is
+    /// durable and dropped once FORMAT says the current version, so no build ever sees a
+    /// store without its objects, their index or its refs.
     pub fn open(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
         match fs::metadata(path) {
             Ok(m) if m.is_dir() => {}
@@ -286,6 +289,8 @@ impl Store {
         }
         let (kind, version) = read_format(path)?;
         let lock = lock::lock_existing(path, opts.lock_timeout)?;
+        // An upgrade a crash cut short is finished or undone before anything looks at `db/`.
+        upgrade::settle(path, version)?;
 
         // Checked under the lock, so no concurrent `create` or repair is half done.
         if !path.join(DB_DIR).is_dir() {
@@ -302,12 +307,10 @@ impl Store {
         }
         let engine = match kind {
             BackendKind::Sled => {
-                let backend = open_sled(path, opts)?;
-                if version == LEGACY_FORMAT_VERSION {
-                    write_format(path)?;
+                if version != FORMAT_VERSION {
+                    upgrade::rebuild(path, opts)?;
                 }
-                backend.drop_legacy()?;
-                Engine::Sled(backend)
+                Engine::Sled(open_sled(path, opts)?)
             }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {

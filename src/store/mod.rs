@@ -24,7 +24,10 @@ mod remotes_file;
 mod repair;
 mod rest;
 mod resting_head;
+mod run_file;
+mod run_index;
 mod sled_backend;
+mod upgrade;
 
 #[cfg(any(test, feature = "testing"))]
 mod faults;
@@ -108,14 +111,16 @@ pub enum StoreError {
         /// The directory.
         path: PathBuf,
     },
-    /// The object index holds a key that is not an object id: the engine's data is damaged.
-    #[error("object index holds a key of {len} bytes, expected 32")]
+    /// The object index holds a key of the wrong length: the engine's data is damaged.
+    #[error("object index holds a key of {len} bytes, expected {expected}")]
     BadIndexKey {
         /// The key's length.
         len: usize,
+        /// The length such a key has.
+        expected: usize,
     },
-    /// The object index holds a value that is not one location: the engine's data is
-    /// damaged.
+    /// The object index holds a value of the wrong length (not whole entries): the engine's
+    /// data is damaged.
     #[error("object index holds a value of {len} bytes, expected {expected}")]
     BadIndexValue {
         /// The value's length.

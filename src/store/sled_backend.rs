@@ -16,13 +16,15 @@ use std::path::{Path, PathBuf};
 
 use super::pack_index;
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
+use super::run_index::{RunIndex, Slot};
 use super::{
     Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefStore,
     StoreError, StoreResult,
 };
 
-/// Name of the sled tree mapping object ids to their locations in the packs.
-const INDEX_TREE: &str = "index";
+/// Name of the sled tree that mapped each object id to its location in format version 2;
+/// read once, when such a store's database is rebuilt in the current format.
+const V2_INDEX_TREE: &str = "index";
 /// Name of the sled tree holding refs by name (UTF-8 bytes).
 const REFS_TREE: &str = "refs";
 /// Name of the sled tree that held object bytes by id in format version 1; moved into packs
@@ -57,7 +59,8 @@ pub struct SledBackend {
     /// The store directory: the parent of the packs' directory, where the pack indexes are.
     store_dir: PathBuf,
     db: sled::Db,
-    index: sled::Tree,
+    /// Boxed: the index's state is most of the backend's size.
+    index: Box<RunIndex>,
     refs: sled::Tree,
     packs: Packs,
 }
@@ -70,7 +73,7 @@ impl fmt::Debug for SledBackend {
 
 /// Maps the errors of the sled database in directory `db` to the store's engine-agnostic
 /// errors: an I/O error names the directory, any other keeps the sled error as its source.
-fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
+pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     move |e| match e {
         sled::Error::Io(source) => StoreError::Io {
             path: db.to_path_buf(),
@@ -133,12 +136,15 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
     Ok(())
 }
 
-/// Turn a key of the index back into an id; any other length is corruption.
+/// Turn a key of an id-keyed tree back into an id; any other length is corruption.
 fn raw_id(key: &[u8]) -> StoreResult<RawId> {
-    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey { len: key.len() })
+    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
+        len: key.len(),
+        expected: 32,
+    })
 }
 
-/// Decode an index value; anything but one location is corruption.
+/// Decode a version-2 index value; anything but one location is corruption.
 fn location(value: &[u8]) -> StoreResult<Location> {
     Location::decode(value).ok_or(StoreError::BadIndexValue {
         len: value.len(),
@@ -153,8 +159,8 @@ impl SledBackend {
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
     /// `pack_bytes`); `None` while another handle still holds the database's lock. Objects
-    /// of a version-1 store (bytes inside sled) are copied into packs (see
-    /// [`SledBackend::drop_legacy`]).
+    /// of a version-1 store (bytes inside sled) are copied into packs (the store then
+    /// rebuilds its database without them).
     pub(crate) fn try_open(
         path: &Path,
         packs: &Path,
@@ -182,7 +188,7 @@ impl SledBackend {
                 Err(e) => return Err(engine(path)(e)),
             }
         };
-        let index = db.open_tree(INDEX_TREE).map_err(engine(path))?;
+        let index = Box::new(RunIndex::open(&db, path)?);
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let backend = Self {
             path: path.to_path_buf(),
@@ -197,10 +203,9 @@ impl SledBackend {
     }
 
     /// Copies the objects of a version-1 store (bytes in sled's `objects` tree) into packs
-    /// and makes the copies durable. The old tree stays until
-    /// [`SledBackend::drop_legacy`], which the store calls once FORMAT says version 2, so a
-    /// crash at any point leaves every object readable and no older build ever sees a store
-    /// without its objects.
+    /// and makes the copies durable. The old tree stays until the store's database is
+    /// rebuilt without it and FORMAT says the current version, so a crash at any point leaves
+    /// every object readable and no older build ever sees a store without its objects.
     fn migrate_legacy(&self) -> StoreResult<()> {
         let Some(old) = self.legacy_tree()? else {
             return Ok(());
@@ -218,40 +223,50 @@ impl SledBackend {
             }
         }
         self.put_many(&batch)?;
-        self.packs.sync()?;
-        self.db.flush().map_err(self.engine())?;
-        Ok(())
+        self.flush()
     }
 
     /// The version-1 objects tree, if this database still has one.
     fn legacy_tree(&self) -> StoreResult<Option<sled::Tree>> {
-        let legacy = LEGACY_OBJECTS_TREE.as_bytes();
-        if !self.db.tree_names().iter().any(|n| n.as_ref() == legacy) {
-            return Ok(None);
-        }
-        self.db.open_tree(legacy).map(Some).map_err(self.engine())
+        self.tree_if_present(LEGACY_OBJECTS_TREE)
     }
 
-    /// Drops the version-1 objects tree, whose objects [`SledBackend::open`] copied.
-    pub(crate) fn drop_legacy(&self) -> StoreResult<()> {
-        if self.legacy_tree()?.is_some() {
-            self.db
-                .drop_tree(LEGACY_OBJECTS_TREE.as_bytes())
-                .map_err(self.engine())?;
-            self.db.flush().map_err(self.engine())?;
+    /// The tree `name`, if this database has it (never creating it).
+    fn tree_if_present(&self, name: &str) -> StoreResult<Option<sled::Tree>> {
+        if !self
+            .db
+            .tree_names()
+            .iter()
+            .any(|n| n.as_ref() == name.as_bytes())
+        {
+            return Ok(None);
         }
-        Ok(())
+        self.db.open_tree(name).map(Some).map_err(self.engine())
+    }
+
+    /// Every object an older store's database indexes, with its location, for the rebuild
+    /// of that database in the current format: a version-2 store's per-object tree `index`;
+    /// otherwise the index itself (where [`SledBackend::try_open`] put a version-1 store's
+    /// objects once they were copied into packs).
+    pub(crate) fn entries_to_upgrade(&self) -> StoreResult<Vec<(RawId, Location)>> {
+        let Some(old) = self.tree_if_present(V2_INDEX_TREE)? else {
+            return self.index.entries();
+        };
+        let mut entries = Vec::new();
+        for entry in old.iter() {
+            let (k, v) = entry.map_err(self.engine())?;
+            entries.push((raw_id(&k)?, location(&v)?));
+        }
+        Ok(entries)
     }
 
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
-    /// absent), to simulate a damaged copy (feature `testing`).
+    /// absent), durably, to simulate a damaged copy (feature `testing`).
     #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         let loc = self.packs.append(&[(id, bytes)])?[0];
-        self.index
-            .insert(id, &loc.encode()[..])
-            .map_err(self.engine())?;
-        Ok(())
+        self.index.writer().set(*id, Slot::At(loc));
+        self.flush()
     }
 
     /// The error mapping of this database (see [`engine`]).
@@ -261,14 +276,11 @@ impl SledBackend {
 
     /// The index entry of `id`, if any.
     fn locate(&self, id: &RawId) -> StoreResult<Option<Location>> {
-        match self.index.get(id).map_err(self.engine())? {
-            Some(v) => Ok(Some(location(&v)?)),
-            None => Ok(None),
-        }
+        self.index.find(id)
     }
 
-    /// Stores objects: one pack write for the whole batch, then one index operation per
-    /// new object, a compare-and-swap that adds the entry only where none exists. An object
+    /// Stores objects: one pack write for the whole batch, then, holding the index alone,
+    /// one lookup per new object, which adds the entry only where none exists. An object
     /// already indexed keeps its entry when its stored bytes are equal (the copy just
     /// appended is dead bytes, erased by the next [`ObjectStore::reclaim`]) and is pointed
     /// at the new copy when they differ (a damaged copy). An entry is never moved off bytes
@@ -282,49 +294,34 @@ impl SledBackend {
         }
         let locs = self.packs.append(objects)?;
         let mut out = Vec::with_capacity(objects.len());
+        let mut index = self.index.writer();
         for ((id, bytes), loc) in objects.iter().zip(locs) {
-            let swap = self
-                .index
-                .compare_and_swap(id, None as Option<&[u8]>, Some(&loc.encode()[..]))
-                .map_err(self.engine())?;
-            let Err(cas) = swap else {
+            let Some(at) = index.find(id)? else {
+                index.set(**id, Slot::At(loc));
                 out.push(PutOutcome::Written);
                 continue;
             };
-            let current = cas.current.as_deref().map(location).transpose()?;
-            let stored = match current {
-                Some(at) => self.packs.read(id, at)?.ok(),
-                None => None,
-            };
-            if stored.as_deref() == Some(*bytes) {
+            if self.packs.read(id, at)?.ok().as_deref() == Some(*bytes) {
                 out.push(PutOutcome::Existing);
             } else {
-                self.index
-                    .insert(id, &loc.encode()[..])
-                    .map_err(self.engine())?;
+                index.set(**id, Slot::At(loc));
                 out.push(PutOutcome::Repaired);
             }
         }
         Ok(out)
     }
 
-    /// Points the index at `entries` (later entries of an id win), in one batch: the
-    /// rebuild of a lost or damaged index from the packs (`Store::repair`).
+    /// Replaces the index with `entries` (later entries of an id win): the rebuild of a
+    /// lost or damaged index from the packs (`Store::repair`). Durable at the next flush.
     pub(crate) fn reindex(&self, entries: &[(RawId, Location)]) -> StoreResult<()> {
-        let mut batch = sled::Batch::default();
-        for (id, loc) in entries {
-            batch.insert(&id[..], &loc.encode()[..]);
-        }
-        self.index.apply_batch(batch).map_err(self.engine())
+        self.index.replace(entries)
     }
 
     /// Every index entry, grouped by the pack it points into.
     fn entries_by_pack(&self) -> StoreResult<HashMap<u32, Vec<(RawId, Location)>>> {
         let mut out: HashMap<u32, Vec<(RawId, Location)>> = HashMap::new();
-        for entry in self.index.iter() {
-            let (k, v) = entry.map_err(self.engine())?;
-            let loc = location(&v)?;
-            out.entry(loc.pack).or_default().push((raw_id(&k)?, loc));
+        for (id, loc) in self.index.entries()? {
+            out.entry(loc.pack).or_default().push((id, loc));
         }
         Ok(out)
     }
@@ -419,35 +416,37 @@ impl ObjectStore for SledBackend {
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        self.index.contains_key(id).map_err(self.engine())
+        Ok(self.locate(id)?.is_some())
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
-        self.index
-            .scan_prefix(prefix)
-            .keys()
-            .map(|k| raw_id(&k.map_err(self.engine())?))
-            .collect()
+        self.index.ids_with_prefix(prefix)
     }
 
     fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        for key in self.index.iter().keys() {
-            if !f(raw_id(&key.map_err(self.engine())?)?) {
+        for (id, _) in self.index.entries()? {
+            if !f(id) {
                 break;
             }
         }
         Ok(())
     }
 
-    /// Drops the index entry; the bytes leave the disk at the next
-    /// [`ObjectStore::reclaim`].
+    /// Drops the index entry (a tombstone from the next flush on); the bytes leave the disk
+    /// at the next [`ObjectStore::reclaim`].
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(self.index.remove(id).map_err(self.engine())?.is_some())
+        let mut index = self.index.writer();
+        let found = index.find(id)?.is_some();
+        if found {
+            index.set(*id, Slot::Gone);
+        }
+        Ok(found)
     }
 
-    /// Syncs the packs, then sled.
+    /// Syncs the packs, then writes the index's changes as a run, then flushes sled.
     fn flush(&self) -> StoreResult<()> {
         self.packs.sync()?;
+        self.index.write_pending()?;
         self.db.flush().map_err(self.engine())?;
         Ok(())
     }
@@ -512,14 +511,17 @@ impl ObjectStore for SledBackend {
             );
         }
         self.packs.sync()?;
-        for (id, old, new) in &moved {
-            // Nothing else writes meanwhile (gc runs alone); the swap only guards that.
-            let _ = self
-                .index
-                .compare_and_swap(id, Some(&old.encode()[..]), Some(&new.encode()[..]))
-                .map_err(self.engine())?;
-            report.bytes_rewritten += new.record_bytes();
+        {
+            let mut index = self.index.writer();
+            for (id, old, new) in &moved {
+                // Nothing else writes meanwhile (gc runs alone); the check only guards that.
+                if index.find(id)? == Some(*old) {
+                    index.set(*id, Slot::At(*new));
+                }
+                report.bytes_rewritten += new.record_bytes();
+            }
         }
+        self.index.write_pending()?;
         self.db.flush().map_err(self.engine())?;
         let mut victims: Vec<u32> = victims.into_iter().collect();
         victims.sort_unstable();
@@ -571,7 +573,9 @@ impl RefStore for SledBackend {
 
 impl Backend for SledBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
-        Ok(self.db.size_on_disk().map_err(self.engine())? + self.packs.total_size()?)
+        Ok(self.db.size_on_disk().map_err(self.engine())?
+            + self.index.size_on_disk()
+            + self.packs.total_size()?)
     }
 
     /// Every pack that does not begin with the pack magic.
@@ -580,6 +584,12 @@ impl Backend for SledBackend {
         for no in self.packs.numbers()? {
             out.extend(self.packs.magic_problem(no)?);
         }
+        out.extend(
+            self.index
+                .damaged_runs()
+                .into_iter()
+                .map(|(file, problem)| FileDamage { file, problem }),
+        );
         Ok(out)
     }
 }

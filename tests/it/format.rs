@@ -290,9 +290,30 @@ fn pack_record_and_index_entry_vectors() {
          00000008\
          82024568656c6c6f"
     );
+    // The object index: the newest changes are single entries of tree `recent` (id -> the
+    // 16-byte location); no run has been spilled yet, and `run-list` counts one write.
     let db = crate::common::open_sled_when_free(&path.join("db"));
-    let entry = db.open_tree("index").unwrap().get(id.as_bytes()).unwrap();
-    assert_eq!(hex(&entry.unwrap()), "00000001000000000000000800000008");
+    let dump = |tree: &str| -> Vec<(String, String)> {
+        db.open_tree(tree)
+            .unwrap()
+            .iter()
+            .map(|e| e.unwrap())
+            .map(|(k, v)| (hex(&k), hex(&v)))
+            .collect()
+    };
+    let id_hex = "2704a477b685fd64d875e4ac4dbc1acb9db5f4b54ae09dca449069bea94b8632";
+    assert_eq!(
+        dump("recent"),
+        vec![(
+            id_hex.to_string(),
+            "00000001000000000000000800000008".into()
+        )]
+    );
+    assert_eq!(
+        dump("run-list"),
+        vec![(hex(b"recent-writes"), "0000000000000001".into())]
+    );
+    assert!(!path.join("db").join("runs").exists());
 }
 
 /// Derived caches: the change filter of a commit that changed only `default:a.b` (the key,

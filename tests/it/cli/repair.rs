@@ -177,3 +177,85 @@ fn the_ref_log_lists_every_move_and_brings_back_a_deleted_branch() {
     let got = ok(&store, &["get", "s.x", "--branch", "side"]);
     assert_eq!(got["items"][0]["value"]["content"], "on the side");
 }
+
+/// Imports enough memories into `store` that the object index spills into a run file, and
+/// returns that file.
+fn with_a_run(dir: &Path, store: &Path) -> std::path::PathBuf {
+    let lines: String = (0..4500)
+        .map(|i| {
+            serde_json::json!({"key": format!("bulk.g{}.m{i}", i % 40), "namespace": "default",
+                "content": format!("bulk fact number {i}"), "confidence": 1.0,
+                "timestamp": 1767225600.0})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    let file = dir.join("bulk.jsonl");
+    fs::write(&file, lines).unwrap();
+    ok(store, &["import", file.to_str().unwrap()]);
+    let runs: Vec<_> = fs::read_dir(store.join("db").join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    runs[0].clone()
+}
+
+/// A run file of the object index whose bytes changed is found by fsck (exit 5, naming it);
+/// one that is not the file the database lists stops every command that opens the store
+/// (exit 5, naming the repair); `fsck --repair` brings back every branch either way.
+#[test]
+fn a_damaged_index_run_is_found_and_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = seeded(dir.path());
+    let run = with_a_run(dir.path(), &store);
+    let snapshot: Vec<(String, Value, Value)> = ["main", "side"]
+        .iter()
+        .map(|b| {
+            let tip = ok(&store, &["log", "-n", "1", b])["commits"][0]["hash"].clone();
+            let (_, export) = cli(&store, &["summarize", "--keys", "**", "--branch", b]);
+            (b.to_string(), tip, export)
+        })
+        .collect();
+    let name = format!("db/runs/{}", run.file_name().unwrap().to_str().unwrap());
+
+    // An entry's byte: the file still ends with the listed hash; fsck reads it whole.
+    let mut bytes = fs::read(&run).unwrap();
+    bytes[16 + 48 * 7 + 3] ^= 0x40;
+    fs::write(&run, &bytes).unwrap();
+    let (code, v) = cli(&store, &["fsck"]);
+    assert_eq!(code, 5, "{v}");
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["subject"] == format!("file {name}") && f["kind"] == "corrupt");
+    assert!(found, "{v}");
+    let rep = ok(&store, &["fsck", "--repair"]);
+    assert_eq!(rep["clean"], true, "{rep}");
+    assert_restored(&store, &snapshot);
+
+    // The hash at its end: the file is not the one listed, and opening the store says so.
+    // (The repair indexed every object in one run.)
+    let runs: Vec<_> = fs::read_dir(store.join("db").join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let run = &runs[0];
+    let mut bytes = fs::read(run).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    fs::write(run, &bytes).unwrap();
+    let (code, v) = cli(&store, &["remember", "blocked", "-p", "n.n"]);
+    assert_eq!(code, 5, "{v}");
+    let error = v["error"].as_str().unwrap();
+    assert!(
+        error.contains("fsck --repair") && error.contains(".run"),
+        "{v}"
+    );
+    ok(&store, &["fsck", "--repair"]);
+    assert_restored(&store, &snapshot);
+    ok(&store, &["remember", "after the repair", "-p", "n.n"]);
+    assert_eq!(ok(&store, &["fsck"])["clean"], true);
+}

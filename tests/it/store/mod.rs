@@ -1,12 +1,13 @@
 //! Integration tests of the store layer: the backend contract (run on every backend), the
 //! store directory (create/open/refusals/reopen), the LOCK across threads and processes, the
-//! resting head, and the pack files.
+//! resting head, the pack files, and the upgrade of older stores.
 
 mod contract;
 mod dir;
 mod lock;
 mod packs;
 mod resting_head;
+mod upgrade;
 
 use std::time::Duration;
 

@@ -1,0 +1,108 @@
+//! Upgrading an older store: its database is rebuilt in the current format.
+//!
+//! Versions 1 and 2 kept the object index as one sled entry per object (version 1 kept the
+//! objects themselves in sled), which a sled database keeps paying for at every open even
+//! once the entries are gone (it rewrites every free segment of its log), so the upgrade
+//! builds a new database instead of changing the old one in place:
+//!
+//! 1. the old database is opened (a version-1 store's objects are copied into packs and
+//!    synced as it opens) and its refs and object index are read;
+//! 2. a new database is built in `db.new/` from them (the index as one run) and synced;
+//! 3. `db/` is renamed `db.old/`, then `db.new/` is renamed `db/`, and the directory synced;
+//! 4. FORMAT is rewritten with the current version, and `db.old/` is removed.
+//!
+//! Holding the LOCK, [`settle`] finishes or undoes an upgrade a crash cut short before
+//! anything else looks at the database: `db.new/` is always removed; `db.old/` is put back
+//! as `db/` while FORMAT still says the old version (whatever `db/` holds then), and removed
+//! once FORMAT says the current one. So after a crash a store is whole in the old format or
+//! whole in the new one, and an older build never sees a database it cannot read.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use super::files::{io_err, sync_dir};
+use super::format_file::{write_format, FORMAT_VERSION};
+use super::packs::PACKS_DIR;
+use super::{OpenOptions, RefStore, SledBackend, StoreError, StoreResult};
+
+/// Name of the database directory.
+const DB_DIR: &str = "db";
+/// Where an upgrade builds the new database.
+const NEW_DB_DIR: &str = "db.new";
+/// Where an upgrade sets the old database aside.
+const OLD_DB_DIR: &str = "db.old";
+
+/// Whether `p` exists (a dangling link counts).
+fn exists(p: &Path) -> bool {
+    p.symlink_metadata().is_ok()
+}
+
+/// Removes directory `p` and everything in it, if present.
+fn remove_dir(p: &Path) -> StoreResult<()> {
+    match fs::remove_dir_all(p) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err(p)(e)),
+    }
+}
+
+/// Finishes or undoes an upgrade of the store at `path` (FORMAT version `version`) that a
+/// crash cut short; a no-op when none was under way. The caller holds the LOCK.
+pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
+    let (new, old, db) = (
+        path.join(NEW_DB_DIR),
+        path.join(OLD_DB_DIR),
+        path.join(DB_DIR),
+    );
+    let mut changed = false;
+    if exists(&new) {
+        remove_dir(&new)?;
+        changed = true;
+    }
+    if exists(&old) {
+        if version != FORMAT_VERSION {
+            remove_dir(&db)?;
+            fs::rename(&old, &db).map_err(io_err(&old))?;
+        } else {
+            remove_dir(&old)?;
+        }
+        changed = true;
+    }
+    if changed {
+        sync_dir(path)?;
+    }
+    Ok(())
+}
+
+/// Rebuilds the database of the older store at `path` in the current format and says so
+/// in FORMAT (see the module docs). The caller holds the LOCK and has run [`settle`].
+pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
+    let packs = path.join(PACKS_DIR);
+    let (refs, entries) = {
+        let old = super::lifecycle::open_sled(path, opts)?;
+        (old.list_refs("")?, old.entries_to_upgrade()?)
+    };
+    let new = path.join(NEW_DB_DIR);
+    fs::create_dir(&new).map_err(io_err(&new))?;
+    sync_dir(path)?;
+    {
+        let built = SledBackend::try_open(&new, &packs, opts.cache_bytes, opts.pack_bytes)?
+            .ok_or_else(|| StoreError::CannotRepair {
+                path: path.to_path_buf(),
+                reason: format!("its new database {NEW_DB_DIR}/ is held by another handle"),
+            })?;
+        built.reindex(&entries)?;
+        for (name, value) in &refs {
+            let _ = built.cas_ref(name, None, Some(value))?;
+        }
+        super::ObjectStore::flush(&built)?;
+    }
+    let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
+    fs::rename(&db, &old).map_err(io_err(&db))?;
+    fs::rename(&new, &db).map_err(io_err(&new))?;
+    sync_dir(path)?;
+    write_format(path)?;
+    remove_dir(&old)?;
+    sync_dir(path)
+}

@@ -1,0 +1,165 @@
+//! Opening a store of an older format rebuilds its database in the current one, and an
+//! upgrade cut short by a crash is finished or undone by the next open.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use memoir::store::{ObjectStore, RawId, RefStore, Store, FORMAT_FILE, FORMAT_VERSION};
+
+use super::{id, opts};
+use crate::common::open_sled_when_free;
+
+/// Every record of pack file `path`: id, record offset, object length.
+fn records_of(path: &Path) -> Vec<(RawId, u64, u32)> {
+    let bytes = fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"MEMPACK1");
+    let mut out = Vec::new();
+    let mut at = 8usize;
+    while at < bytes.len() {
+        let id: RawId = bytes[at..at + 32].try_into().unwrap();
+        let len = u32::from_be_bytes(bytes[at + 32..at + 36].try_into().unwrap());
+        out.push((id, at as u64, len));
+        at += 36 + len as usize;
+    }
+    out
+}
+
+/// The objects of the stores below.
+fn objects() -> Vec<(RawId, Vec<u8>)> {
+    (0..700u16)
+        .map(|i| (id(&i.to_be_bytes(), 5), vec![i as u8; 50 + i as usize]))
+        .collect()
+}
+
+/// A store at `path` in the version-2 layout: one `index` entry per object (pack u32,
+/// offset u64, length u32, big-endian), FORMAT saying 2. The index a current build wrote
+/// stays beside it, stale: an older build has since indexed object 0 again, at a second
+/// copy, and deleted object 1.
+fn make_v2_store(path: &Path, objects: &[(RawId, Vec<u8>)]) {
+    {
+        let s = Store::create(path, &opts(10_000)).unwrap();
+        s.put_many(&objects[..600]).unwrap();
+        s.flush().unwrap();
+        s.put_many(&objects[600..]).unwrap();
+        s.cas_ref("refs/heads/main", None, Some(&[7u8; 32]))
+            .unwrap()
+            .unwrap();
+        s.flush().unwrap();
+    }
+    let first = path.join("packs").join("pack-00000001");
+    let mut records = records_of(&first);
+    let (id0, _, len0) = records[0];
+    let mut pack = fs::OpenOptions::new().append(true).open(&first).unwrap();
+    let end = fs::metadata(&first).unwrap().len();
+    pack.write_all(&id0).unwrap();
+    pack.write_all(&len0.to_be_bytes()).unwrap();
+    pack.write_all(&objects[0].1).unwrap();
+    records.push((id0, end, len0));
+    let db = open_sled_when_free(&path.join("db"));
+    let index = db.open_tree("index").unwrap();
+    for (rid, offset, len) in &records {
+        let mut loc = Vec::with_capacity(16);
+        loc.extend_from_slice(&1u32.to_be_bytes());
+        loc.extend_from_slice(&offset.to_be_bytes());
+        loc.extend_from_slice(&len.to_be_bytes());
+        index.insert(rid, loc).unwrap();
+    }
+    index.remove(objects[1].0).unwrap();
+    db.flush().unwrap();
+    drop(db);
+    fs::write(
+        path.join(FORMAT_FILE),
+        "memoir-store\nformat-version: 2\nbackend: sled\n",
+    )
+    .unwrap();
+}
+
+/// The store at `path` is in the current format and holds what [`make_v2_store`] left: every
+/// object but object 1, the ref, and an index of one run in a new database.
+fn assert_upgraded(path: &Path, objects: &[(RawId, Vec<u8>)]) {
+    let s = Store::open(path, &opts(10_000)).unwrap();
+    assert_eq!(
+        fs::read_to_string(path.join(FORMAT_FILE)).unwrap(),
+        format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
+    );
+    assert_eq!(FORMAT_VERSION, 3);
+    assert_eq!(
+        s.get(&objects[1].0).unwrap(),
+        None,
+        "deleted by the older build"
+    );
+    for (k, v) in objects.iter().filter(|(k, _)| *k != objects[1].0) {
+        assert_eq!(s.get(k).unwrap().as_ref(), Some(v));
+    }
+    assert_eq!(s.get_ref("refs/heads/main").unwrap(), Some(vec![7u8; 32]));
+    let mut n = 0;
+    s.for_each_id(&mut |_| {
+        n += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(n, objects.len() - 1);
+    drop(s);
+    for gone in ["db.new", "db.old"] {
+        assert!(!path.join(gone).exists(), "{gone} is left");
+    }
+    // A new database: no per-object tree, one run listing every object.
+    let db = open_sled_when_free(&path.join("db"));
+    assert!(!db.tree_names().iter().any(|n| n.as_ref() == b"index"));
+    let runs: Vec<u64> = db
+        .open_tree("run-list")
+        .unwrap()
+        .iter()
+        .map(|e| e.unwrap())
+        .filter(|(k, _)| k.len() == 8)
+        .map(|(_, v)| u64::from_be_bytes(v[..8].try_into().unwrap()))
+        .collect();
+    assert_eq!(runs, vec![objects.len() as u64 - 1]);
+    let files = fs::read_dir(path.join("db").join("runs")).unwrap().count();
+    assert_eq!(files, 1);
+}
+
+#[test]
+fn a_version_2_store_gets_a_new_database_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old");
+    let objects = objects();
+    make_v2_store(&path, &objects);
+    assert_upgraded(&path, &objects);
+}
+
+/// A crash after the old database was set aside and before FORMAT said the new version:
+/// whatever `db/` holds, the old database comes back and the upgrade runs again.
+#[test]
+fn an_upgrade_cut_short_is_undone_then_done() {
+    let objects = objects();
+    for moved_in in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old");
+        make_v2_store(&path, &objects);
+        fs::rename(path.join("db"), path.join("db.old")).unwrap();
+        if moved_in {
+            // The new database had taken its place: an empty one stands for it.
+            fs::create_dir(path.join("db")).unwrap();
+            fs::write(path.join("db").join("conf"), b"not this one").unwrap();
+        }
+        fs::create_dir(path.join("db.new")).unwrap();
+        fs::write(path.join("db.new").join("db"), b"half built").unwrap();
+        assert_upgraded(&path, &objects);
+    }
+}
+
+/// A crash after FORMAT said the new version, before the old database was removed: it is
+/// removed, and the new one is kept.
+#[test]
+fn an_old_database_left_after_an_upgrade_is_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old");
+    let objects = objects();
+    make_v2_store(&path, &objects);
+    drop(Store::open(&path, &opts(10_000)).unwrap());
+    fs::create_dir(path.join("db.old")).unwrap();
+    fs::write(path.join("db.old").join("db"), b"the old one").unwrap();
+    assert_upgraded(&path, &objects);
+}
