@@ -461,15 +461,18 @@ impl RunIndex {
                 false
             }
         });
+        let replaced: Vec<u64> = state.runs.iter().map(|r| r.seq).collect();
+        let seq = next_seq(&state);
+        self.add_run(&mut state, seq, &sorted, &replaced)?;
+        // Only once the new base is listed: a crash before leaves the old index whole.
         self.recent.clear().map_err(self.engine())?;
         self.list
             .insert(WRITES_KEY, &0u64.to_be_bytes()[..])
             .map_err(self.engine())?;
         state.pending.clear();
         state.recent_writes = 0;
-        let replaced: Vec<u64> = state.runs.iter().map(|r| r.seq).collect();
-        let seq = next_seq(&state);
-        self.add_run(&mut state, seq, &sorted, &replaced)
+        self.db.flush().map_err(self.engine())?;
+        Ok(())
     }
 
     /// The run files whose bytes do not match their hash, with the problem in words

@@ -277,3 +277,71 @@ fn killed_writers_leave_a_consistent_store() {
     let st = json(&store, &["status"]);
     assert!(st["memory_count"].as_u64().unwrap() >= iterations as u64);
 }
+
+/// Imports large enough that each moves the object index's newest changes into a run file
+/// (and merges runs), killed at random moments: the store opens, passes fsck, keeps every
+/// acknowledged write and shows each import whole or not at all.
+#[test]
+fn killed_imports_across_index_spills_lose_nothing() {
+    let (dir, store) = new_store();
+    let mut rng = Lcg(0x0bad_5eed);
+    let mut acknowledged: BTreeSet<String> = BTreeSet::new();
+    let batch = 4500;
+    let mut interrupted = 0;
+    for it in 0..12 {
+        let file = dir.path().join(format!("spill{it}.jsonl"));
+        let lines: Vec<String> = (0..batch)
+            .map(|i| {
+                serde_json::json!({"key": format!("spill{it}.g{}.m{i}", i % 30),
+                    "namespace": "default", "content": format!("spilled item {i} of {it}"),
+                    "confidence": 1.0, "timestamp": 1767225600.0})
+                .to_string()
+            })
+            .collect();
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        // Every other import runs to the end, so later kills meet runs to merge.
+        let kill = it % 2 == 1;
+        let mut child = memoir(&store)
+            .args(["import", file.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if kill {
+            std::thread::sleep(Duration::from_millis(rng.next(200)));
+            let _ = child.kill();
+        }
+        let status = child.wait().unwrap();
+        assert!(kill || status.success(), "iteration {it}: import failed");
+        interrupted += usize::from(!status.success());
+        let fsck = memoir(&store).args(["--json", "fsck"]).output().unwrap();
+        assert!(
+            fsck.status.success(),
+            "iteration {it}: fsck after a kill: {}",
+            String::from_utf8_lossy(&fsck.stdout)
+        );
+        let present = keys(&store, None);
+        let prefix = format!("default:spill{it}.");
+        let landed = present.iter().filter(|k| k.starts_with(&prefix)).count();
+        assert!(
+            landed == 0 || landed == batch,
+            "iteration {it}: {landed} of {batch} keys of one import are visible"
+        );
+        if status.success() {
+            assert_eq!(landed, batch, "a successful import is fully visible");
+            acknowledged.extend(present.into_iter().filter(|k| k.starts_with(&prefix)));
+        } else {
+            for k in &acknowledged {
+                assert!(
+                    present.contains(k),
+                    "iteration {it}: acknowledged {k} was lost"
+                );
+            }
+        }
+    }
+    let runs = std::fs::read_dir(store.join("db").join("runs"))
+        .unwrap()
+        .count();
+    assert!(runs >= 1, "the imports spilled the index into runs");
+    eprintln!("{interrupted} of 6 killed imports were cut short");
+}
