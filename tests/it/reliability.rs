@@ -151,6 +151,18 @@ fn concurrent_writers_lose_nothing() {
     }
 }
 
+/// Every key on HEAD of `store`, once fsck has found it sound after the kill of iteration
+/// `it`.
+fn sound_keys(store: &Path, it: usize) -> BTreeSet<String> {
+    let fsck = memoir(store).args(["--json", "fsck"]).output().unwrap();
+    assert!(
+        fsck.status.success(),
+        "iteration {it}: fsck after a kill: {}",
+        String::from_utf8_lossy(&fsck.stdout)
+    );
+    keys(store, None)
+}
+
 /// A small deterministic generator (no test randomness that cannot be replayed).
 struct Lcg(u64);
 
@@ -232,13 +244,7 @@ fn killed_writers_leave_a_consistent_store() {
         let _ = child.kill();
         let status = child.wait().unwrap();
         // The store opens, is sound, and shows each command whole or not at all.
-        let fsck = memoir(&store).args(["--json", "fsck"]).output().unwrap();
-        assert!(
-            fsck.status.success(),
-            "iteration {it}: fsck after a kill: {}",
-            String::from_utf8_lossy(&fsck.stdout)
-        );
-        let present = keys(&store, None);
+        let present = sound_keys(&store, it);
         let (prefix, whole) = match kind {
             0 => (format!("default:batch{it}."), batch),
             1 => (format!("default:multi{it}."), side_keys.len()),
@@ -314,13 +320,7 @@ fn killed_imports_across_index_spills_lose_nothing() {
         let status = child.wait().unwrap();
         assert!(kill || status.success(), "iteration {it}: import failed");
         interrupted += usize::from(!status.success());
-        let fsck = memoir(&store).args(["--json", "fsck"]).output().unwrap();
-        assert!(
-            fsck.status.success(),
-            "iteration {it}: fsck after a kill: {}",
-            String::from_utf8_lossy(&fsck.stdout)
-        );
-        let present = keys(&store, None);
+        let present = sound_keys(&store, it);
         let prefix = format!("default:spill{it}.");
         let landed = present.iter().filter(|k| k.starts_with(&prefix)).count();
         assert!(

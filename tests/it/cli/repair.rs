@@ -38,15 +38,28 @@ fn seeded(dir: &Path) -> (std::path::PathBuf, Vec<(String, Value, Value)>) {
         &store,
         &["remember", "fact 3, revised", "-p", "t0.k3", "--replace"],
     );
-    let snapshot = ["main", "side"]
+    let snapshot = snapshot_of(&store);
+    (store, snapshot)
+}
+
+/// What must survive a repair: each branch's tip and every memory on it.
+fn snapshot_of(store: &Path) -> Vec<(String, Value, Value)> {
+    ["main", "side"]
         .iter()
         .map(|b| {
-            let tip = ok(&store, &["log", "-n", "1", b])["commits"][0]["hash"].clone();
-            let (_, export) = cli(&store, &["summarize", "--keys", "**", "--branch", b]);
+            let tip = ok(store, &["log", "-n", "1", b])["commits"][0]["hash"].clone();
+            let (_, export) = cli(store, &["summarize", "--keys", "**", "--branch", b]);
             (b.to_string(), tip, export)
         })
-        .collect();
-    (store, snapshot)
+        .collect()
+}
+
+/// The run files of the object index of `store`.
+fn run_files(store: &Path) -> Vec<std::path::PathBuf> {
+    fs::read_dir(store.join("db").join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect()
 }
 
 fn assert_restored(store: &Path, snapshot: &[(String, Value, Value)]) {
@@ -193,10 +206,7 @@ fn with_a_run(dir: &Path, store: &Path) -> std::path::PathBuf {
     let file = dir.join("bulk.jsonl");
     fs::write(&file, lines).unwrap();
     ok(store, &["import", file.to_str().unwrap()]);
-    let runs: Vec<_> = fs::read_dir(store.join("db").join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let runs = run_files(store);
     assert_eq!(runs.len(), 1, "{runs:?}");
     runs[0].clone()
 }
@@ -209,14 +219,7 @@ fn a_damaged_index_run_is_found_and_repaired() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = seeded(dir.path());
     let run = with_a_run(dir.path(), &store);
-    let snapshot: Vec<(String, Value, Value)> = ["main", "side"]
-        .iter()
-        .map(|b| {
-            let tip = ok(&store, &["log", "-n", "1", b])["commits"][0]["hash"].clone();
-            let (_, export) = cli(&store, &["summarize", "--keys", "**", "--branch", b]);
-            (b.to_string(), tip, export)
-        })
-        .collect();
+    let snapshot = snapshot_of(&store);
     let name = format!("db/runs/{}", run.file_name().unwrap().to_str().unwrap());
 
     // An entry's byte: the file still ends with the listed hash; fsck reads it whole.
@@ -237,10 +240,7 @@ fn a_damaged_index_run_is_found_and_repaired() {
 
     // The hash at its end: the file is not the one listed, and opening the store says so.
     // (The repair indexed every object in one run.)
-    let runs: Vec<_> = fs::read_dir(store.join("db").join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let runs = run_files(&store);
     assert_eq!(runs.len(), 1, "{runs:?}");
     let run = &runs[0];
     let mut bytes = fs::read(run).unwrap();
