@@ -20,7 +20,7 @@ use super::upgrade;
 use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
 
 /// Subdirectory of a store that holds the sled database.
-const DB_DIR: &str = "db";
+pub(super) const DB_DIR: &str = "db";
 /// The directory of derived caches (written by the layers above).
 const CACHE_DIR: &str = "cache";
 /// What a directory a `create` was killed in can hold besides nothing (and the temporary

@@ -10,12 +10,11 @@ use serde::Serialize;
 use super::files::{io_err, sync_dir};
 use super::format_file::read_format;
 use super::handle::Engine;
+use super::lifecycle::DB_DIR;
 use super::lock;
 use super::pack_index::scan;
 use super::packs::{pack_files, Location, PACKS_DIR};
-use super::{
-    reflog, BackendKind, ObjectStore, RefStore, SledBackend, Store, StoreError, StoreResult,
-};
+use super::{reflog, BackendKind, SledBackend, Store, StoreError, StoreResult};
 
 /// What a repair did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -48,7 +47,7 @@ impl Store {
         }
         let refs = reflog::final_refs(path)?;
         let mut report = RepairReport::default();
-        let db = path.join("db");
+        let db = path.join(DB_DIR);
         if fs::symlink_metadata(&db).is_ok() {
             let aside = (1..)
                 .map(|n| format!("db.damaged-{n}"))
@@ -93,13 +92,9 @@ impl Store {
                 )
             }));
         }
-        backend.reindex(&entries)?;
+        backend.fill(&entries, &refs)?;
         report.objects_indexed = entries.len() as u64;
-        for (name, value) in refs {
-            let _ = backend.cas_ref(&name, None, Some(&value))?;
-            report.refs_restored.push(name);
-        }
-        backend.flush()?;
+        report.refs_restored = refs.into_iter().map(|(name, _)| name).collect();
         let store = Store::from_parts(
             Engine::Sled(backend),
             Some(lock),

@@ -175,6 +175,11 @@ impl RunFile {
         &self.map[HEAD..self.map.len() - TRAILER]
     }
 
+    /// The file's length in bytes.
+    pub(crate) fn file_len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
     /// Whether the file's hash matches its bytes (reads the whole file).
     pub(crate) fn verify(&self) -> bool {
         let end = self.map.len() - TRAILER;

@@ -29,7 +29,7 @@ use super::files::{io_err, sync_dir};
 use super::packs::Location;
 pub(crate) use super::run_file::Slot;
 use super::run_file::{self, run_seq, RunFile};
-use super::sled_backend::engine;
+use super::sled_backend::{engine, raw_id};
 use super::{RawId, StoreError, StoreResult};
 
 /// Name of the sled tree holding the newest changes: id -> slot (16 bytes).
@@ -268,11 +268,7 @@ impl RunIndex {
         entry: sled::Result<(sled::IVec, sled::IVec)>,
     ) -> StoreResult<(RawId, Slot)> {
         let (k, v) = entry.map_err(self.engine())?;
-        let id = RawId::try_from(k.as_ref()).map_err(|_| StoreError::BadIndexKey {
-            len: k.len(),
-            expected: 32,
-        })?;
-        Ok((id, self.slot(&v)?))
+        Ok((raw_id(&k)?, self.slot(&v)?))
     }
 
     /// Every entry of run `run`, its hash checked first.
@@ -357,13 +353,13 @@ impl RunIndex {
             .iter()
             .map(|e| self.recent_entry(e))
             .collect::<StoreResult<_>>()?;
-        let entries = merge(vec![recent.clone(), sorted(&state.pending)], false);
-        let seq = next_seq(state);
-        self.add_run(state, seq, &entries, &[])?;
         let mut batch = sled::Batch::default();
         for (id, _) in &recent {
             batch.remove(&id[..]);
         }
+        let entries = merge(vec![recent, sorted(&state.pending)], false);
+        let seq = next_seq(state);
+        self.add_run(state, seq, &entries, &[])?;
         self.recent.apply_batch(batch).map_err(self.engine())?;
         self.list
             .insert(WRITES_KEY, &0u64.to_be_bytes()[..])
@@ -493,11 +489,7 @@ impl RunIndex {
 
     /// Bytes of the run files.
     pub(crate) fn size_on_disk(&self) -> u64 {
-        self.read()
-            .runs
-            .iter()
-            .map(|r| r.count * run_file::ENTRY as u64)
-            .sum()
+        self.read().runs.iter().map(|r| r.file_len()).sum()
     }
 
     /// How many runs are listed (tests).

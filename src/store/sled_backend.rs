@@ -137,7 +137,7 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
 }
 
 /// Turn a key of an id-keyed tree back into an id; any other length is corruption.
-fn raw_id(key: &[u8]) -> StoreResult<RawId> {
+pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
         len: key.len(),
         expected: 32,
@@ -311,10 +311,19 @@ impl SledBackend {
         Ok(out)
     }
 
-    /// Replaces the index with `entries` (later entries of an id win): the rebuild of a
-    /// lost or damaged index from the packs (`Store::repair`). Durable at the next flush.
-    pub(crate) fn reindex(&self, entries: &[(RawId, Location)]) -> StoreResult<()> {
-        self.index.replace(entries)
+    /// Fills a new database: the index becomes `entries` (later entries of an id win) and
+    /// each ref of `refs` is set, durably. The rebuild of a lost or damaged database from the
+    /// packs and the ref log (`Store::repair`), and of an older store's (the upgrade).
+    pub(crate) fn fill(
+        &self,
+        entries: &[(RawId, Location)],
+        refs: &[(String, Vec<u8>)],
+    ) -> StoreResult<()> {
+        self.index.replace(entries)?;
+        for (name, value) in refs {
+            let _ = self.cas_ref(name, None, Some(value))?;
+        }
+        self.flush()
     }
 
     /// Every index entry, grouped by the pack it points into.
@@ -443,7 +452,8 @@ impl ObjectStore for SledBackend {
         Ok(found)
     }
 
-    /// Syncs the packs, then writes the index's changes as a run, then flushes sled.
+    /// Syncs the packs, then hands the index its changes (into `recent`, or spilled into a
+    /// run), then flushes sled.
     fn flush(&self) -> StoreResult<()> {
         self.packs.sync()?;
         self.index.write_pending()?;

@@ -23,11 +23,10 @@ use std::path::Path;
 
 use super::files::{io_err, sync_dir};
 use super::format_file::{write_format, FORMAT_VERSION};
+use super::lifecycle::DB_DIR;
 use super::packs::PACKS_DIR;
 use super::{OpenOptions, RefStore, SledBackend, StoreError, StoreResult};
 
-/// Name of the database directory.
-const DB_DIR: &str = "db";
 /// Where an upgrade builds the new database.
 const NEW_DB_DIR: &str = "db.new";
 /// Where an upgrade sets the old database aside.
@@ -92,11 +91,7 @@ pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
                 path: path.to_path_buf(),
                 reason: format!("its new database {NEW_DB_DIR}/ is held by another handle"),
             })?;
-        built.reindex(&entries)?;
-        for (name, value) in &refs {
-            let _ = built.cas_ref(name, None, Some(value))?;
-        }
-        super::ObjectStore::flush(&built)?;
+        built.fill(&entries, &refs)?;
     }
     let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
     fs::rename(&db, &old).map_err(io_err(&db))?;
