@@ -384,12 +384,12 @@ fn lexical_cache_vector() {
         idx.insert(&key, blob_id(value), &doc);
     }
     let bytes = idx.to_bytes().expect("bytes");
-    assert_eq!(&bytes[..8], b"MEMLEX05");
+    assert_eq!(&bytes[..8], b"MEMLEX06");
     assert_eq!(
         (bytes.len(), hex(blake3::hash(&bytes).as_bytes())),
         (
-            525,
-            "faf242e7ab19f3b2fcf67ed8fbb911d6bfb1244922a0cf0d5cb5677bcd29dd5f".to_string()
+            557,
+            "a2b2bb4f998fb6124ae40aa476f727cbda986ebe5928d2b6bfdcbec3fd149ca1".to_string()
         )
     );
     let back = LexicalIndex::from_bytes(&bytes).expect("reads back");

@@ -14,15 +14,21 @@ use crate::calendar::year_month;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallError, RecallResult};
 
-/// First bytes of a full cache file (layout version 5).
-const CACHE_MAGIC: &[u8] = b"MEMLEX05";
+/// First bytes of a full cache file (layout version 6).
+const CACHE_MAGIC: &[u8] = b"MEMLEX06";
 
 /// Bytes of a full cache file before its tables: magic, key weight, root, total length,
-/// eleven counts.
-const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 11;
+/// twelve counts.
+const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 12;
+
+/// Terms held by at least this many documents have their frequencies under each parent
+/// stored (see [`super::frozen::Base::parent_sums`]); rarer ones are summed from their
+/// postings when asked.
+pub(super) const PARENT_SUMS_FROM: usize = 64;
 
 /// The counts a cache file's header holds: documents, terms, postings, parents, namespaces,
-/// and the byte lengths of the key, term, namespace, path, content and parent-key texts.
+/// the byte lengths of the key, term, namespace, path, content and parent-key texts, and
+/// the stored per-parent sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     n: usize,
@@ -36,13 +42,14 @@ struct Counts {
     pb: usize,
     cb: usize,
     gb: usize,
+    ns: usize,
 }
 
 impl Counts {
-    fn list(&self) -> [usize; 11] {
+    fn list(&self) -> [usize; 12] {
         [
             self.n, self.nt, self.np, self.ng, self.nk, self.kb, self.tb, self.nb, self.pb,
-            self.cb, self.gb,
+            self.cb, self.gb, self.ns,
         ]
     }
 
@@ -74,10 +81,13 @@ impl Counts {
             lens: table(c.n, 8)?,
             parents: table(c.n, 4)?,
             dates: table(c.n, 9)?,
+            date_order: table(c.n, 4)?,
             pkey_off: table(c.ng + 1, 4)?,
             pkey_text: table(c.gb, 1)?,
             parent_len: table(c.ng, 8)?,
             parent_docs: table(c.ng, 4)?,
+            psum_off: table(c.nt + 1, 4)?,
+            psums: table(c.ns, 12)?,
             sums: Table::default(),
         };
         let body = table(0, 0)?.at;
@@ -163,6 +173,7 @@ impl LexicalIndex {
             Vec::with_capacity(n * 8),
         );
         let mut dates = Vec::with_capacity(n * 9);
+        let mut date_order: Vec<(i64, u8, u32)> = Vec::with_capacity(n);
         // Parents, numbered in key order once all are known.
         let mut parent_keys: BTreeMap<&[u8], (f64, u32)> = BTreeMap::new();
         let mut doc_parent_keys: Vec<&[u8]> = Vec::with_capacity(n);
@@ -184,8 +195,12 @@ impl LexicalIndex {
                 Some((y, m)) => {
                     dates.extend_from_slice(&y.to_le_bytes());
                     dates.push(m as u8);
+                    date_order.push((y, m as u8, date_order.len() as u32));
                 }
-                None => dates.extend_from_slice(&[0; 9]),
+                None => {
+                    dates.extend_from_slice(&[0; 9]);
+                    date_order.push((0, 0, date_order.len() as u32));
+                }
             }
             let pk = parent_of(e.key);
             let slot = parent_keys.entry(pk).or_insert((0.0, 0));
@@ -215,6 +230,9 @@ impl LexicalIndex {
             parent_len.extend_from_slice(&len.to_le_bytes());
             parent_docs.extend_from_slice(&docs.to_le_bytes());
         }
+        let doc_parent: Vec<u32> = doc_parent_keys.iter().map(|pk| numbers[pk]).collect();
+        let (psum_off, psums) = parent_sums(&post_off, &postings, &doc_parent, parent_keys.len())
+            .ok_or_else(too_large)?;
         let counts = Counts {
             n,
             nt: terms.off.len() - 1,
@@ -227,6 +245,7 @@ impl LexicalIndex {
             pb: paths.text.len(),
             cb: contents.text.len(),
             gb: pkeys.text.len(),
+            ns: psums.len() / 12,
         };
         let (layout, size) = counts.layout().ok_or_else(too_large)?;
         let mut w = Vec::with_capacity(size);
@@ -254,13 +273,17 @@ impl LexicalIndex {
         w.extend_from_slice(&values);
         w.extend_from_slice(&stamps);
         w.extend_from_slice(&lens);
-        for pk in &doc_parent_keys {
-            put_u32(&mut w, numbers[pk]);
-        }
+        put_u32s(&mut w, &doc_parent);
         w.extend_from_slice(&dates);
+        date_order.sort_unstable();
+        for &(_, _, d) in &date_order {
+            put_u32(&mut w, d);
+        }
         pkeys.write(&mut w);
         w.extend_from_slice(&parent_len);
         w.extend_from_slice(&parent_docs);
+        put_u32s(&mut w, &psum_off);
+        w.extend_from_slice(&psums);
         debug_assert_eq!(w.len(), layout.sums.at);
         let sums: Vec<u8> = w
             .chunks(BLOCK)
@@ -328,11 +351,11 @@ impl LexicalIndex {
         }
         let root = get_root(&mut r)?;
         let total_len = f64::from_le_bytes(r.array()?);
-        let mut c = [0usize; 11];
+        let mut c = [0usize; 12];
         for x in &mut c {
             *x = r.u32()? as usize;
         }
-        let [n, nt, np, ng, nk, kb, tb, nb, pb, cb, gb] = c;
+        let [n, nt, np, ng, nk, kb, tb, nb, pb, cb, gb, ns] = c;
         let counts = Counts {
             n,
             nt,
@@ -345,6 +368,7 @@ impl LexicalIndex {
             pb,
             cb,
             gb,
+            ns,
         };
         let (layout, size) = counts.layout().ok_or_else(damaged)?;
         if size != bytes.len() || !(total_len.is_finite() && total_len >= 0.0) {
@@ -365,6 +389,53 @@ impl LexicalIndex {
             ..LexicalIndex::new()
         })
     }
+}
+
+/// The per-parent sums of the terms held by [`PARENT_SUMS_FROM`] documents or more: per
+/// term, the offset of its first entry (first 0, last the entry count), and the entries, 12
+/// bytes each: parent number, then the sums of its key-path and content frequencies under
+/// it (u32 each), by ascending parent number. A term whose sum passes a u32 has none (it is
+/// summed from its postings when asked). `None` when the entries pass a u32 count.
+fn parent_sums(
+    post_off: &[u32],
+    postings: &[super::index::Posting],
+    doc_parent: &[u32],
+    parents: usize,
+) -> Option<(Vec<u32>, Vec<u8>)> {
+    let mut off = vec![0u32];
+    let mut out = Vec::new();
+    let mut sums = vec![(0u64, 0u64); parents];
+    let mut touched: Vec<u32> = Vec::new();
+    for w in post_off.windows(2) {
+        let list = &postings[w[0] as usize..w[1] as usize];
+        if list.len() >= PARENT_SUMS_FROM {
+            for p in list {
+                let parent = doc_parent[p.doc as usize];
+                let s = &mut sums[parent as usize];
+                if *s == (0, 0) {
+                    touched.push(parent);
+                }
+                s.0 += u64::from(p.key_tf);
+                s.1 += u64::from(p.content_tf);
+            }
+            touched.sort_unstable();
+            let fits = touched.iter().all(|&g| {
+                let s = sums[g as usize];
+                s.0 <= u64::from(u32::MAX) && s.1 <= u64::from(u32::MAX)
+            });
+            for &g in &touched {
+                let s = std::mem::take(&mut sums[g as usize]);
+                if fits {
+                    put_u32(&mut out, g);
+                    put_u32(&mut out, s.0 as u32);
+                    put_u32(&mut out, s.1 as u32);
+                }
+            }
+            touched.clear();
+        }
+        off.push(u32::try_from(out.len() / 12).ok()?);
+    }
+    Some((off, out))
 }
 
 /// The checksum of a cache file (what a delta names): of its header and its blocks'

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::score::{bm25, bm25_normed, idf, length_norm, Scores, TermRows};
+use super::score::{bm25, bm25_normed, idf, length_norm, Reach, Scores, TermRows};
 use super::terms::TermRef;
 use super::view::{NormSlot, View};
 use super::{LexicalIndex, Params, Query};
@@ -61,6 +61,67 @@ pub(super) struct Windows<'a> {
     pub(super) q: &'a Query<'a>,
 }
 
+/// How the windows of a search read the records around one: their parents, live
+/// neighbours, lengths and query-term frequencies (`None` for a record that holds none).
+pub(super) struct Passage<P, N, L, R> {
+    pub(super) parent: P,
+    pub(super) neighbour: N,
+    pub(super) live_len: L,
+    pub(super) row: R,
+}
+
+impl<'r, P, N, L, R> Passage<P, N, L, R>
+where
+    P: Fn(u32) -> u32,
+    N: Fn(u32, bool) -> Option<u32>,
+    L: Fn(u32) -> Option<f64>,
+    R: Fn(u32) -> Option<&'r [f64]>,
+{
+    /// The BM25 score of live record `d`'s window (`d` with up to [`Params::window`] live
+    /// siblings on each side, read as one document; windows `mean` long on average) for the
+    /// query terms whose idfs are `idfs`; `None` when `d` is removed or holds no query term.
+    /// `sum` is scratch space, one value per term.
+    pub(super) fn window_score(
+        &self,
+        d: u32,
+        sum: &mut [f64],
+        idfs: &[f64],
+        mean: f64,
+        pr: &Params,
+    ) -> Option<f64> {
+        let mut len = (self.live_len)(d)?;
+        sum.copy_from_slice((self.row)(d)?);
+        let p = (self.parent)(d);
+        for after in [false, true] {
+            let mut n = d;
+            for _ in 0..pr.window {
+                let Some(n2) = (self.neighbour)(n, after) else {
+                    break;
+                };
+                if (self.parent)(n2) != p {
+                    break;
+                }
+                let Some(l2) = (self.live_len)(n2) else { break };
+                len += l2;
+                if let Some(row) = (self.row)(n2) {
+                    for (a, b) in sum.iter_mut().zip(row) {
+                        *a += b;
+                    }
+                }
+                n = n2;
+            }
+        }
+        let norm = length_norm(len, mean, pr);
+        Some(
+            sum.iter()
+                .zip(idfs)
+                .filter(|(f, _)| **f > 0.0)
+                .map(|(f, i)| bm25_normed(*i, *f, norm, pr))
+                .sum(),
+        )
+    }
+}
+
 /// Terms held by fewer documents than this are summed for each query instead of kept.
 const KEEP_PARENT_TF_FROM: usize = 64;
 
@@ -69,6 +130,14 @@ const KEEP_PARENT_TF_FROM: usize = 64;
 pub(super) fn parent_of(k: &[u8]) -> &[u8] {
     let cut = k.iter().rposition(|&b| b == 0x01 || b == 0x00).unwrap_or(0);
     &k[..cut]
+}
+
+/// A record's own score with its context: shares of its adjacent siblings' own scores
+/// (`before`, `after`: zero for a neighbour under another parent) and of the best own
+/// score under its parent.
+#[inline]
+pub(super) fn with_context(own: f64, before: f64, after: f64, best: f64, pr: &Params) -> f64 {
+    own + pr.neighbour_weight * (before + after) + pr.group_weight * best
 }
 
 /// The date of a timestamp as the date field reads it: unknown unless after the epoch.
@@ -212,9 +281,10 @@ impl LexicalIndex {
     }
 
     /// The weighted frequency of term `t` (key occurrences weighted by
-    /// [`Params::key_weight`]) under each parent that holds it, in the order its live postings
-    /// first reach each parent, each summed in posting order: what adding every posting to a
-    /// fresh row per parent gives, to the bit. Kept with the parents' documents (so until the
+    /// [`Params::key_weight`]) under each parent that holds it, over its live postings: from
+    /// the sums the frozen part stores when it has them, else summed from the postings. Every
+    /// frequency is a whole number (so is the key weight wherever stored sums are used), so
+    /// the sums are exact and the same either way, in any order. Kept with the parents' documents (so until the
     /// index changes) for terms many documents hold, as feedback adds the same common terms
     /// to query after query.
     pub(super) fn parent_frequencies(
@@ -236,29 +306,133 @@ impl LexicalIndex {
                 return v.clone();
             }
         }
-        let mut row_of = vec![u32::MAX; self.parent_numbers(stats)];
-        let mut out: Vec<(u32, f64)> = Vec::new();
-        // Frozen documents' parents straight from their table (the postings of removed ones
-        // are skipped already); overlay documents' the general way.
-        let parents = self.base.parents();
-        self.each_posting(t, |p| {
-            let parent = match parents.get(p.doc as usize) {
-                Some(&parent) => parent,
-                None if self.live_len(p.doc).is_none() => return,
-                None => self.parent(stats, p.doc),
-            };
-            let row = &mut row_of[parent as usize];
-            if *row == u32::MAX {
-                *row = out.len() as u32;
-                out.push((parent, 0.0));
-            }
-            out[*row as usize].1 += kw * p.key_tf as f64 + p.content_tf as f64;
-        });
+        let out = match self.stored_parent_frequencies(t, stats) {
+            Some(out) => out,
+            None => self.summed_parent_frequencies(t, stats),
+        };
         let out = Arc::new(out);
         if keep {
             lock().insert(key, out.clone());
         }
         out
+    }
+
+    /// [`LexicalIndex::parent_frequencies`] from the sums the frozen part stores, corrected
+    /// for its removed documents and the overlay's: `None` when none are stored for the term,
+    /// when many documents were removed (summing the postings is then cheaper), or when the
+    /// key weight is not a whole number (the sums are then not exact in any order).
+    fn stored_parent_frequencies(&self, t: TermRef, stats: &ParentStats) -> Option<ParentTf> {
+        let kw = self.params.key_weight;
+        if kw.fract() != 0.0 || kw.abs() > 65_536.0 {
+            return None;
+        }
+        let base = self.base_postings(t);
+        let removed = match self.base_live == self.base.n_docs() {
+            true => &[][..],
+            false => &stats.removed[..],
+        };
+        if removed.len().saturating_mul(32) >= base.len() && !removed.is_empty() {
+            return None;
+        }
+        let stored = self.base.parent_sums(t.base? as usize)?;
+        // Exact integer sums: every frequency and key weight is a whole number.
+        let mut sums: HashMap<u32, (i64, i64)> = HashMap::new();
+        let mut order: Vec<u32> = Vec::new();
+        for (parent, k, c) in stored {
+            order.push(parent);
+            sums.insert(parent, (i64::from(k), i64::from(c)));
+        }
+        let mut add = |parent: u32, k: i64, c: i64| {
+            let s = sums.entry(parent).or_insert_with(|| {
+                order.push(parent);
+                (0, 0)
+            });
+            s.0 += k;
+            s.1 += c;
+        };
+        for &d in removed {
+            if let Some(p) = base.find(d) {
+                add(
+                    self.base.parent_at(d as usize),
+                    -i64::from(p.key_tf),
+                    -i64::from(p.content_tf),
+                );
+            }
+        }
+        for p in self.over_postings(t) {
+            add(
+                self.parent(stats, p.doc),
+                i64::from(p.key_tf),
+                i64::from(p.content_tf),
+            );
+        }
+        if self.base.damaged() {
+            return None;
+        }
+        Some(
+            order
+                .into_iter()
+                .filter_map(|parent| {
+                    let (k, c) = sums[&parent];
+                    ((k, c) != (0, 0)).then_some((parent, kw * k as f64 + c as f64))
+                })
+                .collect(),
+        )
+    }
+
+    /// [`LexicalIndex::parent_frequencies`] summed from the term's live postings.
+    pub(super) fn summed_parent_frequencies(&self, t: TermRef, stats: &ParentStats) -> ParentTf {
+        let kw = self.params.key_weight;
+        let mut row_of: HashMap<u32, usize> = HashMap::new();
+        let mut out: Vec<(u32, f64)> = Vec::new();
+        // Frozen documents' parents from their table (the postings of removed ones are
+        // skipped already); overlay documents' the general way.
+        let n = self.base.n_docs();
+        self.each_posting(t, |p| {
+            let parent = match (p.doc as usize) < n {
+                true => self.base.parent_at(p.doc as usize),
+                false if self.live_len(p.doc).is_none() => return,
+                false => self.parent(stats, p.doc),
+            };
+            let row = *row_of.entry(parent).or_insert_with(|| {
+                out.push((parent, 0.0));
+                out.len() - 1
+            });
+            out[row].1 += kw * p.key_tf as f64 + p.content_tf as f64;
+        });
+        out
+    }
+
+    /// The weighted frequency of each query term under each parent that holds it: per
+    /// indexed term it reaches, the term's weight times its frequency under the parent
+    /// ([`LexicalIndex::parent_frequencies`], an exact sum), added in the order the terms
+    /// were reached; a date counts the parent's records dated then, times
+    /// [`Params::date_weight`].
+    pub(super) fn query_parent_tf(&self, reach: &[Reach], stats: &ParentStats) -> TermRows {
+        let mut rows = TermRows::new(self.parent_numbers(stats), reach.len());
+        for (ti, (expansions, date)) in reach.iter().enumerate() {
+            for &(t, w, _) in expansions {
+                for &(p, f) in self.parent_frequencies(t, stats).iter() {
+                    rows.add(p, ti, w * f);
+                }
+            }
+            if let Some(dated) = date {
+                let mut count: HashMap<u32, u32> = HashMap::new();
+                let mut order = Vec::new();
+                for &d in dated {
+                    let p = self.parent(stats, d);
+                    let c = count.entry(p).or_insert_with(|| {
+                        order.push(p);
+                        0
+                    });
+                    *c += 1;
+                }
+                for p in order {
+                    rows.add(p, ti, self.params.date_weight * count[&p] as f64);
+                }
+            }
+        }
+        rows
     }
 
     /// Adds [`Params::window_weight`] times the BM25 score of its window to each record of
@@ -286,38 +460,19 @@ impl LexicalIndex {
             None if tf.dense => &scored[..],
             None => &tf.touched[..],
         };
+        let passage = Passage {
+            parent: |d| v.parent(d),
+            neighbour: |d, after| v.neighbour(d, after),
+            live_len: |d| v.live_len(d),
+            row: |d| tf.has(d).then(|| tf.row(d)),
+        };
         for &d in touched {
-            let Some(mut len) = v.live_len(d).filter(|_| tf.has(d) && v.passes(d, q)) else {
+            if !v.passes(d, q) {
+                continue;
+            }
+            let Some(s) = passage.window_score(d, &mut sum, &idfs, mean, &pr) else {
                 continue;
             };
-            let p = v.parent(d);
-            sum.copy_from_slice(tf.row(d));
-            for after in [false, true] {
-                let mut n = d;
-                for _ in 0..pr.window {
-                    let Some(n2) = v.neighbour(n, after) else {
-                        break;
-                    };
-                    if v.parent(n2) != p {
-                        break;
-                    }
-                    let Some(l2) = v.live_len(n2) else { break };
-                    len += l2;
-                    if tf.has(n2) {
-                        for (a, b) in sum.iter_mut().zip(tf.row(n2)) {
-                            *a += b;
-                        }
-                    }
-                    n = n2;
-                }
-            }
-            let norm = length_norm(len, mean, &pr);
-            let s: f64 = sum
-                .iter()
-                .zip(&idfs)
-                .filter(|(f, _)| **f > 0.0)
-                .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
-                .sum();
             if has[d as usize] {
                 value[d as usize] += pr.window_weight * s;
             }
@@ -360,9 +515,7 @@ impl LexicalIndex {
                 };
                 let before = v.neighbour(d, false).map_or(0.0, sibling_score);
                 let after = v.neighbour(d, true).map_or(0.0, sibling_score);
-                own[d as usize]
-                    + pr.neighbour_weight * (before + after)
-                    + pr.group_weight * best_in[p as usize]
+                with_context(own[d as usize], before, after, best_in[p as usize], &pr)
             })
             .collect();
         for (&d, s) in scores.scored.iter().zip(with) {

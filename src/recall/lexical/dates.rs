@@ -16,7 +16,7 @@ pub(super) enum DateTerm {
 }
 
 impl DateTerm {
-    fn matches(self, (year, month): (i64, u32)) -> bool {
+    pub(super) fn matches(self, (year, month): (i64, u32)) -> bool {
         match self {
             DateTerm::Month(m) => m == month,
             DateTerm::Year(y) => y == year,
@@ -47,10 +47,21 @@ impl LexicalIndex {
     /// postings of the date field for one term.
     pub(super) fn dated(&self, t: DateTerm) -> Vec<u32> {
         let stats = self.stats();
-        (0..(self.base.n_docs() + self.docs.len()) as u32)
-            .filter(|&d| {
-                self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
-            })
-            .collect()
+        let (year, months) = match t {
+            DateTerm::Year(y) => (Some(y), 1..=12),
+            DateTerm::Month(m) => (None, m as u8..=m as u8),
+        };
+        // The frozen part's from its date-ordered table, then the overlay's.
+        let mut out: Vec<u32> = self
+            .base
+            .dated_in(year, months)
+            .into_iter()
+            .filter(|&d| !self.dead.get(d as usize).copied().unwrap_or(true))
+            .collect();
+        let n = self.base.n_docs();
+        out.extend((n..n + self.docs.len()).map(|d| d as u32).filter(|&d| {
+            self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
+        }));
+        out
     }
 }

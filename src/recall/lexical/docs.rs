@@ -23,7 +23,7 @@ impl LexicalIndex {
         let d = d as usize;
         let n = self.base.n_docs();
         if d < n {
-            return (!self.dead[d]).then(|| self.base.len(d));
+            return (!self.dead[d]).then(|| self.base.len_at(d));
         }
         Some(self.docs.get(d - n)?.as_ref()?.len)
     }
@@ -87,7 +87,7 @@ impl LexicalIndex {
                 content: b.content(d),
                 value: b.value(d),
                 timestamp: b.timestamp(d),
-                len: b.len(d),
+                len: b.len_at(d),
             });
         }
         let e = self.docs.get(d - n)?.as_ref()?;

@@ -4,21 +4,20 @@ use std::collections::BTreeMap;
 
 use super::score::{best_n, idf};
 use super::terms::TermRef;
-use super::view::View;
-use super::{LexicalIndex, Query};
+use super::LexicalIndex;
 
 impl LexicalIndex {
     /// Pseudo-relevance feedback: the expansion terms, with their weights, of the best
-    /// [`super::Params::feedback_docs`] of the `scored` records in `q`'s scope by `score`;
+    /// [`super::Params::feedback_docs`] of the `scored` records that pass the query's filters
+    /// (`passes`) by `score`;
     /// never a term the query reached itself (`reached`) or one that only one record holds.
     /// A record's terms are read from its content, which the index holds.
     pub(super) fn feedback_terms(
         &self,
-        v: &View<'_>,
+        passes: impl Fn(u32) -> bool,
         scored: &[u32],
         score: impl Fn(u32) -> f64,
         reached: &[TermRef],
-        q: &Query<'_>,
     ) -> Vec<(TermRef, f64)> {
         let pr = self.params;
         // Ties by key, a total order: feedback depends neither on the order documents were
@@ -29,7 +28,7 @@ impl LexicalIndex {
         let top = best_n(
             scored
                 .iter()
-                .filter(|&&d| v.passes(d, q))
+                .filter(|&&d| passes(d))
                 .map(|&d| (d, score(d)))
                 .filter(|&(_, s)| s > 0.0),
             pr.feedback_docs,

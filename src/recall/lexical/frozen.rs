@@ -1,6 +1,6 @@
 //! The frozen part of an index: documents, terms and parents in flat, offset-addressed
 //! tables, read in place from the cache file's bytes (memory-mapped when read from disk), so
-//! that a search reads the tables of its terms and hits, never the whole file. Each 64 KiB
+//! that a search reads the tables of its terms and hits, never the whole file. Each 4 KiB
 //! block of the file is checked against its checksum the first time anything in it is read;
 //! a block that does not match marks the index damaged (see [`Base::damaged`]).
 
@@ -13,7 +13,7 @@ use super::index::Posting;
 use crate::object::ObjectId;
 
 /// Bytes of a checksummed block of a cache file.
-pub(super) const BLOCK: usize = 1 << 16;
+pub(super) const BLOCK: usize = 1 << 12;
 
 /// The bytes of a cache file: mapped from the file, or (for bytes given in memory) from an
 /// anonymous map they were copied to. A file is only ever replaced by renaming a new one over
@@ -48,10 +48,15 @@ pub(super) struct Layout {
     pub(super) lens: Table,
     pub(super) parents: Table,
     pub(super) dates: Table,
+    /// Document numbers in order of date, then number (see [`Base::dated_in`]).
+    pub(super) date_order: Table,
     pub(super) pkey_off: Table,
     pub(super) pkey_text: Table,
     pub(super) parent_len: Table,
     pub(super) parent_docs: Table,
+    /// Per term, where its per-parent sums start in `psums` (see [`Base::parent_sums`]).
+    pub(super) psum_off: Table,
+    pub(super) psums: Table,
     /// Checksums of the blocks of everything before them.
     pub(super) sums: Table,
 }
@@ -264,9 +269,20 @@ impl Base {
         );
         if s > e || e > self.t.postings.n {
             self.fail();
-            return Postings(&[]);
+            return Postings::EMPTY;
         }
-        Postings(self.bytes_at(self.t.postings.at + 8 * s, 8 * (e - s)))
+        let at = self.t.postings.at + 8 * s;
+        match self.bytes.as_deref() {
+            Some(b) if at + 8 * (e - s) <= self.t.sums.at => Postings {
+                raw: &b[at..at + 8 * (e - s)],
+                base: Some(self),
+                at,
+            },
+            _ => {
+                self.fail();
+                Postings::EMPTY
+            }
+        }
     }
 
     pub(super) fn key(&self, i: usize) -> &[u8] {
@@ -275,7 +291,7 @@ impl Base {
 
     /// The number of document `i`'s namespace (namespaces are numbered in name order).
     pub(super) fn namespace_no(&self, i: usize) -> u32 {
-        u32::from_le_bytes(self.dense(self.t.doc_ns, 4, i))
+        u32::from_le_bytes(self.item(self.t.doc_ns, i))
     }
 
     /// The number of namespace `name`, if a document is in it.
@@ -335,7 +351,7 @@ impl Base {
     }
 
     pub(super) fn timestamp(&self, i: usize) -> f64 {
-        f64::from_le_bytes(self.dense(self.t.timestamps, 0, i))
+        f64::from_le_bytes(self.item(self.t.timestamps, i))
     }
 
     /// Every document's length, by number (decoded once: every search that scores reads
@@ -374,13 +390,81 @@ impl Base {
         })
     }
 
+    /// The length of document `i`, read alone (what a search that reads few documents
+    /// asks, without decoding the whole table).
+    #[inline]
+    pub(super) fn len_at(&self, i: usize) -> f64 {
+        match self.lens.get() {
+            Some(l) => l.get(i).copied().unwrap_or_else(|| {
+                self.fail();
+                0.0
+            }),
+            None => self.f64_at(self.t.lens, i),
+        }
+    }
+
+    /// The parent number of document `i`, read alone (see [`Base::len_at`]).
+    #[inline]
+    pub(super) fn parent_at(&self, i: usize) -> u32 {
+        match self.parents.get() {
+            Some(p) => p.get(i).copied().unwrap_or_else(|| {
+                self.fail();
+                0
+            }),
+            None => self.u32_at(self.t.parents, i),
+        }
+    }
+
     /// (year, month 1-12) of document `i`'s timestamp, `None` when it is unknown.
     pub(super) fn date(&self, i: usize) -> Option<(i64, u32)> {
-        let b: [u8; 9] = self.dense(self.t.dates, 3, i);
+        let b: [u8; 9] = self.item(self.t.dates, i);
         let month = b[8] as u32;
         let mut y = [0u8; 8];
         y.copy_from_slice(&b[..8]);
         (month != 0).then(|| (i64::from_le_bytes(y), month))
+    }
+
+    /// The date of document `i`, read alone: `(0, 0)` when unknown.
+    fn date_at(&self, i: usize) -> (i64, u8) {
+        let b: [u8; 9] = self.item(self.t.dates, i);
+        let mut y = [0u8; 8];
+        y.copy_from_slice(&b[..8]);
+        (i64::from_le_bytes(y), b[8])
+    }
+
+    /// The documents (removed ones too) dated in `year` (any year when `None`) and in
+    /// `months` (a range of 1-12), in ascending number: ranges of the date-ordered table.
+    pub(super) fn dated_in(
+        &self,
+        year: Option<i64>,
+        months: std::ops::RangeInclusive<u8>,
+    ) -> Vec<u32> {
+        let n = self.t.date_order.n;
+        let key = |i: usize| self.date_at(self.u32_at(self.t.date_order, i) as usize);
+        let first_at = |k: (i64, u8)| bound(n, |i| key(i) < k);
+        let mut out = Vec::new();
+        let (lo_m, hi_m) = (*months.start(), *months.end());
+        let mut take = |y: i64| {
+            let (lo, hi) = (first_at((y, lo_m)), first_at((y, hi_m.saturating_add(1))));
+            out.extend((lo..hi).map(|i| self.u32_at(self.t.date_order, i)));
+        };
+        match year {
+            Some(y) => take(y),
+            None => {
+                // Every year some document is dated in (unknown dates, (0, 0), come first).
+                let mut at = first_at((0, 1));
+                while at < n {
+                    let y = key(at).0;
+                    take(y);
+                    if y == i64::MAX {
+                        break;
+                    }
+                    at = first_at((y + 1, 0));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
     }
 
     /// The encoded key of parent `p` (what precedes its children's last path segment).
@@ -396,6 +480,44 @@ impl Base {
     /// The number of documents under parent `p`.
     pub(super) fn parent_docs(&self, p: usize) -> u32 {
         self.u32_at(self.t.parent_docs, p)
+    }
+
+    /// Term `i`'s frequencies under each parent that holds it, as stored (for terms held by
+    /// [`super::codec::PARENT_SUMS_FROM`] documents or more): `(parent, key-path sum,
+    /// content sum)` by ascending parent. `None` when none are stored (or the table is
+    /// damaged, which marks the index so).
+    pub(super) fn parent_sums(
+        &self,
+        i: usize,
+    ) -> Option<impl Iterator<Item = (u32, u32, u32)> + '_> {
+        if self.t.psum_off.n == 0 {
+            return None;
+        }
+        let (s, e) = (
+            self.u32_at(self.t.psum_off, i) as usize,
+            self.u32_at(self.t.psum_off, i + 1) as usize,
+        );
+        if s > e || e > self.t.psums.n {
+            self.fail();
+            return None;
+        }
+        if s == e {
+            return None;
+        }
+        let g = self.n_parents() as u32;
+        let bytes = self.bytes_at(self.t.psums.at + 12 * s, 12 * (e - s));
+        if bytes.is_empty() {
+            return None;
+        }
+        Some(bytes.chunks_exact(12).map(move |c| {
+            let at = |k: usize| u32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+            let parent = at(0);
+            if parent >= g {
+                self.fail();
+                return (0, 0, 0);
+            }
+            (parent, at(4), at(8))
+        }))
     }
 
     pub(super) fn find_parent(&self, key: &[u8]) -> Option<u32> {
@@ -431,33 +553,78 @@ impl Base {
     }
 }
 
-/// A term's postings as the file holds them (8 bytes each).
+/// A term's postings as the file holds them (8 bytes each). A posting read alone has its
+/// block checked then; a walk through all of them checks them all first.
 #[derive(Clone, Copy)]
-pub(super) struct Postings<'a>(pub(super) &'a [u8]);
+pub(super) struct Postings<'a> {
+    /// The postings' bytes, within the file but not checked yet when `base` is given.
+    raw: &'a [u8],
+    base: Option<&'a Base>,
+    /// Where `raw` starts in the file.
+    at: usize,
+}
 
 impl<'a> Postings<'a> {
+    /// No postings.
+    pub(super) const EMPTY: Postings<'static> = Postings {
+        raw: &[],
+        base: None,
+        at: 0,
+    };
+
     pub(super) fn len(&self) -> usize {
-        self.0.len() / 8
+        self.raw.len() / 8
+    }
+
+    /// The bytes of posting `i`, checked (zeros, and the index marked damaged, when they
+    /// are not what was written).
+    #[inline]
+    fn bytes(&self, i: usize) -> [u8; 8] {
+        let b: [u8; 8] = self.raw[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]);
+        match self.base {
+            Some(base) if !base.check(self.at + 8 * i, 8) => [0; 8],
+            _ => b,
+        }
     }
 
     /// The document number of posting `i`.
     fn doc(&self, i: usize) -> u32 {
-        let c = &self.0[i * 8..i * 8 + 4];
+        let c = self.bytes(i);
         u32::from_le_bytes([c[0], c[1], c[2], c[3]])
     }
 
     /// Whether a posting is for document `d` (postings hold ascending document numbers).
     pub(super) fn holds(&self, d: u32) -> bool {
+        self.find(d).is_some()
+    }
+
+    /// The posting for document `d`, if any.
+    pub(super) fn find(&self, d: u32) -> Option<Posting> {
         let i = bound(self.len(), |i| self.doc(i) < d);
-        i < self.len() && self.doc(i) == d
+        (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
+    }
+
+    /// Whether some posting's document passes `f`, reading postings one by one (a walk
+    /// that usually stops at the first).
+    pub(super) fn any_doc(&self, f: impl Fn(u32) -> bool) -> bool {
+        (0..self.len()).any(|i| f(self.doc(i)))
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
-        self.0.chunks_exact(8).map(|c| Posting {
-            doc: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-            key_tf: u16::from_le_bytes([c[4], c[5]]),
-            content_tf: u16::from_le_bytes([c[6], c[7]]),
-        })
+        let all: &'a [u8] = match self.base {
+            Some(base) => base.bytes_at(self.at, self.raw.len()),
+            None => self.raw,
+        };
+        all.chunks_exact(8)
+            .map(|c| posting(c.try_into().unwrap_or([0; 8])))
+    }
+}
+
+fn posting(c: [u8; 8]) -> Posting {
+    Posting {
+        doc: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
+        key_tf: u16::from_le_bytes([c[4], c[5]]),
+        content_tf: u16::from_le_bytes([c[6], c[7]]),
     }
 }
 

@@ -22,6 +22,9 @@ mod delta;
 mod docs;
 mod expand;
 mod feedback;
+mod focus;
+#[cfg(test)]
+mod focus_tests;
 mod frozen;
 mod index;
 mod params;

@@ -5,6 +5,8 @@ use std::cmp::Ordering;
 
 use super::bound::Deferred;
 use super::context::Windows;
+use super::focus::FocusFrom;
+use super::terms::TermRef;
 use super::view::View;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
@@ -205,7 +207,7 @@ impl TermRows {
     }
 
     #[inline]
-    fn add(&mut self, parent: u32, term: usize, f: f64) {
+    pub(super) fn add(&mut self, parent: u32, term: usize, f: f64) {
         let p = parent as usize;
         if self.dense {
             self.rows[p * self.terms + term] += f;
@@ -243,7 +245,6 @@ struct Own<'s> {
     direct: bool,
     /// Records added (when `direct`).
     touched: usize,
-    parent_tf: Option<&'s mut TermRows>,
     doc_tf: Option<&'s mut TermRows>,
     term: usize,
 }
@@ -260,16 +261,13 @@ impl Own<'_> {
 
     /// Record `d` scores `s` for the term, which it holds `tf` times (weighted).
     #[inline(always)]
-    fn add(&mut self, v: &View<'_>, d: u32, s: f64, tf: f64, in_scope: &impl Fn(u32) -> bool) {
+    fn add(&mut self, d: u32, s: f64, tf: f64, in_scope: &impl Fn(u32) -> bool) {
         if self.direct {
             // What keeping the best of one score and adding it gives, to the bit.
             self.scores.add(d, if s > 0.0 { s } else { 0.0 });
             self.touched += 1;
         } else {
             self.scores.max(d, s);
-        }
-        if let Some(t) = self.parent_tf.as_deref_mut() {
-            t.add(v.parent(d), self.term, tf);
         }
         if let Some(t) = self.doc_tf.as_deref_mut() {
             if in_scope(d) {
@@ -278,6 +276,10 @@ impl Own<'_> {
         }
     }
 }
+
+/// What one query term reaches: the indexed terms (with their weights and live document
+/// counts) and, when it names a date, the live records dated then.
+pub(super) type Reach = (Vec<(TermRef, f64, usize)>, Option<Vec<u32>>);
 
 /// How a search goes about ranking. Every plan gives the same hits, to the bit; the
 /// default is the fastest.
@@ -288,6 +290,21 @@ pub(super) struct Plan {
     /// Keep the records' term frequencies in a row per document number (`None`: when the
     /// query's postings would touch an eighth of the rows or more).
     pub(super) dense_rows: Option<bool>,
+    /// Whether to rank from the records near the query's rarer words (see `focus`).
+    pub(super) focus: FocusPlan,
+}
+
+/// When a search is focused on the records near its rarer words (the default is `Auto`;
+/// tests ask for the others).
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) enum FocusPlan {
+    /// With the thresholds for the index's size.
+    Auto,
+    /// Never.
+    Off,
+    /// With these thresholds.
+    With(FocusFrom),
 }
 
 impl Default for Plan {
@@ -295,6 +312,7 @@ impl Default for Plan {
         Plan {
             defer_windows: true,
             dense_rows: None,
+            focus: FocusPlan::Auto,
         }
     }
 }
@@ -317,16 +335,10 @@ impl LexicalIndex {
         terms.sort();
         terms.dedup();
         let stats = self.stats();
-        let v = View::new(self, stats, avg);
         let docs = self.base.n_docs() + self.docs.len();
-        // Own scores by document number; `scored` lists the documents that have one, in the
-        // order they got it (sums below run in a fixed order, so scores do not depend on it).
-        let mut scores = Scores::new(docs);
-        // Per parent touched, the weighted frequency of each query term under it.
-        let mut parent_tf = TermRows::new(self.parent_numbers(stats), terms.len());
         // Per query term, the indexed terms it reaches (with their weights and document
         // counts) and, when it names a date, the records dated then.
-        let reach: Vec<_> = terms
+        let reach: Vec<Reach> = terms
             .iter()
             .map(|term| {
                 let expansions: Vec<_> = self
@@ -343,6 +355,18 @@ impl LexicalIndex {
                 (expansions, date)
             })
             .collect();
+        let focus = match plan.focus {
+            FocusPlan::Auto => Some(FocusFrom::for_docs(docs)),
+            FocusPlan::Off => None,
+            FocusPlan::With(f) => Some(f),
+        };
+        if let Some(hits) = focus.and_then(|f| self.search_focused(q, &reach, stats, avg, f)) {
+            return hits;
+        }
+        let v = View::new(self, stats, avg);
+        // Own scores by document number; `scored` lists the documents that have one, in the
+        // order they got it (sums below run in a fixed order, so scores do not depend on it).
+        let mut scores = Scores::new(docs);
         // Per record of the query's namespace that holds a query term, the weighted
         // frequency of each (for the windows).
         let windows = pr.window_weight > 0.0;
@@ -366,7 +390,7 @@ impl LexicalIndex {
         // Allocated when a term is reached several ways.
         let mut best: Option<Scores> = None;
         let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
-        for (ti, (expansions, date)) in reach.into_iter().enumerate() {
+        for (ti, (expansions, date)) in reach.iter().enumerate() {
             // A term reached one way gives each record one score: it goes straight into the
             // own scores. Reached several ways, a record keeps its best (in `best` first).
             let direct = expansions.len() == 1 && date.is_none();
@@ -378,13 +402,12 @@ impl LexicalIndex {
                 },
                 direct,
                 touched: 0,
-                parent_tf: (pr.parent_weight > 0.0).then_some(&mut parent_tf),
                 doc_tf: windows.then_some(&mut doc_tf),
                 term: ti,
             };
             let more: usize = expansions.iter().map(|e| e.2).sum();
             acc.reserve(more + date.as_ref().map_or(0, Vec::len));
-            for &(tid, weight, df) in &expansions {
+            for &(tid, weight, df) in expansions {
                 reached.push(tid);
                 let idf = idf(live, df as f64);
                 self.each_posting(tid, |p| {
@@ -393,7 +416,7 @@ impl LexicalIndex {
                     };
                     let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
                     let s = weight * bm25_normed(idf, tf, norm, &pr);
-                    acc.add(&v, p.doc, s, weight * tf, &ns_ok);
+                    acc.add(p.doc, s, weight * tf, &ns_ok);
                 });
             }
             // The date field: a term naming a month or a year matches the records dated
@@ -401,11 +424,11 @@ impl LexicalIndex {
             if let Some(dated) = date {
                 let idf = idf(live, dated.len() as f64);
                 let tf = pr.date_weight;
-                for d in dated {
+                for &d in dated {
                     let Some(norm) = v.norm(d) else {
                         continue;
                     };
-                    acc.add(&v, d, bm25_normed(idf, tf, norm, &pr), tf, &ns_ok);
+                    acc.add(d, bm25_normed(idf, tf, norm, &pr), tf, &ns_ok);
                 }
             }
             if direct {
@@ -419,6 +442,11 @@ impl LexicalIndex {
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
             self.add_context(&v, &mut scores, stats, pr);
         }
+        // Per parent touched, the weighted frequency of each query term under it.
+        let parent_tf = match pr.parent_weight > 0.0 {
+            true => self.query_parent_tf(&reach, stats),
+            false => TermRows::new(0, terms.len()),
+        };
         let by_parent = (pr.parent_weight > 0.0 && !parent_tf.touched.is_empty())
             .then(|| self.parent_scores(&parent_tf, &vec![1.0; terms.len()], stats));
         // Windows are summed where they can change the answer once the parents' scores are
@@ -459,7 +487,7 @@ impl LexicalIndex {
                     scores.value[d as usize] + pr.parent_weight * by_parent[v.parent(d) as usize]
                 };
                 let among = among.as_deref().unwrap_or(&scores.scored);
-                let expansion = self.feedback_terms(&v, among, first, &reached, q);
+                let expansion = self.feedback_terms(|d| v.passes(d, q), among, first, &reached);
                 if !expansion.is_empty() {
                     let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
                     for (i, &(t, _)) in expansion.iter().enumerate() {
@@ -520,18 +548,21 @@ impl LexicalIndex {
         );
         ranked
             .into_iter()
-            .filter_map(|(d, score)| {
-                let e = self.doc(d)?;
-                Some(Hit {
-                    key: e.key.to_vec(),
-                    namespace: e.namespace.to_string(),
-                    path: e.path.to_string(),
-                    value: e.value,
-                    content: e.content.to_string(),
-                    score,
-                    timestamp: e.timestamp,
-                })
-            })
+            .filter_map(|(d, score)| self.hit(d, score))
             .collect()
+    }
+
+    /// Live document `d` as a hit scoring `score`.
+    pub(super) fn hit(&self, d: u32, score: f64) -> Option<Hit> {
+        let e = self.doc(d)?;
+        Some(Hit {
+            key: e.key.to_vec(),
+            namespace: e.namespace.to_string(),
+            path: e.path.to_string(),
+            value: e.value,
+            content: e.content.to_string(),
+            score,
+            timestamp: e.timestamp,
+        })
     }
 }

@@ -90,12 +90,12 @@ impl LexicalIndex {
         (r.base.is_some() || r.over.is_some()).then_some(r)
     }
 
-    fn base_postings(&self, t: TermRef) -> Postings<'_> {
+    pub(super) fn base_postings(&self, t: TermRef) -> Postings<'_> {
         t.base
-            .map_or(Postings(&[]), |i| self.base.term_postings(i as usize))
+            .map_or(Postings::EMPTY, |i| self.base.term_postings(i as usize))
     }
 
-    fn over_postings(&self, t: TermRef) -> &[Posting] {
+    pub(super) fn over_postings(&self, t: TermRef) -> &[Posting] {
         t.over.map_or(&[], |i| &self.postings[i as usize])
     }
 
@@ -104,8 +104,7 @@ impl LexicalIndex {
         !self.over_postings(t).is_empty()
             || self
                 .base_postings(t)
-                .iter()
-                .any(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))
+                .any_doc(|d| !self.dead.get(d as usize).copied().unwrap_or(true))
     }
 
     /// Number of live documents holding the term.

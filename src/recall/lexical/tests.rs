@@ -254,7 +254,7 @@ proptest::proptest! {
             ..Default::default()
         };
         let run = |defer_windows, dense_rows| -> Vec<(String, u64)> {
-            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows })
+            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows, focus: super::score::FocusPlan::Off })
                 .into_iter()
                 .map(|h| (h.path, h.score.to_bits()))
                 .collect()

@@ -1,0 +1,224 @@
+//! The focused search answers as the full search, to the bit, or not at all; the sums and
+//! tables it reads answer as the postings they summarise.
+
+use super::focus::FocusFrom;
+use super::score::{FocusPlan, Plan};
+use super::*;
+
+/// 1 June 2023, 12:00 UTC.
+const JUNE_2023: f64 = 1_685_620_800.0;
+
+/// Words of the records: every record holds the first; the others are rarer.
+const WORDS: [&str; 10] = [
+    "memory", "painting", "camping", "oscar", "lake", "deploy", "kernel", "support", "garden",
+    "violin",
+];
+
+/// Query words: record words, a prefix, near misses, a month and a year.
+const QUERY_WORDS: [&str; 10] = [
+    "painting", "camping", "oscar", "paint", "kernl", "suport", "june", "2023", "violin", "r05",
+];
+
+type Spec = (u8, u8, u8, Vec<usize>, u8);
+
+fn doc((a, b, c, words, n): &Spec, tag: &str) -> (Vec<u8>, Doc) {
+    let path = match c % 9 {
+        0 => format!("t{a}.s{b}"),
+        _ => format!("t{a}.s{b}.r{c:02}"),
+    };
+    let ns = if *n == 5 { "other" } else { "default" };
+    let text: Vec<&str> = words.iter().map(|w| WORDS[*w]).collect();
+    let key = crate::key::Key::new(ns, &path).unwrap().encode();
+    let d = Doc {
+        namespace: ns.into(),
+        path,
+        content: format!("memory {} {tag}", text.join(" ")),
+        timestamp: [JUNE_2023, 0.0, JUNE_2023 + 3e7][*n as usize % 3],
+    };
+    (key, d)
+}
+
+fn build(docs: &[Spec], frozen: bool, changes: &[(usize, bool)]) -> LexicalIndex {
+    let mut idx = LexicalIndex::new();
+    for spec in docs {
+        let (key, d) = doc(spec, "");
+        idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+    }
+    if frozen {
+        idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
+    }
+    for (i, replace) in changes {
+        let (key, d) = doc(&docs[i % docs.len()], "lake deploy memory");
+        match replace {
+            true => idx.insert(&key, ObjectId::from_bytes([1; 32]), &d),
+            false => idx.remove(&key),
+        }
+    }
+    idx
+}
+
+fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: FocusPlan) -> Vec<(String, u64)> {
+    let plan = Plan {
+        focus,
+        ..Plan::default()
+    };
+    idx.search_planned(q, plan)
+        .into_iter()
+        .map(|h| (h.path, h.score.to_bits()))
+        .collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+    /// Focused at any threshold, a search gives the full search's hits, to the bit: on
+    /// indexes in memory, and frozen then changed; with filters, either order, any limit.
+    #[test]
+    fn a_focused_search_gives_the_full_search_hits(
+        docs in proptest::collection::vec(
+            (0u8..3, 0u8..4, 0u8..40, proptest::collection::vec(1usize..WORDS.len(), 0..4), 0u8..6),
+            1..220,
+        ),
+        frozen in proptest::bool::ANY,
+        changes in proptest::collection::vec((0usize..220, proptest::bool::ANY), 0..12),
+        query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 0..3),
+        limit in proptest::sample::select(vec![1usize, 3, 10]),
+        recency in proptest::bool::ANY,
+        only_default in proptest::bool::ANY,
+    ) {
+        let idx = build(&docs, frozen, &changes);
+        let mut words = vec!["memory"];
+        words.extend(query.iter().map(|w| QUERY_WORDS[*w]));
+        let text = words.join(" ");
+        let q = Query {
+            text: &text,
+            namespace: only_default.then_some("default"),
+            limit,
+            sort: if recency { Sort::Recency } else { Sort::Relevance },
+            ..Default::default()
+        };
+        let want = ranked(&idx, &q, FocusPlan::Off);
+        for dense_from in [2, 10, 60] {
+            let from = FocusFrom { dense_from, sparse_most: usize::MAX };
+            proptest::prop_assert_eq!(&ranked(&idx, &q, FocusPlan::With(from)), &want, "dense from {}", dense_from);
+        }
+    }
+
+    /// The frequencies under each parent that the frozen part stores, corrected for removed
+    /// and overlay documents, are the sums of the live postings; the records dated in a
+    /// month or a year are those a scan of every record finds.
+    #[test]
+    fn stored_sums_and_date_order_answer_as_a_scan(
+        docs in proptest::collection::vec(
+            (0u8..3, 0u8..4, 0u8..40, proptest::collection::vec(1usize..WORDS.len(), 0..4), 0u8..6),
+            64..260,
+        ),
+        changes in proptest::collection::vec((0usize..260, proptest::bool::ANY), 0..40),
+    ) {
+        let idx = build(&docs, true, &changes);
+        let stats = idx.stats();
+        let mut stored = 0;
+        for (name, t) in idx.terms_after(None) {
+            let mut want = idx.summed_parent_frequencies(t, stats);
+            want.sort_by_key(|e| e.0);
+            let mut got = idx.parent_frequencies(t, stats).to_vec();
+            got.sort_by_key(|e| e.0);
+            proptest::prop_assert_eq!(got, want, "{}", name);
+            stored += usize::from(t.base.is_some_and(|i| idx.base.parent_sums(i as usize).is_some()));
+        }
+        // Every frozen term of enough postings has its sums stored.
+        let want = (0..idx.base.n_terms())
+            .filter(|&i| idx.base.term_postings(i).len() >= codec::PARENT_SUMS_FROM)
+            .count();
+        proptest::prop_assert_eq!(stored, want);
+        for t in [dates::DateTerm::Year(2023), dates::DateTerm::Year(2024), dates::DateTerm::Month(6), dates::DateTerm::Month(1)] {
+            let scan: Vec<u32> = (0..(idx.base.n_docs() + idx.docs.len()) as u32)
+                .filter(|&d| idx.live_len(d).is_some() && idx.date(stats, d).is_some_and(|x| t.matches(x)))
+                .collect();
+            proptest::prop_assert_eq!(idx.dated(t), scan, "{:?}", t);
+        }
+    }
+}
+
+/// On a large enough index the focused search answers by itself (it does not fall back to
+/// the full search), reads the dense word's postings only where the rare word's records are,
+/// and gives the full search's hits.
+#[test]
+fn the_focus_answers_when_a_rare_word_leads() {
+    for frozen in [false, true] {
+        let mut idx = LexicalIndex::new();
+        for i in 0..3000u32 {
+            let word = if i % 997 == 0 {
+                9
+            } else {
+                1 + (i % 7) as usize
+            };
+            let path = format!("t{}.s{}.r{i:05}", i % 3, i / 3 % 4);
+            let key = crate::key::Key::new("default", &path).unwrap().encode();
+            let d = Doc {
+                namespace: "default".into(),
+                path,
+                content: format!("memory {}", WORDS[word]),
+                timestamp: JUNE_2023,
+            };
+            idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+        }
+        if frozen {
+            idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
+            let key = crate::key::Key::new("default", "t0.s0.r00003")
+                .unwrap()
+                .encode();
+            idx.remove(&key);
+        }
+        let q = Query {
+            text: "memory violin",
+            limit: 3,
+            ..Default::default()
+        };
+        let stats = idx.stats();
+        let terms = ["memori", "violin"];
+        let reach: Vec<score::Reach> = terms
+            .iter()
+            .map(|t| {
+                let e = idx
+                    .expand(t)
+                    .into_iter()
+                    .map(|(r, w)| (r, w, idx.df(r)))
+                    .collect();
+                (e, None)
+            })
+            .collect();
+        let avg = (idx.total_len / idx.len() as f64).max(1.0);
+        let focused = idx
+            .search_focused(
+                &q,
+                &reach,
+                stats,
+                avg,
+                FocusFrom::for_docs(idx.base.n_docs() + idx.docs.len()),
+            )
+            .map(|h| {
+                h.into_iter()
+                    .map(|h| (h.path, h.score.to_bits()))
+                    .collect::<Vec<_>>()
+            });
+        // Below the automatic threshold of 4,096 postings: focused at a lower one.
+        assert!(
+            focused.is_none(),
+            "3,000 records are below the automatic threshold"
+        );
+        let from = FocusFrom {
+            dense_from: 1000,
+            sparse_most: 100,
+        };
+        let focused = idx
+            .search_focused(&q, &reach, stats, avg, from)
+            .map(|h| {
+                h.into_iter()
+                    .map(|h| (h.path, h.score.to_bits()))
+                    .collect::<Vec<_>>()
+            })
+            .expect("the focus answers");
+        assert_eq!(focused.len(), 3);
+        assert_eq!(focused, ranked(&idx, &q, FocusPlan::Off));
+    }
+}
