@@ -131,6 +131,93 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> RecallResult<()> {
 /// and then removes the delta file, which named the replaced file and would be ignored.
 pub fn save_cache(path: &Path, index: &LexicalIndex) -> RecallResult<()> {
     write_atomically(path, &index.to_bytes()?)?;
+    remove_delta(path)
+}
+
+/// Builds the index of every key under `root` straight into the cache file at `path` (see
+/// [`lexical::Builder`]), removes the delta file, and opens the new file. A cache error
+/// when the file cannot be written (the caller then builds in memory); a record that cannot
+/// be read is an error naming its key.
+pub fn build_cache(
+    path: &Path,
+    tree: &crate::prolly::NodeStore,
+    objects: &crate::object::Objects,
+    root: &crate::object::ObjectId,
+) -> RecallResult<LexicalIndex> {
+    // Records are read here while another thread counts their terms, in batches.
+    type Batch = Vec<(Vec<u8>, crate::object::ObjectId, Doc)>;
+    const BATCH: usize = 256;
+    let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(8);
+    let (built, scanned) = std::thread::scope(|s| {
+        let counter = s.spawn(move || -> RecallResult<lexical::Builder> {
+            let mut b = lexical::Builder::new(lexical::Params::default());
+            for batch in receive {
+                for (k, v, doc) in &batch {
+                    b.add(k, v, doc)?;
+                }
+            }
+            Ok(b)
+        });
+        let mut failed = None;
+        let mut batch: Batch = Vec::with_capacity(BATCH);
+        let scanned = tree.scan(root, &crate::prolly::KeyRange::all(), &mut |k, v| {
+            match record_doc(objects, k, v) {
+                Ok(doc) => batch.push((k.to_vec(), *v, doc)),
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
+            }
+            if batch.len() == BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                // A closed channel means the counter stopped on an error, reported below.
+                return send.send(full).is_ok();
+            }
+            true
+        });
+        if failed.is_none() && scanned.is_ok() && !batch.is_empty() {
+            let _ = send.send(batch);
+        }
+        drop(send);
+        let built = counter
+            .join()
+            .unwrap_or_else(|_| Err(CacheError::Damaged.into()));
+        (
+            built,
+            failed.map_or(scanned.map_err(RecallError::from), Err),
+        )
+    });
+    scanned?;
+    let mut builder = Some(built?);
+    let written = crate::store::write_cache_file_with(path, &mut |w| match builder.take() {
+        Some(b) => b.write(Some(root), w),
+        None => Err(std::io::Error::other("the index was written already")),
+    });
+    if let Err(e) = written {
+        return Err(match e {
+            crate::store::StoreError::Io { source, .. }
+                if source.kind() == std::io::ErrorKind::InvalidInput =>
+            {
+                CacheError::TooLarge.into()
+            }
+            crate::store::StoreError::Io { source, .. } => CacheError::Write {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into(),
+            other => CacheError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(other),
+            }
+            .into(),
+        });
+    }
+    remove_delta(path)?;
+    LexicalIndex::open_file(path)
+}
+
+/// Removes the delta file beside the cache file at `path` (which named the file replaced).
+fn remove_delta(path: &Path) -> RecallResult<()> {
     match std::fs::remove_file(delta_path(path)) {
         Err(source) if source.kind() != std::io::ErrorKind::NotFound => Err(CacheError::Remove {
             path: delta_path(path),
@@ -216,34 +303,56 @@ pub fn sync_loaded(
     // Whether the index came from the cache, naming a root of its own (a failed sync leaves
     // the index empty, so this is asked first).
     let cached = index.root().is_some();
-    let rebuild = || -> RecallResult<(LexicalIndex, SyncStats)> {
-        let mut index = LexicalIndex::new();
-        let mut stats = index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?;
-        stats.rebuilt = true;
-        Ok((index, stats))
+    // Built straight into the cache file; in memory (saved below) when that cannot be
+    // written. The flag says whether the file holds it already.
+    let rebuild = || -> RecallResult<(LexicalIndex, SyncStats, bool)> {
+        match build_cache(&path, tree, objects, root) {
+            Ok(index) => {
+                let stats = SyncStats {
+                    rebuilt: true,
+                    inserted: index.len(),
+                    removed: 0,
+                };
+                Ok((index, stats, true))
+            }
+            Err(RecallError::Cache(_)) => {
+                let mut index = LexicalIndex::new();
+                let mut stats = index.sync(tree, root, &mut |k, v| record_doc(objects, k, v))?;
+                stats.rebuilt = true;
+                Ok((index, stats, false))
+            }
+            Err(e) => Err(e),
+        }
     };
-    let mut stats = match index.sync(tree, root, &mut |k, v| record_doc(objects, k, v)) {
-        Ok(s) => s,
-        Err(e) if !cached => return Err(e),
-        // The cached root may be gone (gc, purge) or unreadable: a cache is derived, so
+    let synced = match cached {
+        true => index
+            .sync(tree, root, &mut |k, v| record_doc(objects, k, v))
+            .ok(),
+        false => None,
+    };
+    let (mut stats, mut saved) = match synced {
+        Some(s) => (s, false),
+        // No cache, or its root is gone (gc, purge) or unreadable: a cache is derived, so
         // it is rebuilt from the tree alone, and only what that finds is an error.
-        Err(_) => {
-            let (i, s) = rebuild()?;
+        None => {
+            let (i, s, saved) = rebuild()?;
             index = i;
-            s
+            (s, saved)
         }
     };
     if index.damaged() {
-        (index, stats) = rebuild()?;
+        (index, stats, saved) = rebuild()?;
     }
     let mut save_error = None;
-    if stats != SyncStats::default() {
+    if stats != SyncStats::default() && !saved {
         match save_changes(&path, &index) {
             Ok(()) => {}
             // Writing it whole read a block of the cache file that turned out damaged.
             Err(RecallError::Cache(CacheError::Damaged)) => {
-                (index, stats) = rebuild()?;
-                save_error = save_changes(&path, &index).err();
+                (index, stats, saved) = rebuild()?;
+                if !saved {
+                    save_error = save_changes(&path, &index).err();
+                }
             }
             Err(e) => save_error = Some(e),
         }

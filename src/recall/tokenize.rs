@@ -26,7 +26,26 @@ const STOPWORDS: &[&str] = &[
 
 /// Whether `word` (lower case) is a stopword.
 pub fn is_stopword(word: &str) -> bool {
-    STOPWORDS.binary_search(&word).is_ok()
+    // The stopwords of each first letter, found once (every indexed word is asked).
+    static BY_FIRST: std::sync::OnceLock<[(u8, u8); 26]> = std::sync::OnceLock::new();
+    let by_first = BY_FIRST.get_or_init(|| {
+        let mut t = [(0u8, 0u8); 26];
+        for (i, w) in STOPWORDS.iter().enumerate() {
+            let slot = &mut t[(w.as_bytes()[0] - b'a') as usize];
+            if slot.1 == 0 {
+                slot.0 = i as u8;
+            }
+            slot.1 = i as u8 + 1;
+        }
+        t
+    });
+    match word.as_bytes() {
+        [first @ b'a'..=b'z', ..] if word.len() <= 8 => {
+            let (from, to) = by_first[(first - b'a') as usize];
+            STOPWORDS[from as usize..to as usize].contains(&word)
+        }
+        _ => false,
+    }
 }
 
 /// Splits text into terms; see the module documentation.
@@ -103,28 +122,79 @@ impl Tokenizer {
     /// of the text is one (so a query of only stopwords still has terms).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        let mut stop = Vec::new();
+        self.each_term(text, None, &mut |t| out.push(t.to_string()));
+        out
+    }
+
+    /// [`Tokenizer::terms`], each given to `emit` in turn; stems are kept in `stems` (lower
+    /// case word to stem) when it is given, so that a word seen before is not stemmed again
+    /// (what indexing many records spends most of its time on otherwise).
+    pub fn each_term(
+        &self,
+        text: &str,
+        mut stems: Option<&mut fxhash::FxHashMap<String, String>>,
+        emit: &mut dyn FnMut(&str),
+    ) {
+        let mut any = false;
+        let mut stop: Vec<String> = Vec::new();
+        let mut give = |lower: &str| {
+            if !lower.chars().all(|c| c.is_alphabetic()) {
+                return emit(lower);
+            }
+            match stems.as_deref_mut() {
+                None => emit(&self.stemmer.stem(lower)),
+                Some(cache) => {
+                    if let Some(s) = cache.get(lower) {
+                        return emit(s);
+                    }
+                    let s = self.stemmer.stem(lower).into_owned();
+                    emit(&s);
+                    cache.insert(lower.to_string(), s);
+                }
+            }
+        };
         for word in text.split(|c: char| !c.is_alphanumeric()) {
             if word.is_empty() {
+                continue;
+            }
+            // A word of lower-case ASCII letters, or of digits, has one part.
+            let plain = word.bytes().all(|b| b.is_ascii_lowercase())
+                || word.bytes().all(|b| b.is_ascii_digit());
+            // Stopwords are kept only while no other term has come (they are the terms of a
+            // text of stopwords alone).
+            if plain {
+                if is_stopword(word) {
+                    if !any {
+                        stop.push(word.to_string());
+                    }
+                } else {
+                    give(word);
+                    any = true;
+                }
                 continue;
             }
             let parts = word_parts(word);
             for p in &parts {
                 let lower = p.to_lowercase();
                 if is_stopword(&lower) {
-                    stop.push(lower);
+                    if !any {
+                        stop.push(lower);
+                    }
                     continue;
                 }
-                out.push(self.stem(&lower));
+                give(&lower);
+                any = true;
             }
             if parts.len() > 1 {
-                out.push(self.stem(&word.to_lowercase()));
+                give(&word.to_lowercase());
+                any = true;
             }
         }
-        if out.is_empty() {
-            return stop;
+        if !any {
+            for s in &stop {
+                emit(s);
+            }
         }
-        out
     }
 }
 

@@ -59,7 +59,28 @@ pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> StoreResult<()> {
     replace_file(path, bytes, false)
 }
 
+/// As [`write_cache_file`], for a file written piece by piece by `fill` (through a buffer)
+/// rather than held whole in memory.
+pub(crate) fn write_cache_file_with(
+    path: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> StoreResult<()> {
+    replace_with(path, false, &mut |f| {
+        let mut w = io::BufWriter::with_capacity(1 << 20, f);
+        fill(&mut w)?;
+        w.flush()
+    })
+}
+
 fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
+    replace_with(path, durable, &mut |f| f.write_all(bytes))
+}
+
+fn replace_with(
+    path: &Path,
+    durable: bool,
+    fill: &mut dyn FnMut(&mut File) -> io::Result<()>,
+) -> StoreResult<()> {
     let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
         Some(dir) => dir,
         None => Path::new("."),
@@ -78,7 +99,7 @@ fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
     let tmp = temp_path(path);
     let written = File::create(&tmp)
         .and_then(|mut f| {
-            f.write_all(bytes)?;
+            fill(&mut f)?;
             if durable {
                 f.sync_all()?;
             }

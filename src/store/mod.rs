@@ -40,7 +40,7 @@ pub use cache::{
 };
 #[cfg(any(test, feature = "testing"))]
 pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
-pub(crate) use files::write_cache_file;
+pub(crate) use files::{write_cache_file, write_cache_file_with};
 pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
 pub use lifecycle::OpenOptions;

@@ -123,7 +123,17 @@ pub(crate) struct RunFile {
     /// The file.
     pub(crate) path: PathBuf,
     map: memmap2::Mmap,
+    /// Lookups so far, until the fan-out table is made.
+    lookups: std::sync::atomic::AtomicU32,
+    /// Per first two bytes of an id, the first entry at or above them (and the count last):
+    /// made in memory once a run has been searched [`FANOUT_AFTER`] times, so that a
+    /// process reading many objects finds each in a few probes of one small range.
+    fanout: std::sync::OnceLock<Vec<u32>>,
 }
+
+/// Lookups in one run after which its fan-out table is made (reading the whole file once
+/// costs what this many binary searches do).
+const FANOUT_AFTER: u32 = 4096;
 
 impl RunFile {
     /// Maps run `seq` of directory `dir`, listed with `count` entries and hash `hash`.
@@ -167,6 +177,8 @@ impl RunFile {
             count,
             path,
             map,
+            lookups: std::sync::atomic::AtomicU32::new(0),
+            fanout: std::sync::OnceLock::new(),
         }))
     }
 
@@ -186,6 +198,35 @@ impl RunFile {
         blake3::hash(&self.map[..end]).as_bytes()[..] == self.map[end..]
     }
 
+    /// The fan-out table, once this run was searched often enough (see [`RunFile::fanout`]).
+    fn fanout_table(&self) -> Option<&[u32]> {
+        use std::sync::atomic::Ordering;
+        if let Some(f) = self.fanout.get() {
+            return Some(f);
+        }
+        if self.lookups.fetch_add(1, Ordering::Relaxed) < FANOUT_AFTER {
+            return None;
+        }
+        let n = self.count as usize;
+        let f = self.fanout.get_or_init(|| {
+            let mut f = vec![0u32; 65_537];
+            let mut i = 0usize;
+            for (b, slot) in f.iter_mut().enumerate().take(65_536) {
+                while i < n {
+                    let e = self.entry(i);
+                    if (u16::from_be_bytes([e[0], e[1]]) as usize) >= b {
+                        break;
+                    }
+                    i += 1;
+                }
+                *slot = i as u32;
+            }
+            f[65_536] = n as u32;
+            f
+        });
+        Some(f)
+    }
+
     fn entry(&self, i: usize) -> &[u8] {
         &self.body()[i * ENTRY..(i + 1) * ENTRY]
     }
@@ -193,6 +234,12 @@ impl RunFile {
     /// The index of the first entry whose id is not below `id`.
     fn lower_bound(&self, id: &[u8]) -> usize {
         let (mut lo, mut hi) = (0, self.count as usize);
+        if id.len() >= 2 {
+            if let Some(f) = self.fanout_table() {
+                let b = u16::from_be_bytes([id[0], id[1]]) as usize;
+                (lo, hi) = (f[b] as usize, f[b + 1] as usize);
+            }
+        }
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.entry(mid)[..32] < *id {
@@ -256,5 +303,49 @@ mod tests {
         assert_eq!(run_seq("000000000000001A.run"), None);
         assert_eq!(run_seq("1a.run"), None);
         assert_eq!(run_seq("000000000000001a.run.tmp.1.0"), None);
+    }
+
+    /// Past the lookups that make its fan-out table, a run answers as before: every id it
+    /// holds, none it does not, and ids by prefix (two bytes or shorter).
+    #[test]
+    fn lookups_through_the_fan_out_table_answer_as_a_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = |i: u32| *blake3::hash(&i.to_le_bytes()).as_bytes();
+        let mut entries: Vec<(RawId, Slot)> = (0..20_000u32)
+            .map(|i| {
+                let slot = match i % 7 {
+                    0 => Slot::Gone,
+                    _ => Slot::At(Location {
+                        pack: i,
+                        offset: u64::from(i) * 3,
+                        len: i + 1,
+                    }),
+                };
+                (id(i), slot)
+            })
+            .collect();
+        entries.sort_by_key(|e| e.0);
+        let hash = write(dir.path(), 1, &entries).unwrap();
+        let run = RunFile::open(dir.path(), 1, entries.len() as u64, &hash)
+            .unwrap()
+            .unwrap();
+        // A thousand lookups searching the whole run, then many through the table.
+        for (from, to, made) in [(0, 500, false), (500, entries.len(), true)] {
+            for (i, (k, slot)) in entries.iter().enumerate().take(to).skip(from) {
+                assert_eq!(run.find(k), Some(*slot), "entry {i}");
+                let absent = id(1_000_000 + i as u32);
+                assert_eq!(run.find(&absent), None);
+            }
+            assert_eq!(run.fanout.get().is_some(), made);
+        }
+        for prefix in [&entries[77].0[..2], &entries[5].0[..1], &entries[9].0[..3]] {
+            let want: Vec<_> = entries
+                .iter()
+                .filter(|e| e.0.starts_with(prefix))
+                .copied()
+                .collect();
+            assert!(!want.is_empty());
+            assert_eq!(run.with_prefix(prefix), want);
+        }
     }
 }

@@ -1,16 +1,14 @@
 //! The cache file: the whole index as one frozen part (layout in store-format.md, "Derived
 //! caches"), read in place; and the byte readers and writers the delta file shares.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::context::parent_of;
 use super::frozen::{copied_map, Base, Bytes, Layout, Table, BLOCK};
+use super::tables::{DocRow, DocTables};
 use super::{LexicalIndex, Params};
-use crate::calendar::year_month;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallError, RecallResult};
 
@@ -98,13 +96,13 @@ impl Counts {
 }
 
 /// Texts concatenated, with their offsets (first 0).
-struct Texts {
+pub(super) struct Texts {
     off: Vec<u32>,
     text: Vec<u8>,
 }
 
 impl Texts {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Texts {
             off: vec![0],
             text: Vec::new(),
@@ -112,7 +110,7 @@ impl Texts {
     }
 
     /// Appends one; false when the text passes what a u32 offset can address.
-    fn push(&mut self, b: &[u8]) -> bool {
+    pub(super) fn push(&mut self, b: &[u8]) -> bool {
         self.text.extend_from_slice(b);
         match u32::try_from(self.text.len()) {
             Ok(o) => {
@@ -123,9 +121,9 @@ impl Texts {
         }
     }
 
-    fn write(&self, w: &mut Vec<u8>) {
-        put_u32s(w, &self.off);
-        w.extend_from_slice(&self.text);
+    fn write_to<W: std::io::Write>(&self, w: &mut Blocks<'_, W>) -> std::io::Result<()> {
+        w.u32s(&self.off)?;
+        w.put(&self.text)
     }
 }
 
@@ -162,136 +160,35 @@ impl LexicalIndex {
             }
             post_off.push(np);
         }
-        let (mut keys, mut paths, mut contents) = (Texts::new(), Texts::new(), Texts::new());
-        // Namespaces, numbered in name order once all are known.
-        let mut names: BTreeMap<&str, u32> = BTreeMap::new();
-        let mut doc_ns: Vec<&str> = Vec::with_capacity(order.len());
-        let n = order.len();
-        let (mut values, mut stamps, mut lens) = (
-            Vec::with_capacity(n * 32),
-            Vec::with_capacity(n * 8),
-            Vec::with_capacity(n * 8),
-        );
-        let mut dates = Vec::with_capacity(n * 9);
-        let mut date_order: Vec<(i64, u8, u32)> = Vec::with_capacity(n);
-        // Parents, numbered in key order once all are known.
-        let mut parent_keys: BTreeMap<&[u8], (f64, u32)> = BTreeMap::new();
-        let mut doc_parent_keys: Vec<&[u8]> = Vec::with_capacity(n);
-        let mut total_len = 0.0;
+        let mut tables = DocTables::new();
         for &d in &order {
             let Some(e) = self.doc(d) else { continue };
-            names.insert(e.namespace, 0);
-            doc_ns.push(e.namespace);
-            let ok = keys.push(e.key)
-                && paths.push(e.path.as_bytes())
-                && contents.push(e.content.as_bytes());
-            if !ok {
-                return Err(too_large());
-            }
-            values.extend_from_slice(e.value.as_bytes());
-            stamps.extend_from_slice(&e.timestamp.to_le_bytes());
-            lens.extend_from_slice(&e.len.to_le_bytes());
-            match (e.timestamp > 0.0 && e.timestamp.is_finite()).then(|| year_month(e.timestamp)) {
-                Some((y, m)) => {
-                    dates.extend_from_slice(&y.to_le_bytes());
-                    dates.push(m as u8);
-                    date_order.push((y, m as u8, date_order.len() as u32));
-                }
-                None => {
-                    dates.extend_from_slice(&[0; 9]);
-                    date_order.push((0, 0, date_order.len() as u32));
-                }
-            }
-            let pk = parent_of(e.key);
-            let slot = parent_keys.entry(pk).or_insert((0.0, 0));
-            slot.0 += e.len;
-            slot.1 += 1;
-            doc_parent_keys.push(pk);
-            total_len += e.len;
-        }
-        let numbers: std::collections::HashMap<&[u8], u32> = parent_keys
-            .keys()
-            .enumerate()
-            .map(|(i, k)| (*k, i as u32))
-            .collect();
-        let mut ns = Texts::new();
-        for (i, (name, no)) in names.iter_mut().enumerate() {
-            *no = i as u32;
-            if !ns.push(name.as_bytes()) {
+            let row = DocRow {
+                key: e.key,
+                namespace: e.namespace,
+                path: e.path,
+                content: e.content,
+                value: &e.value,
+                timestamp: e.timestamp,
+                len: e.len,
+            };
+            if !tables.push(&row) {
                 return Err(too_large());
             }
         }
-        let mut pkeys = Texts::new();
-        let (mut parent_len, mut parent_docs) = (Vec::new(), Vec::new());
-        for (k, (len, docs)) in &parent_keys {
-            if !pkeys.push(k) {
-                return Err(too_large());
-            }
-            parent_len.extend_from_slice(&len.to_le_bytes());
-            parent_docs.extend_from_slice(&docs.to_le_bytes());
-        }
-        let doc_parent: Vec<u32> = doc_parent_keys.iter().map(|pk| numbers[pk]).collect();
-        let (psum_off, psums) = parent_sums(&post_off, &postings, &doc_parent, parent_keys.len())
-            .ok_or_else(too_large)?;
-        let counts = Counts {
-            n,
-            nt: terms.off.len() - 1,
-            np: postings.len(),
-            ng: parent_keys.len(),
-            nk: names.len(),
-            kb: keys.text.len(),
-            tb: terms.text.len(),
-            nb: ns.text.len(),
-            pb: paths.text.len(),
-            cb: contents.text.len(),
-            gb: pkeys.text.len(),
-            ns: psums.len() / 12,
-        };
-        let (layout, size) = counts.layout().ok_or_else(too_large)?;
-        let mut w = Vec::with_capacity(size);
-        w.extend_from_slice(CACHE_MAGIC);
-        w.extend_from_slice(&self.params.key_weight.to_le_bytes());
-        put_root(&mut w, self.root.as_ref());
-        w.extend_from_slice(&total_len.to_le_bytes());
-        for c in counts.list() {
-            put_u32(&mut w, u32::try_from(c).map_err(|_| too_large())?);
-        }
-        terms.write(&mut w);
-        put_u32s(&mut w, &post_off);
-        for p in &postings {
-            put_u32(&mut w, p.doc);
-            w.extend_from_slice(&p.key_tf.to_le_bytes());
-            w.extend_from_slice(&p.content_tf.to_le_bytes());
-        }
-        keys.write(&mut w);
-        ns.write(&mut w);
-        for name in &doc_ns {
-            put_u32(&mut w, names[name]);
-        }
-        paths.write(&mut w);
-        contents.write(&mut w);
-        w.extend_from_slice(&values);
-        w.extend_from_slice(&stamps);
-        w.extend_from_slice(&lens);
-        put_u32s(&mut w, &doc_parent);
-        w.extend_from_slice(&dates);
-        date_order.sort_unstable();
-        for &(_, _, d) in &date_order {
-            put_u32(&mut w, d);
-        }
-        pkeys.write(&mut w);
-        w.extend_from_slice(&parent_len);
-        w.extend_from_slice(&parent_docs);
-        put_u32s(&mut w, &psum_off);
-        w.extend_from_slice(&psums);
-        debug_assert_eq!(w.len(), layout.sums.at);
-        let sums: Vec<u8> = w
-            .chunks(BLOCK)
-            .flat_map(|b| xxh3_64(b).to_le_bytes())
-            .collect();
-        w.extend_from_slice(&sums);
-        let sum = head_sum(&w, &layout);
-        w.extend_from_slice(&sum.to_le_bytes());
+        let done = tables.finish().ok_or_else(too_large)?;
+        let parts = done.parts(
+            self.root.as_ref(),
+            self.params.key_weight,
+            &terms,
+            &post_off,
+            &postings,
+        );
+        let mut w = Vec::new();
+        parts.write(&mut w).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => too_large(),
+            _ => damaged(),
+        })?;
         if self.base.damaged() {
             return Err(damaged());
         }
@@ -388,6 +285,156 @@ impl LexicalIndex {
             base: Base::new(bytes, layout, sum),
             ..LexicalIndex::new()
         })
+    }
+}
+
+/// Everything a cache file holds, in the order of its tables (see store-format.md):
+/// what [`LexicalIndex::to_bytes`] and the builder of a whole index ([`super::build`]) both
+/// write, through [`Parts::write`].
+pub(super) struct Parts<'a> {
+    pub(super) root: Option<&'a ObjectId>,
+    pub(super) key_weight: f64,
+    pub(super) total_len: f64,
+    pub(super) terms: &'a Texts,
+    pub(super) post_off: &'a [u32],
+    pub(super) postings: &'a [super::index::Posting],
+    pub(super) keys: &'a Texts,
+    pub(super) ns: &'a Texts,
+    pub(super) doc_ns: &'a [u32],
+    pub(super) paths: &'a Texts,
+    pub(super) contents: &'a Texts,
+    pub(super) values: &'a [u8],
+    pub(super) stamps: &'a [u8],
+    pub(super) lens: &'a [u8],
+    pub(super) doc_parent: &'a [u32],
+    pub(super) dates: &'a [u8],
+    pub(super) date_order: &'a [u32],
+    pub(super) pkeys: &'a Texts,
+    pub(super) parent_len: &'a [u8],
+    pub(super) parent_docs: &'a [u8],
+}
+
+impl Parts<'_> {
+    /// Writes the file to `out`: header, tables, block checksums and the file's checksum. An
+    /// `InvalidInput` error when a count passes what the format's u32s hold.
+    pub(super) fn write(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let too_large = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let g = self.parent_len.len() / 8;
+        let (psum_off, psums) =
+            parent_sums(self.post_off, self.postings, self.doc_parent, g).ok_or_else(too_large)?;
+        let counts = Counts {
+            n: self.doc_ns.len(),
+            nt: self.terms.off.len() - 1,
+            np: self.postings.len(),
+            ng: g,
+            nk: self.ns.off.len() - 1,
+            kb: self.keys.text.len(),
+            tb: self.terms.text.len(),
+            nb: self.ns.text.len(),
+            pb: self.paths.text.len(),
+            cb: self.contents.text.len(),
+            gb: self.pkeys.text.len(),
+            ns: psums.len() / 12,
+        };
+        counts.layout().ok_or_else(too_large)?;
+        let mut w = Blocks::new(out);
+        let mut head = Vec::with_capacity(HEADER_LEN);
+        head.extend_from_slice(CACHE_MAGIC);
+        head.extend_from_slice(&self.key_weight.to_le_bytes());
+        put_root(&mut head, self.root);
+        head.extend_from_slice(&self.total_len.to_le_bytes());
+        for c in counts.list() {
+            put_u32(&mut head, u32::try_from(c).map_err(|_| too_large())?);
+        }
+        w.put(&head)?;
+        self.terms.write_to(&mut w)?;
+        w.u32s(self.post_off)?;
+        let mut buf = Vec::with_capacity(1 << 16);
+        for chunk in self.postings.chunks(8192) {
+            buf.clear();
+            for p in chunk {
+                put_u32(&mut buf, p.doc);
+                buf.extend_from_slice(&p.key_tf.to_le_bytes());
+                buf.extend_from_slice(&p.content_tf.to_le_bytes());
+            }
+            w.put(&buf)?;
+        }
+        self.keys.write_to(&mut w)?;
+        self.ns.write_to(&mut w)?;
+        w.u32s(self.doc_ns)?;
+        self.paths.write_to(&mut w)?;
+        self.contents.write_to(&mut w)?;
+        w.put(self.values)?;
+        w.put(self.stamps)?;
+        w.put(self.lens)?;
+        w.u32s(self.doc_parent)?;
+        w.put(self.dates)?;
+        w.u32s(self.date_order)?;
+        self.pkeys.write_to(&mut w)?;
+        w.put(self.parent_len)?;
+        w.put(self.parent_docs)?;
+        w.u32s(&psum_off)?;
+        w.put(&psums)?;
+        w.finish(&head)
+    }
+}
+
+/// A writer that checksums each [`BLOCK`] of what passes through it, then appends the
+/// block checksums and the file's checksum (of the header and the block checksums).
+struct Blocks<'w, W: std::io::Write> {
+    out: &'w mut W,
+    block: Vec<u8>,
+    sums: Vec<u8>,
+}
+
+impl<'w, W: std::io::Write> Blocks<'w, W> {
+    fn new(out: &'w mut W) -> Self {
+        Blocks {
+            out,
+            block: Vec::with_capacity(BLOCK),
+            sums: Vec::new(),
+        }
+    }
+
+    fn put(&mut self, mut b: &[u8]) -> std::io::Result<()> {
+        while !b.is_empty() {
+            let take = (BLOCK - self.block.len()).min(b.len());
+            self.block.extend_from_slice(&b[..take]);
+            b = &b[take..];
+            if self.block.len() == BLOCK {
+                self.flush_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn u32s(&mut self, ns: &[u32]) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(4 * ns.len().min(16384));
+        for chunk in ns.chunks(16384) {
+            buf.clear();
+            put_u32s(&mut buf, chunk);
+            self.put(&buf)?;
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> std::io::Result<()> {
+        self.sums
+            .extend_from_slice(&xxh3_64(&self.block).to_le_bytes());
+        self.out.write_all(&self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+
+    fn finish(mut self, head: &[u8]) -> std::io::Result<()> {
+        if !self.block.is_empty() {
+            self.flush_block()?;
+        }
+        self.out.write_all(&self.sums)?;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(head);
+        h.update(&self.sums);
+        self.out.write_all(&h.digest128().to_le_bytes())
     }
 }
 

@@ -222,3 +222,35 @@ fn the_focus_answers_when_a_rare_word_leads() {
         assert_eq!(focused, ranked(&idx, &q, FocusPlan::Off));
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Building a tree's index in one pass writes the very bytes of the same documents
+    /// inserted into an index in memory and written whole.
+    #[test]
+    fn a_built_index_is_the_index_written_whole(
+        docs in proptest::collection::vec(
+            (0u8..3, 0u8..4, 0u8..40, proptest::collection::vec(1usize..WORDS.len(), 0..4), 0u8..6),
+            0..200,
+        ),
+        root in proptest::bool::ANY,
+    ) {
+        let mut sorted: std::collections::BTreeMap<Vec<u8>, Doc> = std::collections::BTreeMap::new();
+        for spec in &docs {
+            let (key, d) = doc(spec, "Stop the ReadMessageItem running");
+            sorted.insert(key, d);
+        }
+        let mut idx = LexicalIndex::new();
+        let mut built = super::Builder::new(Params::default());
+        for (i, (key, d)) in sorted.iter().enumerate() {
+            let value = ObjectId::from_bytes([i as u8; 32]);
+            idx.insert(key, value, d);
+            built.add(key, &value, d).unwrap();
+        }
+        let root = root.then(|| ObjectId::from_bytes([7; 32]));
+        idx.root = root;
+        let mut bytes = Vec::new();
+        built.write(root.as_ref(), &mut bytes).unwrap();
+        proptest::prop_assert_eq!(bytes, idx.to_bytes().unwrap());
+    }
+}

@@ -15,6 +15,7 @@
 //! - `codec` and `delta`: the cache file and its delta file.
 
 mod bound;
+mod build;
 mod codec;
 mod context;
 mod dates;
@@ -30,12 +31,14 @@ mod index;
 mod params;
 mod score;
 mod sync;
+mod tables;
 mod terms;
 #[cfg(test)]
 mod tests;
 mod view;
 
 pub use crate::calendar::MONTHS;
+pub use build::Builder;
 pub use expand::{FUZZY_MIN_CHARS, PREFIX_MIN_CHARS};
 pub use index::LexicalIndex;
 pub use params::Params;

@@ -1,0 +1,194 @@
+//! Building the index of a whole tree in one pass: documents arrive in key order (a scan of
+//! the tree), their terms are counted as they come, and the file is written from tables
+//! that hold each document once, never as an index in memory first. A word's stem is
+//! computed once per build, not once per occurrence.
+
+use fxhash::FxHashMap;
+
+use super::codec::Texts;
+use super::index::Posting;
+use super::tables::{DocRow, DocTables};
+use super::{Doc, Params};
+use crate::object::ObjectId;
+use crate::recall::tokenize::Tokenizer;
+use crate::recall::{CacheError, RecallResult};
+
+/// An index being built from documents given in key order (see the module documentation).
+pub struct Builder {
+    tokenizer: Tokenizer,
+    key_weight: f64,
+    stems: FxHashMap<String, String>,
+    vocab: FxHashMap<Box<str>, u32>,
+    /// (term, posting), in document order.
+    postings: Vec<(u32, Posting)>,
+    tables: DocTables,
+    /// Per term, the document that last held it (plus one) and its place in `counts`.
+    seen: Vec<(u32, u32)>,
+    counts: Vec<(u32, u16, u16)>,
+    terms: Vec<u32>,
+}
+
+impl Builder {
+    /// An empty build, ranking with `params`.
+    pub fn new(params: Params) -> Self {
+        Builder {
+            tokenizer: Tokenizer::default(),
+            key_weight: params.key_weight,
+            stems: FxHashMap::default(),
+            vocab: FxHashMap::default(),
+            postings: Vec::new(),
+            tables: DocTables::new(),
+            seen: Vec::new(),
+            counts: Vec::new(),
+            terms: Vec::new(),
+        }
+    }
+
+    /// Adds the next document: `key` must come after the last one's. An error when a text
+    /// passes what the cache file addresses.
+    pub fn add(&mut self, key: &[u8], value: &ObjectId, doc: &Doc) -> RecallResult<()> {
+        let number = self.tables.len() as u32;
+        let stamp = number + 1;
+        self.counts.clear();
+        let mut key_terms = 0usize;
+        let mut content_terms = 0usize;
+        for (text, in_key) in [(&doc.path, true), (&doc.content, false)] {
+            self.terms.clear();
+            let (vocab, terms) = (&mut self.vocab, &mut self.terms);
+            self.tokenizer
+                .each_term(text, Some(&mut self.stems), &mut |t| {
+                    let id = match vocab.get(t) {
+                        Some(&id) => id,
+                        None => {
+                            let id = vocab.len() as u32;
+                            vocab.insert(t.into(), id);
+                            id
+                        }
+                    };
+                    terms.push(id);
+                });
+            if in_key {
+                key_terms = self.terms.len();
+            } else {
+                content_terms = self.terms.len();
+            }
+            for &id in &self.terms {
+                if self.seen.len() <= id as usize {
+                    self.seen.resize(id as usize + 1, (0, 0));
+                }
+                let s = &mut self.seen[id as usize];
+                if s.0 != stamp {
+                    *s = (stamp, self.counts.len() as u32);
+                    self.counts.push((id, 0, 0));
+                }
+                let c = &mut self.counts[s.1 as usize];
+                if in_key {
+                    c.1 = c.1.saturating_add(1);
+                } else {
+                    c.2 = c.2.saturating_add(1);
+                }
+            }
+        }
+        let len = self.key_weight * key_terms as f64 + content_terms as f64;
+        for &(id, key_tf, content_tf) in &self.counts {
+            self.postings.push((
+                id,
+                Posting {
+                    doc: number,
+                    key_tf,
+                    content_tf,
+                },
+            ));
+        }
+        let row = DocRow {
+            key,
+            namespace: &doc.namespace,
+            path: &doc.path,
+            content: &doc.content,
+            value,
+            timestamp: doc.timestamp,
+            len,
+        };
+        if !self.tables.push(&row) {
+            return Err(CacheError::TooLarge.into());
+        }
+        Ok(())
+    }
+
+    /// Documents added.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// True when no document was added.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the cache file of the documents added, as the index of `root`, to `out` (the
+    /// bytes [`super::LexicalIndex::to_bytes`] gives for the same documents).
+    pub fn write(
+        self,
+        root: Option<&ObjectId>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let too_large = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+        let Builder {
+            key_weight,
+            vocab,
+            postings,
+            tables,
+            ..
+        } = self;
+        // Terms in name order; postings grouped by term in that order, documents ascending.
+        let mut names: Vec<(Box<str>, u32)> = vocab.into_iter().collect();
+        names.sort_unstable();
+        let mut rank = vec![0u32; names.len()];
+        let mut terms = Texts::new();
+        for (i, (name, id)) in names.iter().enumerate() {
+            rank[*id as usize] = i as u32;
+            if !terms.push(name.as_bytes()) {
+                return Err(too_large());
+            }
+        }
+        drop(names);
+        let mut post_off = vec![0u32; rank.len() + 1];
+        for &(id, _) in &postings {
+            post_off[rank[id as usize] as usize + 1] += 1;
+        }
+        for i in 1..post_off.len() {
+            post_off[i] = post_off[i]
+                .checked_add(post_off[i - 1])
+                .ok_or_else(too_large)?;
+        }
+        let mut next: Vec<u32> = post_off[..rank.len()].to_vec();
+        let empty = Posting {
+            doc: 0,
+            key_tf: 0,
+            content_tf: 0,
+        };
+        let mut placed = vec![empty; postings.len()];
+        for (id, p) in postings {
+            let at = &mut next[rank[id as usize] as usize];
+            placed[*at as usize] = p;
+            *at += 1;
+        }
+        drop(next);
+        let done = tables.finish().ok_or_else(too_large)?;
+        done.parts(root, key_weight, &terms, &post_off, &placed)
+            .write(&mut WriteRef(out))
+    }
+}
+
+/// A `dyn Write` as a sized writer.
+struct WriteRef<'a>(&'a mut dyn std::io::Write);
+
+impl std::io::Write for WriteRef<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
