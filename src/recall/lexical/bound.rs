@@ -27,7 +27,12 @@ impl Deferred {
     /// and the parents' scores are weighted at all): the bounds need a BM25 weight that
     /// saturates.
     pub(super) fn applies(pr: &Params) -> bool {
-        pr.k1 >= 0.0 && (0.0..=1.0).contains(&pr.b)
+        // A negative key weight could make a record's length, and so its length norm,
+        // negative: a BM25 weight would then pass idf·(k1+1).
+        pr.k1 >= 0.0
+            && (0.0..=1.0).contains(&pr.b)
+            && pr.key_weight >= 0.0
+            && pr.key_weight.is_finite()
     }
 
     /// The ceilings for a search over `docs` document numbers whose query terms match

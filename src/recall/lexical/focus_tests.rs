@@ -84,8 +84,10 @@ proptest::proptest! {
         limit in proptest::sample::select(vec![1usize, 3, 10]),
         recency in proptest::bool::ANY,
         only_default in proptest::bool::ANY,
+        weights in 0usize..6,
     ) {
-        let idx = build(&docs, frozen, &changes);
+        let mut idx = build(&docs, frozen, &changes);
+        idx.params = varied(weights);
         let mut words = vec!["memory"];
         words.extend(query.iter().map(|w| QUERY_WORDS[*w]));
         let text = words.join(" ");
@@ -139,9 +141,39 @@ proptest::proptest! {
     }
 }
 
+/// Ranking parameters the focus is checked with: the defaults, and parts of a score turned
+/// off (what duplicate detection and measurements use).
+fn varied(which: usize) -> Params {
+    let d = Params::default();
+    match which {
+        1 => Params {
+            neighbour_weight: 0.0,
+            group_weight: 0.0,
+            ..d
+        },
+        2 => Params { window: 0, ..d },
+        3 => Params {
+            window_weight: 0.0,
+            feedback_docs: 0,
+            ..d
+        },
+        4 => Params {
+            parent_weight: 0.0,
+            ..d
+        },
+        5 => Params {
+            neighbour_weight: 0.0,
+            group_weight: 0.0,
+            window_weight: 0.0,
+            parent_weight: 0.0,
+            ..d
+        },
+        _ => d,
+    }
+}
+
 /// On a large enough index the focused search answers by itself (it does not fall back to
-/// the full search), reads the dense word's postings only where the rare word's records are,
-/// and gives the full search's hits.
+/// the full search), with every set of parameters, and gives the full search's hits.
 #[test]
 fn the_focus_answers_when_a_rare_word_leads() {
     for frozen in [false, true] {
@@ -174,52 +206,42 @@ fn the_focus_answers_when_a_rare_word_leads() {
             limit: 3,
             ..Default::default()
         };
-        let stats = idx.stats();
-        let terms = ["memori", "violin"];
-        let reach: Vec<score::Reach> = terms
-            .iter()
-            .map(|t| {
-                let e = idx
-                    .expand(t)
-                    .into_iter()
-                    .map(|(r, w)| (r, w, idx.df(r)))
-                    .collect();
-                (e, None)
+        for which in 0..6 {
+            idx.params = varied(which);
+            let reach: Vec<score::Reach> = ["memori", "violin"]
+                .iter()
+                .map(|t| {
+                    let e = idx
+                        .expand(t)
+                        .into_iter()
+                        .map(|(r, w)| (r, w, idx.df(r)))
+                        .collect();
+                    (e, None)
+                })
+                .collect();
+            let stats = idx.stats();
+            let avg = (idx.total_len / idx.len() as f64).max(1.0);
+            let ask = |from| {
+                idx.search_focused(&q, &reach, stats, avg, from).map(|h| {
+                    h.into_iter()
+                        .map(|h| (h.path, h.score.to_bits()))
+                        .collect::<Vec<_>>()
+                })
+            };
+            // 3,000 records are below the automatic threshold of 4,096 postings.
+            assert!(ask(FocusFrom::for_docs(idx.base.n_docs() + idx.docs.len())).is_none());
+            let focused = ask(FocusFrom {
+                dense_from: 1000,
+                sparse_most: 100,
             })
-            .collect();
-        let avg = (idx.total_len / idx.len() as f64).max(1.0);
-        let focused = idx
-            .search_focused(
-                &q,
-                &reach,
-                stats,
-                avg,
-                FocusFrom::for_docs(idx.base.n_docs() + idx.docs.len()),
-            )
-            .map(|h| {
-                h.into_iter()
-                    .map(|h| (h.path, h.score.to_bits()))
-                    .collect::<Vec<_>>()
-            });
-        // Below the automatic threshold of 4,096 postings: focused at a lower one.
-        assert!(
-            focused.is_none(),
-            "3,000 records are below the automatic threshold"
-        );
-        let from = FocusFrom {
-            dense_from: 1000,
-            sparse_most: 100,
-        };
-        let focused = idx
-            .search_focused(&q, &reach, stats, avg, from)
-            .map(|h| {
-                h.into_iter()
-                    .map(|h| (h.path, h.score.to_bits()))
-                    .collect::<Vec<_>>()
-            })
-            .expect("the focus answers");
-        assert_eq!(focused.len(), 3);
-        assert_eq!(focused, ranked(&idx, &q, FocusPlan::Off));
+            .unwrap_or_else(|| panic!("the focus answers with parameters {which}"));
+            assert_eq!(focused.len(), 3);
+            assert_eq!(
+                focused,
+                ranked(&idx, &q, FocusPlan::Off),
+                "parameters {which}"
+            );
+        }
     }
 }
 
