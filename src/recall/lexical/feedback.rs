@@ -2,11 +2,38 @@
 
 use std::collections::BTreeMap;
 
-use super::score::{best_n, idf};
+use super::context::ParentStats;
+use super::score::{best_n, idf, TermRows};
 use super::terms::TermRef;
 use super::LexicalIndex;
 
 impl LexicalIndex {
+    /// Adds to the parents' scores `by_parent` of the parents `touched` (those the query's
+    /// words reach) the scores of their documents for the feedback `expansion` terms, each
+    /// weighted as it says.
+    pub(super) fn add_feedback(
+        &self,
+        expansion: &[(TermRef, f64)],
+        touched: &[u32],
+        by_parent: &mut [f64],
+        stats: &ParentStats,
+    ) {
+        if expansion.is_empty() {
+            return;
+        }
+        let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
+        for (i, &(t, _)) in expansion.iter().enumerate() {
+            for &(p, f) in self.parent_frequencies(t, stats).iter() {
+                tf.add(p, i, f);
+            }
+        }
+        let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
+        let more = self.parent_scores(&tf, &weights, stats);
+        for &p in touched {
+            by_parent[p as usize] += more[p as usize];
+        }
+    }
+
     /// Pseudo-relevance feedback: the expansion terms, with their weights, of the best
     /// [`super::Params::feedback_docs`] of the `scored` records that pass the query's filters
     /// (`passes`) by `score`;

@@ -278,19 +278,7 @@ impl LexicalIndex {
                     |d| score[&d],
                     &reached,
                 );
-                if !expansion.is_empty() {
-                    let mut tf = TermRows::new(parents, expansion.len());
-                    for (i, &(t, _)) in expansion.iter().enumerate() {
-                        for &(p, f) in self.parent_frequencies(t, stats).iter() {
-                            tf.add(p, i, f);
-                        }
-                    }
-                    let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
-                    let more = self.parent_scores(&tf, &weights, stats);
-                    for &p in &parent_tf.touched {
-                        bp[p as usize] += more[p as usize];
-                    }
-                }
+                self.add_feedback(&expansion, &parent_tf.touched, bp, stats);
             }
         }
         let last = with_parent(by_parent.as_ref());

@@ -488,19 +488,7 @@ impl LexicalIndex {
                 };
                 let among = among.as_deref().unwrap_or(&scores.scored);
                 let expansion = self.feedback_terms(|d| v.passes(d, q), among, first, &reached);
-                if !expansion.is_empty() {
-                    let mut tf = TermRows::new(self.parent_numbers(stats), expansion.len());
-                    for (i, &(t, _)) in expansion.iter().enumerate() {
-                        for &(p, f) in self.parent_frequencies(t, stats).iter() {
-                            tf.add(p, i, f);
-                        }
-                    }
-                    let weights: Vec<f64> = expansion.iter().map(|e| e.1).collect();
-                    let more = self.parent_scores(&tf, &weights, stats);
-                    for &p in &parent_tf.touched {
-                        by_parent[p as usize] += more[p as usize];
-                    }
-                }
+                self.add_feedback(&expansion, &parent_tf.touched, &mut by_parent, stats);
             }
             if let Some(w) = deferred.as_mut() {
                 let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
