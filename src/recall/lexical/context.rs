@@ -157,8 +157,8 @@ impl LexicalIndex {
             if self.base_live < self.base.n_docs() {
                 for (d, _) in self.dead.iter().enumerate().filter(|(_, &x)| x) {
                     removed.push(d as u32);
-                    let c = change.entry(self.base.parent(d)).or_default();
-                    c.0 -= self.base.len(d);
+                    let c = change.entry(self.base.parent_at(d)).or_default();
+                    c.0 -= self.base.len_at(d);
                     c.1 -= 1;
                 }
             }
@@ -246,7 +246,7 @@ impl LexicalIndex {
     pub(super) fn parent(&self, stats: &ParentStats, d: u32) -> u32 {
         let (d, n) = (d as usize, self.base.n_docs());
         if d < n {
-            self.base.parent(d)
+            self.base.parent_at(d)
         } else {
             stats.over_parent.get(d - n).copied().unwrap_or(u32::MAX)
         }

@@ -139,7 +139,7 @@ impl LexicalIndex {
             let d = d as usize;
             self.dead[d] = true;
             self.base_live -= 1;
-            self.total_len -= self.base.len(d);
+            self.total_len -= self.base.len_at(d);
         }
         self.parents.take();
         for (mut e, names) in entries {

@@ -147,7 +147,7 @@ impl LexicalIndex {
         let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
         let mut evals: HashMap<u32, Eval> = HashMap::with_capacity(evaluated.len());
         for &d in &evaluated {
-            let norm = length_norm(self.point_len(d)?, avg, &pr);
+            let norm = length_norm(self.live_len(d)?, avg, &pr);
             evals.insert(d, self.evaluate(d, norm, reach, &lookups, live, ns_ok(d)));
         }
         // Most a record holding only dense terms scores by its own words, and most its
@@ -172,7 +172,7 @@ impl LexicalIndex {
         // what any record outside the focus can score.
         let mut best_in: HashMap<u32, f64> = HashMap::new();
         for (&d, e) in &evals {
-            let b = best_in.entry(self.point_parent(stats, d)).or_insert(0.0);
+            let b = best_in.entry(self.parent(stats, d)).or_insert(0.0);
             *b = b.max(e.own);
         }
         let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
@@ -181,19 +181,19 @@ impl LexicalIndex {
         let idfs: Vec<f64> = (0..reach.len()).map(|i| idf(live, matching[i])).collect();
         let mean = avg * (2 * pr.window + 1) as f64;
         let passage = Passage {
-            parent: |d| self.point_parent(stats, d),
-            neighbour: |d, after| self.point_neighbour(d, after),
-            live_len: |d| self.point_len(d),
+            parent: |d| self.parent(stats, d),
+            neighbour: |d, after| self.neighbour_across(d, after),
+            live_len: |d| self.live_len(d),
             row: |d| evals.get(&d).and_then(|e| e.row.as_deref()),
         };
         let mut sum = vec![0.0; reach.len()];
         let mut pre: Vec<(u32, f64)> = Vec::new();
         for &d in &near {
             let e = &evals[&d];
-            if !e.scored || !self.point_passes(d, q) {
+            if !e.scored || !self.passes(d, q) {
                 continue;
             }
-            let p = self.point_parent(stats, d);
+            let p = self.parent(stats, d);
             let mut value = e.own;
             if context {
                 let best = best_in[&p];
@@ -201,11 +201,11 @@ impl LexicalIndex {
                     return None;
                 }
                 let sibling = |n: Option<u32>| {
-                    n.filter(|&n| self.point_parent(stats, n) == p)
+                    n.filter(|&n| self.parent(stats, n) == p)
                         .map_or(0.0, own_of)
                 };
-                let before = sibling(self.point_neighbour(d, false));
-                let after = sibling(self.point_neighbour(d, true));
+                let before = sibling(self.neighbour_across(d, false));
+                let after = sibling(self.neighbour_across(d, true));
                 value = with_context(value, before, after, best, &pr);
             }
             if pr.window_weight > 0.0 {
@@ -247,10 +247,7 @@ impl LexicalIndex {
         let with_parent = |by_parent: Option<&Vec<f64>>| -> Vec<(u32, f64)> {
             pre.iter()
                 .map(|&(d, s)| match by_parent {
-                    Some(b) => (
-                        d,
-                        s + pr.parent_weight * b[self.point_parent(stats, d) as usize],
-                    ),
+                    Some(b) => (d, s + pr.parent_weight * b[self.parent(stats, d) as usize]),
                     None => (d, s),
                 })
                 .filter(|&(_, s)| s > 0.0)
@@ -272,12 +269,8 @@ impl LexicalIndex {
                 let score: HashMap<u32, f64> = first.iter().copied().collect();
                 let reached: Vec<TermRef> =
                     reach.iter().flat_map(|r| r.0.iter().map(|e| e.0)).collect();
-                let expansion = self.feedback_terms(
-                    |d| self.point_passes(d, q),
-                    &among,
-                    |d| score[&d],
-                    &reached,
-                );
+                let expansion =
+                    self.feedback_terms(|d| self.passes(d, q), &among, |d| score[&d], &reached);
                 self.add_feedback(&expansion, &parent_tf.touched, bp, stats);
             }
         }
@@ -304,12 +297,12 @@ impl LexicalIndex {
         let mut out: HashSet<u32> = HashSet::new();
         for d in from {
             out.insert(d);
-            let p = self.point_parent(stats, d);
+            let p = self.parent(stats, d);
             for after in [false, true] {
                 let mut n = d;
                 for _ in 0..radius {
-                    match self.point_neighbour(n, after) {
-                        Some(n2) if self.point_parent(stats, n2) == p => {
+                    match self.neighbour_across(n, after) {
+                        Some(n2) if self.parent(stats, n2) == p => {
                             out.insert(n2);
                             n = n2;
                         }
@@ -383,42 +376,6 @@ impl LexicalIndex {
             base: self.base_postings(t),
             over: self.over_postings(t).iter().map(|p| (p.doc, *p)).collect(),
         }
-    }
-
-    /// The length of live record `d`, read alone.
-    fn point_len(&self, d: u32) -> Option<f64> {
-        let (i, n) = (d as usize, self.base.n_docs());
-        if i < n {
-            return (!self.dead[i]).then(|| self.base.len_at(i));
-        }
-        self.live_len(d)
-    }
-
-    /// Whether record `d` is live and passes `q`'s filters, its length read alone.
-    fn point_passes(&self, d: u32, q: &Query<'_>) -> bool {
-        self.point_len(d).is_some() && (!q.filtered() || self.passes(d, q))
-    }
-
-    /// The parent number of live record `d`, read alone.
-    fn point_parent(&self, stats: &ParentStats, d: u32) -> u32 {
-        let (i, n) = (d as usize, self.base.n_docs());
-        if i < n {
-            return self.base.parent_at(i);
-        }
-        self.parent(stats, d)
-    }
-
-    /// The live record next to `d` in key order.
-    fn point_neighbour(&self, d: u32, after: bool) -> Option<u32> {
-        if self.frozen_whole() {
-            let n = self.base.n_docs() as u32;
-            return if after {
-                (d + 1 < n).then_some(d + 1)
-            } else {
-                d.checked_sub(1)
-            };
-        }
-        self.neighbour_across(d, after)
     }
 }
 

@@ -373,23 +373,6 @@ impl Base {
         })
     }
 
-    #[inline]
-    pub(super) fn len(&self, i: usize) -> f64 {
-        self.lens().get(i).copied().unwrap_or_else(|| {
-            self.fail();
-            0.0
-        })
-    }
-
-    /// The parent number of document `i`.
-    #[inline]
-    pub(super) fn parent(&self, i: usize) -> u32 {
-        self.parents().get(i).copied().unwrap_or_else(|| {
-            self.fail();
-            0
-        })
-    }
-
     /// The length of document `i`, read alone (what a search that reads few documents
     /// asks, without decoding the whole table).
     #[inline]

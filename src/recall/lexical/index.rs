@@ -192,7 +192,7 @@ impl LexicalIndex {
             if !self.dead[i] {
                 self.dead[i] = true;
                 self.base_live -= 1;
-                self.total_len -= self.base.len(i);
+                self.total_len -= self.base.len_at(i);
                 self.parents.take();
             }
         }
