@@ -155,6 +155,13 @@ impl LexicalIndex {
     /// added since the frozen part).
     pub(super) fn neighbour_across(&self, d: u32, after: bool) -> Option<u32> {
         let n = self.base.n_docs();
+        if self.frozen_whole() {
+            // Key order is number order.
+            return match after {
+                true => (d as usize + 1 < n).then_some(d + 1),
+                false => d.checked_sub(1),
+            };
+        }
         let di = d as usize;
         let key = self.key_of(d);
         // The nearest live frozen document on that side.
