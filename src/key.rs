@@ -223,10 +223,18 @@ fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
     if path.len() > MAX_PATH_BYTES {
         return Err(KeyError::TooLong(path.to_string()));
     }
-    if let Some((ch, why)) = path
-        .chars()
-        .filter(|&c| c != '.')
-        .find_map(|c| Some((c, refusal(c, false, rules)?)))
+    // Plain ASCII names (nearly all) pass byte by byte; anything else is judged per
+    // character, which also names the refused one.
+    let plain = path
+        .bytes()
+        .all(|b| b == b'.' || (b != b':' && ascii_name_byte(b)));
+    if let Some((ch, why)) = (!plain)
+        .then(|| {
+            path.chars()
+                .filter(|&c| c != '.')
+                .find_map(|c| Some((c, refusal(c, false, rules)?)))
+        })
+        .flatten()
     {
         return Err(KeyError::BadChar {
             key: path.to_string(),
@@ -486,6 +494,18 @@ pub fn group_range(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ascii_path_is_judged_as_each_character_is() {
+        for b in 0..128u8 {
+            let c = b as char;
+            for rules in [Rules::Input, Rules::Stored] {
+                let path = format!("a{c}b");
+                let slow = c == '.' || refusal(c, false, rules).is_none();
+                assert_eq!(check_path(&path, rules).is_ok(), slow, "{b:#x}");
+            }
+        }
+    }
 
     #[test]
     fn fast_decode_agrees_with_full_rules() {

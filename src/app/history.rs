@@ -186,78 +186,80 @@ pub struct DiffQuery {
     pub patch: bool,
 }
 
-/// One changed key.
+/// One changed key. Members are declared in sorted order (see [`Outcome::MEMBERS_SORTED`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffEntry {
-    /// The key's namespace.
-    pub namespace: String,
     /// The key's path.
     pub key: String,
-    /// `ns:path`.
-    #[serde(skip)]
-    pub full_key: String,
-    /// Added, modified or removed.
-    #[serde(skip)]
-    pub op: Op,
-    /// `added`, `modified` or `removed`.
-    pub operation: &'static str,
-    /// The record before (null when added).
-    #[serde(serialize_with = "record_opt")]
-    pub old: Option<Record>,
-    /// The record after (null when removed).
-    #[serde(serialize_with = "record_opt")]
-    pub new: Option<Record>,
     /// With stat: lines only in the new content.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_added: Option<usize>,
     /// With stat: lines only in the old content.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_removed: Option<usize>,
+    /// The key's namespace.
+    pub namespace: String,
+    /// The record after (null when removed).
+    #[serde(serialize_with = "record_opt")]
+    pub new: Option<Record>,
+    /// The record before (null when added).
+    #[serde(serialize_with = "record_opt")]
+    pub old: Option<Record>,
+    /// `added`, `modified` or `removed`.
+    pub operation: &'static str,
     /// With patch: a unified diff of the contents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
+    /// `ns:path`.
+    #[serde(skip)]
+    pub full_key: String,
+    /// Added, modified or removed.
+    #[serde(skip)]
+    pub op: Op,
 }
 
-/// The counts of a diff with stat.
+/// The counts of a diff with stat. Members are declared in sorted order.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct DiffStats {
     /// Keys added.
     pub added: u64,
-    /// Keys modified.
-    pub modified: u64,
-    /// Keys removed.
-    pub removed: u64,
     /// Lines added over every change.
     pub lines_added: u64,
     /// Lines removed over every change.
     pub lines_removed: u64,
+    /// Keys modified.
+    pub modified: u64,
+    /// Keys removed.
+    pub removed: u64,
 }
 
-/// What `diff` found.
+/// What `diff` found. Members are declared in sorted order.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffOutcome {
-    /// Always true.
-    pub success: bool,
-    /// The old commit.
-    #[serde(serialize_with = "hex")]
-    pub from: ObjectId,
-    /// The new commit.
-    #[serde(serialize_with = "hex")]
-    pub to: ObjectId,
-    /// The old revision as given (or its default).
-    pub from_rev: String,
-    /// The new revision as given (or its default).
-    pub to_rev: String,
     /// The changed keys, in key order.
     pub changes: Vec<DiffEntry>,
     /// How many.
     pub count: usize,
+    /// The old commit.
+    #[serde(serialize_with = "hex")]
+    pub from: ObjectId,
+    /// The old revision as given (or its default).
+    pub from_rev: String,
     /// With stat: the counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<DiffStats>,
+    /// Always true.
+    pub success: bool,
+    /// The new commit.
+    #[serde(serialize_with = "hex")]
+    pub to: ObjectId,
+    /// The new revision as given (or its default).
+    pub to_rev: String,
 }
 
-impl Outcome for DiffOutcome {}
+impl Outcome for DiffOutcome {
+    const MEMBERS_SORTED: bool = true;
+}
 
 /// What `time-travel` did.
 #[derive(Debug, Clone, Serialize)]

@@ -54,37 +54,43 @@ pub struct SummarizeRequest {
     pub depth: Option<usize>,
 }
 
-/// What `summarize` counted.
+/// What `summarize` counted. Members are declared in sorted order (see
+/// [`Outcome::MEMBERS_SORTED`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct SummarizeOutcome {
-    /// The summary kind asked for.
-    #[serde(rename = "type")]
-    pub kind: SummaryKind,
-    /// The namespace asked for, else null.
-    pub namespace_filter: Option<String>,
-    /// Namespaces in scope.
-    pub total_namespaces: usize,
-    /// Memories in the namespaces in scope (not filtered by the globs).
-    pub total_memories: u64,
-    /// The namespaces in scope with their memory counts, in key order (JSON: an object).
-    #[serde(serialize_with = "as_map")]
-    pub namespaces: Vec<(String, u64)>,
-    /// With globs: the matching paths per namespace (namespaces with matches only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub matching_keys: Option<BTreeMap<String, Vec<String>>>,
     /// The depth asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<usize>,
+    /// With globs: the matching paths per namespace (namespaces with matches only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matching_keys: Option<BTreeMap<String, Vec<String>>>,
+    /// The namespace asked for, else null.
+    pub namespace_filter: Option<String>,
+    /// The namespaces in scope with their memory counts, in key order (JSON: an object).
+    #[serde(serialize_with = "as_map")]
+    pub namespaces: Vec<(String, u64)>,
     /// With a depth: the counts per prefix of that depth, per namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefix_counts: Option<BTreeMap<String, BTreeMap<String, u64>>>,
+    /// Memories in the namespaces in scope (not filtered by the globs).
+    pub total_memories: u64,
+    /// Namespaces in scope.
+    pub total_namespaces: usize,
+    /// The summary kind asked for.
+    #[serde(rename = "type")]
+    pub kind: SummaryKind,
 }
 
+/// The pairs as an object, members in sorted order whatever order the pairs are in.
 fn as_map<S: Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+    let mut sorted: Vec<&(String, u64)> = pairs.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    s.collect_map(sorted.into_iter().map(|(k, v)| (k, v)))
 }
 
 impl Outcome for SummarizeOutcome {
+    const MEMBERS_SORTED: bool = true;
+
     /// As serde gives it, with the per-prefix counts and key lists built from sorted runs
     /// instead of one insertion per entry: at `--depth 3` those are thousands of entries,
     /// and inserting them one by one was most of the command's time.
@@ -221,7 +227,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn json_is_what_serde_gives() {
+    fn json_is_what_serde_gives_and_what_is_printed() {
         let mut counts = BTreeMap::new();
         for (p, n) in [("a.b", 2u64), ("a-c", 1), ("a.b.c", 5), ("é", 3)] {
             counts.insert(p.to_string(), n);
@@ -247,12 +253,23 @@ mod tests {
                 namespace_filter: Some("work".into()),
                 total_namespaces: 2,
                 total_memories: 11,
-                namespaces: vec![("default".into(), 10), ("work".into(), 1)],
+                namespaces: vec![
+                    ("work".into(), 1),
+                    ("default".into(), 10),
+                    ("a:b".into(), 0),
+                ],
                 depth: prefix_counts.is_some().then_some(3),
                 matching_keys,
                 prefix_counts,
             };
             assert_eq!(out.to_json(), serde_json::to_value(&out).unwrap());
+            // Written straight out, it is byte for byte its value printed.
+            let mut direct = Vec::new();
+            out.write_json(&mut direct).unwrap();
+            let mut want = Vec::new();
+            crate::app::write_pretty(&mut want, &crate::app::sorted(out.to_json())).unwrap();
+            want.push(b'\n');
+            assert_eq!(String::from_utf8(direct), String::from_utf8(want));
         }
     }
 }

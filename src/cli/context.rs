@@ -279,8 +279,8 @@ pub struct BranchArg {
 pub struct Ctx {
     /// The store directory (`-s`, `MEMOIR_STORE`, else the current directory).
     pub store_path: PathBuf,
-    /// `--json` / `MEMOIR_JSON=1` (printing is done by [`Ctx::printer`]).
-    #[allow(dead_code)]
+    /// `--json` / `MEMOIR_JSON=1` (printing is done by [`Ctx::printer`]; a command whose
+    /// output is large may hand back only its JSON).
     pub json: bool,
     /// `-q` / `MEMOIR_QUIET=1`.
     pub quiet: bool,

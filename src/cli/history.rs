@@ -171,6 +171,9 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
         stat: args.stat,
         patch: args.patch,
     })?;
+    if ctx.json {
+        return Ok(Report::json_only(out));
+    }
     Ok(render_diff(ctx, &out))
 }
 

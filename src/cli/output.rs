@@ -39,8 +39,20 @@ impl From<MemoirError> for CliError {
     }
 }
 
+/// Writes an outcome's JSON, as `--json` prints it, to a stream (the outcome moved in).
+pub struct JsonWriter(Box<WriteOnce>);
+
+/// Writes once to a stream.
+type WriteOnce = dyn FnOnce(&mut dyn Write) -> std::io::Result<()>;
+
+impl std::fmt::Debug for JsonWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JsonWriter")
+    }
+}
+
 /// What a successful (or partly successful) command hands back for printing.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Report {
     /// The JSON object printed with `--json`.
     pub json: Value,
@@ -53,6 +65,8 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Raw text for stdout in both modes (JSON Lines of `export`), instead of `json`.
     pub raw: Option<String>,
+    /// Writes the JSON as `--json` prints it, straight from the outcome, instead of `json`.
+    pub json_writer: Option<JsonWriter>,
     /// Exit code (0 unless the command reports a partial failure, e.g. conflicts).
     pub code: u8,
 }
@@ -63,6 +77,24 @@ impl Report {
         Report {
             json: outcome.to_json(),
             code: outcome.exit_code(),
+            ..Default::default()
+        }
+    }
+
+    /// A report for `--json` alone: the outcome's JSON is written when printed, straight
+    /// from the outcome ([`Outcome::write_json`]) to stdout, with no value tree, no copy of
+    /// the whole text and no human lines.
+    pub fn json_only<O: Outcome + 'static>(outcome: O) -> Self {
+        let code = outcome.exit_code();
+        let write = move |out: &mut dyn Write| {
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
+            outcome.write_json(&mut w)?;
+            w.flush()
+        };
+        Report {
+            json_writer: Some(JsonWriter(Box::new(write))),
+            code,
+            data: true,
             ..Default::default()
         }
     }
@@ -160,7 +192,7 @@ pub fn render_json(v: Value) -> String {
 /// text first (a large result is hundreds of kilobytes).
 fn write_json(out: &mut impl Write, v: Value) {
     let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
-    if serde_json::to_writer_pretty(&mut w, &sorted(v)).is_ok() {
+    if memoir::app::write_pretty(&mut w, &sorted(v)).is_ok() {
         let _ = w.write_all(b"\n");
     }
     let _ = w.flush();
@@ -193,6 +225,8 @@ impl Printer {
             Ok(r) => {
                 if let Some(raw) = &r.raw {
                     let _ = so.write_all(raw.as_bytes());
+                } else if let (true, Some(writer)) = (self.json, r.json_writer) {
+                    let _ = (writer.0)(&mut so);
                 } else if self.json {
                     write_json(&mut so, r.json);
                 } else if r.data || !self.quiet {

@@ -77,6 +77,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let out = ctx
         .app
         .summarize(&req, &read_point(&args.at, &args.branch))?;
+    if ctx.json {
+        return Ok(Report::json_only(out));
+    }
     Ok(render(ctx, &out))
 }
 

@@ -21,17 +21,19 @@ impl Serialize for EntryJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let e = self.0;
         let n = 4 + usize::from(e.source.is_some()) + usize::from(e.actor.is_some());
+        // Members in sorted order, so that written straight out the shape reads as printed
+        // JSON does (sorted members) without a map in between.
         let mut m = s.serialize_map(Some(n))?;
-        m.serialize_entry("content", &e.content)?;
-        m.serialize_entry("confidence", &e.confidence)?;
-        m.serialize_entry("timestamp", &e.timestamp)?;
-        m.serialize_entry("status", e.status.as_str())?;
-        if let Some(source) = &e.source {
-            m.serialize_entry("source", source)?;
-        }
         if let Some(actor) = &e.actor {
             m.serialize_entry("actor", actor)?;
         }
+        m.serialize_entry("confidence", &e.confidence)?;
+        m.serialize_entry("content", &e.content)?;
+        if let Some(source) = &e.source {
+            m.serialize_entry("source", source)?;
+        }
+        m.serialize_entry("status", e.status.as_str())?;
+        m.serialize_entry("timestamp", &e.timestamp)?;
         m.end()
     }
 }
@@ -46,15 +48,16 @@ impl Serialize for RecordJson<'_> {
             }
         }
         let r = self.0;
+        // Members in sorted order (see `EntryJson`).
         let mut m = s.serialize_map(Some(8))?;
+        m.serialize_entry("confidence", &r.confidence)?;
         m.serialize_entry("content", &r.content())?;
+        m.serialize_entry("entries", &Entries(&r.entries))?;
         m.serialize_entry("key", &r.key)?;
         m.serialize_entry("namespace", &r.namespace)?;
-        m.serialize_entry("confidence", &r.confidence)?;
-        m.serialize_entry("timestamp", &r.timestamp)?;
         m.serialize_entry("related_keys", &r.related_keys)?;
-        m.serialize_entry("entries", &Entries(&r.entries))?;
         m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
+        m.serialize_entry("timestamp", &r.timestamp)?;
         m.end()
     }
 }
@@ -103,6 +106,11 @@ mod tests {
         assert_eq!(r.to_json(), want);
         let text = serde_json::to_string(&RecordJson(&r)).unwrap();
         assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), want);
+        // Written straight out, the members come in sorted order, as printed JSON has them.
+        assert_eq!(
+            text,
+            serde_json::to_string(&crate::app::sorted(want.clone())).unwrap()
+        );
         assert_eq!(r.entries[1].to_json(), want["entries"][1]);
     }
 }

@@ -101,6 +101,12 @@ pub(crate) fn scan(file: &File, from: u64, to: u64) -> io::Result<Vec<Entry>> {
     }
     let mut buf = vec![0u8; (to - from) as usize];
     read_exact_at(file, &mut buf, from)?;
+    Ok(scan_bytes(&buf, from))
+}
+
+/// Every whole record in `buf`, the bytes of a pack from offset `from` on, in order (as
+/// [`scan`]).
+pub(crate) fn scan_bytes(buf: &[u8], from: u64) -> Vec<Entry> {
     let mut out = Vec::new();
     let mut at = 0usize;
     while buf.len() - at >= RECORD_HEAD as usize {
@@ -113,7 +119,7 @@ pub(crate) fn scan(file: &File, from: u64, to: u64) -> io::Result<Vec<Entry>> {
         out.push((id, from + at as u64, len));
         at = end;
     }
-    Ok(out)
+    out
 }
 
 /// An index file opened for lookups by offset: its header is read once, ids and places on

@@ -312,3 +312,57 @@ fn proof_verify_fsck_and_gc() {
     assert_eq!(g.objects_removed, 0);
     assert!(g.objects_kept > 0);
 }
+
+/// A diff's JSON written straight from the outcome is, byte for byte, its value printed with
+/// sorted members: for every operation, with stat and patch, and records with a source, an
+/// actor, superseded entries and related keys.
+#[test]
+fn a_diff_written_straight_out_is_its_printed_value() {
+    let (_dir, m) = fixture();
+    let repo = Repo::open(Store::open(m.path(), &OpenOptions::default()).unwrap()).unwrap();
+    let key = Key::new("work", "a.rich").unwrap();
+    let mut first = Entry::new("line one\nline \"two\"\u{1b}", 0.25, T0 + 1.5);
+    first.status = memoir::memory::Status::Superseded;
+    let mut rec = Record::new(&key, first, vec!["x.y".into(), "a.b".into()]);
+    let mut second = Entry::new("line one\nline three", 0.75, T0 + 2.0);
+    second.source = Some("standup".into());
+    second.actor = Some("agent-7".into());
+    rec.entries.push(second);
+    rec.confidence = 0.75;
+    rec.timestamp = T0 + 2.0;
+    let id = repo.objects().write(&rec.to_blob().unwrap()).unwrap();
+    let edits = vec![
+        Edit::Put(key.encode(), id),
+        Edit::Delete(Key::new("default", "x.y").unwrap().encode()),
+    ];
+    repo.commit(
+        "main",
+        edits,
+        &Signature::new("Tester", T0 as i64 + 4 * 3600),
+        "rich",
+    )
+    .unwrap();
+    drop(repo);
+    write(&m, "main", &[("a.b", "v3\nmore")], 5);
+    for (stat, patch) in [(false, false), (true, false), (false, true), (true, true)] {
+        let d = m
+            .diff(&DiffQuery {
+                from: Some("HEAD~3".into()),
+                stat,
+                patch,
+                ..DiffQuery::default()
+            })
+            .unwrap();
+        let mut ops: Vec<&str> = d.changes.iter().map(|c| c.operation).collect();
+        ops.sort_unstable();
+        assert_eq!(ops, ["added", "modified", "removed"]);
+        let mut direct = Vec::new();
+        d.write_json(&mut direct).unwrap();
+        let mut want = serde_json::to_vec_pretty(&memoir::app::sorted(d.to_json())).unwrap();
+        want.push(b'\n');
+        assert_eq!(
+            String::from_utf8(direct).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+    }
+}
