@@ -487,7 +487,8 @@ fn content_of(repo: &Repo, id: &ObjectId) -> RepoResult<String> {
     Ok(read_record(repo.objects(), id)?.content())
 }
 
-fn record_at(repo: &Repo, id: Option<&ObjectId>) -> MemoirResult<Option<Record>> {
+/// The record with id `id`, if there is an id.
+pub(crate) fn record_at(repo: &Repo, id: Option<&ObjectId>) -> MemoirResult<Option<Record>> {
     Ok(id.map(|i| read_record(repo.objects(), i)).transpose()?)
 }
 

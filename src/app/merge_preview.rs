@@ -4,11 +4,11 @@
 
 use serde::Serialize;
 
-use crate::memory::{read_record, Record};
+use crate::memory::Record;
 use crate::object::ObjectId;
 use crate::repo::{Head, KeyChange, Op, Repo};
 
-use super::history::DiffEntry;
+use super::history::{record_at, DiffEntry};
 use super::ids::{hex, hex_opt, record_opt};
 use super::{Memoir, MemoirError, MemoirResult, MergeResultKind, Outcome};
 
@@ -155,10 +155,6 @@ impl Memoir {
         };
         Ok(preview(kind, base, changes, conflicts))
     }
-}
-
-fn record_at(repo: &Repo, id: Option<&ObjectId>) -> MemoirResult<Option<Record>> {
-    Ok(id.map(|i| read_record(repo.objects(), i)).transpose()?)
 }
 
 fn entry(repo: &Repo, c: &KeyChange) -> MemoirResult<DiffEntry> {
