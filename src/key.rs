@@ -193,7 +193,12 @@ fn check_namespace(ns: &str, rules: Rules) -> Result<(), KeyError> {
     if ns.len() > MAX_NAMESPACE_BYTES {
         return Err(bad(format!("longer than {MAX_NAMESPACE_BYTES} bytes")));
     }
-    if let Some((ch, why)) = ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?))) {
+    // Plain ASCII namespaces pass byte by byte (as paths do in `check_path`).
+    let plain = ns.bytes().all(ascii_name_byte);
+    if let Some((ch, why)) = (!plain)
+        .then(|| ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?))))
+        .flatten()
+    {
         return Err(bad(format!(
             "character {ch:?}{} is not allowed ({why})",
             code_point(ch)
@@ -496,13 +501,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_ascii_path_is_judged_as_each_character_is() {
+    fn an_ascii_name_is_judged_as_each_character_is() {
         for b in 0..128u8 {
             let c = b as char;
             for rules in [Rules::Input, Rules::Stored] {
                 let path = format!("a{c}b");
                 let slow = c == '.' || refusal(c, false, rules).is_none();
                 assert_eq!(check_path(&path, rules).is_ok(), slow, "{b:#x}");
+                let slow = refusal(c, true, rules).is_none();
+                assert_eq!(check_namespace(&path, rules).is_ok(), slow, "{b:#x}");
             }
         }
     }

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::key::{namespace_prefix, nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
-use crate::memory::{read_record, secrets, Record};
+use crate::memory::{read_record, secrets, Record, RecordJson};
 use crate::object::{Object, ObjectId};
 use crate::prolly::{prefix_range, Edit, KeyRange};
 
@@ -109,12 +109,13 @@ impl ExportOutcome {
     /// The records as JSON Lines: one object per line with its members sorted, each line
     /// ending in a newline.
     pub fn to_jsonl(&self) -> String {
-        let mut out = String::new();
+        let mut out = Vec::with_capacity(self.records.len() * 256);
         for rec in &self.records {
-            out.push_str(&serde_json::to_string(&sorted(rec.to_json())).unwrap_or_default());
-            out.push('\n');
+            // The record's shape writes its members sorted, as its printed value has them.
+            let _ = serde_json::to_writer(&mut out, &RecordJson(rec));
+            out.push(b'\n');
         }
-        out
+        String::from_utf8(out).unwrap_or_default()
     }
 }
 
