@@ -85,6 +85,16 @@ impl RestPack {
     }
 }
 
+/// Where the record of an object `len` bytes long that starts at `offset` lies in a pack
+/// mapped up to `mapped` bytes, if it lies wholly inside (a damaged index can name any
+/// offset, even one whose end does not fit in 64 bits).
+fn record_span(offset: u64, len: u32, mapped: u64) -> Option<std::ops::Range<usize>> {
+    let end = offset
+        .checked_add(RECORD_HEAD + u64::from(len))
+        .filter(|&end| end <= mapped)?;
+    Some(usize::try_from(offset).ok()?..usize::try_from(end).ok()?)
+}
+
 /// The read-only backend of a store at rest.
 #[derive(Debug)]
 pub(crate) struct RestBackend {
@@ -145,26 +155,24 @@ impl RestBackend {
         offset: u64,
         len: u32,
     ) -> StoreResult<Vec<u8>> {
-        let name = format!("{PACKS_DIR}/{}", pack_name(pack.no));
-        let end = offset + RECORD_HEAD + u64::from(len);
-        if end > pack.len {
+        let name = || format!("{PACKS_DIR}/{}", pack_name(pack.no));
+        let bytes = pack.map.as_deref().unwrap_or_default();
+        let Some(span) = record_span(offset, len, bytes.len() as u64) else {
             return Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::CutShort {
-                    pack: name,
+                    pack: name(),
                     offset,
                     end: pack.len,
                 },
             });
-        }
-        // Within the map: `end` is at most `pack.len`, the mapped length.
-        let bytes = pack.map.as_deref().unwrap_or_default();
-        let buf = &bytes[offset as usize..end as usize];
+        };
+        let buf = &bytes[span];
         if buf[..32] != id[..] || buf[32..36] != len.to_be_bytes() {
             return Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::OtherId {
-                    pack: name,
+                    pack: name(),
                     offset,
                     found: super::hex(&buf[..8]),
                 },
@@ -254,5 +262,26 @@ impl RefStore for RestBackend {
 impl Backend for RestBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.packs.iter().map(|p| p.len).sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_read_only_where_it_lies_wholly_inside_the_pack() {
+        let head = RECORD_HEAD as usize;
+        assert_eq!(record_span(8, 4, 100), Some(8..8 + head + 4));
+        assert_eq!(
+            record_span(8, 4, (8 + head + 4) as u64),
+            Some(8..8 + head + 4)
+        );
+        assert_eq!(record_span(8, 4, (8 + head + 3) as u64), None);
+        assert_eq!(record_span(0, 0, 0), None);
+        // Offsets a damaged index could name: past the end, and whose end wraps around.
+        assert_eq!(record_span(1 << 40, 1, 100), None);
+        assert_eq!(record_span(u64::MAX - 10, 4, u64::MAX), None);
+        assert_eq!(record_span(u64::MAX, u32::MAX, 100), None);
     }
 }
