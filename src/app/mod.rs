@@ -82,7 +82,7 @@ pub use last_runs::{FsckRun, GcRun, LastRuns, MAINTENANCE_FILE};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
-pub use pretty::write_pretty;
+pub use pretty::{write_pretty, write_printed};
 pub use proof::{ProofOutcome, VerifyOutcome};
 pub use reflog::{ReflogItem, ReflogOutcome};
 pub use remember::{
@@ -285,10 +285,10 @@ pub trait Outcome: Serialize {
     fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
         if Self::MEMBERS_SORTED && self.exit_code() == exit::OK {
             write_pretty(out, self)?;
+            out.write_all(b"\n")
         } else {
-            write_pretty(out, &sorted(self.to_json()))?;
+            write_printed(out, self.to_json())
         }
-        out.write_all(b"\n")
     }
 
     /// The outcome as the JSON `memoir --json` prints. A partly failed outcome (a non-zero

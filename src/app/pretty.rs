@@ -93,6 +93,12 @@ pub fn write_pretty<W: Write, T: ?Sized + Serialize>(out: &mut W, value: &T) -> 
         .map_err(io::Error::other)
 }
 
+/// Writes `value` as `memoir --json` prints it: pretty, members sorted, a final newline.
+pub fn write_printed<W: Write>(out: &mut W, value: serde_json::Value) -> io::Result<()> {
+    write_pretty(out, &crate::app::sorted(value))?;
+    out.write_all(b"\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

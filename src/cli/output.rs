@@ -179,8 +179,6 @@ pub fn color_allowed(stream_is_terminal: bool) -> bool {
     stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-pub use memoir::app::sorted;
-
 /// Pretty JSON with sorted keys and a final newline.
 pub fn render_json(v: Value) -> String {
     let mut text = Vec::new();
@@ -192,9 +190,7 @@ pub fn render_json(v: Value) -> String {
 /// text first (a large result is hundreds of kilobytes).
 fn write_json(out: &mut impl Write, v: Value) {
     let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
-    if memoir::app::write_pretty(&mut w, &sorted(v)).is_ok() {
-        let _ = w.write_all(b"\n");
-    }
+    let _ = memoir::app::write_printed(&mut w, v);
     let _ = w.flush();
 }
 
@@ -283,7 +279,7 @@ mod tests {
     fn sorted_orders_nested_keys() {
         let v = json!({"b": 1, "a": {"d": 1, "c": [ {"z": 1, "y": 2} ]}});
         assert_eq!(
-            serde_json::to_string(&sorted(v)).unwrap(),
+            serde_json::to_string(&memoir::app::sorted(v)).unwrap(),
             r#"{"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}"#
         );
     }

@@ -32,7 +32,7 @@ struct RestPack {
     map: Option<memmap2::Mmap>,
     index: Option<PackIndex>,
     /// The records between the index's end and `len`, read on first use.
-    tail: OnceLock<Result<Places, String>>,
+    tail: OnceLock<Places>,
 }
 
 impl RestPack {
@@ -41,18 +41,15 @@ impl RestPack {
         self.index.as_ref().map_or(HEADER, PackIndex::covered)
     }
 
-    fn tail(&self) -> StoreResult<&Places> {
-        let t = self.tail.get_or_init(|| {
+    fn tail(&self) -> &Places {
+        self.tail.get_or_init(|| {
             let bytes = self.map.as_deref().unwrap_or_default();
             let from = self.tail_start().max(HEADER).min(bytes.len() as u64);
-            let tail = scan_bytes(&bytes[from as usize..], from);
-            Ok(tail
+            scan_bytes(&bytes[from as usize..], from)
                 .into_iter()
                 .map(|(id, off, n)| (id, (off, n)))
-                .collect())
-        });
-        t.as_ref()
-            .map_err(|e: &String| StoreError::Backend(e.clone().into()))
+                .collect()
+        })
     }
 
     /// Where the record of `id` is in this pack, if it is there.
@@ -63,7 +60,7 @@ impl RestPack {
                 return Ok(found);
             }
         }
-        Ok(self.tail()?.get(id).copied())
+        Ok(self.tail().get(id).copied())
     }
 
     fn ids(&self, prefix: &[u8], out: &mut BTreeSet<RawId>) -> StoreResult<()> {
@@ -80,7 +77,7 @@ impl RestPack {
                 );
             }
         }
-        out.extend(self.tail()?.keys().filter(|id| id.starts_with(prefix)));
+        out.extend(self.tail().keys().filter(|id| id.starts_with(prefix)));
         Ok(())
     }
 }
