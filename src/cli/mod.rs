@@ -2,7 +2,7 @@
 //!
 //! To add a command: write `src/cli/<name>.rs` with a clap `Args` struct (with an example in
 //! `after_help`) and `pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError>`; add a
-//! variant to [`Command`] and a line to [`dispatch`]. The command never prints: it returns a
+//! line to the table in `commands.rs`. The command never prints: it returns a
 //! [`Report`] (JSON object, human lines, exit code) or a [`CliError`], and [`main`] prints it
 //! after the store has been closed.
 
@@ -13,6 +13,7 @@ mod aws;
 mod branch;
 mod capture;
 mod checkout;
+mod commands;
 mod export;
 mod forget;
 mod get;
@@ -42,12 +43,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::Parser;
 
 use memoir::Memoir;
 
+use commands::{dispatch, Command};
 use context::{clock_from_env, env_flag, options_from_env, Ctx};
-use output::{color_allowed, error_json, exit, render_json, CliError, Printer, Report, Style};
+use output::{color_allowed, error_json, exit, render_json, CliError, Printer, Style};
 
 const MAIN_HELP: &str = "\
 Examples:
@@ -105,115 +107,6 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
         .filter(|x| x.is_finite() && *x >= 0.0 && *x < 1e9)
         .map(Duration::from_secs_f64)
         .ok_or_else(|| format!("{s:?} is not a number of seconds"))
-}
-
-/// The commands.
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Create a store
-    New(new::Args),
-    /// Show the store's state
-    Status(status::Args),
-    /// Store a memory under one or more keys
-    Remember(remember::Args),
-    /// Read memories by key
-    Get(get::Args),
-    /// Remove a memory
-    Forget(forget::Args),
-    /// Count memories by namespace and key prefix
-    Summarize(summarize::Args),
-    /// List, create or delete branches
-    Branch(branch::Args),
-    /// Switch HEAD to a branch or commit
-    Checkout(checkout::Args),
-    /// Write every memory as JSON Lines
-    Export(export::Args),
-    /// Read memories from JSON Lines (one commit, all or nothing)
-    Import(import::Args),
-    /// Ranked lexical search over keys and contents
-    Search(search::Args),
-    /// Find the memories that answer a question (LLM picker or lexical)
-    Recall(recall::Args),
-    /// Merge a branch into another
-    Merge(merge::Args),
-    /// Manage remotes: add, list, remove
-    Remote(remote::RemoteArgs),
-    /// Upload a branch to a remote
-    Push(remote::PushArgs),
-    /// Download a remote's branches as REMOTE/BRANCH
-    Fetch(remote::FetchArgs),
-    /// Fetch, then merge the remote branch into the current branch
-    Pull(remote::PullArgs),
-    /// Make a new store from a remote
-    Clone(remote::CloneArgs),
-    /// Check the whole store for damage
-    Fsck(maintenance::FsckArgs),
-    /// Remove unreachable objects
-    Gc(maintenance::GcArgs),
-    /// Where branches and HEAD have pointed, newest first
-    Reflog(maintenance::ReflogArgs),
-    /// Show commits, newest first
-    Log(history::LogArgs),
-    /// Who changed a memory, and when
-    Blame(history::BlameArgs),
-    /// What changed between two revisions
-    Diff(history::DiffArgs),
-    /// Check out a past revision on a new branch
-    TimeTravel(history::TimeTravelArgs),
-    /// Print a Merkle proof of a key's value
-    Proof(proof::ProofArgs),
-    /// Check a Merkle proof
-    Verify(proof::VerifyArgs),
-    /// Store the durable facts of one conversation turn read on stdin
-    Capture(capture::Args),
-    /// The store's taxonomy: init, load FILE, list, show ID, prompt-snippet
-    Taxonomy(taxonomy::Args),
-    /// Serve the store to an agent host over MCP (stdio, or HTTP on loopback)
-    Mcp(mcp::Args),
-    /// Browse memories, history and provenance in a web browser (loopback)
-    Ui(ui::Args),
-    /// Walk through memoir on a throwaway store
-    Tour(tour::Args),
-    /// Keep documents (Markdown, text, HTML, PDF) as searchable memories
-    Watch(watch::Args),
-}
-
-fn dispatch(ctx: &Ctx, cmd: Command) -> Result<Report, CliError> {
-    match cmd {
-        Command::New(a) => new::run(ctx, a),
-        Command::Status(a) => status::run(ctx, a),
-        Command::Remember(a) => remember::run(ctx, a),
-        Command::Get(a) => get::run(ctx, a),
-        Command::Forget(a) => forget::run(ctx, a),
-        Command::Summarize(a) => summarize::run(ctx, a),
-        Command::Branch(a) => branch::run(ctx, a),
-        Command::Checkout(a) => checkout::run(ctx, a),
-        Command::Export(a) => export::run(ctx, a),
-        Command::Import(a) => import::run(ctx, a),
-        Command::Search(a) => search::run(ctx, a),
-        Command::Recall(a) => recall::run(ctx, a),
-        Command::Merge(a) => merge::run(ctx, a),
-        Command::Remote(a) => remote::remote(ctx, a),
-        Command::Push(a) => remote::push(ctx, a),
-        Command::Fetch(a) => remote::fetch(ctx, a),
-        Command::Pull(a) => remote::pull(ctx, a),
-        Command::Clone(a) => remote::clone(ctx, a),
-        Command::Fsck(a) => maintenance::fsck(ctx, a),
-        Command::Gc(a) => maintenance::gc(ctx, a),
-        Command::Reflog(a) => maintenance::reflog(ctx, a),
-        Command::Log(a) => history::log(ctx, a),
-        Command::Blame(a) => history::blame(ctx, a),
-        Command::Diff(a) => history::diff(ctx, a),
-        Command::TimeTravel(a) => history::time_travel(ctx, a),
-        Command::Proof(a) => proof::proof(ctx, a),
-        Command::Verify(a) => proof::verify(ctx, a),
-        Command::Capture(a) => capture::run(ctx, a),
-        Command::Taxonomy(a) => taxonomy::run(ctx, a),
-        Command::Mcp(a) => mcp::run(ctx, a),
-        Command::Ui(a) => ui::run(ctx, a),
-        Command::Tour(a) => tour::run(ctx, a),
-        Command::Watch(a) => watch::run(ctx, a),
-    }
 }
 
 fn printer(json: bool, quiet: bool) -> Printer {
@@ -313,8 +206,16 @@ mod tests {
     /// Every command's help carries an example.
     #[test]
     fn every_command_has_an_example() {
-        let cmd = super::Cli::command();
-        for sub in cmd.get_subcommands() {
+        let mut cmd = super::Cli::command();
+        // Each command's options and help are built when it is used; clap's own `help`
+        // subcommand, which the build adds, is not one of ours.
+        cmd.build();
+        let ours: Vec<_> = cmd
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help")
+            .collect();
+        assert!(ours.len() > 30, "{} commands", ours.len());
+        for sub in ours {
             let help = sub
                 .get_after_help()
                 .map(|h| h.to_string())
