@@ -25,11 +25,22 @@ macro_rules! commands {
             $(#[doc = $about] $variant($args),)*
         }
 
+        impl Command {
+            /// clap's view of the command called `name`, its options deferred until it is
+            /// built; `None` when no command has that name.
+            pub(super) fn one(name: &str) -> Option<clap::Command> {
+                match name {
+                    $($name => Some(clap::Command::new($name).about($about).defer(|c| {
+                        <$args as clap::Args>::augment_args(c).about($about).long_about(None)
+                    })),)*
+                    _ => None,
+                }
+            }
+        }
+
         impl Subcommand for Command {
             fn augment_subcommands(cmd: clap::Command) -> clap::Command {
-                cmd$(.subcommand(clap::Command::new($name).about($about).defer(|c| {
-                    <$args as clap::Args>::augment_args(c).about($about).long_about(None)
-                })))*
+                cmd.subcommands([$($name),*].into_iter().filter_map(Self::one))
             }
 
             fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {

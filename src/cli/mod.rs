@@ -124,9 +124,35 @@ pub fn main() -> ExitCode {
     ExitCode::from(run(std::env::args_os().collect()))
 }
 
+/// Parses `args`, first against a tree holding only the command that `args` seems to name:
+/// putting the global options into every other command costs a command's start more than
+/// all the rest clap does. A parse that succeeds there finds that command at the same place
+/// the whole tree would, with the same options, so it gives the same `Cli`. Anything else
+/// (no command named, help, version, an error) is parsed against the whole tree, whose
+/// messages, help and suggestions know every command.
+fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
+    use clap::{Args as _, FromArgMatches as _};
+    let named = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.to_str())
+        .find(|a| <Command as clap::Subcommand>::has_subcommand(a));
+    let one = named.and_then(Command::one).map(|command| {
+        GlobalArgs::augment_args(clap::Command::new("memoir"))
+            .subcommand_required(true)
+            .subcommand(command)
+    });
+    if let Some(mut matches) = one.and_then(|tree| tree.try_get_matches_from(args).ok()) {
+        if let Ok(cli) = Cli::from_arg_matches_mut(&mut matches) {
+            return Ok(cli);
+        }
+    }
+    Cli::try_parse_from(args)
+}
+
 fn run(args: Vec<OsString>) -> u8 {
     let json_hint = env_flag("MEMOIR_JSON") || args.iter().skip(1).any(|a| a == "--json");
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match parse(&args) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -195,6 +221,8 @@ fn run(args: Vec<OsString>) -> u8 {
 
 #[cfg(test)]
 mod tests {
+    use std::ffi::OsString;
+
     use clap::CommandFactory;
 
     /// clap's own consistency checks over every command and option.
@@ -225,6 +253,51 @@ mod tests {
                 "`{}` has no example",
                 sub.get_name()
             );
+        }
+    }
+
+    /// Parsing against the one named command gives what the whole tree gives: the same
+    /// `Cli` when it parses, the same error (kind and text) when it does not.
+    #[test]
+    fn parsing_one_command_agrees_with_the_whole_tree() {
+        use clap::Parser;
+        let lines = [
+            "memoir -s m status",
+            "memoir status -s m --json",
+            "memoir --json -q get a.b c:d.e",
+            "memoir -s get get x",
+            "memoir -s remember get x",
+            "memoir --lock-timeout 2.5 remember hello -p a.b --source s",
+            "memoir summarize --depth 2 --keys 'a.*'",
+            "memoir remote add origin s3://bucket/p",
+            "memoir watch list",
+            "memoir taxonomy show preferences",
+            "memoir diff HEAD~3 HEAD --stat",
+            "memoir log -n 5 --json",
+            "memoir time-travel HEAD~1 old",
+            "memoir get",
+            "memoir get --bogus a",
+            "memoir remembr x",
+            "memoir",
+            "memoir --version",
+            "memoir get --help",
+            "memoir help get",
+            "memoir --lock-timeout x status",
+            "memoir status extra",
+            "memoir search",
+        ];
+        for line in lines {
+            let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+            let one = super::parse(&args).map(|c| format!("{c:?}"));
+            let whole = super::Cli::try_parse_from(&args).map(|c| format!("{c:?}"));
+            match (one, whole) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{line}"),
+                (Err(a), Err(b)) => {
+                    assert_eq!(a.kind(), b.kind(), "{line}");
+                    assert_eq!(a.to_string(), b.to_string(), "{line}");
+                }
+                (a, b) => panic!("{line}: {a:?} against {b:?}"),
+            }
         }
     }
 }
