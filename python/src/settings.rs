@@ -30,6 +30,9 @@ impl OpenArgs {
     /// `MEMOIR_NOW` else the system clock; `merge_policy` else `MEMOIR_MERGE_POLICY`;
     /// `facet_cap` else `MEMOIR_FACET_MAX_ENTRIES`. No model is configured (recall is
     /// lexical). Malformed values are exit 1.
+    // The struct update below fills what the library's features add (S3 settings with
+    // `remote`, which a workspace build may turn on); without them it has nothing to fill.
+    #[allow(clippy::needless_update)]
     pub fn options(&self) -> MemoirResult<Options> {
         let lock = match self.lock_timeout {
             Some(s) => s,
@@ -79,6 +82,7 @@ impl OpenArgs {
             merge_policy: policy.as_deref().map(merge_policy).transpose()?,
             facet_cap: parse_facet_cap(cap.as_deref())
                 .map_err(|e| MemoirError::invalid(format!("facet_cap: {e}")))?,
+            ..Options::default()
         })
     }
 }
