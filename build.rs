@@ -18,11 +18,13 @@ use std::process::{Command, Stdio};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let var = |k: &str| env::var(k).unwrap_or_default();
     if var("CARGO_CFG_TARGET_OS") != "linux"
         || var("CARGO_CFG_TARGET_ENV") != "gnu"
         || var("TARGET") != var("HOST")
+        // A static executable is linked another way (`-static-pie`); leave it be.
+        || var("CARGO_CFG_TARGET_FEATURE").split(',').any(|f| f == "crt-static")
     {
         return;
     }
@@ -35,11 +37,12 @@ fn main() {
 }
 
 /// Whether a C program linked with `flag` (in directory `out_dir`) builds without a linker
-/// warning and runs.
+/// warning and runs, linked by the linker rustc uses: the one Cargo was told of
+/// (`RUSTC_LINKER`), else `cc`, as rustc's own default.
 fn links_and_runs(out_dir: &str, flag: &str) -> bool {
     let out = PathBuf::from(out_dir).join("link-probe");
-    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
-    let probe = Command::new(cc)
+    let linker = env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".into());
+    let probe = Command::new(linker)
         .args(["-x", "c", "-", "-o"])
         .arg(&out)
         .args([flag, "-Wl,--fatal-warnings"])

@@ -43,12 +43,10 @@ macro_rules! commands {
                 cmd.subcommands([$($name),*].into_iter().filter_map(Self::one))
             }
 
+            /// The same tree: memoir parses a command line once and never updates a parsed
+            /// `Cli` from another.
             fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
-                cmd$(.subcommand(clap::Command::new($name).about($about).defer(|c| {
-                    <$args as clap::Args>::augment_args_for_update(c)
-                        .about($about)
-                        .long_about(None)
-                })))*
+                Self::augment_subcommands(cmd)
             }
 
             fn has_subcommand(name: &str) -> bool {

@@ -129,7 +129,10 @@ pub fn main() -> ExitCode {
 /// all the rest clap does. A parse that succeeds there finds that command at the same place
 /// the whole tree would, with the same options, so it gives the same `Cli`. Anything else
 /// (no command named, help, version, an error) is parsed against the whole tree, whose
-/// messages, help and suggestions know every command.
+/// messages, help and suggestions know every command. The pruned root must hold every
+/// setting of [`Cli`]'s root that can make a parse fail (today: the global options and a
+/// required command); the test `parsing_one_command_agrees_with_the_whole_tree` compares the
+/// two.
 fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     use clap::{Args as _, FromArgMatches as _};
     let named = args
