@@ -194,11 +194,12 @@ fn check_namespace(ns: &str, rules: Rules) -> Result<(), KeyError> {
         return Err(bad(format!("longer than {MAX_NAMESPACE_BYTES} bytes")));
     }
     // Plain ASCII namespaces pass byte by byte (as paths do in `check_path`).
-    let plain = ns.bytes().all(ascii_name_byte);
-    if let Some((ch, why)) = (!plain)
-        .then(|| ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?))))
-        .flatten()
-    {
+    let refused = if ns.bytes().all(ascii_name_byte) {
+        None
+    } else {
+        ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?)))
+    };
+    if let Some((ch, why)) = refused {
         return Err(bad(format!(
             "character {ch:?}{} is not allowed ({why})",
             code_point(ch)
