@@ -146,7 +146,7 @@ class CommandFailed(RuntimeError):
 class Runner:
     """Spawns whole processes with posix_spawn (no fd-closing sweep, no shell) and times
     them from just before the spawn to the end of wait4. stdout and stderr go to files,
-    read after the clock has stopped. `last_cpu` is the user+system CPU time of the last
+    read after the clock has stopped (and emptied before it starts). `last_cpu` is the user+system CPU time of the last
     process run (with its children, e.g. the git processes memoir-ai starts)."""
 
     def __init__(self, workdir: str, env: dict):
@@ -161,6 +161,12 @@ class Runner:
         ]
 
     def run(self, argv: list[str]) -> tuple[int, str, str, float]:
+        # Empty the output files before the clock starts: truncating the last command's
+        # output (hundreds of kilobytes for a large diff) is the harness's work, and would
+        # otherwise be charged to whichever tool runs next.
+        for path in (self.out, self.err):
+            if os.path.exists(path):
+                os.truncate(path, 0)
         start = time.perf_counter()
         pid = os.posix_spawn(argv[0], argv, self.env, file_actions=self.actions)
         _, status, usage = os.wait4(pid, 0)

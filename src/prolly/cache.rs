@@ -27,12 +27,14 @@ pub(crate) struct NodeCache {
 }
 
 impl NodeCache {
-    /// An empty cache of at most `cap` (at least 1) nodes.
+    /// An empty cache of at most `cap` (at least 1) nodes. Its tables grow as nodes come,
+    /// rather than being sized for `cap` at once: a command that loads a hundred nodes
+    /// would otherwise touch a fresh page of a table of megabytes for each of them.
     pub fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         NodeCache {
-            index: IdMap::with_capacity_and_hasher(cap.min(1 << 16), Default::default()),
-            slots: Vec::with_capacity(cap.min(1 << 16)),
+            index: IdMap::default(),
+            slots: Vec::new(),
             hand: 0,
             cap,
         }
