@@ -26,6 +26,20 @@ macro_rules! commands {
         }
 
         impl Command {
+            /// Whether the command talks to remotes (and so needs the S3 settings, which are
+            /// read from the AWS profile files only then).
+            pub(super) fn uses_remotes(&self) -> bool {
+                match self {
+                    Command::Remote(_)
+                    | Command::Push(_)
+                    | Command::Fetch(_)
+                    | Command::Pull(_)
+                    | Command::Clone(_) => true,
+                    Command::Gc(args) => args.remote.is_some(),
+                    _ => false,
+                }
+            }
+
             /// clap's view of the command called `name`, its options deferred until it is
             /// built; `None` when no command has that name.
             pub(super) fn one(name: &str) -> Option<clap::Command> {

@@ -239,8 +239,9 @@ pub fn facet_cap_from_env() -> Result<FacetCap, CliError> {
 /// The application's options from the global flags and the environment. Settings only some
 /// commands use (the model, the merge policy, the facet cap) are taken as they parse; the
 /// commands that use them check them first with the `*_from_env` functions, so a malformed
-/// one fails those commands only.
-pub fn options_from_env(lock_timeout: Duration, clock: Clock) -> Options {
+/// one fails those commands only. The S3 settings (from the AWS profile files) are read only
+/// for a command that talks to remotes (`remotes`).
+pub fn options_from_env(lock_timeout: Duration, clock: Clock, remotes: bool) -> Options {
     Options {
         lock_timeout,
         clock,
@@ -248,7 +249,11 @@ pub fn options_from_env(lock_timeout: Duration, clock: Clock) -> Options {
         llm: llm_config_from_env().ok().flatten(),
         merge_policy: merge_policy_from_env().ok().flatten(),
         facet_cap: facet_cap_from_env().unwrap_or_default(),
-        s3: super::aws::s3_settings_from_env(),
+        s3: if remotes {
+            super::aws::s3_settings_from_env()
+        } else {
+            Default::default()
+        },
     }
 }
 

@@ -196,7 +196,7 @@ fn run(args: Vec<OsString>) -> u8 {
     let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
     let app = Arc::new(Memoir::open(
         &store_path,
-        options_from_env(g.lock_timeout, clock),
+        options_from_env(g.lock_timeout, clock, cli.command.uses_remotes()),
     ));
     let ctx = Ctx {
         store_path,
@@ -256,6 +256,40 @@ mod tests {
                 "`{}` has no example",
                 sub.get_name()
             );
+        }
+    }
+
+    /// The S3 settings are read for the commands that reach a remote, and only for them.
+    #[test]
+    fn only_commands_that_reach_remotes_read_the_s3_settings() {
+        use clap::Parser;
+        let uses = |line: &str| {
+            let argv = std::iter::once("memoir").chain(line.split(' '));
+            super::Cli::try_parse_from(argv)
+                .unwrap()
+                .command
+                .uses_remotes()
+        };
+        for line in [
+            "push",
+            "push origin main",
+            "fetch",
+            "pull",
+            "clone s3://b/p dir",
+            "remote list",
+            "gc --remote origin",
+        ] {
+            assert!(uses(line), "{line}");
+        }
+        for line in [
+            "get a.b",
+            "status",
+            "log",
+            "gc",
+            "search x",
+            "remember x -p a.b",
+        ] {
+            assert!(!uses(line), "{line}");
         }
     }
 

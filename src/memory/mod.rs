@@ -202,10 +202,20 @@ impl Record {
 
     /// The projected content: active entries' contents joined with [`UPDATE_SEPARATOR`].
     pub fn content(&self) -> String {
-        self.active()
-            .map(|e| e.content.as_str())
-            .collect::<Vec<_>>()
-            .join(UPDATE_SEPARATOR)
+        let mut out = String::new();
+        self.push_content(&mut out);
+        out
+    }
+
+    /// Appends [`Record::content`] to `out` (no string of its own: an index build projects a
+    /// million records into one reused buffer).
+    pub fn push_content(&self, out: &mut String) {
+        for (i, e) in self.active().enumerate() {
+            if i > 0 {
+                out.push_str(UPDATE_SEPARATOR);
+            }
+            out.push_str(&e.content);
+        }
     }
 
     /// The active entries, oldest first.

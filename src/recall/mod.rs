@@ -144,38 +144,42 @@ pub fn build_cache(
     objects: &crate::object::Objects,
     root: &crate::object::ObjectId,
 ) -> RecallResult<LexicalIndex> {
-    // Records are read here while another thread counts their terms, in batches.
-    type Batch = Vec<(Vec<u8>, crate::object::ObjectId, Doc)>;
+    // Records are read here while another thread counts their terms, in batches that go
+    // back and forth between the two threads (so the texts of a million records take a few
+    // buffers, not a few allocations each).
     const BATCH: usize = 256;
-    let (send, receive) = std::sync::mpsc::sync_channel::<Batch>(8);
+    let (send, receive) = std::sync::mpsc::sync_channel::<DocBatch>(8);
+    let (give_back, take_back) = std::sync::mpsc::sync_channel::<DocBatch>(10);
     let (built, scanned) = std::thread::scope(|s| {
         let counter = s.spawn(move || -> RecallResult<lexical::Builder> {
             let mut b = lexical::Builder::new(lexical::Params::default());
-            for batch in receive {
-                for (k, v, doc) in &batch {
-                    b.add(k, v, doc)?;
+            for mut batch in receive {
+                for i in 0..batch.len() {
+                    let (key, value, doc) = batch.get(i);
+                    b.add(key, value, &doc)?;
                 }
+                batch.clear();
+                // The reader may have stopped; the batch is then dropped here.
+                let _ = give_back.try_send(batch);
             }
             Ok(b)
         });
         let mut failed = None;
-        let mut batch: Batch = Vec::with_capacity(BATCH);
+        let mut batch = DocBatch::default();
         let scanned = tree.scan(root, &crate::prolly::KeyRange::all(), &mut |k, v| {
-            match record_doc(objects, k, v) {
-                Ok(doc) => batch.push((k.to_vec(), *v, doc)),
-                Err(e) => {
-                    failed = Some(e);
-                    return false;
-                }
+            if let Err(e) = batch.push_record(objects, k, v) {
+                failed = Some(e);
+                return false;
             }
             if batch.len() == BATCH {
-                let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                let next = take_back.try_recv().unwrap_or_default();
+                let full = std::mem::replace(&mut batch, next);
                 // A closed channel means the counter stopped on an error, reported below.
                 return send.send(full).is_ok();
             }
             true
         });
-        if failed.is_none() && scanned.is_ok() && !batch.is_empty() {
+        if failed.is_none() && scanned.is_ok() && batch.len() > 0 {
             let _ = send.send(batch);
         }
         drop(send);
@@ -254,6 +258,65 @@ pub fn remove_cache(store_dir: &Path) -> RecallResult<()> {
     Ok(())
 }
 
+/// Documents read from the tree for an index build, their texts in shared buffers.
+#[derive(Default)]
+struct DocBatch {
+    keys: Vec<u8>,
+    texts: String,
+    /// Per document: where its key, namespace, path and content end in the buffers, its
+    /// value and its timestamp.
+    rows: Vec<([usize; 4], crate::object::ObjectId, f64)>,
+}
+
+impl DocBatch {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.texts.clear();
+        self.rows.clear();
+    }
+
+    /// Reads the record `value` of encoded key `key` into the batch; an error naming the
+    /// key when the value is not a record.
+    fn push_record(
+        &mut self,
+        objects: &crate::object::Objects,
+        key: &[u8],
+        value: &crate::object::ObjectId,
+    ) -> RecallResult<()> {
+        let (namespace, path, record) = keyed_record(objects, key, value)?;
+        self.keys.extend_from_slice(key);
+        let key_end = self.keys.len();
+        self.texts.push_str(&namespace);
+        let ns_end = self.texts.len();
+        self.texts.push_str(&path);
+        let path_end = self.texts.len();
+        record.push_content(&mut self.texts);
+        let ends = [key_end, ns_end, path_end, self.texts.len()];
+        self.rows.push((ends, *value, record.timestamp));
+        Ok(())
+    }
+
+    /// Document `i`: its encoded key, value and texts.
+    fn get(&self, i: usize) -> (&[u8], &crate::object::ObjectId, lexical::DocView<'_>) {
+        let (ends, value, timestamp) = &self.rows[i];
+        let (key_start, text_start) = match i {
+            0 => (0, 0),
+            _ => (self.rows[i - 1].0[0], self.rows[i - 1].0[3]),
+        };
+        let doc = lexical::DocView {
+            namespace: &self.texts[text_start..ends[1]],
+            path: &self.texts[ends[1]..ends[2]],
+            content: &self.texts[ends[2]..ends[3]],
+            timestamp: *timestamp,
+        };
+        (&self.keys[key_start..ends[0]], value, doc)
+    }
+}
+
 /// The document of a stored memory record: its key, projected content and timestamp. A value
 /// that is not a record is an error naming the key.
 pub fn record_doc(
@@ -261,14 +324,25 @@ pub fn record_doc(
     key: &[u8],
     value: &crate::object::ObjectId,
 ) -> RecallResult<Doc> {
+    let (namespace, path, r) = keyed_record(objects, key, value)?;
+    Ok(Doc {
+        namespace,
+        path,
+        content: r.content(),
+        timestamp: r.timestamp,
+    })
+}
+
+/// The namespace and path of encoded key `key` and the record `value`; an error naming the
+/// key when the value is not a record.
+fn keyed_record(
+    objects: &crate::object::Objects,
+    key: &[u8],
+    value: &crate::object::ObjectId,
+) -> RecallResult<(String, String, crate::memory::Record)> {
     let (namespace, path) = crate::key::split_encoded(key);
     match crate::memory::read_record(objects, value) {
-        Ok(r) => Ok(Doc {
-            namespace,
-            path,
-            content: r.content(),
-            timestamp: r.timestamp,
-        }),
+        Ok(r) => Ok((namespace, path, r)),
         Err(e) => Err(RecallError::Load {
             key: format!("{namespace}:{path}"),
             reason: e.to_string(),

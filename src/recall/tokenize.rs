@@ -81,10 +81,12 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Splits one word (letters and digits only) at case and class changes.
-fn word_parts(word: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
-    let mut parts = Vec::new();
+/// Splits one word (letters and digits only) at case and class changes, into `parts`
+/// (cleared first; `chars` is scratch space, so that a million words allocate nothing).
+fn word_parts<'a>(word: &'a str, chars: &mut Vec<(usize, char)>, parts: &mut Vec<&'a str>) {
+    chars.clear();
+    chars.extend(word.char_indices());
+    parts.clear();
     let mut start = 0;
     for i in 1..chars.len() {
         let (pos, c) = chars[i];
@@ -105,13 +107,27 @@ fn word_parts(word: &str) -> Vec<&str> {
         }
     }
     parts.push(&word[start..]);
-    parts
+}
+
+/// `s` in lower case, written over `buf`.
+fn lower_into(s: &str, buf: &mut String) {
+    buf.clear();
+    if s.is_ascii() {
+        buf.extend(s.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+    } else {
+        buf.push_str(&s.to_lowercase());
+    }
+}
+
+/// Whether a lower-case word is stemmed (it is all letters; digits pass through).
+pub fn is_stemmed(lower: &str) -> bool {
+    lower.chars().all(|c| c.is_alphabetic())
 }
 
 impl Tokenizer {
     /// The stem of one lower-case part (digits pass through).
     pub fn stem(&self, lower: &str) -> String {
-        if lower.chars().all(|c| c.is_alphabetic()) {
+        if is_stemmed(lower) {
             self.stemmer.stem(lower).into_owned()
         } else {
             lower.to_string()
@@ -122,37 +138,29 @@ impl Tokenizer {
     /// of the text is one (so a query of only stopwords still has terms).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        self.each_term(text, None, &mut |t| out.push(t.to_string()));
+        self.each_term(text, &mut |t| out.push(t.to_string()));
         out
     }
 
-    /// [`Tokenizer::terms`], each given to `emit` in turn; stems are kept in `stems` (lower
-    /// case word to stem) when it is given, so that a word seen before is not stemmed again
-    /// (what indexing many records spends most of its time on otherwise).
-    pub fn each_term(
-        &self,
-        text: &str,
-        mut stems: Option<&mut fxhash::FxHashMap<String, String>>,
-        emit: &mut dyn FnMut(&str),
-    ) {
+    /// [`Tokenizer::terms`], each given to `emit` in turn.
+    pub fn each_term(&self, text: &str, emit: &mut dyn FnMut(&str)) {
+        self.each_word(text, &mut |lower, stem| {
+            if stem && is_stemmed(lower) {
+                emit(&self.stemmer.stem(lower))
+            } else {
+                emit(lower)
+            }
+        });
+    }
+
+    /// The words behind [`Tokenizer::each_term`], lower case and not yet stemmed, each given
+    /// to `emit` with whether its term is its stem (true) or the word itself (a stopword of
+    /// a text of stopwords alone). An index build maps each word to its term once, not once
+    /// per occurrence.
+    pub fn each_word(&self, text: &str, emit: &mut dyn FnMut(&str, bool)) {
         let mut any = false;
         let mut stop: Vec<String> = Vec::new();
-        let mut give = |lower: &str| {
-            if !lower.chars().all(|c| c.is_alphabetic()) {
-                return emit(lower);
-            }
-            match stems.as_deref_mut() {
-                None => emit(&self.stemmer.stem(lower)),
-                Some(cache) => {
-                    if let Some(s) = cache.get(lower) {
-                        return emit(s);
-                    }
-                    let s = self.stemmer.stem(lower).into_owned();
-                    emit(&s);
-                    cache.insert(lower.to_string(), s);
-                }
-            }
-        };
+        let (mut chars, mut parts, mut lower) = (Vec::new(), Vec::new(), String::new());
         for word in text.split(|c: char| !c.is_alphanumeric()) {
             if word.is_empty() {
                 continue;
@@ -168,31 +176,32 @@ impl Tokenizer {
                         stop.push(word.to_string());
                     }
                 } else {
-                    give(word);
+                    emit(word, true);
                     any = true;
                 }
                 continue;
             }
-            let parts = word_parts(word);
+            word_parts(word, &mut chars, &mut parts);
             for p in &parts {
-                let lower = p.to_lowercase();
+                lower_into(p, &mut lower);
                 if is_stopword(&lower) {
                     if !any {
-                        stop.push(lower);
+                        stop.push(lower.clone());
                     }
                     continue;
                 }
-                give(&lower);
+                emit(&lower, true);
                 any = true;
             }
             if parts.len() > 1 {
-                give(&word.to_lowercase());
+                lower_into(word, &mut lower);
+                emit(&lower, true);
                 any = true;
             }
         }
         if !any {
             for s in &stop {
-                emit(s);
+                emit(s, false);
             }
         }
     }
@@ -209,6 +218,12 @@ mod tests {
     #[test]
     fn stopword_list_is_sorted() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    fn word_parts(word: &str) -> Vec<&str> {
+        let mut parts = Vec::new();
+        super::word_parts(word, &mut Vec::new(), &mut parts);
+        parts
     }
 
     #[test]

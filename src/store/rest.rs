@@ -10,10 +10,11 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use super::pack_index::{index_path, scan_bytes, Entry, PackIndex, MAX_TAIL};
-use super::packs::{pack_name, HEADER, PACKS_DIR, RECORD_HEAD};
+use super::packs::{pack_name, read_exact_at, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::resting_head::RestingRefs;
 use super::{Backend, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
 
@@ -32,12 +33,36 @@ struct RestPack {
     /// call per object (a diff of a thousand records reads a thousand of them). `None` for an
     /// empty pack.
     map: Option<memmap2::Mmap>,
+    /// The pack, for the first read in each window of it (see [`RestPack::through_map`]).
+    file: std::fs::File,
+    /// One bit per [`WINDOW`] bytes of the pack: set once a record starting there was read.
+    touched: Box<[AtomicU64]>,
     index: Option<PackIndex>,
     /// The records between the index's end and `len`, read on first use.
     tail: OnceLock<Places>,
 }
 
+/// The span of a pack the kernel maps at once when a mapped page is first touched (its
+/// fault-around: 16 pages).
+const WINDOW: u64 = 64 << 10;
+
 impl RestPack {
+    /// Whether the record at `offset` is read through the map. The first read in a window of
+    /// the pack is a plain read instead: touching a mapped page costs the kernel a fault that
+    /// maps the whole window (and unmaps it at exit), several times a read's cost, which only
+    /// pays when more records of the window are read, as a diff of many records does, and
+    /// as the second read in the window suggests. The tail, scanned whole, is always mapped.
+    fn through_map(&self, offset: u64) -> bool {
+        if offset >= self.tail_start() {
+            return true;
+        }
+        let w = offset / WINDOW;
+        let Some(word) = self.touched.get((w / 64) as usize) else {
+            return true;
+        };
+        let bit = 1u64 << (w % 64);
+        word.fetch_or(bit, Ordering::Relaxed) & bit != 0
+    }
     /// Where the tail starts.
     fn tail_start(&self) -> u64 {
         self.index.as_ref().map_or(HEADER, PackIndex::covered)
@@ -135,10 +160,13 @@ impl RestBackend {
                 n => Some(unsafe { memmap2::MmapOptions::new().len(n).map(&file) }.ok()?),
             };
             let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
+            let windows = len.div_ceil(WINDOW).div_ceil(64);
             let pack = RestPack {
                 no,
                 len,
                 map,
+                file,
+                touched: (0..windows).map(|_| AtomicU64::new(0)).collect(),
                 index,
                 tail: OnceLock::new(),
             };
@@ -178,7 +206,17 @@ impl RestBackend {
                 },
             });
         };
-        let buf = &bytes[span];
+        let mut read = Vec::new();
+        let buf = if pack.through_map(offset) {
+            &bytes[span]
+        } else {
+            read.resize(span.len(), 0);
+            read_exact_at(&pack.file, &mut read, offset).map_err(|source| StoreError::Io {
+                path: name().into(),
+                source,
+            })?;
+            &read[..]
+        };
         if buf[..32] != id[..] || buf[32..36] != len.to_be_bytes() {
             return Err(StoreError::Damaged {
                 id: *id,

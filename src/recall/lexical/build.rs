@@ -8,16 +8,18 @@ use fxhash::FxHashMap;
 use super::codec::Texts;
 use super::index::Posting;
 use super::tables::{DocRow, DocTables};
-use super::{Doc, Params};
+use super::{DocView, Params};
 use crate::object::ObjectId;
-use crate::recall::tokenize::Tokenizer;
+use crate::recall::tokenize::{is_stemmed, Tokenizer};
 use crate::recall::{CacheError, RecallResult};
 
 /// An index being built from documents given in key order (see the module documentation).
 pub struct Builder {
     tokenizer: Tokenizer,
     key_weight: f64,
-    stems: FxHashMap<String, String>,
+    /// The term of each word that is stemmed, by the word: one lookup per occurrence of a
+    /// word seen before, instead of one for its stem and one for the stem's term.
+    stemmed: FxHashMap<Box<str>, u32>,
     vocab: FxHashMap<Box<str>, u32>,
     /// (term, posting), in document order.
     postings: Vec<(u32, Posting)>,
@@ -34,7 +36,7 @@ impl Builder {
         Builder {
             tokenizer: Tokenizer::default(),
             key_weight: params.key_weight,
-            stems: FxHashMap::default(),
+            stemmed: FxHashMap::default(),
             vocab: FxHashMap::default(),
             postings: Vec::new(),
             tables: DocTables::new(),
@@ -46,27 +48,31 @@ impl Builder {
 
     /// Adds the next document: `key` must come after the last one's. An error when a text
     /// passes what the cache file addresses.
-    pub fn add(&mut self, key: &[u8], value: &ObjectId, doc: &Doc) -> RecallResult<()> {
+    pub fn add(&mut self, key: &[u8], value: &ObjectId, doc: &DocView<'_>) -> RecallResult<()> {
         let number = self.tables.len() as u32;
         let stamp = number + 1;
         self.counts.clear();
         let mut key_terms = 0usize;
         let mut content_terms = 0usize;
-        for (text, in_key) in [(&doc.path, true), (&doc.content, false)] {
+        for (text, in_key) in [(doc.path, true), (doc.content, false)] {
             self.terms.clear();
+            let (tokenizer, stemmed) = (&self.tokenizer, &mut self.stemmed);
             let (vocab, terms) = (&mut self.vocab, &mut self.terms);
-            self.tokenizer
-                .each_term(text, Some(&mut self.stems), &mut |t| {
-                    let id = match vocab.get(t) {
+            tokenizer.each_word(text, &mut |word, stem| {
+                let id = if stem && is_stemmed(word) {
+                    match stemmed.get(word) {
                         Some(&id) => id,
                         None => {
-                            let id = vocab.len() as u32;
-                            vocab.insert(t.into(), id);
+                            let id = term_id(vocab, &tokenizer.stem(word));
+                            stemmed.insert(word.into(), id);
                             id
                         }
-                    };
-                    terms.push(id);
-                });
+                    }
+                } else {
+                    term_id(vocab, word)
+                };
+                terms.push(id);
+            });
             if in_key {
                 key_terms = self.terms.len();
             } else {
@@ -102,9 +108,9 @@ impl Builder {
         }
         let row = DocRow {
             key,
-            namespace: &doc.namespace,
-            path: &doc.path,
-            content: &doc.content,
+            namespace: doc.namespace,
+            path: doc.path,
+            content: doc.content,
             value,
             timestamp: doc.timestamp,
             len,
@@ -176,6 +182,18 @@ impl Builder {
         let done = tables.finish().ok_or_else(too_large)?;
         done.parts(root, key_weight, &terms, &post_off, &placed)
             .write(&mut WriteRef(out))
+    }
+}
+
+/// The number of term `t`, numbering it next if it is new.
+fn term_id(vocab: &mut FxHashMap<Box<str>, u32>, t: &str) -> u32 {
+    match vocab.get(t) {
+        Some(&id) => id,
+        None => {
+            let id = vocab.len() as u32;
+            vocab.insert(t.into(), id);
+            id
+        }
     }
 }
 

@@ -267,7 +267,7 @@ proptest::proptest! {
         for (i, (key, d)) in sorted.iter().enumerate() {
             let value = ObjectId::from_bytes([i as u8; 32]);
             idx.insert(key, value, d);
-            built.add(key, &value, d).unwrap();
+            built.add(key, &value, &d.view()).unwrap();
         }
         let root = root.then(|| ObjectId::from_bytes([7; 32]));
         idx.root = root;

@@ -60,6 +60,32 @@ pub struct Doc {
     pub timestamp: f64,
 }
 
+impl Doc {
+    /// The document's texts, borrowed.
+    pub fn view(&self) -> DocView<'_> {
+        DocView {
+            namespace: &self.namespace,
+            path: &self.path,
+            content: &self.content,
+            timestamp: self.timestamp,
+        }
+    }
+}
+
+/// A document's texts borrowed from wherever they are held (a [`Doc`], or a buffer of many
+/// documents), as [`Builder::add`] reads them.
+#[derive(Debug, Clone, Copy)]
+pub struct DocView<'a> {
+    /// Namespace of the key.
+    pub namespace: &'a str,
+    /// Dotted path of the key.
+    pub path: &'a str,
+    /// The record's projected content.
+    pub content: &'a str,
+    /// The record's timestamp (unix seconds).
+    pub timestamp: f64,
+}
+
 /// How hits are ordered (serde and JSON Schema use the lowercase names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -77,7 +77,10 @@ impl DocTables {
             return false;
         }
         let next = self.ns_raw.len() as u32;
-        let ns = *self.ns_raw.entry(d.namespace.to_string()).or_insert(next);
+        let ns = match self.ns_raw.get(d.namespace) {
+            Some(&ns) => ns,
+            None => *self.ns_raw.entry(d.namespace.to_string()).or_insert(next),
+        };
         let number = self.doc_ns.len() as u32;
         self.doc_ns.push(ns);
         self.values.extend_from_slice(d.value.as_bytes());
@@ -95,14 +98,19 @@ impl DocTables {
             }
         }
         let pk = parent_of(d.key);
-        let p = match self.parent_raw.get(pk) {
-            Some(&p) => p,
-            None => {
-                let p = self.parents.len() as u32;
-                self.parent_raw.insert(pk.to_vec(), p);
-                self.parents.push((pk.to_vec(), 0.0, 0));
-                p
-            }
+        // Keys come in order, so a document's parent is most often the one before's.
+        let last = self.doc_parent.last().copied();
+        let p = match last.filter(|&p| self.parents[p as usize].0 == pk) {
+            Some(p) => p,
+            None => match self.parent_raw.get(pk) {
+                Some(&p) => p,
+                None => {
+                    let p = self.parents.len() as u32;
+                    self.parent_raw.insert(pk.to_vec(), p);
+                    self.parents.push((pk.to_vec(), 0.0, 0));
+                    p
+                }
+            },
         };
         let slot = &mut self.parents[p as usize];
         slot.1 += d.len;
