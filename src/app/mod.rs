@@ -143,6 +143,11 @@ pub struct Options {
     pub merge_policy: Option<MergePolicy>,
     /// How many entries `append` keeps per record.
     pub facet_cap: FacetCap,
+    /// How many decoded tree nodes the handle keeps between and within operations. Many
+    /// serve a long-lived handle (a server, a program) and operations that walk a tree more
+    /// than once (merge); few serve a one-shot read, which reads each node once and is faster
+    /// when the memory of the nodes it is done with is used again.
+    pub node_cache: usize,
     /// Credentials and endpoint of S3 remotes (never stored in the store).
     #[cfg(feature = "remote")]
     pub s3: crate::repo::remote::S3Settings,
@@ -159,7 +164,8 @@ impl Options {
 }
 
 impl Default for Options {
-    /// A 5 s lock wait, the system clock, no model, the per-type merge policies.
+    /// A 5 s lock wait, the system clock, no model, the per-type merge policies, a node cache
+    /// of [`crate::prolly::DEFAULT_CACHE_NODES`].
     fn default() -> Self {
         Options {
             lock_timeout: Duration::from_secs(5),
@@ -168,6 +174,7 @@ impl Default for Options {
             llm: None,
             merge_policy: None,
             facet_cap: FacetCap::default(),
+            node_cache: crate::prolly::DEFAULT_CACHE_NODES,
             #[cfg(feature = "remote")]
             s3: Default::default(),
         }
@@ -344,10 +351,13 @@ impl Memoir {
         let hold = options.keep_open.then(StoreHold::default);
         Memoir {
             path: absolute(path.as_ref()),
-            opts: options,
             hold,
             warm: search::WarmIndex::default(),
-            caches: SharedCaches::default(),
+            caches: SharedCaches {
+                nodes: crate::prolly::SharedNodeCache::new(options.node_cache),
+                ..SharedCaches::default()
+            },
+            opts: options,
         }
     }
 

@@ -40,6 +40,22 @@ macro_rules! commands {
                 }
             }
 
+            /// Whether the command is a read that visits each tree node once, and so keeps
+            /// few decoded nodes ([`super::context::ONE_SHOT_NODE_CACHE`]).
+            pub(super) fn reads_once(&self) -> bool {
+                matches!(
+                    self,
+                    Command::Status(_)
+                        | Command::Get(_)
+                        | Command::Summarize(_)
+                        | Command::Export(_)
+                        | Command::Log(_)
+                        | Command::Blame(_)
+                        | Command::Diff(_)
+                        | Command::Proof(_)
+                )
+            }
+
             /// clap's view of the command called `name`, its options deferred until it is
             /// built; `None` when no command has that name.
             pub(super) fn one(name: &str) -> Option<clap::Command> {

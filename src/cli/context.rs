@@ -236,12 +236,20 @@ pub fn facet_cap_from_env() -> Result<FacetCap, CliError> {
         .map_err(|e| CliError::invalid(format!("MEMOIR_FACET_MAX_ENTRIES: {e}")))
 }
 
+/// Decoded tree nodes a read that visits each node once keeps (see [`Options::node_cache`]):
+/// enough for the upper levels a command's lookups share.
+pub(super) const ONE_SHOT_NODE_CACHE: usize = 64;
+
 /// The application's options from the global flags and the environment. Settings only some
 /// commands use (the model, the merge policy, the facet cap) are taken as they parse; the
 /// commands that use them check them first with the `*_from_env` functions, so a malformed
 /// one fails those commands only. The S3 settings (from the AWS profile files) are read only
-/// for a command that talks to remotes (`remotes`).
-pub fn options_from_env(lock_timeout: Duration, clock: Clock, remotes: bool) -> Options {
+/// for a command that talks to remotes, and a read that visits each node once keeps few.
+pub(super) fn options_from_env(
+    lock_timeout: Duration,
+    clock: Clock,
+    command: &super::commands::Command,
+) -> Options {
     Options {
         lock_timeout,
         clock,
@@ -249,7 +257,12 @@ pub fn options_from_env(lock_timeout: Duration, clock: Clock, remotes: bool) -> 
         llm: llm_config_from_env().ok().flatten(),
         merge_policy: merge_policy_from_env().ok().flatten(),
         facet_cap: facet_cap_from_env().unwrap_or_default(),
-        s3: if remotes {
+        node_cache: if command.reads_once() {
+            ONE_SHOT_NODE_CACHE
+        } else {
+            memoir::prolly::DEFAULT_CACHE_NODES
+        },
+        s3: if command.uses_remotes() {
             super::aws::s3_settings_from_env()
         } else {
             Default::default()

@@ -196,7 +196,7 @@ fn run(args: Vec<OsString>) -> u8 {
     let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
     let app = Arc::new(Memoir::open(
         &store_path,
-        options_from_env(g.lock_timeout, clock, cli.command.uses_remotes()),
+        options_from_env(g.lock_timeout, clock, &cli.command),
     ));
     let ctx = Ctx {
         store_path,
