@@ -46,6 +46,17 @@ struct RestPack {
 /// fault-around: 16 pages).
 const WINDOW: u64 = 64 << 10;
 
+/// Marks the window of `offset` in `touched` (one bit per [`WINDOW`]) as read; true when
+/// this is its first read. An offset past the bits is never a first read.
+fn first_in_window(touched: &[AtomicU64], offset: u64) -> bool {
+    let w = offset / WINDOW;
+    let Some(word) = touched.get((w / 64) as usize) else {
+        return false;
+    };
+    let bit = 1u64 << (w % 64);
+    word.fetch_or(bit, Ordering::Relaxed) & bit == 0
+}
+
 impl RestPack {
     /// Whether the record at `offset` is read through the map. The first read in a window of
     /// the pack is a plain read instead: touching a mapped page costs the kernel a fault that
@@ -53,16 +64,9 @@ impl RestPack {
     /// pays when more records of the window are read, as a diff of many records does, and
     /// as the second read in the window suggests. The tail, scanned whole, is always mapped.
     fn through_map(&self, offset: u64) -> bool {
-        if offset >= self.tail_start() {
-            return true;
-        }
-        let w = offset / WINDOW;
-        let Some(word) = self.touched.get((w / 64) as usize) else {
-            return true;
-        };
-        let bit = 1u64 << (w % 64);
-        word.fetch_or(bit, Ordering::Relaxed) & bit != 0
+        offset >= self.tail_start() || !first_in_window(&self.touched, offset)
     }
+
     /// Where the tail starts.
     fn tail_start(&self) -> u64 {
         self.index.as_ref().map_or(HEADER, PackIndex::covered)
@@ -317,6 +321,60 @@ impl Backend for RestBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A pack of `records` (id byte, object bytes) after a header, opened as at rest with
+    /// no index (all of it is tail).
+    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> RestPack {
+        let mut bytes = vec![0u8; HEADER as usize];
+        for (id, object) in records {
+            bytes.extend_from_slice(&[*id; 32]);
+            bytes.extend_from_slice(&(object.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(object);
+        }
+        let path = dir.join("pack");
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        RestPack {
+            no: 1,
+            len: bytes.len() as u64,
+            map: Some(map),
+            file,
+            touched: (0..1).map(|_| AtomicU64::new(0)).collect(),
+            index: None,
+            tail: OnceLock::new(),
+        }
+    }
+
+    #[test]
+    fn the_last_copy_in_a_tail_wins_and_absent_ids_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let pack = pack_of(dir.path(), &[(7, b"old"), (3, b"x"), (7, b"new")]);
+        let head = RECORD_HEAD;
+        let third = HEADER + 2 * head + 3 + 1;
+        assert_eq!(pack.in_tail(&[7; 32]), Some((third, 3)));
+        assert_eq!(pack.in_tail(&[3; 32]), Some((HEADER + head + 3, 1)));
+        assert_eq!(pack.in_tail(&[5; 32]), None);
+        assert_eq!(pack.in_tail(&[9; 32]), None);
+        assert_eq!(pack.in_tail(&[0; 32]), None);
+    }
+
+    #[test]
+    fn a_window_is_mapped_from_its_second_read_on() {
+        let touched: Vec<AtomicU64> = (0..2).map(|_| AtomicU64::new(0)).collect();
+        assert!(first_in_window(&touched, 10));
+        assert!(!first_in_window(&touched, 20), "same window");
+        assert!(!first_in_window(&touched, WINDOW - 1), "same window");
+        assert!(first_in_window(&touched, WINDOW), "the next window");
+        assert!(
+            first_in_window(&touched, 64 * WINDOW),
+            "a window of the second word"
+        );
+        assert!(!first_in_window(&touched, 64 * WINDOW + 5));
+        // Past what the pack's length accounts for: mapped (the read is checked anyway).
+        assert!(!first_in_window(&touched, 128 * WINDOW));
+    }
 
     #[test]
     fn a_record_is_read_only_where_it_lies_wholly_inside_the_pack() {
