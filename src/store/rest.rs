@@ -29,9 +29,9 @@ struct RestPack {
     no: u32,
     /// Its length at that close: nothing after it is read.
     len: u64,
-    /// Its first `len` bytes, mapped: a read is a copy out of the page cache, with no system
-    /// call per object (a diff of a thousand records reads a thousand of them). `None` for an
-    /// empty pack.
+    /// Its first `len` bytes, mapped: from the second read in a window of the pack on (see
+    /// [`RestPack::through_map`]), a read is a copy out of the page cache with no system call
+    /// (a diff of a thousand records reads a thousand of them). `None` for an empty pack.
     map: Option<memmap2::Mmap>,
     /// The pack, for the first read in each window of it (see [`RestPack::through_map`]).
     file: std::fs::File,
@@ -210,28 +210,33 @@ impl RestBackend {
                 },
             });
         };
-        let mut read = Vec::new();
-        let buf = if pack.through_map(offset) {
-            &bytes[span]
-        } else {
-            read.resize(span.len(), 0);
-            read_exact_at(&pack.file, &mut read, offset).map_err(|source| StoreError::Io {
-                path: name().into(),
-                source,
-            })?;
-            &read[..]
-        };
-        if buf[..32] != id[..] || buf[32..36] != len.to_be_bytes() {
-            return Err(StoreError::Damaged {
+        let check = |head: &[u8]| {
+            if head[..32] == id[..] && head[32..36] == len.to_be_bytes() {
+                return Ok(());
+            }
+            Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::OtherId {
                     pack: name(),
                     offset,
-                    found: super::hex(&buf[..8]),
+                    found: super::hex(&head[..8]),
                 },
-            });
+            })
+        };
+        if pack.through_map(offset) {
+            let buf = &bytes[span];
+            check(buf)?;
+            return Ok(buf[RECORD_HEAD as usize..].to_vec());
         }
-        Ok(buf[RECORD_HEAD as usize..].to_vec())
+        // Read into the buffer returned, so the object is not copied a second time.
+        let mut read = vec![0; span.len()];
+        read_exact_at(&pack.file, &mut read, offset).map_err(|source| StoreError::Io {
+            path: name().into(),
+            source,
+        })?;
+        check(&read)?;
+        read.drain(..RECORD_HEAD as usize);
+        Ok(read)
     }
 }
 

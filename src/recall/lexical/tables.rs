@@ -79,7 +79,10 @@ impl DocTables {
         let next = self.ns_raw.len() as u32;
         let ns = match self.ns_raw.get(d.namespace) {
             Some(&ns) => ns,
-            None => *self.ns_raw.entry(d.namespace.to_string()).or_insert(next),
+            None => {
+                self.ns_raw.insert(d.namespace.to_string(), next);
+                next
+            }
         };
         let number = self.doc_ns.len() as u32;
         self.doc_ns.push(ns);
