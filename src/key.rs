@@ -288,12 +288,18 @@ impl Key {
     /// a tree of format 2 may hold, including keys an earlier version wrote in another
     /// normalisation form or with a character [`Key::new`] now refuses. Not normalised.
     pub fn existing(namespace: &str, path: &str) -> Result<Key, KeyError> {
-        check_namespace(namespace, Rules::Stored)?;
-        check_path(path, Rules::Stored)?;
+        Key::check_existing(namespace, path)?;
         Ok(Key {
             namespace: namespace.to_string(),
             path: path.to_string(),
         })
+    }
+
+    /// Whether [`Key::existing`] takes `namespace` and `path`, without building the key
+    /// (a record read checks its key this way).
+    pub fn check_existing(namespace: &str, path: &str) -> Result<(), KeyError> {
+        check_namespace(namespace, Rules::Stored)?;
+        check_path(path, Rules::Stored)
     }
 
     /// Parses the printed form `ns:path` (split at the last `:`), or a bare path in
@@ -452,6 +458,30 @@ pub fn split_encoded(encoded: &[u8]) -> (String, String) {
         Some(i) => (text(encoded[..i].to_vec()), path_text(&encoded[i + 1..])),
         None => (text(encoded.to_vec()), String::new()),
     }
+}
+
+/// Appends [`split_encoded`]'s namespace and then its path to `out`, without strings of
+/// their own (an index build reads a million keys into one buffer); returns where the path
+/// starts in `out`.
+pub fn push_split_encoded(encoded: &[u8], out: &mut String) -> usize {
+    let (ns, path) = match encoded.iter().position(|&b| b == NS_END) {
+        Some(i) => (&encoded[..i], &encoded[i + 1..]),
+        None => (encoded, &[][..]),
+    };
+    out.push_str(&String::from_utf8_lossy(ns));
+    let at = out.len();
+    match std::str::from_utf8(path) {
+        Ok(p) => {
+            for (i, segment) in p.split(char::from(SEG_SEP)).enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                out.push_str(segment);
+            }
+        }
+        Err(_) => out.push_str(&path_text(path)),
+    }
+    at
 }
 
 /// The dot path of an encoded key or group prefix ([`split_encoded`]'s second half, without

@@ -12,7 +12,9 @@ use crate::key::validate_namespace;
 use crate::memory::{read_record, Record};
 use crate::object::ObjectId;
 use crate::repo::revision::format_iso8601;
-use crate::repo::{line_stat, unified_diff, Commit, Head, KeyFilter, Op, Repo, RepoResult};
+use crate::repo::{
+    line_stat, unified_diff, Commit, Head, KeyChange, KeyFilter, Op, Repo, RepoResult,
+};
 
 use super::ids::{hex, hex_vec, record_opt};
 use super::{parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
@@ -393,50 +395,23 @@ impl Memoir {
         self.reading(|repo| {
             let from = self.resolve_rev(repo, &from_rev)?;
             let to = self.resolve_rev(repo, &to_rev)?;
-            let changes = repo.diff(&repo.root_of(&from)?, &repo.root_of(&to)?, filter.as_ref())?;
+            // Each change's records are read, and its stat and patch made, on the thread
+            // that found it.
+            let out = repo.diff_each(
+                &repo.root_of(&from)?,
+                &repo.root_of(&to)?,
+                filter.as_ref(),
+                &|c| diff_entry(repo, c, q),
+            )?;
             let mut stats = DiffStats::default();
-            let mut out = Vec::with_capacity(changes.len());
-            for c in changes {
-                let old = record_at(repo, c.old.as_ref())?;
-                let new = record_at(repo, c.new.as_ref())?;
-                let op = c.op();
-                match op {
+            for e in &out {
+                match e.op {
                     Op::Added => stats.added += 1,
                     Op::Modified => stats.modified += 1,
                     Op::Removed => stats.removed += 1,
                 }
-                let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
-                if q.stat || q.patch {
-                    let old_text = old.as_ref().map(Record::content).unwrap_or_default();
-                    let new_text = new.as_ref().map(Record::content).unwrap_or_default();
-                    if q.stat {
-                        let st = line_stat(&old_text, &new_text);
-                        stats.lines_added += st.added as u64;
-                        stats.lines_removed += st.removed as u64;
-                        lines_added = Some(st.added);
-                        lines_removed = Some(st.removed);
-                    }
-                    if q.patch {
-                        patch = Some(unified_diff(
-                            &old_text,
-                            &new_text,
-                            &format!("a/{}", c.key),
-                            &format!("b/{}", c.key),
-                        ));
-                    }
-                }
-                out.push(DiffEntry {
-                    namespace: c.key.namespace().to_string(),
-                    key: c.key.path().to_string(),
-                    full_key: c.key.to_string(),
-                    op,
-                    operation: op.as_str(),
-                    old,
-                    new,
-                    lines_added,
-                    lines_removed,
-                    patch,
-                });
+                stats.lines_added += e.lines_added.unwrap_or(0) as u64;
+                stats.lines_removed += e.lines_removed.unwrap_or(0) as u64;
             }
             Ok(DiffOutcome {
                 success: true,
@@ -466,6 +441,44 @@ impl Memoir {
             revision: rev.to_string(),
         })
     }
+}
+
+/// One change as `diff` reports it: its records before and after, and with the query's
+/// `stat` or `patch`, its line counts or unified diff.
+fn diff_entry(repo: &Repo, c: KeyChange, q: &DiffQuery) -> MemoirResult<DiffEntry> {
+    let old = record_at(repo, c.old.as_ref())?;
+    let new = record_at(repo, c.new.as_ref())?;
+    let op = c.op();
+    let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
+    if q.stat || q.patch {
+        let old_text = old.as_ref().map(Record::content).unwrap_or_default();
+        let new_text = new.as_ref().map(Record::content).unwrap_or_default();
+        if q.stat {
+            let st = line_stat(&old_text, &new_text);
+            lines_added = Some(st.added);
+            lines_removed = Some(st.removed);
+        }
+        if q.patch {
+            patch = Some(unified_diff(
+                &old_text,
+                &new_text,
+                &format!("a/{}", c.key),
+                &format!("b/{}", c.key),
+            ));
+        }
+    }
+    Ok(DiffEntry {
+        namespace: c.key.namespace().to_string(),
+        key: c.key.path().to_string(),
+        full_key: c.key.to_string(),
+        op,
+        operation: op.as_str(),
+        old,
+        new,
+        lines_added,
+        lines_removed,
+        patch,
+    })
 }
 
 /// The two revisions a diff compares, from what was given: none (`HEAD~1`, `HEAD`), one

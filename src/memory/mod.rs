@@ -242,7 +242,7 @@ impl Record {
     /// Checks the schema rules the encoding relies on (the key under the stored rules of
     /// [`Key::existing`], so records an earlier version wrote stay readable).
     pub fn validate(&self) -> Result<(), MemoryError> {
-        Key::existing(&self.namespace, &self.key).map_err(|e| invalid(e.to_string()))?;
+        Key::check_existing(&self.namespace, &self.key).map_err(|e| invalid(e.to_string()))?;
         if self.entries.is_empty() {
             return Err(invalid("a record needs at least one entry"));
         }

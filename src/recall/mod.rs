@@ -287,12 +287,10 @@ impl DocBatch {
         key: &[u8],
         value: &crate::object::ObjectId,
     ) -> RecallResult<()> {
-        let (namespace, path, record) = keyed_record(objects, key, value)?;
+        let record = read_keyed(objects, key, value)?;
         self.keys.extend_from_slice(key);
         let key_end = self.keys.len();
-        self.texts.push_str(&namespace);
-        let ns_end = self.texts.len();
-        self.texts.push_str(&path);
+        let ns_end = crate::key::push_split_encoded(key, &mut self.texts);
         let path_end = self.texts.len();
         record.push_content(&mut self.texts);
         let ends = [key_end, ns_end, path_end, self.texts.len()];
@@ -324,7 +322,8 @@ pub fn record_doc(
     key: &[u8],
     value: &crate::object::ObjectId,
 ) -> RecallResult<Doc> {
-    let (namespace, path, r) = keyed_record(objects, key, value)?;
+    let r = read_keyed(objects, key, value)?;
+    let (namespace, path) = crate::key::split_encoded(key);
     Ok(Doc {
         namespace,
         path,
@@ -333,21 +332,20 @@ pub fn record_doc(
     })
 }
 
-/// The namespace and path of encoded key `key` and the record `value`; an error naming the
-/// key when the value is not a record.
-fn keyed_record(
+/// The record `value` of encoded key `key`; an error naming the key when the value is not a
+/// record.
+fn read_keyed(
     objects: &crate::object::Objects,
     key: &[u8],
     value: &crate::object::ObjectId,
-) -> RecallResult<(String, String, crate::memory::Record)> {
-    let (namespace, path) = crate::key::split_encoded(key);
-    match crate::memory::read_record(objects, value) {
-        Ok(r) => Ok((namespace, path, r)),
-        Err(e) => Err(RecallError::Load {
+) -> RecallResult<crate::memory::Record> {
+    crate::memory::read_record(objects, value).map_err(|e| {
+        let (namespace, path) = crate::key::split_encoded(key);
+        RecallError::Load {
             key: format!("{namespace}:{path}"),
             reason: e.to_string(),
-        }),
-    }
+        }
+    })
 }
 
 /// The lexical index of the store at `store_dir` brought to `root`: loaded from the cache,

@@ -3,7 +3,7 @@
 use similar::{DiffOp, TextDiff};
 
 use super::filter::KeyFilter;
-use super::{Repo, RepoResult};
+use super::{Repo, RepoError, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
 use crate::prolly::{Change, KeyRange};
@@ -125,21 +125,38 @@ impl Repo {
         to_root: &ObjectId,
         filter: Option<&KeyFilter>,
     ) -> RepoResult<Vec<KeyChange>> {
+        self.diff_each(from_root, to_root, filter, &Ok)
+    }
+
+    /// [`Repo::diff`] with each change passed through `each` on the thread that found it
+    /// (a large diff is walked on two threads, see `NodeStore::diff_map`), so work done per
+    /// change, such as reading its records, is shared by them too. The results come in key
+    /// order; the first error (in key order) is returned.
+    pub fn diff_each<T: Send, E: From<RepoError> + Send>(
+        &self,
+        from_root: &ObjectId,
+        to_root: &ObjectId,
+        filter: Option<&KeyFilter>,
+        each: &(dyn Fn(KeyChange) -> Result<T, E> + Sync),
+    ) -> Result<Vec<T>, E> {
         let (filter, range) = scope(filter);
-        // Keys are decoded on the walking threads too (see `NodeStore::diff_map`).
         let changes = self
             .tree()
             .diff_map(from_root, to_root, &range, &|c: Change| {
                 if filter.is_some_and(|flt| !flt.matches_encoded(&c.key)) {
                     return None;
                 }
-                Some(Key::decode(&c.key).map(|key| KeyChange {
-                    key,
-                    old: c.old,
-                    new: c.new,
-                }))
-            })?;
-        Ok(changes.into_iter().collect::<Result<Vec<_>, _>>()?)
+                Some(match Key::decode(&c.key) {
+                    Ok(key) => each(KeyChange {
+                        key,
+                        old: c.old,
+                        new: c.new,
+                    }),
+                    Err(e) => Err(E::from(e.into())),
+                })
+            })
+            .map_err(|e| E::from(e.into()))?;
+        changes.into_iter().collect()
     }
 
     /// Whether any key that `filter` matches differs between the two trees.

@@ -240,9 +240,19 @@ impl RunFile {
                 (lo, hi) = (f[b] as usize, f[b + 1] as usize);
             }
         }
+        // Ids are compared by their first eight bytes as a number first: random ids almost
+        // always differ there, so the search rarely compares whole ids (a shorter prefix
+        // is compared as it is).
+        let head = |b: &[u8]| b.first_chunk::<8>().map(|h| u64::from_be_bytes(*h));
+        let id_head = head(id);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.entry(mid)[..32] < *id {
+            let e = self.entry(mid);
+            let below = match (head(e), id_head) {
+                (Some(a), Some(b)) if a != b => a < b,
+                _ => e[..32] < *id,
+            };
+            if below {
                 lo = mid + 1;
             } else {
                 hi = mid;

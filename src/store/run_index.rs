@@ -23,7 +23,10 @@
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use fxhash::FxHashMap;
 
 use super::files::{io_err, sync_dir};
 use super::packs::Location;
@@ -42,6 +45,10 @@ const LIST_TREE: &str = "run-list";
 const WRITES_KEY: &[u8] = b"recent-writes";
 /// Writes into `recent` after which a flush spills it into a run file.
 pub(crate) const SPILL: u64 = 4096;
+/// Lookups that ask `recent` before it is read whole into memory for the ones after (a
+/// bulk read, such as an index build, then skips sled; reading `recent` costs about as much
+/// as a few thousand lookups in it).
+const RECENT_COPY_AFTER: u32 = 4096;
 /// Name of the directory of run files, inside the database's directory (so a database and
 /// its runs move, and are set aside by a repair, together).
 pub(crate) const RUNS_DIR: &str = "runs";
@@ -55,6 +62,19 @@ struct State {
     pending: HashMap<RawId, Slot>,
     /// Writes `recent` took since its last spill.
     recent_writes: u64,
+    /// `recent` read whole, once lookups asked it [`RECENT_COPY_AFTER`] times; reset
+    /// whenever `recent` changes (only this handle writes it: the LOCK holder's).
+    recent_copy: OnceLock<FxHashMap<RawId, Slot>>,
+    /// Lookups that asked `recent` since it last changed.
+    recent_asks: AtomicU32,
+}
+
+impl State {
+    /// Forgets the copy of `recent` after a change to it.
+    fn recent_changed(&mut self) {
+        self.recent_copy = OnceLock::new();
+        *self.recent_asks.get_mut() = 0;
+    }
 }
 
 /// The object index of a store (see the module docs).
@@ -243,8 +263,8 @@ impl RunIndex {
         if let Some(slot) = state.pending.get(id) {
             return Ok(slot.location());
         }
-        if let Some(v) = self.recent.get(id).map_err(self.engine())? {
-            return Ok(self.slot(&v)?.location());
+        if let Some(slot) = self.in_recent(state, id)? {
+            return Ok(slot.location());
         }
         Ok(state
             .runs
@@ -252,6 +272,26 @@ impl RunIndex {
             .rev()
             .find_map(|r| r.find(id))
             .and_then(Slot::location))
+    }
+
+    /// What `recent` says of `id`: from sled, or from its copy in memory once lookups have
+    /// asked it often (see [`RECENT_COPY_AFTER`]).
+    fn in_recent(&self, state: &State, id: &RawId) -> StoreResult<Option<Slot>> {
+        if let Some(copy) = state.recent_copy.get() {
+            return Ok(copy.get(id).copied());
+        }
+        if state.recent_asks.fetch_add(1, Ordering::Relaxed) >= RECENT_COPY_AFTER {
+            let mut copy = FxHashMap::default();
+            for e in self.recent.iter() {
+                let (k, s) = self.recent_entry(e)?;
+                copy.insert(k, s);
+            }
+            return Ok(state.recent_copy.get_or_init(|| copy).get(id).copied());
+        }
+        match self.recent.get(id).map_err(self.engine())? {
+            Some(v) => Ok(Some(self.slot(&v)?)),
+            None => Ok(None),
+        }
     }
 
     /// A value of `recent`; any other length is corruption.
@@ -336,6 +376,7 @@ impl RunIndex {
             batch.insert(&id[..], &slot.encode()[..]);
         }
         self.recent.apply_batch(batch).map_err(self.engine())?;
+        state.recent_changed();
         state.recent_writes += n;
         self.list
             .insert(WRITES_KEY, &state.recent_writes.to_be_bytes()[..])
@@ -361,6 +402,7 @@ impl RunIndex {
         let seq = next_seq(state);
         self.add_run(state, seq, &entries, &[])?;
         self.recent.apply_batch(batch).map_err(self.engine())?;
+        state.recent_changed();
         self.list
             .insert(WRITES_KEY, &0u64.to_be_bytes()[..])
             .map_err(self.engine())?;
@@ -462,6 +504,7 @@ impl RunIndex {
         self.add_run(&mut state, seq, &sorted, &replaced)?;
         // Only once the new base is listed: a crash before leaves the old index whole.
         self.recent.clear().map_err(self.engine())?;
+        state.recent_changed();
         self.list
             .insert(WRITES_KEY, &0u64.to_be_bytes()[..])
             .map_err(self.engine())?;

@@ -8,6 +8,7 @@ use fxhash::FxHashMap;
 use super::codec::Texts;
 use super::index::Posting;
 use super::tables::{DocRow, DocTables};
+use super::vocab::Vocab;
 use super::{DocView, Params};
 use crate::object::ObjectId;
 use crate::recall::tokenize::{is_stemmed, Tokenizer};
@@ -20,7 +21,7 @@ pub struct Builder {
     /// The term of each word that is stemmed, by the word: one lookup per occurrence of a
     /// word seen before, instead of one for its stem and one for the stem's term.
     stemmed: FxHashMap<Box<str>, u32>,
-    vocab: FxHashMap<Box<str>, u32>,
+    vocab: Vocab,
     /// (term, posting), in document order.
     postings: Vec<(u32, Posting)>,
     tables: DocTables,
@@ -37,7 +38,7 @@ impl Builder {
             tokenizer: Tokenizer::default(),
             key_weight: params.key_weight,
             stemmed: FxHashMap::default(),
-            vocab: FxHashMap::default(),
+            vocab: Vocab::default(),
             postings: Vec::new(),
             tables: DocTables::new(),
             seen: Vec::new(),
@@ -63,13 +64,13 @@ impl Builder {
                     match stemmed.get(word) {
                         Some(&id) => id,
                         None => {
-                            let id = term_id(vocab, &tokenizer.stem(word));
+                            let id = vocab.id(&tokenizer.stem(word));
                             stemmed.insert(word.into(), id);
                             id
                         }
                     }
                 } else {
-                    term_id(vocab, word)
+                    vocab.id(word)
                 };
                 terms.push(id);
             });
@@ -147,16 +148,17 @@ impl Builder {
             ..
         } = self;
         // Terms in name order; postings grouped by term in that order, documents ascending.
-        let names = sorted_names(vocab.into_iter());
-        let mut rank = vec![0u32; names.len()];
+        let order = vocab.sorted();
+        let mut rank = vec![0u32; order.len()];
         let mut terms = Texts::new();
-        for (i, (_, name, id)) in names.iter().enumerate() {
-            rank[*id as usize] = i as u32;
-            if !terms.push(name.as_bytes()) {
+        for (i, &id) in order.iter().enumerate() {
+            rank[id as usize] = i as u32;
+            if !terms.push(vocab.name(id).as_bytes()) {
                 return Err(too_large());
             }
         }
-        drop(names);
+        drop(order);
+        drop(vocab);
         let mut post_off = vec![0u32; rank.len() + 1];
         for &(id, _) in &postings {
             post_off[rank[id as usize] as usize + 1] += 1;
@@ -183,33 +185,6 @@ impl Builder {
         done.parts(root, key_weight, &terms, &post_off, &placed)
             .write(&mut WriteRef(out))
     }
-}
-
-/// The number of term `t`, numbering it next if it is new.
-fn term_id(vocab: &mut FxHashMap<Box<str>, u32>, t: &str) -> u32 {
-    match vocab.get(t) {
-        Some(&id) => id,
-        None => {
-            let id = vocab.len() as u32;
-            vocab.insert(t.into(), id);
-            id
-        }
-    }
-}
-
-/// The terms sorted by name (byte order). Millions of names are compared by their first
-/// eight bytes held inline first, so most comparisons neither follow a pointer nor call
-/// memcmp; only names that share those bytes are compared whole.
-fn sorted_names(vocab: impl Iterator<Item = (Box<str>, u32)>) -> Vec<(u64, Box<str>, u32)> {
-    let head = |s: &str| {
-        let mut b = [0u8; 8];
-        let n = s.len().min(8);
-        b[..n].copy_from_slice(&s.as_bytes()[..n]);
-        u64::from_be_bytes(b)
-    };
-    let mut names: Vec<(u64, Box<str>, u32)> = vocab.map(|(n, id)| (head(&n), n, id)).collect();
-    names.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-    names
 }
 
 /// A `dyn Write` as a sized writer.

@@ -36,6 +36,7 @@ mod terms;
 #[cfg(test)]
 mod tests;
 mod view;
+mod vocab;
 
 pub use crate::calendar::MONTHS;
 pub use build::Builder;
