@@ -531,6 +531,25 @@ pub fn group_range(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {
 mod tests {
     use super::*;
 
+    /// Pushing a key's parts gives what splitting it gives, valid UTF-8 or not.
+    #[test]
+    fn pushed_parts_are_the_split_ones() {
+        let mut keys: Vec<Vec<u8>> = ["default:a.b.c", "work:x", "n:é.日本.z"]
+            .iter()
+            .map(|k| Key::parse(k, "default").unwrap().encode())
+            .collect();
+        keys.push(b"ns".to_vec());
+        keys.push(vec![b'n', NS_END, 0xff, SEG_SEP, b'a']);
+        keys.push(vec![0xfe, NS_END, b'a', SEG_SEP, SEG_SEP, b'b']);
+        for k in keys {
+            let (ns, path) = split_encoded(&k);
+            let mut out = String::from("before");
+            let at = push_split_encoded(&k, &mut out);
+            assert_eq!(&out[6..at], ns, "{k:?}");
+            assert_eq!(&out[at..], path, "{k:?}");
+        }
+    }
+
     #[test]
     fn an_ascii_name_is_judged_as_each_character_is() {
         for b in 0..128u8 {

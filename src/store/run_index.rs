@@ -666,6 +666,35 @@ mod tests {
         assert_eq!(files, index.run_count(), "only listed runs are left");
     }
 
+    /// Once lookups have read `recent` into memory, later writes are still seen: the copy
+    /// goes whenever `recent` changes.
+    #[test]
+    fn the_copy_of_recent_follows_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_db, index) = index_in(dir.path());
+        index.writer().set(id(1), at(1));
+        index.write_pending().unwrap();
+        for _ in 0..=RECENT_COPY_AFTER {
+            assert_eq!(index.find(&id(1)).unwrap(), at(1).location());
+        }
+        assert!(
+            index.read().recent_copy.get().is_some(),
+            "recent was copied"
+        );
+        assert_eq!(index.find(&id(2)).unwrap(), None);
+        let mut w = index.writer();
+        w.set(id(1), at(2));
+        w.set(id(2), at(3));
+        drop(w);
+        index.write_pending().unwrap();
+        assert!(index.read().recent_copy.get().is_none());
+        for _ in 0..=RECENT_COPY_AFTER {
+            assert_eq!(index.find(&id(1)).unwrap(), at(2).location());
+            assert_eq!(index.find(&id(2)).unwrap(), at(3).location());
+        }
+        assert!(index.read().recent_copy.get().is_some());
+    }
+
     /// A run file that is not the one listed is refused as damage to the index, naming it.
     #[test]
     fn a_changed_run_file_is_refused() {

@@ -25,8 +25,10 @@ pub struct Builder {
     /// (term, posting), in document order.
     postings: Vec<(u32, Posting)>,
     tables: DocTables,
-    /// Per term, the document that last held it (plus one) and its place in `counts`.
-    seen: Vec<(u32, u32)>,
+    /// Per term, the document that last held it (plus one), its place in `counts`, and
+    /// the documents that held it (its postings, counted here, where the term's entry is
+    /// touched anyway, instead of in a pass over every posting when the file is written).
+    seen: Vec<(u32, u32, u32)>,
     counts: Vec<(u32, u16, u16)>,
     terms: Vec<u32>,
 }
@@ -81,11 +83,11 @@ impl Builder {
             }
             for &id in &self.terms {
                 if self.seen.len() <= id as usize {
-                    self.seen.resize(id as usize + 1, (0, 0));
+                    self.seen.resize(id as usize + 1, (0, 0, 0));
                 }
                 let s = &mut self.seen[id as usize];
                 if s.0 != stamp {
-                    *s = (stamp, self.counts.len() as u32);
+                    *s = (stamp, self.counts.len() as u32, s.2 + 1);
                     self.counts.push((id, 0, 0));
                 }
                 let c = &mut self.counts[s.1 as usize];
@@ -145,6 +147,7 @@ impl Builder {
             vocab,
             postings,
             tables,
+            seen,
             ..
         } = self;
         // Terms in name order; postings grouped by term in that order, documents ascending.
@@ -160,15 +163,19 @@ impl Builder {
         drop(order);
         drop(vocab);
         let mut post_off = vec![0u32; rank.len() + 1];
-        for &(id, _) in &postings {
-            post_off[rank[id as usize] as usize + 1] += 1;
+        for (id, &r) in rank.iter().enumerate() {
+            post_off[r as usize + 1] = seen.get(id).map_or(0, |s| s.2);
         }
+        drop(seen);
         for i in 1..post_off.len() {
             post_off[i] = post_off[i]
                 .checked_add(post_off[i - 1])
                 .ok_or_else(too_large)?;
         }
-        let mut next: Vec<u32> = post_off[..rank.len()].to_vec();
+        debug_assert_eq!(post_off.last().copied(), Some(postings.len() as u32));
+        // Where the next posting of each term goes, by term number.
+        let mut next: Vec<u32> = rank.iter().map(|&r| post_off[r as usize]).collect();
+        drop(rank);
         let empty = Posting {
             doc: 0,
             key_tf: 0,
@@ -176,7 +183,7 @@ impl Builder {
         };
         let mut placed = vec![empty; postings.len()];
         for (id, p) in postings {
-            let at = &mut next[rank[id as usize] as usize];
+            let at = &mut next[id as usize];
             placed[*at as usize] = p;
             *at += 1;
         }
