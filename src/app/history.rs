@@ -401,7 +401,7 @@ impl Memoir {
                 &repo.root_of(&from)?,
                 &repo.root_of(&to)?,
                 filter.as_ref(),
-                &|c| diff_entry(repo, c, q),
+                &|c| diff_entry(repo, &c, q.stat, q.patch),
             )?;
             let mut stats = DiffStats::default();
             for e in &out {
@@ -443,22 +443,27 @@ impl Memoir {
     }
 }
 
-/// One change as `diff` reports it: its records before and after, and with the query's
-/// `stat` or `patch`, its line counts or unified diff.
-fn diff_entry(repo: &Repo, c: KeyChange, q: &DiffQuery) -> MemoirResult<DiffEntry> {
+/// One change as `diff` reports it: its records before and after, and with `stat` or
+/// `patch`, its line counts or unified diff.
+pub(crate) fn diff_entry(
+    repo: &Repo,
+    c: &KeyChange,
+    stat: bool,
+    with_patch: bool,
+) -> MemoirResult<DiffEntry> {
     let old = record_at(repo, c.old.as_ref())?;
     let new = record_at(repo, c.new.as_ref())?;
     let op = c.op();
     let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
-    if q.stat || q.patch {
+    if stat || with_patch {
         let old_text = old.as_ref().map(Record::content).unwrap_or_default();
         let new_text = new.as_ref().map(Record::content).unwrap_or_default();
-        if q.stat {
+        if stat {
             let st = line_stat(&old_text, &new_text);
             lines_added = Some(st.added);
             lines_removed = Some(st.removed);
         }
-        if q.patch {
+        if with_patch {
             patch = Some(unified_diff(
                 &old_text,
                 &new_text,

@@ -6,9 +6,9 @@ use serde::Serialize;
 
 use crate::memory::Record;
 use crate::object::ObjectId;
-use crate::repo::{Head, KeyChange, Op, Repo};
+use crate::repo::{Head, KeyChange};
 
-use super::history::{record_at, DiffEntry};
+use super::history::{diff_entry, record_at, DiffEntry};
 use super::ids::{hex, hex_opt, record_opt};
 use super::{Memoir, MemoirError, MemoirResult, MergeResultKind, Outcome};
 
@@ -111,7 +111,7 @@ impl Memoir {
             let changes = repo
                 .diff(&ours_root, &theirs_root, None)?
                 .iter()
-                .map(|c| entry(&repo, c))
+                .map(|c| diff_entry(&repo, c, false, false))
                 .collect::<MemoirResult<Vec<_>>>()?;
             return Ok(preview(
                 MergeResultKind::FastForward,
@@ -136,7 +136,7 @@ impl Memoir {
                     old: mine,
                     new: c.new,
                 };
-                changes.push(entry(&repo, &applied)?);
+                changes.push(diff_entry(&repo, &applied, false, false)?);
             } else if mine != c.new {
                 conflicts.push(PreviewConflict {
                     namespace: c.key.namespace().to_string(),
@@ -155,20 +155,4 @@ impl Memoir {
         };
         Ok(preview(kind, base, changes, conflicts))
     }
-}
-
-fn entry(repo: &Repo, c: &KeyChange) -> MemoirResult<DiffEntry> {
-    let op: Op = c.op();
-    Ok(DiffEntry {
-        namespace: c.key.namespace().to_string(),
-        key: c.key.path().to_string(),
-        full_key: c.key.to_string(),
-        op,
-        operation: op.as_str(),
-        old: record_at(repo, c.old.as_ref())?,
-        new: record_at(repo, c.new.as_ref())?,
-        lines_added: None,
-        lines_removed: None,
-        patch: None,
-    })
 }
