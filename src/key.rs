@@ -454,10 +454,10 @@ pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
 /// Splits an encoded key or group prefix into its namespace and dot path (path empty for a
 /// namespace group). Lossy on invalid UTF-8, which valid keys never contain.
 pub fn split_encoded(encoded: &[u8]) -> (String, String) {
-    match encoded.iter().position(|&b| b == NS_END) {
-        Some(i) => (text(encoded[..i].to_vec()), path_text(&encoded[i + 1..])),
-        None => (text(encoded.to_vec()), String::new()),
-    }
+    let mut namespace = String::with_capacity(encoded.len());
+    let at = push_split_encoded(encoded, &mut namespace);
+    let path = namespace.split_off(at);
+    (namespace, path)
 }
 
 /// Appends [`split_encoded`]'s namespace and then its path to `out`, without strings of
@@ -531,22 +531,36 @@ pub fn group_range(prefix: &[u8]) -> (Vec<u8>, Vec<u8>) {
 mod tests {
     use super::*;
 
-    /// Pushing a key's parts gives what splitting it gives, valid UTF-8 or not.
+    /// A key splits into its namespace and dot path, pushed after what a buffer holds or
+    /// as two strings; invalid UTF-8 (never in a valid key) is replaced, not refused.
     #[test]
-    fn pushed_parts_are_the_split_ones() {
-        let mut keys: Vec<Vec<u8>> = ["default:a.b.c", "work:x", "n:é.日本.z"]
-            .iter()
-            .map(|k| Key::parse(k, "default").unwrap().encode())
-            .collect();
-        keys.push(b"ns".to_vec());
-        keys.push(vec![b'n', NS_END, 0xff, SEG_SEP, b'a']);
-        keys.push(vec![0xfe, NS_END, b'a', SEG_SEP, SEG_SEP, b'b']);
-        for k in keys {
-            let (ns, path) = split_encoded(&k);
+    fn keys_split_into_namespace_and_path() {
+        let enc = |k: &str| Key::parse(k, "default").unwrap().encode();
+        let cases: Vec<(Vec<u8>, &str, &str)> = vec![
+            (enc("default:a.b.c"), "default", "a.b.c"),
+            (enc("work:x"), "work", "x"),
+            (enc("n:é.日本.z"), "n", "é.日本.z"),
+            (b"ns".to_vec(), "ns", ""),
+            (vec![b'n', NS_END, 0xff, SEG_SEP, b'a'], "n", "\u{fffd}.a"),
+            (
+                vec![0xfe, NS_END, b'a', SEG_SEP, SEG_SEP, b'b'],
+                "\u{fffd}",
+                "a..b",
+            ),
+        ];
+        for (k, ns, path) in cases {
             let mut out = String::from("before");
             let at = push_split_encoded(&k, &mut out);
-            assert_eq!(&out[6..at], ns, "{k:?}");
-            assert_eq!(&out[at..], path, "{k:?}");
+            assert_eq!(
+                (&out[..6], &out[6..at], &out[at..]),
+                ("before", ns, path),
+                "{k:?}"
+            );
+            assert_eq!(
+                split_encoded(&k),
+                (ns.to_string(), path.to_string()),
+                "{k:?}"
+            );
         }
     }
 

@@ -281,11 +281,7 @@ impl RunIndex {
             return Ok(copy.get(id).copied());
         }
         if state.recent_asks.fetch_add(1, Ordering::Relaxed) >= RECENT_COPY_AFTER {
-            let mut copy = FxHashMap::default();
-            for e in self.recent.iter() {
-                let (k, s) = self.recent_entry(e)?;
-                copy.insert(k, s);
-            }
+            let copy = self.recent_entries()?;
             return Ok(state.recent_copy.get_or_init(|| copy).get(id).copied());
         }
         match self.recent.get(id).map_err(self.engine())? {
@@ -300,6 +296,11 @@ impl RunIndex {
             len: v.len(),
             expected: Location::BYTES,
         })
+    }
+
+    /// Every entry of `recent`, in id order (collected into a list or a map).
+    fn recent_entries<C: FromIterator<(RawId, Slot)>>(&self) -> StoreResult<C> {
+        self.recent.iter().map(|e| self.recent_entry(e)).collect()
     }
 
     /// An entry of `recent`.
@@ -326,12 +327,7 @@ impl RunIndex {
         for run in &state.runs {
             runs.push(self.run_entries(run)?);
         }
-        runs.push(
-            self.recent
-                .iter()
-                .map(|e| self.recent_entry(e))
-                .collect::<StoreResult<_>>()?,
-        );
+        runs.push(self.recent_entries()?);
         runs.push(sorted(&state.pending));
         Ok(merge(runs, true)
             .into_iter()
@@ -389,11 +385,7 @@ impl RunIndex {
     /// listed, sled flushed, and only then is `recent` emptied (a crash in between leaves
     /// both saying the same).
     fn spill(&self, state: &mut State) -> StoreResult<()> {
-        let recent: Vec<(RawId, Slot)> = self
-            .recent
-            .iter()
-            .map(|e| self.recent_entry(e))
-            .collect::<StoreResult<_>>()?;
+        let recent: Vec<(RawId, Slot)> = self.recent_entries()?;
         let mut batch = sled::Batch::default();
         for (id, _) in &recent {
             batch.remove(&id[..]);

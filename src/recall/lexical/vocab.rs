@@ -23,6 +23,13 @@ fn hash32(name: &str) -> u32 {
     fxhash::hash32(name.as_bytes())
 }
 
+/// Term `id`'s name, given the names and where each ends.
+fn name_in<'a>(names: &'a str, ends: &[usize], id: u32) -> &'a str {
+    let id = id as usize;
+    let start = if id == 0 { 0 } else { ends[id - 1] };
+    &names[start..ends[id]]
+}
+
 fn spread(h: u32) -> u64 {
     u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
@@ -35,9 +42,7 @@ impl Vocab {
 
     /// The name of term `id`.
     pub(super) fn name(&self, id: u32) -> &str {
-        let id = id as usize;
-        let start = if id == 0 { 0 } else { self.ends[id - 1] };
-        &self.names[start..self.ends[id]]
+        name_in(&self.names, &self.ends, id)
     }
 
     /// The number of term `name`, numbering it next if it is new.
@@ -45,11 +50,7 @@ impl Vocab {
         let h = hash32(name);
         let Vocab { names, ends, table } = self;
         let found = table.find(spread(h), |&(id, hid)| {
-            hid == h && {
-                let id = id as usize;
-                let start = if id == 0 { 0 } else { ends[id - 1] };
-                &names[start..ends[id]] == name
-            }
+            hid == h && name_in(names, ends, id) == name
         });
         if let Some(&(id, _)) = found {
             return id;
