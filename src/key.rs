@@ -229,11 +229,23 @@ fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
     if path.len() > MAX_PATH_BYTES {
         return Err(KeyError::TooLong(path.to_string()));
     }
-    // Plain ASCII names (nearly all) pass byte by byte; anything else is judged per
-    // character, which also names the refused one.
-    let plain = path
-        .bytes()
-        .all(|b| b == b'.' || (b != b':' && ascii_name_byte(b)));
+    // One pass over the bytes: whether every one is a plain ASCII name byte (nearly all
+    // keys), the number of segments, and the first empty or overlong segment. Anything not
+    // plain is judged per character, which also names the refused one.
+    // A final '.' closes the last segment like the others.
+    let (mut plain, mut n, mut seg, mut shape) = (true, 0usize, 0usize, None);
+    for b in path.bytes().chain([b'.']) {
+        if b == b'.' {
+            if shape.is_none() && (seg == 0 || seg > MAX_SEGMENT_BYTES) {
+                shape = Some(seg == 0);
+            }
+            n += 1;
+            seg = 0;
+        } else {
+            plain &= b != b':' && ascii_name_byte(b);
+            seg += 1;
+        }
+    }
     if let Some((ch, why)) = (!plain)
         .then(|| {
             path.chars()
@@ -248,15 +260,10 @@ fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
             why,
         });
     }
-    let mut n = 0;
-    for seg in path.split('.') {
-        n += 1;
-        if seg.is_empty() {
-            return Err(KeyError::EmptySegment(path.to_string()));
-        }
-        if seg.len() > MAX_SEGMENT_BYTES {
-            return Err(KeyError::TooLong(path.to_string()));
-        }
+    match shape {
+        Some(true) => return Err(KeyError::EmptySegment(path.to_string())),
+        Some(false) => return Err(KeyError::TooLong(path.to_string())),
+        None => {}
     }
     if n > MAX_SEGMENTS {
         return Err(KeyError::TooDeep(path.to_string()));

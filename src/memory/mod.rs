@@ -322,14 +322,15 @@ impl Record {
         if n != 7 {
             return Err(invalid(format!("expected 7 fields, found {n}")));
         }
-        let mut prev: Option<&str> = None;
-        let mut field = |d: &mut Decoder<'_>, name: &'static str| -> Result<(), MemoryError> {
-            let k = d.map_key(prev)?;
-            if k != name {
-                return Err(invalid(format!("expected field {name:?}, found {k:?}")));
+        // The fields in canonical order, each checked against its name (which checks their
+        // order too).
+        let field = |d: &mut Decoder<'_>, name: &'static str| -> Result<(), MemoryError> {
+            match d.expect_key(name) {
+                Err(CborError::Unexpected { at, .. }) => {
+                    Err(invalid(format!("expected field {name:?} at byte {at}")))
+                }
+                other => Ok(other?),
             }
-            prev = Some(name);
-            Ok(())
         };
         field(&mut d, "key")?;
         let key = d.text()?.to_string();
@@ -521,7 +522,7 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, MemoryError> {
     if !(4..=6).contains(&n) {
         return Err(invalid(format!("an entry has {n} fields")));
     }
-    let mut prev: Option<&str> = None;
+    let mut prev: Option<&[u8]> = None;
     let mut actor = None;
     let mut source = None;
     let mut status = None;
@@ -529,20 +530,23 @@ fn decode_entry(d: &mut Decoder<'_>) -> Result<Entry, MemoryError> {
     let mut timestamp = None;
     let mut confidence = None;
     for _ in 0..n {
-        let k = d.map_key(prev)?;
+        let k = d.map_key_bytes(prev)?;
         prev = Some(k);
         match k {
-            "actor" => actor = Some(d.text()?.to_string()),
-            "source" => source = Some(d.text()?.to_string()),
-            "status" => {
+            b"actor" => actor = Some(d.text()?.to_string()),
+            b"source" => source = Some(d.text()?.to_string()),
+            b"status" => {
                 let t = d.text()?;
                 status =
                     Some(Status::parse(t).ok_or_else(|| invalid(format!("unknown status {t:?}")))?);
             }
-            "content" => content = Some(d.text()?.to_string()),
-            "timestamp" => timestamp = Some(d.f64()?),
-            "confidence" => confidence = Some(d.f64()?),
-            other => return Err(invalid(format!("unknown entry field {other:?}"))),
+            b"content" => content = Some(d.text()?.to_string()),
+            b"timestamp" => timestamp = Some(d.f64()?),
+            b"confidence" => confidence = Some(d.f64()?),
+            other => {
+                let other = String::from_utf8_lossy(other);
+                return Err(invalid(format!("unknown entry field {other:?}")));
+            }
         }
     }
     match (status, content, timestamp, confidence) {

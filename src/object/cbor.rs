@@ -422,11 +422,21 @@ impl<'a> Decoder<'a> {
     /// A map key (text) that must sort strictly after `prev` (the previous key, if any).
     pub fn map_key(&mut self, prev: Option<&str>) -> Result<&'a str, CborError> {
         let at = self.pos;
-        let k = self.text()?;
+        let k = self.map_key_bytes(prev.map(str::as_bytes))?;
+        std::str::from_utf8(k).map_err(|_| CborError::Utf8(at))
+    }
+
+    /// A map key's bytes, which must sort strictly after `prev`, for a reader that matches
+    /// them against names it knows: ASCII names need no UTF-8 check, and anything else is
+    /// refused by the match.
+    pub fn map_key_bytes(&mut self, prev: Option<&[u8]>) -> Result<&'a [u8], CborError> {
+        let at = self.pos;
+        let n = self.len_checked(MAJOR_TEXT, "text string")?;
+        let k = self.take(n)?;
         if let Some(p) = prev {
             // Canonical order: shorter encoding first, then bytewise; for text keys that is
             // (length, bytes).
-            if (k.len(), k.as_bytes()) <= (p.len(), p.as_bytes()) {
+            if (k.len(), k) <= (p.len(), p) {
                 return Err(CborError::NonCanonical {
                     at,
                     what: "map keys not in canonical order or repeated",
@@ -434,6 +444,20 @@ impl<'a> Decoder<'a> {
             }
         }
         Ok(k)
+    }
+
+    /// The map key `name`, or an error naming the key found. A reader that expects fixed
+    /// names in canonical order calls it once per name, in that order, which checks the
+    /// order too.
+    pub fn expect_key(&mut self, name: &'static str) -> Result<(), CborError> {
+        let at = self.pos;
+        let n = self.len_checked(MAJOR_TEXT, "text string")?;
+        if self.take(n)? == name.as_bytes() {
+            Ok(())
+        } else {
+            self.pos = at;
+            Err(CborError::Unexpected { expected: name, at })
+        }
     }
 
     /// `true` or `false`.
