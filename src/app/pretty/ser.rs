@@ -29,7 +29,7 @@ impl<'w, W: Write> Ser<'w, W> {
     pub(super) fn new(out: &'w mut W) -> Self {
         Ser {
             out,
-            w: Vec::with_capacity(SPILL + (SPILL >> 2)),
+            w: Vec::new(),
             f: Pretty::default(),
         }
     }
@@ -48,6 +48,14 @@ impl<'w, W: Write> Ser<'w, W> {
         self.out.write_all(&self.w)?;
         self.w.clear();
         Ok(())
+    }
+
+    /// Writes what `write` writes.
+    fn plain(
+        &mut self,
+        write: impl FnOnce(&mut Pretty, &mut Vec<u8>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        write(&mut self.f, &mut self.w).map_err(Error::io)
     }
 
     fn str(&mut self, s: &str) -> Result<()> {
@@ -220,12 +228,37 @@ impl<W: Write> Compound<'_, '_, W> {
         ser.spill()
     }
 
+    /// A struct's field: its name, then its value.
+    fn member<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        self.key(key)?;
+        self.value(value)
+    }
+
     fn end_object(&mut self) -> Result<()> {
         if self.state != State::Empty {
             self.ser.f.end_object(&mut self.ser.w).map_err(Error::io)?;
         }
         Ok(())
     }
+}
+
+/// serde's methods for booleans and integers, each written by serde_json's formatter
+/// method for its type, through `$how`: `plain` for values, `quoted` for map keys.
+macro_rules! scalars {
+    ($how:ident) => {
+        scalars!($how;
+            serialize_bool write_bool bool, serialize_i8 write_i8 i8,
+            serialize_i16 write_i16 i16, serialize_i32 write_i32 i32,
+            serialize_i64 write_i64 i64, serialize_i128 write_i128 i128,
+            serialize_u8 write_u8 u8, serialize_u16 write_u16 u16,
+            serialize_u32 write_u32 u32, serialize_u64 write_u64 u64,
+            serialize_u128 write_u128 u128);
+    };
+    ($how:ident; $($method:ident $write:ident $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<()> {
+            self.$how(|f, w| f.$write(w, v))
+        }
+    )*};
 }
 
 impl<'a, 'w, W: Write> ser::Serializer for &'a mut Ser<'w, W> {
@@ -239,39 +272,7 @@ impl<'a, 'w, W: Write> ser::Serializer for &'a mut Ser<'w, W> {
     type SerializeStruct = Compound<'a, 'w, W>;
     type SerializeStructVariant = Compound<'a, 'w, W>;
 
-    fn serialize_bool(self, v: bool) -> Result<()> {
-        self.f.write_bool(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.f.write_i8(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.f.write_i16(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.f.write_i32(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_i64(self, v: i64) -> Result<()> {
-        self.f.write_i64(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_i128(self, v: i128) -> Result<()> {
-        self.f.write_i128(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.f.write_u8(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.f.write_u16(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.f.write_u32(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_u64(self, v: u64) -> Result<()> {
-        self.f.write_u64(&mut self.w, v).map_err(Error::io)
-    }
-    fn serialize_u128(self, v: u128) -> Result<()> {
-        self.f.write_u128(&mut self.w, v).map_err(Error::io)
-    }
+    scalars!(plain);
     /// Not finite is `null`, as serde_json writes it.
     fn serialize_f32(self, v: f32) -> Result<()> {
         if v.is_finite() {
@@ -370,38 +371,27 @@ impl<'a, 'w, W: Write> ser::Serializer for &'a mut Ser<'w, W> {
     }
 }
 
-impl<W: Write> ser::SerializeSeq for Compound<'_, '_, W> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
+/// The array-shaped compounds differ only in their trait's and method's names.
+macro_rules! array_compounds {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl<W: Write> ser::$trait for Compound<'_, '_, W> {
+            type Ok = ();
+            type Error = Error;
+            fn $method<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
+                self.element(value)
+            }
+            fn end(mut self) -> Result<()> {
+                self.end_array()
+            }
+        }
+    )*};
 }
 
-impl<W: Write> ser::SerializeTuple for Compound<'_, '_, W> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
-}
-
-impl<W: Write> ser::SerializeTupleStruct for Compound<'_, '_, W> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<()> {
-        self.element(value)
-    }
-    fn end(mut self) -> Result<()> {
-        self.end_array()
-    }
-}
+array_compounds!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field
+);
 
 impl<W: Write> ser::SerializeTupleVariant for Compound<'_, '_, W> {
     type Ok = ();
@@ -437,8 +427,7 @@ impl<W: Write> ser::SerializeStruct for Compound<'_, '_, W> {
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        self.key(key)?;
-        self.value(value)
+        self.member(key, value)
     }
     fn end(mut self) -> Result<()> {
         self.end_object()
@@ -453,8 +442,7 @@ impl<W: Write> ser::SerializeStructVariant for Compound<'_, '_, W> {
         key: &'static str,
         value: &T,
     ) -> Result<()> {
-        self.key(key)?;
-        self.value(value)
+        self.member(key, value)
     }
     fn end(mut self) -> Result<()> {
         self.end_object()?;
@@ -513,39 +501,7 @@ impl<W: Write> ser::Serializer for KeySer<'_, '_, W> {
     ) -> Result<()> {
         value.serialize(self)
     }
-    fn serialize_bool(self, v: bool) -> Result<()> {
-        self.quoted(|f, w| f.write_bool(w, v))
-    }
-    fn serialize_i8(self, v: i8) -> Result<()> {
-        self.quoted(|f, w| f.write_i8(w, v))
-    }
-    fn serialize_i16(self, v: i16) -> Result<()> {
-        self.quoted(|f, w| f.write_i16(w, v))
-    }
-    fn serialize_i32(self, v: i32) -> Result<()> {
-        self.quoted(|f, w| f.write_i32(w, v))
-    }
-    fn serialize_i64(self, v: i64) -> Result<()> {
-        self.quoted(|f, w| f.write_i64(w, v))
-    }
-    fn serialize_i128(self, v: i128) -> Result<()> {
-        self.quoted(|f, w| f.write_i128(w, v))
-    }
-    fn serialize_u8(self, v: u8) -> Result<()> {
-        self.quoted(|f, w| f.write_u8(w, v))
-    }
-    fn serialize_u16(self, v: u16) -> Result<()> {
-        self.quoted(|f, w| f.write_u16(w, v))
-    }
-    fn serialize_u32(self, v: u32) -> Result<()> {
-        self.quoted(|f, w| f.write_u32(w, v))
-    }
-    fn serialize_u64(self, v: u64) -> Result<()> {
-        self.quoted(|f, w| f.write_u64(w, v))
-    }
-    fn serialize_u128(self, v: u128) -> Result<()> {
-        self.quoted(|f, w| f.write_u128(w, v))
-    }
+    scalars!(quoted);
     fn serialize_f32(self, v: f32) -> Result<()> {
         if !v.is_finite() {
             return Err(ser::Error::custom("float key must be finite"));
