@@ -329,7 +329,7 @@ impl Record {
                 Err(CborError::Unexpected { at, .. }) => {
                     Err(invalid(format!("expected field {name:?} at byte {at}")))
                 }
-                other => Ok(other?),
+                other => other.map_err(MemoryError::from),
             }
         };
         field(&mut d, "key")?;
