@@ -219,7 +219,13 @@ fn run(args: Vec<OsString>) -> u8 {
     }
     // The command's store (if any) is dropped when `dispatch` returns, before printing.
     let result = dispatch(&ctx, cli.command);
-    p.emit(result)
+    let code = p.emit(result);
+    // Nothing is open any more (a held store is closed here, should one be); what the
+    // handle keeps is memory, its caches of tree nodes and commits, which the process gives
+    // back as it exits without freeing them one by one.
+    ctx.app.release();
+    std::mem::forget(ctx);
+    code
 }
 
 #[cfg(test)]

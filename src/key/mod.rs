@@ -234,7 +234,11 @@ impl Key {
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.namespace, self.path)
+        // Three plain writes, not a format: `to_string` of a key runs for every change of a
+        // large diff.
+        f.write_str(&self.namespace)?;
+        f.write_str(":")?;
+        f.write_str(&self.path)
     }
 }
 

@@ -51,7 +51,7 @@ impl Serialize for RecordJson<'_> {
         // Members in sorted order (see `EntryJson`).
         let mut m = s.serialize_map(Some(8))?;
         m.serialize_entry("confidence", &r.confidence)?;
-        m.serialize_entry("content", &r.content())?;
+        m.serialize_entry("content", &Content(r))?;
         m.serialize_entry("entries", &Entries(&r.entries))?;
         m.serialize_entry("key", &r.key)?;
         m.serialize_entry("namespace", &r.namespace)?;
@@ -59,6 +59,21 @@ impl Serialize for RecordJson<'_> {
         m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
         m.serialize_entry("timestamp", &r.timestamp)?;
         m.end()
+    }
+}
+
+/// [`Record::content`] as a JSON string, written from the record's one active entry in
+/// place (nearly every record has one) instead of from a joined copy.
+struct Content<'a>(&'a Record);
+
+impl Serialize for Content<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut active = self.0.active();
+        match (active.next(), active.next()) {
+            (None, _) => s.serialize_str(""),
+            (Some(only), None) => s.serialize_str(&only.content),
+            _ => s.serialize_str(&self.0.content()),
+        }
     }
 }
 
@@ -112,5 +127,23 @@ mod tests {
             serde_json::to_string(&crate::app::sorted(want.clone())).unwrap()
         );
         assert_eq!(r.entries[1].to_json(), want["entries"][1]);
+    }
+
+    /// `content` is the active entries' contents joined, however many there are.
+    #[test]
+    fn content_is_the_projection_for_any_number_of_active_entries() {
+        let key = Key::new("work", "a.b").unwrap();
+        let mut r = Record::new(&key, Entry::new("one", 0.5, 10.0), vec![]);
+        r.entries.push(Entry::new("two", 0.5, 11.0));
+        r.entries.push(Entry::new("three", 0.5, 12.0));
+        let content = |r: &Record| r.to_json()["content"].as_str().unwrap().to_string();
+        assert_eq!(content(&r), "one\n\n[update] two\n\n[update] three");
+        assert_eq!(content(&r), r.content());
+        r.entries[0].status = Status::Superseded;
+        assert_eq!(content(&r), "two\n\n[update] three");
+        r.entries[1].status = Status::Superseded;
+        assert_eq!(content(&r), "three");
+        r.entries[2].status = Status::Superseded;
+        assert_eq!(content(&r), "");
     }
 }

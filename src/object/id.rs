@@ -16,7 +16,8 @@ impl ObjectId {
 
     /// The id of `bytes` as an object of `kind`.
     pub fn of(kind: Kind, bytes: &[u8]) -> ObjectId {
-        let mut h = blake3::Hasher::new_derive_key(kind.context());
+        use blake3::hazmat::HasherExt;
+        let mut h = blake3::Hasher::new_from_context_key(context_key(kind));
         h.update(bytes);
         ObjectId(*h.finalize().as_bytes())
     }
@@ -42,6 +43,22 @@ impl ObjectId {
         s.truncate(n.min(64));
         s
     }
+}
+
+/// The key BLAKE3's key-derivation mode derives from `kind`'s context string, derived once
+/// per process: deriving it hashes the context, which for a small record costs about as
+/// much as hashing the record itself, and every object read re-hashes its bytes.
+fn context_key(kind: Kind) -> &'static blake3::hazmat::ContextKey {
+    use blake3::hazmat::hash_derive_key_context;
+    use std::sync::LazyLock;
+    static KEYS: LazyLock<[blake3::hazmat::ContextKey; 3]> = LazyLock::new(|| {
+        [Kind::Node, Kind::Blob, Kind::Commit].map(|k| hash_derive_key_context(k.context()))
+    });
+    &KEYS[match kind {
+        Kind::Node => 0,
+        Kind::Blob => 1,
+        Kind::Commit => 2,
+    }]
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
