@@ -195,15 +195,16 @@ impl Memoir {
                 }
             } else if let Some(d) = depth {
                 for (ns, _) in &scope {
-                    let groups = repo.tree().histogram(
+                    let mut counts = Vec::new();
+                    repo.tree().histogram_each(
                         &root,
                         &prefix_range(&namespace_prefix(ns)),
                         &|k| group_prefix(k, d),
+                        &mut |g, n| counts.push((encoded_path(g), n)),
                     )?;
                     // Groups come in key order, nearly the paths' order: built as a sorted
                     // run, not entry by entry.
-                    let counts = groups.into_iter().map(|(g, n)| (encoded_path(&g), n));
-                    prefix_counts.insert(ns.clone(), counts.collect());
+                    prefix_counts.insert(ns.clone(), counts.into_iter().collect());
                 }
             }
             Ok((scope, matching, prefix_counts))

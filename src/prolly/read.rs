@@ -189,10 +189,32 @@ impl NodeStore {
         range: &KeyRange,
         group: &dyn Fn(&[u8]) -> &[u8],
     ) -> ProllyResult<Vec<(Vec<u8>, u64)>> {
-        let node = self.root(root)?;
         let mut out: Vec<(Vec<u8>, u64)> = Vec::new();
-        self.histogram_in(&node, range, group, &mut out)?;
+        self.histogram_each(root, range, group, &mut |g, n| out.push((g.to_vec(), n)))?;
         Ok(out)
+    }
+
+    /// [`NodeStore::histogram`], each group passed to `f` with its count, in ascending
+    /// order, as soon as it is complete: a caller that keeps the groups in a shape of its own
+    /// (a depth-3 summary is one group per key) builds it without a copy of each group first.
+    pub fn histogram_each(
+        &self,
+        root: &ObjectId,
+        range: &KeyRange,
+        group: &dyn Fn(&[u8]) -> &[u8],
+        f: &mut dyn FnMut(&[u8], u64),
+    ) -> ProllyResult<()> {
+        let node = self.root(root)?;
+        let mut acc = Groups {
+            current: Vec::new(),
+            count: None,
+            f,
+        };
+        self.histogram_in(&node, range, group, &mut acc)?;
+        if let Some(n) = acc.count {
+            (acc.f)(&acc.current, n);
+        }
+        Ok(())
     }
 
     fn histogram_in(
@@ -200,14 +222,8 @@ impl NodeStore {
         node: &Node,
         range: &KeyRange,
         group: &dyn Fn(&[u8]) -> &[u8],
-        out: &mut Vec<(Vec<u8>, u64)>,
+        out: &mut Groups<'_>,
     ) -> ProllyResult<()> {
-        fn add(out: &mut Vec<(Vec<u8>, u64)>, g: &[u8], n: u64) {
-            match out.last_mut() {
-                Some((last, c)) if last[..] == *g => *c += n,
-                _ => out.push((g.to_vec(), n)),
-            }
-        }
         let items = &node.items[..];
         let start = match &range.lo {
             Some(lo) => node.child_for(lo).min(items.len()),
@@ -223,7 +239,7 @@ impl NodeStore {
             // starts the next.
             for it in &items[start..end] {
                 if range.covers(&it.key, it.last_key()) {
-                    add(out, group(&it.key), it.count);
+                    out.add(group(&it.key), it.count);
                 }
             }
             return Ok(());
@@ -248,11 +264,11 @@ impl NodeStore {
             let run_end = i + 1 + items[i + 1..end].partition_point(|x| group(&x.key) == g);
             let whole: u64 = items[i..run_end - 1].iter().map(|x| x.count).sum();
             if run_end - 1 > i {
-                add(out, g, whole);
+                out.add(g, whole);
             }
             let tail = &items[run_end - 1];
             if range.covers(&tail.key, tail.last_key()) && group(tail.last_key()) == g {
-                add(out, g, tail.count);
+                out.add(g, tail.count);
             } else if node.level > 0 {
                 let child = self.load_at(&tail.id, node.level - 1)?;
                 self.histogram_in(&child, range, group, out)?;
@@ -260,5 +276,30 @@ impl NodeStore {
             i = run_end;
         }
         Ok(())
+    }
+}
+
+/// The group a histogram walk is counting (in a buffer reused from group to group) and its
+/// count so far (`None` before the first key); a group is handed to `f` when the next one
+/// starts.
+struct Groups<'f> {
+    current: Vec<u8>,
+    count: Option<u64>,
+    f: &'f mut dyn FnMut(&[u8], u64),
+}
+
+impl Groups<'_> {
+    fn add(&mut self, g: &[u8], n: u64) {
+        match &mut self.count {
+            Some(c) if self.current[..] == *g => *c += n,
+            _ => {
+                if let Some(c) = self.count {
+                    (self.f)(&self.current, c);
+                }
+                self.current.clear();
+                self.current.extend_from_slice(g);
+                self.count = Some(n);
+            }
+        }
     }
 }
