@@ -211,9 +211,7 @@ impl NodeStore {
             f,
         };
         self.histogram_in(&node, range, group, &mut acc)?;
-        if let Some(n) = acc.count {
-            (acc.f)(&acc.current, n);
-        }
+        acc.finish();
         Ok(())
     }
 
@@ -281,7 +279,7 @@ impl NodeStore {
 
 /// The group a histogram walk is counting (in a buffer reused from group to group) and its
 /// count so far (`None` before the first key); a group is handed to `f` when the next one
-/// starts.
+/// starts, the last one by [`Groups::finish`].
 struct Groups<'f> {
     current: Vec<u8>,
     count: Option<u64>,
@@ -300,6 +298,13 @@ impl Groups<'_> {
                 self.current.extend_from_slice(g);
                 self.count = Some(n);
             }
+        }
+    }
+
+    /// Hands the last group to `f` (there is none when no key was counted).
+    fn finish(self) {
+        if let Some(n) = self.count {
+            (self.f)(&self.current, n);
         }
     }
 }
