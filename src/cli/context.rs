@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use memoir::app::{Clock, Memoir, Options, ReadPoint, WriteAs};
+use memoir::app::{Clock, Memoir, Options, Outcome, ReadPoint, WriteAs};
 use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
 use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
 
-use super::output::{CliError, Printer, Style};
+use super::output::{CliError, Printer, Report, Style};
 
 /// Reads an environment variable; empty counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -300,6 +300,9 @@ pub struct Ctx {
     /// `--json` / `MEMOIR_JSON=1` (printing is done by [`Ctx::printer`]; a command whose
     /// output is large may hand back only its JSON).
     pub json: bool,
+    /// Whether reports are only ever printed as human lines: the one-shot command line
+    /// without `--json`. A server's answers carry both lines and JSON.
+    pub lines_only: bool,
     /// `-q` / `MEMOIR_QUIET=1`.
     pub quiet: bool,
     /// `-v`.
@@ -314,6 +317,16 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A report of `outcome`: its exit code, and its JSON unless nothing will read it
+    /// ([`Ctx::lines_only`]).
+    pub fn report<O: Outcome>(&self, outcome: &O) -> Report {
+        if self.lines_only {
+            Report::code_of(outcome)
+        } else {
+            Report::of(outcome)
+        }
+    }
+
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.
     pub fn write_as(&self, w: &WriteArgs, branch: &BranchArg) -> WriteAs {
         WriteAs {

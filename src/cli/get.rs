@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of a read.
 pub fn render(ctx: &Ctx, out: &GetOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     if let Some(error) = &out.error {
         r.warnings.push(ctx.printer.err.err(&esc(error)));

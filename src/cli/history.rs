@@ -44,7 +44,7 @@ pub fn log(ctx: &Ctx, args: LogArgs) -> Result<Report, CliError> {
 
 /// The report of a log.
 pub fn render_log(ctx: &Ctx, out: &LogOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     let s = &ctx.style;
     for c in &out.commits {
@@ -102,7 +102,7 @@ pub fn blame(ctx: &Ctx, args: BlameArgs) -> Result<Report, CliError> {
 
 /// The report of a blame.
 pub fn render_blame(ctx: &Ctx, out: &BlameOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     let s = &ctx.style;
     for e in &out.entries {
@@ -179,7 +179,7 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
 
 /// The report of a diff.
 pub fn render_diff(ctx: &Ctx, out: &DiffOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     let s = &ctx.style;
     for c in &out.changes {
@@ -228,5 +228,5 @@ pub struct TimeTravelArgs {
 pub fn time_travel(ctx: &Ctx, args: TimeTravelArgs) -> Result<Report, CliError> {
     let out = ctx.app.time_travel(&args.rev, args.name.as_deref())?;
     let line = ctx.style.ok(&esc(&out.message));
-    Ok(Report::of(&out).line(line))
+    Ok(ctx.report(&out).line(line))
 }

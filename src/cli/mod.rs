@@ -201,6 +201,7 @@ fn run(args: Vec<OsString>) -> u8 {
     let ctx = Ctx {
         store_path,
         json,
+        lines_only: !json,
         quiet,
         verbose: g.verbose,
         style: p.out,

@@ -81,6 +81,15 @@ impl Report {
         }
     }
 
+    /// A report of an operation's outcome without its JSON: for a command line that prints
+    /// only human lines, where building the JSON would be work thrown away.
+    pub fn code_of<O: Outcome>(outcome: &O) -> Self {
+        Report {
+            code: outcome.exit_code(),
+            ..Default::default()
+        }
+    }
+
     /// A report for `--json` alone: the outcome's JSON is written when printed, straight
     /// from the outcome ([`Outcome::write_json`]) to stdout, with no value tree, no copy of
     /// the whole text and no human lines.
@@ -161,6 +170,17 @@ impl Style {
 /// shown as `\u{..}` escapes.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
+    esc_into(&mut out, s);
+    out
+}
+
+/// [`esc`], appended to `out`.
+pub fn esc_into(out: &mut String, s: &str) {
+    // Printable ASCII, newlines and tabs are shown as they are; most text is nothing else.
+    if s.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) {
+        out.push_str(s);
+        return;
+    }
     for c in s.chars() {
         let hide = (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}');
@@ -170,7 +190,6 @@ pub fn esc(s: &str) -> String {
             out.push(c);
         }
     }
-    out
 }
 
 /// Escapes and also shows newlines as `\n` (for one-line display).
@@ -277,6 +296,14 @@ mod tests {
             "\\u{d}\\u{7f}\\u{9b}\\u{202e}"
         );
         assert_eq!(esc_line("a\nb"), "a\\nb");
+        // Plain text, the fast path, comes back as it is; one hidden character anywhere
+        // sends the whole string through the slow one.
+        let plain = "preferences.coding: use pytest ~ \"always\"\n\tand {x}";
+        assert_eq!(esc(plain), plain);
+        assert_eq!(esc("caf\u{e9} a\u{200b}b"), "caf\u{e9} a\\u{200b}b");
+        let mut out = String::from("> ");
+        esc_into(&mut out, "a\x07b");
+        assert_eq!(out, "> a\\u{7}b");
     }
 
     #[test]

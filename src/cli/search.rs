@@ -114,7 +114,7 @@ pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     if out.hits.is_empty() {
         lines.push(ctx.style.warn("no memories match"));
     }
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.lines = lines;
     r.data = true;
     r

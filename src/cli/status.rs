@@ -47,7 +47,7 @@ pub fn run(ctx: &Ctx, _args: Args) -> Result<Report, CliError> {
 pub fn render(ctx: &Ctx, out: &StatusOutcome) -> Report {
     let path = &out.path;
     let s = &ctx.style;
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     // A model setting that does not parse is not used; say why.
     if let Err(e) = llm_config_from_env() {
         r.warnings.push(

@@ -2,12 +2,14 @@
 //! match globs (`--keys`). Counts come from the tree's subtree counts: O(groups x height)
 //! node reads; only `--keys` visits keys (of the namespaces in scope).
 
+use std::fmt::Write as _;
+
 use clap::ValueEnum;
 
 use memoir::app::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 
 use super::context::{read_point, AtArg, BranchArg, Ctx};
-use super::output::{esc, CliError, Report};
+use super::output::{esc, esc_into, CliError, Report};
 
 const HELP: &str = "\
 Examples:
@@ -85,7 +87,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of a summary.
 pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     if ctx.json {
         return r; // the lines are not printed
@@ -102,12 +104,20 @@ pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
         lines.push(format!("  {}: {n}", s.bold(&esc(ns))));
         if let Some(pc) = out.prefix_counts.as_ref().and_then(|p| p.get(ns)) {
             for (p, c) in pc {
-                lines.push(format!("    {}: {c}", esc(p)));
+                // Built in place: a deep summary has a line per key.
+                let mut line = String::with_capacity(p.len() + 16);
+                line.push_str("    ");
+                esc_into(&mut line, p);
+                let _ = write!(line, ": {c}");
+                lines.push(line);
             }
         }
         if let Some(keys) = out.matching_keys.as_ref().and_then(|m| m.get(ns)) {
             for k in keys {
-                lines.push(format!("    {}", esc(k)));
+                let mut line = String::with_capacity(k.len() + 4);
+                line.push_str("    ");
+                esc_into(&mut line, k);
+                lines.push(line);
             }
         }
     }

@@ -80,6 +80,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     };
     let mut ctx = ctx.clone();
     // Tool answers carry plain text, never terminal colours.
+    // Answers carry the JSON of every report.
+    ctx.lines_only = false;
     ctx.style = Style::new(false);
     ctx.printer.out = Style::new(false);
     ctx.printer.err = Style::new(false);

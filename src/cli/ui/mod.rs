@@ -62,6 +62,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         "the interface serves this machine only",
     )?;
     let mut ctx = ctx.clone();
+    // Answers carry the JSON of every report.
+    ctx.lines_only = false;
     ctx.style = Style::new(false);
     ctx.printer.out = Style::new(false);
     ctx.printer.err = Style::new(false);
