@@ -41,12 +41,12 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     {
         let out = ctx.app.delete_branch(name, force)?;
         let line = s.ok(&esc(&out.message));
-        return Ok(Report::of(&out).line(line));
+        return Ok(ctx.report(&out).line(line));
     }
     if let Some(name) = &args.name {
         let out = ctx.app.create_branch(name, args.from.as_deref())?;
         let line = s.ok(&esc(&out.message));
-        return Ok(Report::of(&out).line(line));
+        return Ok(ctx.report(&out).line(line));
     }
     Ok(render_list(ctx, &ctx.app.branches()?))
 }
@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 /// The report of the branch list.
 pub fn render_list(ctx: &Ctx, out: &BranchListOutcome) -> Report {
     let s = &ctx.style;
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.data = true;
     if out.current.is_none() {
         r.lines

@@ -90,7 +90,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 fn render(ctx: &Ctx, out: &CaptureOutcome) -> Report {
     let s = &ctx.style;
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     let verb = if out.dry_run {
         "Would capture"
     } else {

@@ -26,5 +26,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of a checkout.
 pub fn render(ctx: &Ctx, out: &CheckoutOutcome) -> Report {
-    Report::of(out).line(ctx.style.ok(&esc(&out.message)))
+    ctx.report(out).line(ctx.style.ok(&esc(&out.message)))
 }

@@ -34,7 +34,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     };
     let out = ctx.app.export(args.namespace.as_deref(), &at)?;
     let lines = out.to_jsonl();
-    let mut r = Report::of(&out);
+    let mut r = ctx.report(&out);
     match &args.output {
         None => r.raw = Some(lines),
         Some(path) => {

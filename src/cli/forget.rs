@@ -58,7 +58,7 @@ pub fn render(ctx: &Ctx, out: &ForgetOutcome) -> Report {
             out.commit.short(8)
         )
     };
-    let mut r = Report::of(out).line(ctx.style.ok(&line));
+    let mut r = ctx.report(out).line(ctx.style.ok(&line));
     if out.purged.is_some() && !out.remotes_keep.is_empty() {
         let names = out.remotes_keep.join(", ");
         r.lines.push(ctx.style.warn(&esc(&format!(

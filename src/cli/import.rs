@@ -75,5 +75,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         )),
         None => ctx.style.info("Nothing to import"),
     };
-    Ok(Report::of(&out).line(line))
+    Ok(ctx.report(&out).line(line))
 }

@@ -31,7 +31,7 @@ pub struct ReflogArgs {
 /// Runs `reflog`.
 pub fn reflog(ctx: &Ctx, args: ReflogArgs) -> Result<Report, CliError> {
     let out = ctx.app.reflog(args.branch.as_deref(), args.limit)?;
-    let mut r = Report::of(&out);
+    let mut r = ctx.report(&out);
     let short = |v: &Option<String>| match v {
         None => "-".to_string(),
         Some(s) if s.len() == 64 => s[..8].to_string(),
@@ -71,7 +71,7 @@ pub fn fsck(ctx: &Ctx, args: FsckArgs) -> Result<Report, CliError> {
     } else {
         ctx.app.fsck()?
     };
-    let mut r = Report::of(&out);
+    let mut r = ctx.report(&out);
     let s = &ctx.style;
     if let Some(rep) = &out.repair {
         r.lines.push(s.ok(&format!(
@@ -129,7 +129,7 @@ pub fn gc(ctx: &Ctx, args: GcArgs) -> Result<Report, CliError> {
             out.packs_kept,
             out.packs_young
         ));
-        return Ok(Report::of(&out).line(line));
+        return Ok(ctx.report(&out).line(line));
     }
     let out = ctx.app.gc()?;
     print_notes(ctx, &out.notes);
@@ -137,5 +137,5 @@ pub fn gc(ctx: &Ctx, args: GcArgs) -> Result<Report, CliError> {
         "Removed {} unreachable objects ({} bytes); kept {}",
         out.objects_removed, out.bytes_removed, out.objects_kept
     ));
-    Ok(Report::of(&out).line(line))
+    Ok(ctx.report(&out).line(line))
 }

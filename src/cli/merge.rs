@@ -79,7 +79,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of a merge.
 pub fn render(ctx: &Ctx, out: &MergeOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     let s = &ctx.style;
     if r.code == exit::OK {
         let mut line = s.ok(&esc(&out.message));

@@ -26,5 +26,5 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let line = ctx
         .style
         .ok(&format!("{} (commit {})", out.message, out.commit.short(8)));
-    Ok(Report::of(&out).line(line))
+    Ok(ctx.report(&out).line(line))
 }

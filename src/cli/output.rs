@@ -73,6 +73,8 @@ pub struct Report {
 
 impl Report {
     /// A report of an operation's outcome: its JSON and exit code, no human lines yet.
+    /// Commands ask through [`Ctx::report`](super::context::Ctx::report), which leaves the
+    /// JSON out where nothing reads it.
     pub fn of<O: Outcome>(outcome: &O) -> Self {
         Report {
             json: outcome.to_json(),

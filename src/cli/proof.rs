@@ -66,7 +66,7 @@ pub fn proof(ctx: &Ctx, args: ProofArgs) -> Result<Report, CliError> {
             out.root.short(8)
         ),
     };
-    let mut r = Report::of(&out);
+    let mut r = ctx.report(&out);
     r.data = true;
     r.lines.push(ctx.style.ok(&esc(&message)));
     r.lines.push(out.proof.clone());
@@ -103,5 +103,5 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> Result<Report, CliError> {
             out.root.short(8)
         ),
     };
-    Ok(Report::of(&out).line(ctx.style.ok(&esc(&message))))
+    Ok(ctx.report(&out).line(ctx.style.ok(&esc(&message))))
 }

@@ -131,7 +131,7 @@ pub fn render(ctx: &Ctx, out: &RecallOutcome) -> Report {
             out.metadata.mode.name()
         )));
     }
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     r.lines = lines;
     r.data = true;
     r

@@ -124,7 +124,7 @@ pub fn check(ctx: &Ctx, req: &RememberRequest) -> Result<(), CliError> {
 /// The report of a write.
 pub fn render(ctx: &Ctx, out: &RememberOutcome) -> Report {
     let s = &ctx.style;
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     if let Some(c) = &out.classification {
         r.lines.push(s.info(&format!(
             "{} chose {} (confidence {}): {}",

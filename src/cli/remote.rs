@@ -132,15 +132,15 @@ pub fn remote(ctx: &Ctx, args: RemoteArgs) -> Result<Report, CliError> {
     match args.cmd.unwrap_or(RemoteCmd::List) {
         RemoteCmd::Add { name, url } => {
             let out = ctx.app.remote_add(&name, &url)?;
-            Ok(Report::of(&out).line(ctx.style.ok(&esc(&out.message))))
+            Ok(ctx.report(&out).line(ctx.style.ok(&esc(&out.message))))
         }
         RemoteCmd::Remove { name } => {
             let out = ctx.app.remote_remove(&name)?;
-            Ok(Report::of(&out).line(ctx.style.ok(&esc(&out.message))))
+            Ok(ctx.report(&out).line(ctx.style.ok(&esc(&out.message))))
         }
         RemoteCmd::List => {
             let out = ctx.app.remote_list()?;
-            let mut r = Report::of(&out);
+            let mut r = ctx.report(&out);
             r.data = true;
             for rem in &out.remotes {
                 r.lines
@@ -168,14 +168,14 @@ pub fn push(ctx: &Ctx, args: PushArgs) -> Result<Report, CliError> {
         args.force,
         &mut p,
     )?;
-    Ok(Report::of(&out).line(ctx.style.ok(&esc(&out.message))))
+    Ok(ctx.report(&out).line(ctx.style.ok(&esc(&out.message))))
 }
 
 /// Runs `fetch`.
 pub fn fetch(ctx: &Ctx, args: FetchArgs) -> Result<Report, CliError> {
     let mut p = progress(ctx);
     let out = ctx.app.fetch(args.remote.as_deref(), &mut p)?;
-    let mut r = Report::of(&out).line(ctx.style.ok(&esc(&out.message)));
+    let mut r = ctx.report(&out).line(ctx.style.ok(&esc(&out.message)));
     for b in out.branches.iter().filter(|b| b.status != "unchanged") {
         r.lines.push(format!(
             "  {} {}/{} -> {}",
@@ -206,7 +206,9 @@ pub fn pull(ctx: &Ctx, args: PullArgs) -> Result<Report, CliError> {
         &mut p,
     )?;
     let merged = render_merge(ctx, &out.merge);
-    let mut r = Report::of(&out).line(ctx.style.ok(&esc(&out.fetch.message)));
+    let mut r = ctx
+        .report(&out)
+        .line(ctx.style.ok(&esc(&out.fetch.message)));
     r.lines.extend(merged.lines);
     Ok(r)
 }
@@ -215,5 +217,5 @@ pub fn pull(ctx: &Ctx, args: PullArgs) -> Result<Report, CliError> {
 pub fn clone(ctx: &Ctx, args: CloneArgs) -> Result<Report, CliError> {
     let mut p = progress(ctx);
     let (_, out) = Memoir::clone_from(&args.url, &args.dir, ctx.app.options().clone(), &mut p)?;
-    Ok(Report::of(&out).line(ctx.style.ok(&esc(&out.message))))
+    Ok(ctx.report(&out).line(ctx.style.ok(&esc(&out.message))))
 }

@@ -128,6 +128,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             &ctx.app.taxonomy_show(&id, &read_point(&at, &branch))?,
         )),
         Action::PromptSnippet { at, branch } => Ok(snippet(
+            ctx,
             &ctx.app.taxonomy_snippet(&read_point(&at, &branch))?,
         )),
     }
@@ -137,9 +138,10 @@ fn written(ctx: &Ctx, out: &TaxonomyWriteOutcome) -> Report {
     let s = &ctx.style;
     match &out.commit_hash {
         Some(id) => {
-            Report::of(out).line(s.ok(&format!("{} (commit {})", esc(&out.message), &id[..8])))
+            ctx.report(out)
+                .line(s.ok(&format!("{} (commit {})", esc(&out.message), &id[..8])))
         }
-        None => Report::of(out).line(s.info(&esc(&out.message))),
+        None => ctx.report(out).line(s.info(&esc(&out.message))),
     }
 }
 
@@ -153,7 +155,7 @@ fn origin(stored: bool) -> &'static str {
 
 fn list(ctx: &Ctx, out: &TaxonomyListOutcome) -> Report {
     let s = &ctx.style;
-    let mut r = Report::of(out).line(s.bold(&format!(
+    let mut r = ctx.report(out).line(s.bold(&format!(
         "Taxonomy {} ({})",
         esc(&out.name),
         origin(out.stored)
@@ -172,7 +174,7 @@ fn list(ctx: &Ctx, out: &TaxonomyListOutcome) -> Report {
 
 fn show(ctx: &Ctx, out: &TaxonomyShowOutcome) -> Report {
     let c = &out.category;
-    let mut r = Report::of(out).line(ctx.style.bold(&format!(
+    let mut r = ctx.report(out).line(ctx.style.bold(&format!(
         "{} (taxonomy {}, {})",
         esc(&c.id),
         esc(&out.taxonomy),
@@ -199,8 +201,8 @@ fn show(ctx: &Ctx, out: &TaxonomyShowOutcome) -> Report {
     r
 }
 
-fn snippet(out: &TaxonomySnippetOutcome) -> Report {
-    let mut r = Report::of(out);
+fn snippet(ctx: &Ctx, out: &TaxonomySnippetOutcome) -> Report {
+    let mut r = ctx.report(out);
     r.data = true;
     r.lines = out.snippet.lines().map(esc_line).collect();
     r

@@ -168,11 +168,11 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                     esc(&out.commit_hash[..8])
                 )
             };
-            Ok(Report::of(&out).line(ctx.style.ok(&line)))
+            Ok(ctx.report(&out).line(ctx.style.ok(&line)))
         }
         WatchCommand::List(a) => {
             let out = ctx.app.watch_list(&read_point(&a.at, &a.branch))?;
-            let mut r = Report::of(&out);
+            let mut r = ctx.report(&out);
             for f in &out.files {
                 r = r.line(format!(
                     "{}  {} ({}, {})",
@@ -190,7 +190,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         }
         WatchCommand::Status(a) => {
             let out = ctx.app.watch_status(&read_point(&a.at, &a.branch))?;
-            let mut r = Report::of(&out);
+            let mut r = ctx.report(&out);
             for f in &out.files {
                 let state = match f.state {
                     "unchanged" => ctx.style.ok(f.state),
@@ -211,7 +211,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         }
         WatchCommand::Formats => {
             let out = ctx.app.watch_formats();
-            let mut r = Report::of(&out);
+            let mut r = ctx.report(&out);
             for f in &out.formats {
                 r = r.line(format!(
                     "{:<9} .{}  {}",
@@ -228,7 +228,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
 
 /// The report of an add or a scan: a line per file, then what was committed.
 fn render(ctx: &Ctx, out: &WatchOutcome) -> Report {
-    let mut r = Report::of(out);
+    let mut r = ctx.report(out);
     for f in &out.files {
         r = r.line(file_line(ctx, f));
         if !f.skipped.is_empty() {

@@ -79,8 +79,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         None => None,
     };
     let mut ctx = ctx.clone();
-    // Tool answers carry plain text, never terminal colours.
-    // Answers carry the JSON of every report.
+    // Tool answers carry the JSON of every report, and plain text, never terminal colours.
     ctx.lines_only = false;
     ctx.style = Style::new(false);
     ctx.printer.out = Style::new(false);
