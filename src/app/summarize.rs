@@ -8,9 +8,10 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::glob::KeyGlobs;
-use crate::key::{encoded_path, group_prefix, namespace_prefix, split_encoded, validate_namespace};
+use crate::key::{group_prefix, namespace_prefix, path_start, split_encoded, validate_namespace};
 use crate::prolly::prefix_range;
 
+use super::prefix_counts::{PrefixCounts, PrefixCountsBuilder};
 use super::status::namespace_counts;
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
@@ -71,7 +72,7 @@ pub struct SummarizeOutcome {
     pub namespaces: Vec<(String, u64)>,
     /// With a depth: the counts per prefix of that depth, per namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prefix_counts: Option<BTreeMap<String, BTreeMap<String, u64>>>,
+    pub prefix_counts: Option<BTreeMap<String, PrefixCounts>>,
     /// Memories in the namespaces in scope (not filtered by the globs).
     pub total_memories: u64,
     /// Namespaces in scope.
@@ -106,7 +107,7 @@ impl Outcome for SummarizeOutcome {
         if let Value::Object(m) = &mut v {
             if let Some(pc) = &self.prefix_counts {
                 let per_ns = pc.iter().map(|(ns, groups)| {
-                    let counts = groups.iter().map(|(g, n)| (g.clone(), Value::from(*n)));
+                    let counts = groups.iter().map(|(g, n)| (g.to_string(), Value::from(n)));
                     (ns.clone(), Value::Object(counts.collect()))
                 });
                 m.insert("prefix_counts".into(), Value::Object(per_ns.collect()));
@@ -166,10 +167,13 @@ impl Memoir {
 
             // Globs: the matching paths of each namespace in scope.
             let mut matching: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            let mut prefix_counts: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+            let mut prefix_counts: BTreeMap<String, PrefixCounts> = BTreeMap::new();
+            // An encoded group's path, after its namespace.
+            let path_of = |g: &[u8]| -> usize { path_start(g).unwrap_or(g.len()) };
             if let Some(g) = &globs {
                 for (ns, _) in &scope {
                     let mut hits = Vec::new();
+                    let mut counts = PrefixCountsBuilder::default();
                     repo.tree().scan(
                         &root,
                         &prefix_range(&namespace_prefix(ns)),
@@ -177,12 +181,8 @@ impl Memoir {
                             let (_, path) = split_encoded(k);
                             if g.matches(&path) {
                                 if let Some(d) = depth {
-                                    let group = encoded_path(group_prefix(k, d));
-                                    *prefix_counts
-                                        .entry(ns.clone())
-                                        .or_default()
-                                        .entry(group)
-                                        .or_insert(0) += 1;
+                                    let group = group_prefix(k, d);
+                                    counts.push(&group[path_of(group)..], 1);
                                 }
                                 hits.push(path);
                             }
@@ -191,20 +191,21 @@ impl Memoir {
                     )?;
                     if !hits.is_empty() {
                         matching.insert(ns.clone(), hits);
+                        if depth.is_some() {
+                            prefix_counts.insert(ns.clone(), counts.finish());
+                        }
                     }
                 }
             } else if let Some(d) = depth {
-                for (ns, _) in &scope {
-                    let mut counts = Vec::new();
+                for (ns, keys) in &scope {
+                    let mut counts = PrefixCountsBuilder::for_keys(*keys);
                     repo.tree().histogram_each(
                         &root,
                         &prefix_range(&namespace_prefix(ns)),
                         &|k| group_prefix(k, d),
-                        &mut |g, n| counts.push((encoded_path(g), n)),
+                        &mut |g, n| counts.push(&g[path_of(g)..], n),
                     )?;
-                    // Groups come in key order, nearly the paths' order: built as a sorted
-                    // run, not entry by entry.
-                    prefix_counts.insert(ns.clone(), counts.into_iter().collect());
+                    prefix_counts.insert(ns.clone(), counts.finish());
                 }
             }
             Ok((scope, matching, prefix_counts))
@@ -229,10 +230,9 @@ mod tests {
 
     #[test]
     fn json_is_what_serde_gives_and_what_is_printed() {
-        let mut counts = BTreeMap::new();
-        for (p, n) in [("a.b", 2u64), ("a-c", 1), ("a.b.c", 5), ("é", 3)] {
-            counts.insert(p.to_string(), n);
-        }
+        let counts: PrefixCounts = [("a.b", 2u64), ("a-c", 1), ("a.b.c", 5), ("é", 3)]
+            .into_iter()
+            .collect();
         let keys = BTreeMap::from([("work".to_string(), vec!["x.y".into(), "a".into()])]);
         for (matching_keys, prefix_counts) in [
             (None, None),
@@ -245,7 +245,7 @@ mod tests {
                 Some(keys),
                 Some(BTreeMap::from([
                     ("default".to_string(), counts.clone()),
-                    ("work".to_string(), BTreeMap::new()),
+                    ("work".to_string(), PrefixCounts::default()),
                 ])),
             ),
         ] {

@@ -103,7 +103,7 @@ pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
     for (ns, n) in scope {
         lines.push(format!("  {}: {n}", s.bold(&esc(ns))));
         if let Some(pc) = out.prefix_counts.as_ref().and_then(|p| p.get(ns)) {
-            for (p, c) in pc {
+            for (p, c) in pc.iter() {
                 // Built in place: a deep summary has a line per key.
                 let mut line = String::with_capacity(p.len() + 16);
                 line.push_str("    ");

@@ -233,12 +233,15 @@ impl NodeStore {
             None => items.len(),
         };
         if node.level == 0 {
-            // Entries are single keys in order: each joins the group of the one before or
-            // starts the next.
-            for it in &items[start..end] {
-                if range.covers(&it.key, it.last_key()) {
-                    out.add(group(&it.key), it.count);
-                }
+            // Entries are single keys in order, and those from the first at or after the
+            // range's start up to `end` are exactly the ones in the range: each joins the
+            // group of the one before or starts the next.
+            let first = match &range.lo {
+                Some(lo) => start + items[start..end].partition_point(|it| it.key[..] < lo[..]),
+                None => start,
+            };
+            for it in &items[first..end] {
+                out.add(group(&it.key), it.count);
             }
             return Ok(());
         }
