@@ -68,7 +68,7 @@ impl Serialize for PrefixCounts {
 }
 
 /// Gathers prefix counts from a walk in key order (encoded group paths, with segment
-/// separators), merging a group with the one before when they are the same.
+/// separators); the same group may be added more than once.
 #[derive(Debug, Default)]
 pub(crate) struct PrefixCountsBuilder {
     bytes: Vec<u8>,
@@ -87,17 +87,11 @@ impl PrefixCountsBuilder {
     }
 
     /// Adds `n` memories under the encoded path `encoded_path` (the part of an encoded key
-    /// or group after its namespace; dot paths pass through unchanged).
+    /// or group after its namespace; dot paths pass through unchanged). A path added again
+    /// is merged by [`PrefixCountsBuilder::finish`].
     pub(crate) fn push(&mut self, encoded_path: &[u8], n: u64) {
         let start = self.bytes.len();
         push_dotted(encoded_path, &mut self.bytes);
-        if let Some(last) = self.entries.last_mut() {
-            if self.bytes[last.0..last.1] == self.bytes[start..] {
-                self.bytes.truncate(start);
-                last.2 += n;
-                return;
-            }
-        }
         self.entries.push((start, self.bytes.len(), n));
     }
 
@@ -123,7 +117,8 @@ impl PrefixCountsBuilder {
             }
         };
         entries.sort_by(|a, b| text[a.0..a.1].cmp(&text[b.0..b.1]));
-        // Equal paths (only from lossy replacement) become one, with the sum of counts.
+        // Equal paths (a path added once per key, or made equal by lossy replacement)
+        // become one, with the sum of their counts.
         entries.dedup_by(|later, kept| {
             let same = text[later.0..later.1] == text[kept.0..kept.1];
             if same {

@@ -13,6 +13,7 @@
 //! `(namespace, seg1, seg2, ...)`, and every group of keys that share a namespace and their
 //! first N segments is one contiguous run of the tree.
 
+use crate::word::bytes_below;
 use std::fmt;
 
 mod rules;
@@ -255,47 +256,43 @@ pub fn namespace_prefix(namespace: &str) -> Vec<u8> {
 pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
     // The namespace's end, then the `depth`-th separator after it. NS_END and SEG_SEP are
     // the only bytes below 2, so they are found eight bytes at a time (a histogram calls
-    // this once per key it counts).
-    let mut ns_end = None;
-    let mut seen = 0;
-    let mut at = |i: usize| -> Option<&[u8]> {
-        match (encoded[i], ns_end) {
-            (NS_END, None) if depth == 0 => Some(&encoded[..=i]),
-            (NS_END, None) => {
-                ns_end = Some(i);
-                None
+    // this once per key it counts); a flag above a real one may be false, so each flagged
+    // byte is judged by its value.
+    let (mut in_path, mut seen) = (false, 0);
+    let mut scan = |word: u64, base: usize| -> Option<&[u8]> {
+        let mut flags = bytes_below(word, 2);
+        while flags != 0 {
+            let i = base + flags.trailing_zeros() as usize / 8;
+            flags &= flags - 1;
+            match encoded[i] {
+                NS_END if !in_path => {
+                    if depth == 0 {
+                        return Some(&encoded[..=i]);
+                    }
+                    in_path = true;
+                }
+                SEG_SEP if in_path => {
+                    seen += 1;
+                    if seen == depth {
+                        return Some(&encoded[..i]);
+                    }
+                }
+                _ => {}
             }
-            (SEG_SEP, Some(_)) => {
-                seen += 1;
-                (seen == depth).then(|| &encoded[..i])
-            }
-            _ => None,
         }
+        None
     };
     let words = encoded.chunks_exact(8);
     let tail = words.remainder();
     for (w, word) in words.enumerate() {
-        let x = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        // The lowest flagged byte is always one below 2; flags above a real one may be
-        // false (a borrow), so each is checked by its value.
-        let mut low = x.wrapping_sub(0x0202_0202_0202_0202) & !x & 0x8080_8080_8080_8080;
-        while low != 0 {
-            let i = w * 8 + low.trailing_zeros() as usize / 8;
-            if let Some(group) = at(i) {
-                return group;
-            }
-            low &= low - 1;
+        if let Some(group) = scan(u64::from_le_bytes(word.try_into().expect("8 bytes")), w * 8) {
+            return group;
         }
     }
-    let base = encoded.len() - tail.len();
-    for (j, &b) in tail.iter().enumerate() {
-        if b < 2 {
-            if let Some(group) = at(base + j) {
-                return group;
-            }
-        }
-    }
-    encoded
+    // The tail padded with bytes that are never flagged.
+    let mut last = [0xff; 8];
+    last[..tail.len()].copy_from_slice(tail);
+    scan(u64::from_le_bytes(last), encoded.len() - tail.len()).unwrap_or(encoded)
 }
 
 /// Splits an encoded key or group prefix into its namespace and dot path (path empty for a

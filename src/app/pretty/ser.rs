@@ -11,6 +11,7 @@ use serde_json::ser::{CharEscape, Formatter};
 use serde_json::Error;
 
 use super::Pretty;
+use crate::word::{bytes_below, bytes_equal};
 
 type Result<T> = std::result::Result<T, Error>;
 
@@ -106,11 +107,7 @@ impl<'w, W: Write> Ser<'w, W> {
 /// (`"`, `\\` or a control below 0x20), and perhaps in bytes above such a byte. The lowest
 /// set bit is exact: a borrow only carries upward from a byte that matched itself.
 fn escape_mask(word: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS;
-    below_space | zero_byte(word ^ (ONES * b'"' as u64)) | zero_byte(word ^ (ONES * b'\\' as u64))
+    bytes_below(word, 0x20) | bytes_equal(word, b'"') | bytes_equal(word, b'\\')
 }
 
 /// The length of `bytes`' longest prefix that needs no escape, found eight bytes at a time.
