@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::key::{nfc, validate_path, Key};
 use crate::object::cbor::{CborError, Decoder, Encoder};
-use crate::object::{Blob, ObjectError, ObjectId, ObjectResult, Objects};
+use crate::object::{Blob, Kind, ObjectError, ObjectId, ObjectResult, Objects};
 
 /// The record schema version written by this build.
 pub const SCHEMA_VERSION: u64 = 2;
@@ -474,11 +474,13 @@ impl Record {
 /// Reads the record stored at value id `id`. A value that is not a valid record is reported
 /// as corruption of that object.
 pub fn read_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
-    let blob = objects.read::<Blob>(id)?;
-    Record::from_blob(&blob).map_err(|e| ObjectError::Corrupt {
-        id: *id,
-        reason: e.to_string(),
-    })
+    // Decoded from the bytes as the store holds them: no copy of the object, nor of the
+    // blob's payload, is made first.
+    let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };
+    objects.read_raw_with(id, Kind::Blob, |bytes| {
+        let payload = Blob::payload(bytes).map_err(|e| corrupt(e.to_string()))?;
+        Record::decode(payload).map_err(|e| corrupt(e.to_string()))
+    })?
 }
 
 fn entry_from_json(v: &Value, now: f64) -> Result<Entry, MemoryError> {

@@ -13,7 +13,7 @@ pub use id::{from_hex, to_hex, ObjectId, ParseIdError};
 
 use std::sync::Arc;
 
-use crate::store::{ObjectStore, PutOutcome, StoreError};
+use crate::store::{ObjectStore, PutOutcome, SharedBytes, StoreError};
 use cbor::{CborError, Decoder, Encoder};
 
 /// The kinds of stored objects, with their tag numbers (the first item of every object).
@@ -129,6 +129,17 @@ pub trait Object: Sized {
     }
 }
 
+/// A store's error reading `id`: a stored copy it reports damaged is corruption of `id`.
+fn store_error(id: &ObjectId, e: StoreError) -> ObjectError {
+    match e {
+        StoreError::Damaged { damage, .. } => ObjectError::Corrupt {
+            id: *id,
+            reason: damage.to_string(),
+        },
+        other => other.into(),
+    }
+}
+
 /// Decodes the canonical bytes of an object of `kind`: the array head and the kind tag, then
 /// `fields` reads the `n` items after the tag, and nothing may follow. [`Object::decode`] is
 /// this with the type's own fields; a caller that reads the fields its own way (a tree node
@@ -166,17 +177,30 @@ impl Object for Blob {
         1
     }
     fn decode_fields(d: &mut Decoder<'_>, n: usize) -> Result<Self, CborError> {
-        if n != 1 {
-            return Err(CborError::Unexpected {
-                expected: "blob with one field",
-                at: d.position(),
-            });
-        }
-        Ok(Blob(d.bytes()?.to_vec()))
+        Ok(Blob(blob_field(d, n)?.to_vec()))
     }
     fn size_hint(&self) -> usize {
         self.0.len() + 9
     }
+}
+
+impl Blob {
+    /// The payload of a blob's stored bytes, borrowed from them: [`Object::decode`] without
+    /// the copy, for a reader that decodes the payload at once (a memory record).
+    pub fn payload(bytes: &[u8]) -> Result<&[u8], CborError> {
+        decode_object(bytes, Kind::Blob, blob_field)
+    }
+}
+
+/// A blob's one field, its payload.
+fn blob_field<'a>(d: &mut Decoder<'a>, n: usize) -> Result<&'a [u8], CborError> {
+    if n != 1 {
+        return Err(CborError::Unexpected {
+            expected: "blob with one field",
+            at: d.position(),
+        });
+    }
+    d.bytes()
 }
 
 /// The kind tag of stored object bytes, read from the array head and first item.
@@ -214,16 +238,51 @@ impl Objects {
         let bytes = self
             .store
             .get(id.as_bytes())
-            .map_err(|e| match e {
-                StoreError::Damaged { damage, .. } => ObjectError::Corrupt {
-                    id: *id,
-                    reason: damage.to_string(),
-                },
-                other => other.into(),
-            })?
+            .map_err(|e| store_error(id, e))?
             .ok_or(ObjectError::Missing(*id))?;
         verify(id, kind, &bytes)?;
         Ok(bytes)
+    }
+
+    /// [`Objects::read_raw`] as a handle that shares the bytes: a store at rest lends them
+    /// from its mapped pack instead of copying them (a tree node keeps its bytes).
+    pub fn read_shared(&self, id: &ObjectId, kind: Kind) -> ObjectResult<SharedBytes> {
+        let bytes = self
+            .store
+            .get_shared(id.as_bytes())
+            .map_err(|e| store_error(id, e))?
+            .ok_or(ObjectError::Missing(*id))?;
+        verify(id, kind, &bytes)?;
+        Ok(bytes)
+    }
+
+    /// [`Objects::read_raw`] handing the checked bytes to `f` instead of returning them, so
+    /// that a store that can lend its bytes (a store at rest, from its mapped packs) is not
+    /// copied from: for readers that only decode what they read.
+    pub fn read_raw_with<R>(
+        &self,
+        id: &ObjectId,
+        kind: Kind,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> ObjectResult<R> {
+        let mut f = Some(f);
+        let mut out = None;
+        let found = self
+            .store
+            .get_in(id.as_bytes(), &mut |bytes| {
+                out = Some(verify(id, kind, bytes).map(|()| f.take().map(|f| f(bytes))));
+            })
+            .map_err(|e| store_error(id, e))?;
+        match out {
+            Some(Ok(Some(r))) => Ok(r),
+            Some(Err(e)) => Err(e),
+            // A store hands the bytes over at most once; not at all is a missing object.
+            _ if found => Err(ObjectError::Corrupt {
+                id: *id,
+                reason: "the store reported the object without its bytes".to_string(),
+            }),
+            _ => Err(ObjectError::Missing(*id)),
+        }
     }
 
     /// Reads and decodes an object of type `T`.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::node::Node;
-use super::{KeyRange, NodeStore, ProllyResult};
+use super::{KeyRange, NodeStore, ProllyError, ProllyResult};
 use crate::object::ObjectId;
 
 /// One key that differs between two trees.
@@ -215,16 +215,36 @@ impl NodeStore {
         range: &KeyRange,
         map: &(dyn Fn(Change) -> Option<T> + Sync),
     ) -> ProllyResult<Vec<T>> {
+        self.diff_try_map(old, new, range, &|c| Ok(map(c)))
+    }
+
+    /// [`NodeStore::diff_map`] with a `map` that can fail: the walk stops at the first
+    /// failure in key order, which is returned. The results are collected as they come,
+    /// with no list of outcomes first.
+    pub fn diff_try_map<T: Send, E: From<ProllyError> + Send>(
+        &self,
+        old: &ObjectId,
+        new: &ObjectId,
+        range: &KeyRange,
+        map: &(dyn Fn(Change) -> Result<Option<T>, E> + Sync),
+    ) -> Result<Vec<T>, E> {
         if old == new {
             return Ok(Vec::new());
         }
-        let walk = |range: &KeyRange| -> ProllyResult<Vec<T>> {
+        let walk = |range: &KeyRange| -> Result<Vec<T>, E> {
             let mut out = Vec::new();
-            self.diff_range(old, new, range, &mut |c| {
-                out.extend(map(c));
-                true
+            let mut failed = None;
+            self.diff_range(old, new, range, &mut |c| match map(c) {
+                Ok(kept) => {
+                    out.extend(kept);
+                    true
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
             })?;
-            Ok(out)
+            failed.map_or(Ok(out), Err)
         };
         let Some(mid) = self.split_key(old, new, range)? else {
             return walk(range);

@@ -89,7 +89,7 @@ impl<'a> Writer<'a> {
     /// A node made by this batch (not written yet) or stored.
     fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
         match self.pending.iter().rev().find(|(p, _)| p == id.as_bytes()) {
-            Some((_, bytes)) => Node::decode_shared(bytes.clone())
+            Some((_, bytes)) => Node::decode_shared(bytes.clone().into())
                 .map(Arc::new)
                 .map_err(|e| super::corrupt(id, e.to_string())),
             None => self.ns.load(id),

@@ -118,7 +118,7 @@ impl NodeStore {
         if let Some(n) = self.cache_lock().get(id) {
             return Ok(n.clone());
         }
-        let bytes = self.objects.read_raw(id, crate::object::Kind::Node)?;
+        let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
         let node = Arc::new(Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?);
         self.cache_lock().put(*id, node.clone());
         Ok(node)

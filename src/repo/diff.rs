@@ -6,7 +6,7 @@ use super::filter::KeyFilter;
 use super::{Repo, RepoError, RepoResult};
 use crate::key::Key;
 use crate::object::ObjectId;
-use crate::prolly::{Change, KeyRange};
+use crate::prolly::{Change, KeyRange, ProllyError};
 
 /// How a key's value changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -140,23 +140,21 @@ impl Repo {
         each: &(dyn Fn(KeyChange) -> Result<T, E> + Sync),
     ) -> Result<Vec<T>, E> {
         let (filter, range) = scope(filter);
-        let changes = self
-            .tree()
-            .diff_map(from_root, to_root, &range, &|c: Change| {
+        self.tree()
+            .diff_try_map(from_root, to_root, &range, &|c: Change| {
                 if filter.is_some_and(|flt| !flt.matches_encoded(&c.key)) {
-                    return None;
+                    return Ok(None);
                 }
-                Some(match Key::decode(&c.key) {
-                    Ok(key) => each(KeyChange {
-                        key,
-                        old: c.old,
-                        new: c.new,
-                    }),
-                    Err(e) => Err(E::from(e.into())),
+                let key = Key::decode(&c.key).map_err(|e| Fallible(E::from(e.into())))?;
+                each(KeyChange {
+                    key,
+                    old: c.old,
+                    new: c.new,
                 })
+                .map(Some)
+                .map_err(Fallible)
             })
-            .map_err(|e| E::from(e.into()))?;
-        changes.into_iter().collect()
+            .map_err(|f| f.0)
     }
 
     /// Whether any key that `filter` matches differs between the two trees.
@@ -207,5 +205,14 @@ impl Repo {
                 Some(flt) if !flt.matches_encoded(&c.key) => true,
                 _ => f(c),
             })?)
+    }
+}
+
+/// A caller's error in a tree walk, made from the tree's own errors through [`RepoError`].
+struct Fallible<E>(E);
+
+impl<E: From<RepoError>> From<ProllyError> for Fallible<E> {
+    fn from(e: ProllyError) -> Self {
+        Fallible(E::from(e.into()))
     }
 }

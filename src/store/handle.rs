@@ -30,7 +30,7 @@ use super::resting_head::{self, RestingHead, RestingHeadFile};
 use super::FaultyBackend;
 use super::{
     Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
-    RefStore, SledBackend, StoreResult,
+    RefStore, SharedBytes, SledBackend, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -262,6 +262,14 @@ impl Store {
 impl ObjectStore for Store {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
         self.backend().get(id)
+    }
+
+    fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        self.backend().get_in(id, f)
+    }
+
+    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
+        self.backend().get_shared(id)
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {

@@ -26,6 +26,7 @@ mod rest;
 mod resting_head;
 mod run_file;
 mod run_index;
+mod shared;
 mod sled_backend;
 mod upgrade;
 
@@ -50,6 +51,7 @@ pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::RepairReport;
 pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
+pub use shared::SharedBytes;
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
@@ -267,6 +269,16 @@ pub trait ObjectStore: Send + Sync {
     /// The bytes stored under `id`, if any. An object the store has whose stored copy is not
     /// whole is [`StoreError::Damaged`], naming what is wrong.
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
+    /// Hands the bytes stored under `id`, if any, to `f` (once) and says whether there were
+    /// any: [`ObjectStore::get`] without the copy where a store can lend its bytes.
+    fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        Ok(self.get(id)?.map(|bytes| f(&bytes)).is_some())
+    }
+    /// The bytes stored under `id`, if any, as a handle that shares them: lent from the
+    /// store where it can (a store at rest lends them from its mapped packs), else a copy.
+    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
+        Ok(self.get(id)?.map(SharedBytes::from))
+    }
     /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
     /// Store several objects together (one engine batch where the backend has them).

@@ -11,12 +11,14 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use super::pack_index::{index_path, scan_bytes, Entry, PackIndex, MAX_TAIL};
 use super::packs::{pack_name, read_exact_at, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::resting_head::RestingRefs;
-use super::{Backend, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult};
+use super::{
+    Backend, Damage, ObjectStore, PutOutcome, RawId, RefStore, SharedBytes, StoreError, StoreResult,
+};
 
 /// Each object's id, where its record starts and its length, sorted by id and then place
 /// (a list searched by halving is a third of the memory of a hash table, and a command's
@@ -32,7 +34,7 @@ struct RestPack {
     /// Its first `len` bytes, mapped: from the second read in a window of the pack on (see
     /// [`RestPack::through_map`]), a read is a copy out of the page cache with no system call
     /// (a diff of a thousand records reads a thousand of them). `None` for an empty pack.
-    map: Option<memmap2::Mmap>,
+    map: Option<Arc<memmap2::Mmap>>,
     /// The pack, for the first read in each window of it (see [`RestPack::through_map`]).
     file: std::fs::File,
     /// One bit per [`WINDOW`] bytes of the pack: set once a record starting there was read.
@@ -74,7 +76,7 @@ impl RestPack {
 
     fn tail(&self) -> &Places {
         self.tail.get_or_init(|| {
-            let bytes = self.map.as_deref().unwrap_or_default();
+            let bytes = self.map.as_deref().map_or(&[][..], |m| &m[..]);
             let from = self.tail_start().max(HEADER).min(bytes.len() as u64);
             let mut places = scan_bytes(&bytes[from as usize..], from);
             places.sort_unstable();
@@ -161,7 +163,9 @@ impl RestBackend {
                 // truncated; gc removes whole packs, which leaves a map valid), so the first
                 // `len` bytes do not change under the map.
                 #[allow(unsafe_code)]
-                n => Some(unsafe { memmap2::MmapOptions::new().len(n).map(&file) }.ok()?),
+                n => Some(Arc::new(
+                    unsafe { memmap2::MmapOptions::new().len(n).map(&file) }.ok()?,
+                )),
             };
             let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
             let windows = len.div_ceil(WINDOW).div_ceil(64);
@@ -191,15 +195,17 @@ impl RestBackend {
         &self.print
     }
 
+    /// The object bytes of the record at `offset`: where the pack's map covers them, their
+    /// place in it, else read.
     fn read_record(
         &self,
         pack: &RestPack,
         id: &RawId,
         offset: u64,
         len: u32,
-    ) -> StoreResult<Vec<u8>> {
+    ) -> StoreResult<Found> {
         let name = || format!("{PACKS_DIR}/{}", pack_name(pack.no));
-        let bytes = pack.map.as_deref().unwrap_or_default();
+        let bytes = pack.map.as_deref().map_or(&[][..], |m| &m[..]);
         let Some(span) = record_span(offset, len, bytes.len() as u64) else {
             return Err(StoreError::Damaged {
                 id: *id,
@@ -211,7 +217,9 @@ impl RestBackend {
             });
         };
         let check = |head: &[u8]| {
-            if head[..32] == id[..] && head[32..36] == len.to_be_bytes() {
+            // As arrays, not slices: compared in registers, without a call.
+            let (at, rest) = head.split_first_chunk::<32>().expect("a record head");
+            if at == id && rest[..4] == len.to_be_bytes() {
                 return Ok(());
             }
             Err(StoreError::Damaged {
@@ -224,9 +232,8 @@ impl RestBackend {
             })
         };
         if pack.through_map(offset) {
-            let buf = &bytes[span];
-            check(buf)?;
-            return Ok(buf[RECORD_HEAD as usize..].to_vec());
+            check(&bytes[span.clone()])?;
+            return Ok(Found::Mapped(span.start + RECORD_HEAD as usize..span.end));
         }
         // Read into the buffer returned, so the object is not copied a second time.
         let mut read = vec![0; span.len()];
@@ -236,18 +243,62 @@ impl RestBackend {
         })?;
         check(&read)?;
         read.drain(..RECORD_HEAD as usize);
-        Ok(read)
+        Ok(Found::Read(read))
+    }
+
+    /// The object bytes of `id` and the pack that has them, if one has.
+    fn lookup(&self, id: &RawId) -> StoreResult<Option<(&RestPack, Found)>> {
+        for pack in &self.packs {
+            if let Some((offset, len)) = pack.find(id)? {
+                return Ok(Some((pack, self.read_record(pack, id, offset, len)?)));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Where an object's bytes were found: their place in the pack's map, or read.
+enum Found {
+    Mapped(std::ops::Range<usize>),
+    Read(Vec<u8>),
+}
+
+impl Found {
+    /// The bytes, from `pack`'s map or as read.
+    fn bytes<'a>(&'a self, pack: &'a RestPack) -> &'a [u8] {
+        match (self, &pack.map) {
+            (Found::Mapped(at), Some(map)) => &map[at.clone()],
+            (Found::Read(b), _) => b,
+            // A place is only found inside a map.
+            (Found::Mapped(_), None) => &[],
+        }
     }
 }
 
 impl ObjectStore for RestBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
-        for pack in &self.packs {
-            if let Some((offset, len)) = pack.find(id)? {
-                return self.read_record(pack, id, offset, len).map(Some);
-            }
-        }
-        Ok(None)
+        Ok(self.lookup(id)?.map(|(pack, found)| match found {
+            Found::Read(b) => b,
+            mapped => mapped.bytes(pack).to_vec(),
+        }))
+    }
+
+    fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        Ok(self
+            .lookup(id)?
+            .map(|(pack, found)| f(found.bytes(pack)))
+            .is_some())
+    }
+
+    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
+        Ok(self
+            .lookup(id)?
+            .map(|(pack, found)| match (found, &pack.map) {
+                // A window of the map: the map is shared, not copied.
+                (Found::Mapped(at), Some(map)) => SharedBytes::mapped(map, at.start, at.len()),
+                (Found::Read(b), _) => SharedBytes::from(b),
+                (Found::Mapped(_), None) => SharedBytes::from(Vec::new()),
+            }))
     }
 
     fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
@@ -344,7 +395,7 @@ mod tests {
         RestPack {
             no: 1,
             len: bytes.len() as u64,
-            map: Some(map),
+            map: Some(Arc::new(map)),
             file,
             touched: (0..1).map(|_| AtomicU64::new(0)).collect(),
             index: None,
@@ -363,6 +414,56 @@ mod tests {
         assert_eq!(pack.in_tail(&[5; 32]), None);
         assert_eq!(pack.in_tail(&[9; 32]), None);
         assert_eq!(pack.in_tail(&[0; 32]), None);
+    }
+
+    /// The three ways to read an object give the same bytes, whether the read is the
+    /// first in its window (a read into a buffer) or a later one (lent from the map); a
+    /// shared read lends a window of the map, and a damaged record is refused by each.
+    #[test]
+    fn every_read_gives_the_same_bytes_and_a_shared_one_lends_the_map() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut pack = pack_of(dir.path(), &[(7, b"seven"), (3, b"three")]);
+        // Both records indexed, so that the first read in the window is a read.
+        let head = RECORD_HEAD;
+        let places = vec![([7; 32], HEADER, 5), ([3; 32], HEADER + head + 5, 5)];
+        let ix_path = dir.path().join("pack-00000001.idx");
+        std::fs::write(
+            &ix_path,
+            super::super::pack_index::encode(1, pack.len, places),
+        )
+        .unwrap();
+        pack.index = PackIndex::open(&ix_path, 1);
+        assert!(pack.index.is_some());
+        let rest = RestBackend {
+            refs: Vec::new(),
+            print: Vec::new(),
+            packs: vec![pack],
+        };
+        let first = rest.get_shared(&[7; 32]).unwrap().unwrap();
+        assert_eq!(format!("{first:?}"), "SharedBytes(5 bytes, owned)");
+        assert_eq!(&*first, b"seven");
+        let lent = rest.get_shared(&[3; 32]).unwrap().unwrap();
+        assert_eq!(format!("{lent:?}"), "SharedBytes(5 bytes, mapped)");
+        assert_eq!(&*lent, b"three");
+        assert_eq!(rest.get(&[7; 32]).unwrap().unwrap(), b"seven");
+        let mut seen = Vec::new();
+        assert!(rest
+            .get_in(&[3; 32], &mut |b| seen.push(b.to_vec()))
+            .unwrap());
+        assert!(!rest
+            .get_in(&[5; 32], &mut |b| seen.push(b.to_vec()))
+            .unwrap());
+        assert_eq!(seen, vec![b"three".to_vec()]);
+        assert!(rest.get_shared(&[5; 32]).unwrap().is_none());
+        // The record of 3 named as 7's (an index pointing at the wrong place).
+        let wrong = rest.read_record(&rest.packs[0], &[7; 32], HEADER + RECORD_HEAD + 5, 5);
+        assert!(matches!(
+            wrong,
+            Err(StoreError::Damaged {
+                damage: Damage::OtherId { .. },
+                ..
+            })
+        ));
     }
 
     #[test]

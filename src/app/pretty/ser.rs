@@ -16,7 +16,11 @@ use crate::word::{bytes_below, bytes_equal};
 type Result<T> = std::result::Result<T, Error>;
 
 /// Bytes gathered before they are handed to the output in one write.
-const SPILL: usize = 64 << 10;
+const SPILL: usize = 32 << 10;
+
+/// The buffer's room, made once: what is gathered stays under [`SPILL`] plus one item, so
+/// the buffer does not grow (and touch fresh memory) unless one string is that long.
+const ROOM: usize = 2 * SPILL;
 
 /// Writes JSON laid out by `f` to `out`, through a buffer of its own (`w`): the many small
 /// writes of a document (a quote, a name, an indent) are then appends to a vector.
@@ -30,7 +34,7 @@ impl<'w, W: Write> Ser<'w, W> {
     pub(super) fn new(out: &'w mut W) -> Self {
         Ser {
             out,
-            w: Vec::new(),
+            w: Vec::with_capacity(ROOM),
             f: Pretty::default(),
         }
     }
@@ -101,6 +105,16 @@ impl<'w, W: Write> Ser<'w, W> {
         };
         Ok(Compound { ser: self, state })
     }
+}
+
+/// `v` as an integer, when it is whole and under 10^15 in size (and not negative zero): the
+/// values serde_json writes as their digits followed by `.0`. Larger ones may be written
+/// with an exponent, so they keep the float writer.
+fn whole_number(v: f64) -> Option<i64> {
+    const BELOW: f64 = 1e15;
+    let whole = v.abs() < BELOW && v.trunc() == v && !(v == 0.0 && v.is_sign_negative());
+    // Exact: a whole f64 under 10^15 converts to i64 without rounding.
+    whole.then_some(v as i64)
 }
 
 /// A mask with the high bit set in each byte of `word` (little-endian) that needs escaping
@@ -279,7 +293,13 @@ impl<'a, 'w, W: Write> ser::Serializer for &'a mut Ser<'w, W> {
         }
     }
     fn serialize_f64(self, v: f64) -> Result<()> {
-        if v.is_finite() {
+        if let Some(whole) = whole_number(v) {
+            // What the float writer prints for such a value, without its digit search:
+            // timestamps and confidences are mostly whole.
+            self.f.write_i64(&mut self.w, whole).map_err(Error::io)?;
+            self.w.extend_from_slice(b".0");
+            Ok(())
+        } else if v.is_finite() {
             self.f.write_f64(&mut self.w, v).map_err(Error::io)
         } else {
             self.serialize_unit()
@@ -709,6 +729,55 @@ mod tests {
             .map(|i| format!("item {i} \"quoted\""))
             .collect();
         same(&big);
+    }
+
+    #[test]
+    fn whole_numbers_are_written_as_the_float_writer_writes_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1e15,
+            -1e15,
+            1e16,
+            1e-7,
+            1_700_000_000.0,
+        ];
+        // Each power of ten near the bound, and its neighbours.
+        for e in 0..=17 {
+            let p = 10f64.powi(e);
+            for v in [
+                p,
+                p - 1.0,
+                p + 1.0,
+                f64::from_bits(p.to_bits() - 1),
+                f64::from_bits(p.to_bits() + 1),
+            ] {
+                values.extend([v, -v]);
+            }
+        }
+        // Whole numbers of every size below the bound, and fractions among them.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let digits = (x % 16) as i32;
+            let whole = (x >> 8) as f64 % 10f64.powi(digits);
+            values.extend([whole.trunc(), -whole.trunc(), whole.trunc() + 0.25]);
+        }
+        for v in values {
+            assert_eq!(ours(&v), serde_json::to_string(&v).unwrap(), "{v:?}");
+        }
+        assert_eq!(whole_number(-0.0), None);
+        assert_eq!(whole_number(1e15), None);
+        assert_eq!(whole_number(f64::NAN), None);
+        assert_eq!(
+            whole_number(-999_999_999_999_999.0),
+            Some(-999_999_999_999_999)
+        );
     }
 
     proptest! {
