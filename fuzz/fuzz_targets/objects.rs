@@ -15,7 +15,7 @@ fuzz_target!(|bytes: &[u8]| {
     if let Ok(n) = Node::decode(bytes) {
         assert_eq!(n.encode(), bytes, "node decoded from non-canonical bytes");
     }
-    if let Ok(n) = Node::decode_shared(bytes.to_vec()) {
+    if let Ok(n) = Node::decode_shared(bytes.to_vec().into()) {
         assert_eq!(
             n.encode(),
             bytes,
