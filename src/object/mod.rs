@@ -129,6 +129,20 @@ pub trait Object: Sized {
     }
 }
 
+/// What a store gave for `id`, checked: absent is [`ObjectError::Missing`]; bytes must be of
+/// `kind` and hash to `id`.
+fn checked<B: std::ops::Deref<Target = [u8]>>(
+    id: &ObjectId,
+    kind: Kind,
+    got: Result<Option<B>, StoreError>,
+) -> ObjectResult<B> {
+    let bytes = got
+        .map_err(|e| store_error(id, e))?
+        .ok_or(ObjectError::Missing(*id))?;
+    verify(id, kind, &bytes)?;
+    Ok(bytes)
+}
+
 /// A store's error reading `id`: a stored copy it reports damaged is corruption of `id`.
 fn store_error(id: &ObjectId, e: StoreError) -> ObjectError {
     match e {
@@ -235,25 +249,13 @@ impl Objects {
     /// The bytes of `id`, checked to be of `kind` and to hash to `id`. A stored copy the
     /// store reports damaged is [`ObjectError::Corrupt`], saying what is wrong with it.
     pub fn read_raw(&self, id: &ObjectId, kind: Kind) -> ObjectResult<Vec<u8>> {
-        let bytes = self
-            .store
-            .get(id.as_bytes())
-            .map_err(|e| store_error(id, e))?
-            .ok_or(ObjectError::Missing(*id))?;
-        verify(id, kind, &bytes)?;
-        Ok(bytes)
+        checked(id, kind, self.store.get(id.as_bytes()))
     }
 
     /// [`Objects::read_raw`] as a handle that shares the bytes: a store at rest lends them
     /// from its mapped pack instead of copying them (a tree node keeps its bytes).
     pub fn read_shared(&self, id: &ObjectId, kind: Kind) -> ObjectResult<SharedBytes> {
-        let bytes = self
-            .store
-            .get_shared(id.as_bytes())
-            .map_err(|e| store_error(id, e))?
-            .ok_or(ObjectError::Missing(*id))?;
-        verify(id, kind, &bytes)?;
-        Ok(bytes)
+        checked(id, kind, self.store.get_shared(id.as_bytes()))
     }
 
     /// [`Objects::read_raw`] handing the checked bytes to `f` instead of returning them, so

@@ -197,16 +197,16 @@ impl RestBackend {
 
     /// The object bytes of the record at `offset`: where the pack's map covers them, their
     /// place in it, else read.
-    fn read_record(
+    fn read_record<'a>(
         &self,
-        pack: &RestPack,
+        pack: &'a RestPack,
         id: &RawId,
         offset: u64,
         len: u32,
-    ) -> StoreResult<Found> {
+    ) -> StoreResult<Found<'a>> {
         let name = || format!("{PACKS_DIR}/{}", pack_name(pack.no));
-        let bytes = pack.map.as_deref().map_or(&[][..], |m| &m[..]);
-        let Some(span) = record_span(offset, len, bytes.len() as u64) else {
+        let mapped = pack.map.as_ref().map_or(0, |m| m.len()) as u64;
+        let Some(span) = record_span(offset, len, mapped) else {
             return Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::CutShort {
@@ -231,9 +231,12 @@ impl RestBackend {
                 },
             })
         };
-        if pack.through_map(offset) {
-            check(&bytes[span.clone()])?;
-            return Ok(Found::Mapped(span.start + RECORD_HEAD as usize..span.end));
+        if let (true, Some(map)) = (pack.through_map(offset), &pack.map) {
+            check(&map[span.clone()])?;
+            return Ok(Found::Mapped(
+                map,
+                span.start + RECORD_HEAD as usize..span.end,
+            ));
         }
         // Read into the buffer returned, so the object is not copied a second time.
         let mut read = vec![0; span.len()];
@@ -246,59 +249,50 @@ impl RestBackend {
         Ok(Found::Read(read))
     }
 
-    /// The object bytes of `id` and the pack that has them, if one has.
-    fn lookup(&self, id: &RawId) -> StoreResult<Option<(&RestPack, Found)>> {
+    /// The object bytes of `id`, if a pack has them.
+    fn lookup(&self, id: &RawId) -> StoreResult<Option<Found<'_>>> {
         for pack in &self.packs {
             if let Some((offset, len)) = pack.find(id)? {
-                return Ok(Some((pack, self.read_record(pack, id, offset, len)?)));
+                return self.read_record(pack, id, offset, len).map(Some);
             }
         }
         Ok(None)
     }
 }
 
-/// Where an object's bytes were found: their place in the pack's map, or read.
-enum Found {
-    Mapped(std::ops::Range<usize>),
+/// Where an object's bytes were found: their place in a pack's map, or read.
+enum Found<'a> {
+    Mapped(&'a Arc<memmap2::Mmap>, std::ops::Range<usize>),
     Read(Vec<u8>),
 }
 
-impl Found {
-    /// The bytes, from `pack`'s map or as read.
-    fn bytes<'a>(&'a self, pack: &'a RestPack) -> &'a [u8] {
-        match (self, &pack.map) {
-            (Found::Mapped(at), Some(map)) => &map[at.clone()],
-            (Found::Read(b), _) => b,
-            // A place is only found inside a map.
-            (Found::Mapped(_), None) => &[],
+impl Found<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Found::Mapped(map, at) => &map[at.clone()],
+            Found::Read(b) => b,
         }
     }
 }
 
 impl ObjectStore for RestBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self.lookup(id)?.map(|(pack, found)| match found {
+        Ok(self.lookup(id)?.map(|found| match found {
             Found::Read(b) => b,
-            mapped => mapped.bytes(pack).to_vec(),
+            mapped => mapped.bytes().to_vec(),
         }))
     }
 
     fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        Ok(self
-            .lookup(id)?
-            .map(|(pack, found)| f(found.bytes(pack)))
-            .is_some())
+        Ok(self.lookup(id)?.map(|found| f(found.bytes())).is_some())
     }
 
     fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        Ok(self
-            .lookup(id)?
-            .map(|(pack, found)| match (found, &pack.map) {
-                // A window of the map: the map is shared, not copied.
-                (Found::Mapped(at), Some(map)) => SharedBytes::mapped(map, at.start, at.len()),
-                (Found::Read(b), _) => SharedBytes::from(b),
-                (Found::Mapped(_), None) => SharedBytes::from(Vec::new()),
-            }))
+        Ok(self.lookup(id)?.map(|found| match found {
+            // A window of the map: the map is shared, not copied.
+            Found::Mapped(map, at) => SharedBytes::mapped(map, at.start, at.len()),
+            Found::Read(b) => SharedBytes::from(b),
+        }))
     }
 
     fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
