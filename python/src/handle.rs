@@ -444,6 +444,7 @@ impl PyMemoir {
             },
             stat,
             patch,
+            names_only: false,
         };
         self.call(py, move |m| m.diff(&q))
     }

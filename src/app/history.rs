@@ -186,6 +186,10 @@ pub struct DiffQuery {
     pub stat: bool,
     /// A unified diff of each record's content.
     pub patch: bool,
+    /// Only which keys changed and how, for a listing that shows no content: the records
+    /// are not read, and each change's `old` and `new` are `None` (unless `stat` or `patch`
+    /// needs them).
+    pub names_only: bool,
 }
 
 /// One changed key. Members are declared in sorted order (see [`Outcome::MEMBERS_SORTED`]).
@@ -401,7 +405,10 @@ impl Memoir {
                 &repo.root_of(&from)?,
                 &repo.root_of(&to)?,
                 filter.as_ref(),
-                &|c| diff_entry(repo, &c, q.stat, q.patch),
+                &|c| {
+                    let records = !q.names_only || q.stat || q.patch;
+                    diff_entry(repo, &c, records, q.stat, q.patch)
+                },
             )?;
             let mut stats = DiffStats::default();
             for e in &out {
@@ -448,11 +455,16 @@ impl Memoir {
 pub(crate) fn diff_entry(
     repo: &Repo,
     c: &KeyChange,
+    records: bool,
     stat: bool,
     with_patch: bool,
 ) -> MemoirResult<DiffEntry> {
-    let old = record_at(repo, c.old.as_ref())?;
-    let new = record_at(repo, c.new.as_ref())?;
+    let read = |id: Option<&ObjectId>| match records {
+        true => record_at(repo, id),
+        false => Ok(None),
+    };
+    let old = read(c.old.as_ref())?;
+    let new = read(c.new.as_ref())?;
     let op = c.op();
     let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
     if stat || with_patch {

@@ -170,6 +170,8 @@ pub fn diff(ctx: &Ctx, args: DiffArgs) -> Result<Report, CliError> {
         },
         stat: args.stat,
         patch: args.patch,
+        // Human lines show keys, counts and patches, never whole records.
+        names_only: !ctx.json,
     })?;
     if ctx.json {
         return Ok(Report::json_only(out));

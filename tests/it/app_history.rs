@@ -138,6 +138,26 @@ fn log_blame_diff_and_time_travel() {
     let stats = d.stats.unwrap();
     assert_eq!((stats.added, stats.modified), (2, 0));
     assert!(d.changes[0].patch.as_ref().unwrap().contains("+v2"));
+    // Names only: the same changes, in the same order, with no record read; a stat or a
+    // patch still reads them.
+    let names = |stat: bool| {
+        m.diff(&DiffQuery {
+            from: Some("HEAD~3..".into()),
+            stat,
+            names_only: true,
+            ..DiffQuery::default()
+        })
+        .unwrap()
+    };
+    let listed = names(false);
+    assert_eq!(listed.count, d.count);
+    for (a, b) in listed.changes.iter().zip(&d.changes) {
+        assert_eq!((&a.full_key, a.op), (&b.full_key, b.op));
+        assert!(a.old.is_none() && a.new.is_none());
+    }
+    let counted = names(true);
+    assert_eq!(counted.stats.unwrap().lines_added, stats.lines_added);
+    assert!(counted.changes[0].new.is_some());
     let bad = m
         .diff(&DiffQuery {
             scope: KeyScope {

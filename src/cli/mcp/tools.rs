@@ -331,6 +331,7 @@ impl Tools {
                     },
                     stat: p.stat,
                     patch: p.patch,
+                    names_only: false,
                 })?;
                 Ok(history::render_diff(ctx, &out))
             }

@@ -178,6 +178,7 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
                 },
                 stat: q.flag("stat"),
                 patch: q.flag("patch"),
+                names_only: false,
             };
             Ok(app.diff(&query)?)
         })()),
