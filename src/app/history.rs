@@ -395,6 +395,7 @@ impl Memoir {
     /// B (an empty side is HEAD). An unknown revision is exit 2.
     pub fn diff(&self, q: &DiffQuery) -> MemoirResult<DiffOutcome> {
         let filter = q.scope.filter()?;
+        let records = !q.names_only || q.stat || q.patch;
         let (from_rev, to_rev) = diff_revisions(q.from.as_deref(), q.to.as_deref());
         self.reading(|repo| {
             let from = self.resolve_rev(repo, &from_rev)?;
@@ -405,10 +406,7 @@ impl Memoir {
                 &repo.root_of(&from)?,
                 &repo.root_of(&to)?,
                 filter.as_ref(),
-                &|c| {
-                    let records = !q.names_only || q.stat || q.patch;
-                    diff_entry(repo, &c, records, q.stat, q.patch)
-                },
+                &|c| diff_entry(repo, &c, records, q.stat, q.patch),
             )?;
             let mut stats = DiffStats::default();
             for e in &out {
@@ -459,9 +457,12 @@ pub(crate) fn diff_entry(
     stat: bool,
     with_patch: bool,
 ) -> MemoirResult<DiffEntry> {
-    let read = |id: Option<&ObjectId>| match records {
-        true => record_at(repo, id),
-        false => Ok(None),
+    let read = |id: Option<&ObjectId>| {
+        if records {
+            record_at(repo, id)
+        } else {
+            Ok(None)
+        }
     };
     let old = read(c.old.as_ref())?;
     let new = read(c.new.as_ref())?;

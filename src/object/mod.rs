@@ -253,38 +253,10 @@ impl Objects {
     }
 
     /// [`Objects::read_raw`] as a handle that shares the bytes: a store at rest lends them
-    /// from its mapped pack instead of copying them (a tree node keeps its bytes).
+    /// from its mapped pack instead of copying them, for a reader that keeps them (a tree
+    /// node) or only decodes them (a memory record).
     pub fn read_shared(&self, id: &ObjectId, kind: Kind) -> ObjectResult<SharedBytes> {
         checked(id, kind, self.store.get_shared(id.as_bytes()))
-    }
-
-    /// [`Objects::read_raw`] handing the checked bytes to `f` instead of returning them, so
-    /// that a store that can lend its bytes (a store at rest, from its mapped packs) is not
-    /// copied from: for readers that only decode what they read.
-    pub fn read_raw_with<R>(
-        &self,
-        id: &ObjectId,
-        kind: Kind,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> ObjectResult<R> {
-        let mut f = Some(f);
-        let mut out = None;
-        let found = self
-            .store
-            .get_in(id.as_bytes(), &mut |bytes| {
-                out = Some(verify(id, kind, bytes).map(|()| f.take().map(|f| f(bytes))));
-            })
-            .map_err(|e| store_error(id, e))?;
-        match out {
-            Some(Ok(Some(r))) => Ok(r),
-            Some(Err(e)) => Err(e),
-            // A store hands the bytes over at most once; not at all is a missing object.
-            _ if found => Err(ObjectError::Corrupt {
-                id: *id,
-                reason: "the store reported the object without its bytes".to_string(),
-            }),
-            _ => Err(ObjectError::Missing(*id)),
-        }
     }
 
     /// Reads and decodes an object of type `T`.

@@ -264,10 +264,6 @@ impl ObjectStore for Store {
         self.backend().get(id)
     }
 
-    fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        self.backend().get_in(id, f)
-    }
-
     fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
         self.backend().get_shared(id)
     }

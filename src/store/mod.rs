@@ -269,11 +269,6 @@ pub trait ObjectStore: Send + Sync {
     /// The bytes stored under `id`, if any. An object the store has whose stored copy is not
     /// whole is [`StoreError::Damaged`], naming what is wrong.
     fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
-    /// Hands the bytes stored under `id`, if any, to `f` (once) and says whether there were
-    /// any: [`ObjectStore::get`] without the copy where a store can lend its bytes.
-    fn get_in(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        Ok(self.get(id)?.map(|bytes| f(&bytes)).is_some())
-    }
     /// The bytes stored under `id`, if any, as a handle that shares them: lent from the
     /// store where it can (a store at rest lends them from its mapped packs), else a copy.
     fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
