@@ -205,23 +205,28 @@ pub struct DiffEntry {
     pub lines_removed: Option<usize>,
     /// The key's namespace.
     pub namespace: String,
-    /// The record after (null when removed).
+    /// The record after (null when removed). Boxed, as is `old`: a large diff holds
+    /// thousands of entries, mostly with one record of the two.
     #[serde(serialize_with = "record_opt")]
-    pub new: Option<Record>,
+    pub new: Option<Box<Record>>,
     /// The record before (null when added).
     #[serde(serialize_with = "record_opt")]
-    pub old: Option<Record>,
+    pub old: Option<Box<Record>>,
     /// `added`, `modified` or `removed`.
     pub operation: &'static str,
     /// With patch: a unified diff of the contents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
-    /// `ns:path`.
-    #[serde(skip)]
-    pub full_key: String,
     /// Added, modified or removed.
     #[serde(skip)]
     pub op: Op,
+}
+
+impl DiffEntry {
+    /// `ns:path`.
+    pub fn full_key(&self) -> String {
+        format!("{}:{}", self.namespace, self.key)
+    }
 }
 
 /// The counts of a diff with stat. Members are declared in sorted order.
@@ -406,7 +411,7 @@ impl Memoir {
                 &repo.root_of(&from)?,
                 &repo.root_of(&to)?,
                 filter.as_ref(),
-                &|c| diff_entry(repo, &c, records, q.stat, q.patch),
+                &|c| diff_entry(repo, c, records, q.stat, q.patch),
             )?;
             let mut stats = DiffStats::default();
             for e in &out {
@@ -452,14 +457,14 @@ impl Memoir {
 /// `patch`, its line counts or unified diff.
 pub(crate) fn diff_entry(
     repo: &Repo,
-    c: &KeyChange,
+    c: KeyChange,
     records: bool,
     stat: bool,
     with_patch: bool,
 ) -> MemoirResult<DiffEntry> {
-    let read = |id: Option<&ObjectId>| {
+    let read = |id: Option<&ObjectId>| -> MemoirResult<Option<Box<Record>>> {
         if records {
-            record_at(repo, id)
+            Ok(record_at(repo, id)?.map(Box::new))
         } else {
             Ok(None)
         }
@@ -467,10 +472,11 @@ pub(crate) fn diff_entry(
     let old = read(c.old.as_ref())?;
     let new = read(c.new.as_ref())?;
     let op = c.op();
+    let (namespace, key) = c.key.into_parts();
     let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
     if stat || with_patch {
-        let old_text = old.as_ref().map(Record::content).unwrap_or_default();
-        let new_text = new.as_ref().map(Record::content).unwrap_or_default();
+        let old_text = old.as_ref().map(|r| r.content()).unwrap_or_default();
+        let new_text = new.as_ref().map(|r| r.content()).unwrap_or_default();
         if stat {
             let st = line_stat(&old_text, &new_text);
             lines_added = Some(st.added);
@@ -480,15 +486,14 @@ pub(crate) fn diff_entry(
             patch = Some(unified_diff(
                 &old_text,
                 &new_text,
-                &format!("a/{}", c.key),
-                &format!("b/{}", c.key),
+                &format!("a/{namespace}:{key}"),
+                &format!("b/{namespace}:{key}"),
             ));
         }
     }
     Ok(DiffEntry {
-        namespace: c.key.namespace().to_string(),
-        key: c.key.path().to_string(),
-        full_key: c.key.to_string(),
+        namespace,
+        key,
         op,
         operation: op.as_str(),
         old,

@@ -26,9 +26,12 @@ pub(crate) fn hex_vec<S: Serializer>(ids: &[ObjectId], s: S) -> Result<S::Ok, S:
 }
 
 /// An optional record as its JSON, or null.
-pub(crate) fn record_opt<S: Serializer>(r: &Option<Record>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn record_opt<R: std::borrow::Borrow<Record>, S: Serializer>(
+    r: &Option<R>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match r {
-        Some(r) => RecordJson(r).serialize(s),
+        Some(r) => RecordJson(r.borrow()).serialize(s),
         None => s.serialize_none(),
     }
 }

@@ -110,7 +110,7 @@ impl Memoir {
         if repo.is_ancestor(&ours, &theirs)? {
             let changes = repo
                 .diff(&ours_root, &theirs_root, None)?
-                .iter()
+                .into_iter()
                 .map(|c| diff_entry(&repo, c, true, false, false))
                 .collect::<MemoirResult<Vec<_>>>()?;
             return Ok(preview(
@@ -136,7 +136,7 @@ impl Memoir {
                     old: mine,
                     new: c.new,
                 };
-                changes.push(diff_entry(&repo, &applied, true, false, false)?);
+                changes.push(diff_entry(&repo, applied, true, false, false)?);
             } else if mine != c.new {
                 conflicts.push(PreviewConflict {
                     namespace: c.key.namespace().to_string(),

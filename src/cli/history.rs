@@ -190,7 +190,7 @@ pub fn render_diff(ctx: &Ctx, out: &DiffOutcome) -> Report {
             Op::Modified => "~",
             Op::Removed => "-",
         };
-        let mut head = format!("{mark} {}", esc(&c.full_key));
+        let mut head = format!("{mark} {}", esc(&c.full_key()));
         if let (Some(added), Some(removed)) = (c.lines_added, c.lines_removed) {
             head.push_str(&format!(" (+{added} -{removed})"));
         }

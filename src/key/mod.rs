@@ -138,6 +138,11 @@ impl Key {
         &self.path
     }
 
+    /// The namespace and the dot path, given up without a copy.
+    pub fn into_parts(self) -> (String, String) {
+        (self.namespace, self.path)
+    }
+
     /// The path's segments.
     pub fn segments(&self) -> impl Iterator<Item = &str> {
         self.path.split('.')

@@ -82,7 +82,11 @@ impl<'r> Side<'r> {
         };
         let id = n.items[*i].id;
         let level = n.level - 1;
-        let child = ns.load(&id)?;
+        let child = if level == 0 {
+            ns.load_passing(&id)?
+        } else {
+            ns.load(&id)?
+        };
         if child.level != level {
             return Err(super::corrupt(&id, "node level differs from its parent's"));
         }

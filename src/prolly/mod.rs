@@ -124,6 +124,19 @@ impl NodeStore {
         Ok(node)
     }
 
+    /// Loads a node as [`NodeStore::load`] does, but does not keep a node it read in the
+    /// cache: for a walk that visits each node once (a diff), whose decoded leaves would
+    /// otherwise all stay alive, each in fresh memory.
+    pub(crate) fn load_passing(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
+        if let Some(n) = self.cache_lock().get(id) {
+            return Ok(n);
+        }
+        let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
+        Ok(Arc::new(
+            Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?,
+        ))
+    }
+
     /// Loads a node that must be at `level` (a child of a node at `level + 1`).
     pub(crate) fn load_at(&self, id: &ObjectId, level: u8) -> ProllyResult<Arc<Node>> {
         let n = self.load(id)?;

@@ -152,7 +152,7 @@ fn log_blame_diff_and_time_travel() {
     let listed = names(false);
     assert_eq!(listed.count, d.count);
     for (a, b) in listed.changes.iter().zip(&d.changes) {
-        assert_eq!((&a.full_key, a.op), (&b.full_key, b.op));
+        assert_eq!((a.full_key(), a.op), (b.full_key(), b.op));
         assert!(a.old.is_none() && a.new.is_none());
     }
     let counted = names(true);
