@@ -2,15 +2,15 @@
 
 use std::sync::Arc;
 
-use super::node::Node;
+use super::node::{KeyBytes, Node};
 use super::{KeyRange, NodeStore, ProllyError, ProllyResult};
 use crate::object::ObjectId;
 
 /// One key that differs between two trees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
-    /// The key.
-    pub key: Vec<u8>,
+    /// The key (a window of its leaf's bytes, not a copy).
+    pub key: KeyBytes,
     /// Its value id in the old tree (None = added).
     pub old: Option<ObjectId>,
     /// Its value id in the new tree (None = removed).
@@ -358,7 +358,7 @@ fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) ->
                         continue;
                     }
                     Change {
-                        key: x.key.to_vec(),
+                        key: x.key.clone(),
                         old: Some(x.id),
                         new: Some(y.id),
                     }
@@ -366,7 +366,7 @@ fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) ->
                 std::cmp::Ordering::Less => {
                     i += 1;
                     Change {
-                        key: x.key.to_vec(),
+                        key: x.key.clone(),
                         old: Some(x.id),
                         new: None,
                     }
@@ -374,7 +374,7 @@ fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) ->
                 std::cmp::Ordering::Greater => {
                     j += 1;
                     Change {
-                        key: y.key.to_vec(),
+                        key: y.key.clone(),
                         old: None,
                         new: Some(y.id),
                     }
@@ -383,7 +383,7 @@ fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) ->
             (Some(x), None) => {
                 i += 1;
                 Change {
-                    key: x.key.to_vec(),
+                    key: x.key.clone(),
                     old: Some(x.id),
                     new: None,
                 }
@@ -391,7 +391,7 @@ fn merge_leaves(a: &mut Side<'_>, b: &mut Side<'_>, f: &mut dyn FnMut(Change) ->
             (None, Some(y)) => {
                 j += 1;
                 Change {
-                    key: y.key.to_vec(),
+                    key: y.key.clone(),
                     old: None,
                     new: Some(y.id),
                 }

@@ -730,7 +730,7 @@ impl CommitGraph {
                         repo.tree().diff(&proot, &root, &mut |c| {
                             over = keys.len() == MAX_FILTER_KEYS;
                             if !over {
-                                keys.push(c.key);
+                                keys.push(c.key.to_vec());
                             }
                             !over
                         })?;

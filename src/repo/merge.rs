@@ -217,7 +217,7 @@ impl Repo {
         };
         for (t, ours_value) in looked_up {
             if ours_value == t.old {
-                take(&mut edits, t.key, t.new);
+                take(&mut edits, t.key.to_vec(), t.new);
                 continue;
             }
             if ours_value == t.new {
@@ -236,11 +236,11 @@ impl Repo {
             };
             if let Resolution::Resolved(v) = &resolution {
                 if *v != ours_value {
-                    take(&mut edits, t.key.clone(), *v);
+                    take(&mut edits, t.key.to_vec(), *v);
                 }
             }
             conflicts.push(Conflict {
-                key: t.key,
+                key: t.key.to_vec(),
                 base: t.old,
                 ours: ours_value,
                 theirs: t.new,

@@ -74,7 +74,7 @@ fn model_diff(a: &Model, b: &Model) -> Vec<Change> {
         .filter_map(|k| {
             let (o, n) = (a.get(k).copied(), b.get(k).copied());
             (o != n).then(|| Change {
-                key: k.clone(),
+                key: k.clone().into(),
                 old: o,
                 new: n,
             })
@@ -389,13 +389,13 @@ fn split_diffs_and_known_nodes_on_deep_trees() {
             // The mapping runs on every change in range, and may drop some.
             let odd = ns
                 .diff_map(&base, &root, &r, &|c: Change| {
-                    (c.key.len() % 2 == 1).then_some(c.key)
+                    (c.key.len() % 2 == 1).then_some(c.key.to_vec())
                 })
                 .unwrap();
             let want_odd: Vec<Vec<u8>> = want_r
                 .iter()
                 .filter(|c| c.key.len() % 2 == 1)
-                .map(|c| c.key.clone())
+                .map(|c| c.key.to_vec())
                 .collect();
             assert_eq!(odd, want_odd);
         }
