@@ -27,14 +27,22 @@ struct Side<'r> {
     range: &'r KeyRange,
     /// When set, the ids of the nodes this side opens below its root are added here.
     seen: Option<&'r mut Vec<ObjectId>>,
+    /// Whether the leaves it opens are kept in the node cache.
+    cache_leaves: bool,
 }
 
 impl<'r> Side<'r> {
-    fn new(root: Arc<Node>, range: &'r KeyRange, seen: Option<&'r mut Vec<ObjectId>>) -> Self {
+    fn new(
+        root: Arc<Node>,
+        range: &'r KeyRange,
+        seen: Option<&'r mut Vec<ObjectId>>,
+        cache_leaves: bool,
+    ) -> Self {
         let mut s = Side {
             stack: Vec::with_capacity(root.level as usize + 1),
             range,
             seen,
+            cache_leaves,
         };
         s.stack.push((root, 0));
         s.settle();
@@ -82,7 +90,7 @@ impl<'r> Side<'r> {
         };
         let id = n.items[*i].id;
         let level = n.level - 1;
-        let child = if level == 0 {
+        let child = if level == 0 && !self.cache_leaves {
             ns.load_passing(&id)?
         } else {
             ns.load(&id)?
@@ -154,12 +162,15 @@ impl NodeStore {
         range: &KeyRange,
         f: &mut dyn FnMut(Change) -> bool,
     ) -> ProllyResult<()> {
-        self.diff_walk(old, new, range, f, None)
+        self.diff_walk(old, new, range, f, None, true)
     }
 
     /// The walk behind [`NodeStore::diff_range`]; when `seen_new` is given, the ids of the
     /// nodes it opens in `new` (below its root) are added to it: they were just read, so
-    /// they are stored (see [`NodeStore::apply_known`]).
+    /// they are stored (see [`NodeStore::apply_known`]). Without `cache_leaves`, the leaves
+    /// it opens are not kept in the node cache: a one-off diff visits each once, and keeping
+    /// them all decoded would put each in fresh memory. A walk over consecutive commits
+    /// (each commit's leaves are the next one's old side) keeps them.
     pub(crate) fn diff_walk(
         &self,
         old: &ObjectId,
@@ -167,12 +178,13 @@ impl NodeStore {
         range: &KeyRange,
         f: &mut dyn FnMut(Change) -> bool,
         seen_new: Option<&mut Vec<ObjectId>>,
+        cache_leaves: bool,
     ) -> ProllyResult<()> {
         if old == new {
             return Ok(());
         }
-        let mut a = Side::new(self.load(old)?, range, None);
-        let mut b = Side::new(self.load(new)?, range, seen_new);
+        let mut a = Side::new(self.load(old)?, range, None, cache_leaves);
+        let mut b = Side::new(self.load(new)?, range, seen_new, cache_leaves);
         loop {
             let step = match (a.current(), b.current()) {
                 (None, None) => Step::Done,
@@ -224,7 +236,8 @@ impl NodeStore {
 
     /// [`NodeStore::diff_map`] with a `map` that can fail: the walk stops at the first
     /// failure in key order, which is returned. The results are collected as they come,
-    /// with no list of outcomes first.
+    /// with no list of outcomes first. Like every one-off diff, it keeps none of the leaves
+    /// it opens in the node cache (see `diff_walk`).
     pub fn diff_try_map<T: Send, E: From<ProllyError> + Send>(
         &self,
         old: &ObjectId,
@@ -238,7 +251,7 @@ impl NodeStore {
         let walk = |range: &KeyRange| -> Result<Vec<T>, E> {
             let mut out = Vec::new();
             let mut failed = None;
-            self.diff_range(old, new, range, &mut |c| match map(c) {
+            let mut each = |c| match map(c) {
                 Ok(kept) => {
                     out.extend(kept);
                     true
@@ -247,7 +260,8 @@ impl NodeStore {
                     failed = Some(e);
                     false
                 }
-            })?;
+            };
+            self.diff_walk(old, new, range, &mut each, None, false)?;
             failed.map_or(Ok(out), Err)
         };
         let Some(mid) = self.split_key(old, new, range)? else {

@@ -179,6 +179,7 @@ impl Repo {
                             .is_ok()
                 },
                 Some(&mut seen),
+                true,
             );
             if !batch.is_empty() {
                 let _ = tx.send(batch);

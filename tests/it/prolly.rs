@@ -7,7 +7,7 @@ use std::sync::Arc;
 use memoir::key::{group_prefix, Key};
 use memoir::object::{Kind, ObjectId};
 use memoir::prolly::{prefix_range, Change, Edit, KeyRange, NodeStore};
-use memoir::store::{MemoryBackend, ObjectStore};
+use memoir::store::{MemoryBackend, ObjectStore, PutOutcome, RawId, StoreResult};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -665,4 +665,100 @@ proptest! {
             Ok(())
         })?;
     }
+}
+
+/// An object store that counts the reads of each id.
+struct CountingStore {
+    inner: MemoryBackend,
+    reads: std::sync::Mutex<BTreeMap<[u8; 32], usize>>,
+}
+
+impl CountingStore {
+    fn count(&self, id: &[u8; 32]) {
+        *self.reads.lock().unwrap().entry(*id).or_default() += 1;
+    }
+    fn reads(&self) -> usize {
+        self.reads.lock().unwrap().values().sum()
+    }
+}
+
+impl ObjectStore for CountingStore {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+        self.count(id);
+        self.inner.get(id)
+    }
+    fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        self.inner.put(id, bytes)
+    }
+    fn contains(&self, id: &RawId) -> StoreResult<bool> {
+        self.inner.contains(id)
+    }
+    fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
+        self.inner.ids_with_prefix(prefix)
+    }
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        self.inner.for_each_id(f)
+    }
+    fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        self.inner.delete(id)
+    }
+    fn flush(&self) -> StoreResult<()> {
+        self.inner.flush()
+    }
+}
+
+/// A one-off diff (`diff_all`, which the `diff` command's walk is) keeps no leaf it opened
+/// in the node cache, so a second one reads every changed leaf again; a diff walked with
+/// `diff` keeps them, so the same diff a second time reads nothing. Both give the same
+/// changes each time.
+#[test]
+fn a_one_off_diff_keeps_no_leaf_and_a_walk_keeps_them() {
+    let counting = Arc::new(CountingStore {
+        inner: MemoryBackend::new(),
+        reads: Default::default(),
+    });
+    let ns = NodeStore::new(counting.clone() as Arc<dyn ObjectStore>, 1 << 16);
+    let puts = |from: u64, n: u64, salt: u64| -> Vec<Edit> {
+        (from..from + n)
+            .map(|i| {
+                Edit::Put(
+                    format!("default\u{1}k{i:05}").into_bytes(),
+                    vid(i * 7 + salt),
+                )
+            })
+            .collect()
+    };
+    let old = ns.apply(&ns.empty().unwrap(), puts(0, 3000, 0)).unwrap();
+    // Every tenth key changes, so every leaf differs.
+    let new = ns
+        .apply(&old, (0..300).flat_map(|i| puts(i * 10, 1, 1)).collect())
+        .unwrap();
+    let fresh = || NodeStore::new(counting.clone() as Arc<dyn ObjectStore>, 1 << 16);
+
+    let ns = fresh();
+    let want = ns.diff_all(&old, &new).unwrap();
+    assert_eq!(want.len(), 300);
+    let before = counting.reads();
+    let again = ns.diff_all(&old, &new).unwrap();
+    let leaf_reads = counting.reads() - before;
+    assert_eq!(again, want);
+    assert!(
+        leaf_reads >= 2 * 10,
+        "{leaf_reads} reads: the leaves were kept"
+    );
+
+    let ns = fresh();
+    let walk = |ns: &NodeStore| {
+        let mut seen = Vec::new();
+        ns.diff(&old, &new, &mut |c| {
+            seen.push(c);
+            true
+        })
+        .unwrap();
+        seen
+    };
+    assert_eq!(walk(&ns), want);
+    let before = counting.reads();
+    assert_eq!(walk(&ns), want);
+    assert_eq!(counting.reads(), before, "a kept walk read again");
 }
