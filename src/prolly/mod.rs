@@ -116,10 +116,9 @@ impl NodeStore {
     /// Loads a node: from the cache, or read, hash-verified and decoded.
     pub fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
         if let Some(n) = self.cache_lock().get(id) {
-            return Ok(n.clone());
+            return Ok(n);
         }
-        let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
-        let node = Arc::new(Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?);
+        let node = self.read_node(id)?;
         self.cache_lock().put(*id, node.clone());
         Ok(node)
     }
@@ -131,10 +130,14 @@ impl NodeStore {
         if let Some(n) = self.cache_lock().get(id) {
             return Ok(n);
         }
+        self.read_node(id)
+    }
+
+    /// Reads, hash-verifies and decodes a node, without the cache.
+    fn read_node(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
         let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
-        Ok(Arc::new(
-            Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?,
-        ))
+        let node = Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?;
+        Ok(Arc::new(node))
     }
 
     /// Loads a node that must be at `level` (a child of a node at `level + 1`).
