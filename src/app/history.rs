@@ -472,7 +472,6 @@ pub(crate) fn diff_entry(
     let old = read(c.old.as_ref())?;
     let new = read(c.new.as_ref())?;
     let op = c.op();
-    let (namespace, key) = c.key.into_parts();
     let (mut lines_added, mut lines_removed, mut patch) = (None, None, None);
     if stat || with_patch {
         let old_text = old.as_ref().map(|r| r.content()).unwrap_or_default();
@@ -486,11 +485,12 @@ pub(crate) fn diff_entry(
             patch = Some(unified_diff(
                 &old_text,
                 &new_text,
-                &format!("a/{namespace}:{key}"),
-                &format!("b/{namespace}:{key}"),
+                &format!("a/{}", c.key),
+                &format!("b/{}", c.key),
             ));
         }
     }
+    let (namespace, key) = c.key.into_parts();
     Ok(DiffEntry {
         namespace,
         key,
