@@ -90,11 +90,7 @@ impl<'r> Side<'r> {
         };
         let id = n.items[*i].id;
         let level = n.level - 1;
-        let child = if level == 0 && !self.cache_leaves {
-            ns.load_passing(&id)?
-        } else {
-            ns.load(&id)?
-        };
+        let child = ns.load_keeping(&id, level > 0 || self.cache_leaves)?;
         if child.level != level {
             return Err(super::corrupt(&id, "node level differs from its parent's"));
         }

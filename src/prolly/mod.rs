@@ -115,29 +115,22 @@ impl NodeStore {
 
     /// Loads a node: from the cache, or read, hash-verified and decoded.
     pub fn load(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
+        self.load_keeping(id, true)
+    }
+
+    /// Loads a node as [`NodeStore::load`] does; a node it reads is kept in the cache only
+    /// with `keep`. A walk that visits each node once (a one-off diff) passes its leaves
+    /// by, which would otherwise all stay alive decoded, each in fresh memory.
+    pub(crate) fn load_keeping(&self, id: &ObjectId, keep: bool) -> ProllyResult<Arc<Node>> {
         if let Some(n) = self.cache_lock().get(id) {
             return Ok(n);
         }
-        let node = self.read_node(id)?;
-        self.cache_lock().put(*id, node.clone());
-        Ok(node)
-    }
-
-    /// Loads a node as [`NodeStore::load`] does, but does not keep a node it read in the
-    /// cache: for a walk that visits each node once (a diff), whose decoded leaves would
-    /// otherwise all stay alive, each in fresh memory.
-    pub(crate) fn load_passing(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
-        if let Some(n) = self.cache_lock().get(id) {
-            return Ok(n);
-        }
-        self.read_node(id)
-    }
-
-    /// Reads, hash-verifies and decodes a node, without the cache.
-    fn read_node(&self, id: &ObjectId) -> ProllyResult<Arc<Node>> {
         let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
-        let node = Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?;
-        Ok(Arc::new(node))
+        let node = Arc::new(Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?);
+        if keep {
+            self.cache_lock().put(*id, node.clone());
+        }
+        Ok(node)
     }
 
     /// Loads a node that must be at `level` (a child of a node at `level + 1`).
