@@ -249,7 +249,7 @@ impl Printer {
                 if let Some(raw) = &r.raw {
                     let _ = so.write_all(raw.as_bytes());
                 } else if let (true, Some(writer)) = (self.json, r.json_writer) {
-                    let _ = (writer.0)(&mut so);
+                    let _ = (writer.0)(&mut unbuffered(&mut so));
                 } else if self.json {
                     write_json(&mut so, r.json);
                 } else if r.data || !self.quiet {
@@ -280,6 +280,22 @@ impl Printer {
             }
         }
     }
+}
+
+/// Stdout without its line buffer, for a writer that gathers its own writes: Rust's stdout
+/// buffers every line, so each large write would be cut at its last line break and the rest
+/// written with the next one, two writes for one. Falls back to `so` itself when the
+/// descriptor cannot be duplicated.
+fn unbuffered<'a>(so: &'a mut std::io::StdoutLock<'static>) -> Box<dyn Write + 'a> {
+    let _ = so.flush();
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = so.as_fd().try_clone_to_owned() {
+            return Box::new(std::fs::File::from(fd));
+        }
+    }
+    Box::new(so)
 }
 
 /// Whether stderr is a terminal (for progress display).

@@ -94,8 +94,20 @@ pub fn is_nfc(text: &str) -> bool {
 /// printable, not a space, not a glob metacharacter. Bytes of 0x80 and above are not
 /// judged here.
 pub(super) fn ascii_name_byte(b: u8) -> bool {
-    (0x21..=0x7e).contains(&b) && !matches!(b, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\')
+    NAME_BYTES[b as usize]
 }
+
+/// [`ascii_name_byte`] for every byte, looked up: keys are checked byte by byte on every
+/// read of a tree or a record.
+static NAME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x21;
+    while b <= 0x7e {
+        t[b] = !matches!(b as u8, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\');
+        b += 1;
+    }
+    t
+};
 
 /// Checks a namespace under the input rules: 1..=64 bytes of printable characters without
 /// whitespace, glob or invisible characters, in NFC; `:` and `.` allowed inside, not at either
@@ -199,4 +211,17 @@ pub(super) fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
         return Err(KeyError::TooDeep(path.to_string()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_byte_is_printable_ascii_other_than_space_and_glob_characters() {
+        for b in 0..=255u8 {
+            let want = b.is_ascii_graphic() && !b"*?[]{}\\".contains(&b);
+            assert_eq!(ascii_name_byte(b), want, "{b:#x}");
+        }
+    }
 }

@@ -62,18 +62,12 @@ impl Serialize for RecordJson<'_> {
     }
 }
 
-/// [`Record::content`] as a JSON string, written from the record's one active entry in
-/// place (nearly every record has one) instead of from a joined copy.
+/// [`Record::content`] as a JSON string ([`Record::with_content`]).
 struct Content<'a>(&'a Record);
 
 impl Serialize for Content<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut active = self.0.active();
-        match (active.next(), active.next()) {
-            (None, _) => s.serialize_str(""),
-            (Some(only), None) => s.serialize_str(&only.content),
-            _ => s.serialize_str(&self.0.content()),
-        }
+        self.0.with_content(|c| s.serialize_str(c))
     }
 }
 
@@ -85,6 +79,17 @@ impl Entry {
 }
 
 impl Record {
+    /// Calls `f` with [`Record::content`], borrowed from the one active entry when there is
+    /// one (nearly every record), joined into a new string only when there are more.
+    pub fn with_content<T>(&self, f: impl FnOnce(&str) -> T) -> T {
+        let mut active = self.active();
+        match (active.next(), active.next()) {
+            (None, _) => f(""),
+            (Some(only), None) => f(&only.content),
+            _ => f(&self.content()),
+        }
+    }
+
     /// The JSON shape ([`RecordJson`]) as a value.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(RecordJson(self)).unwrap_or(Value::Null)

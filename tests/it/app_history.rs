@@ -334,8 +334,8 @@ fn proof_verify_fsck_and_gc() {
 }
 
 /// A diff's JSON written straight from the outcome is, byte for byte, its value printed with
-/// sorted members: for every operation, with stat and patch, and records with a source, an
-/// actor, superseded entries and related keys.
+/// sorted members: for every operation, with stat and patch, names only, no change at all,
+/// and records with a source, an actor, superseded entries and related keys.
 #[test]
 fn a_diff_written_straight_out_is_its_printed_value() {
     let (_dir, m) = fixture();
@@ -364,18 +364,31 @@ fn a_diff_written_straight_out_is_its_printed_value() {
     .unwrap();
     drop(repo);
     write(&m, "main", &[("a.b", "v3\nmore")], 5);
-    for (stat, patch) in [(false, false), (true, false), (false, true), (true, true)] {
+    let cases = [
+        ("HEAD~3", false, false, false),
+        ("HEAD~3", true, false, false),
+        ("HEAD~3", false, true, false),
+        ("HEAD~3", true, true, false),
+        ("HEAD~3", false, false, true),
+        ("HEAD", false, false, false),
+    ];
+    for (from, stat, patch, names_only) in cases {
         let d = m
             .diff(&DiffQuery {
-                from: Some("HEAD~3".into()),
+                from: Some(from.into()),
                 stat,
                 patch,
+                names_only,
                 ..DiffQuery::default()
             })
             .unwrap();
         let mut ops: Vec<&str> = d.changes.iter().map(|c| c.operation).collect();
         ops.sort_unstable();
-        assert_eq!(ops, ["added", "modified", "removed"]);
+        if from == "HEAD" {
+            assert!(ops.is_empty());
+        } else {
+            assert_eq!(ops, ["added", "modified", "removed"]);
+        }
         let mut direct = Vec::new();
         d.write_json(&mut direct).unwrap();
         let mut want = serde_json::to_vec_pretty(&memoir::app::sorted(d.to_json())).unwrap();

@@ -3,7 +3,10 @@
 //! strings scanned eight bytes at a time ([`ser`]), which matters for outputs of hundreds
 //! of kilobytes (a diff of a thousand records).
 
+mod direct;
 mod ser;
+
+pub(crate) use direct::Direct;
 
 use std::io::{self, Write};
 
