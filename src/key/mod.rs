@@ -18,7 +18,7 @@ use std::fmt;
 
 mod rules;
 
-use rules::{ascii_name_byte, check_namespace, check_path, code_point, Rules};
+use rules::{all_name_bytes, check_namespace, check_path, code_point, plain_path_ok, Rules};
 pub use rules::{is_nfc, nfc, validate_namespace, validate_path};
 
 /// Namespace used when none is given.
@@ -180,39 +180,17 @@ impl Key {
         let ends_ok = |b: u8| b != b':' && b != b'.';
         if ns.is_empty()
             || ns.len() > MAX_NAMESPACE_BYTES
-            || !ns.iter().all(|&b| ascii_name_byte(b))
+            || !all_name_bytes(ns)
             || !ends_ok(ns[0])
             || !ends_ok(ns[ns.len() - 1])
+            || !plain_path_ok(rest, SEG_SEP)
         {
             return None;
         }
-        if rest.is_empty() || rest.len() > MAX_PATH_BYTES {
-            return None;
-        }
-        let (mut segments, mut seg_len) = (1usize, 0usize);
-        let mut path = Vec::with_capacity(rest.len());
-        for &b in rest {
-            if b == SEG_SEP {
-                if seg_len == 0 {
-                    return None;
-                }
-                segments += 1;
-                seg_len = 0;
-                path.push(b'.');
-            } else {
-                if !ascii_name_byte(b) || b == b':' || b == b'.' {
-                    return None;
-                }
-                seg_len += 1;
-                if seg_len > MAX_SEGMENT_BYTES {
-                    return None;
-                }
-                path.push(b);
-            }
-        }
-        if seg_len == 0 || segments > MAX_SEGMENTS {
-            return None;
-        }
+        let path: Vec<u8> = rest
+            .iter()
+            .map(|&b| if b == SEG_SEP { b'.' } else { b })
+            .collect();
         Some(Key {
             namespace: String::from_utf8(ns.to_vec()).ok()?,
             path: String::from_utf8(path).ok()?,

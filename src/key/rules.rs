@@ -97,6 +97,47 @@ pub(super) fn ascii_name_byte(b: u8) -> bool {
     NAME_BYTES[b as usize]
 }
 
+/// Whether every byte of `bytes` is an [`ascii_name_byte`], computed without a branch per
+/// byte, so that the compiler checks many bytes at once.
+pub(super) fn all_name_bytes(bytes: &[u8]) -> bool {
+    bytes.iter().fold(true, |ok, &b| ok & name_byte(b))
+}
+
+/// Whether `path`, with segments separated by `sep`, is a valid path of plain ASCII (nearly
+/// every path): 1..=[`MAX_PATH_BYTES`] bytes, every one `sep` or a name byte other than `.`
+/// and `:`, in 1..=[`MAX_SEGMENTS`] segments of 1..=[`MAX_SEGMENT_BYTES`] bytes. Checks the
+/// bytes in one branch-free pass and then walks the few separators. `false` says only that
+/// the full check must judge it (see [`check_path`]).
+pub(super) fn plain_path_ok(path: &[u8], sep: u8) -> bool {
+    let bytes_ok = path.iter().fold(true, |ok, &b| {
+        ok & ((b == sep) | (name_byte(b) & (b != b'.') & (b != b':')))
+    });
+    if path.is_empty() || path.len() > MAX_PATH_BYTES || !bytes_ok {
+        return false;
+    }
+    let mut segments = 0;
+    for seg in path.split(|&b| b == sep) {
+        if seg.is_empty() || seg.len() > MAX_SEGMENT_BYTES {
+            return false;
+        }
+        segments += 1;
+    }
+    segments <= MAX_SEGMENTS
+}
+
+/// [`ascii_name_byte`] by comparisons alone (no table), for the branch-free passes.
+#[inline]
+fn name_byte(b: u8) -> bool {
+    (b.wrapping_sub(0x21) < 0x5e)
+        & (b != b'*')
+        & (b != b'?')
+        & (b != b'[')
+        & (b != b']')
+        & (b != b'{')
+        & (b != b'}')
+        & (b != b'\\')
+}
+
 /// [`ascii_name_byte`] for every byte, looked up: keys are checked byte by byte on every
 /// read of a tree or a record.
 static NAME_BYTES: [bool; 256] = {
@@ -136,7 +177,7 @@ pub(super) fn check_namespace(ns: &str, rules: Rules) -> Result<(), KeyError> {
         return Err(bad(format!("longer than {MAX_NAMESPACE_BYTES} bytes")));
     }
     // Plain ASCII namespaces pass byte by byte (as paths do in `check_path`).
-    let refused = if ns.bytes().all(ascii_name_byte) {
+    let refused = if all_name_bytes(ns.as_bytes()) {
         None
     } else {
         ns.chars().find_map(|c| Some((c, refusal(c, true, rules)?)))
@@ -165,6 +206,14 @@ pub fn validate_path(path: &str) -> Result<(), KeyError> {
 }
 
 pub(super) fn check_path(path: &str, rules: Rules) -> Result<(), KeyError> {
+    if plain_path_ok(path.as_bytes(), b'.') {
+        return Ok(());
+    }
+    check_path_fully(path, rules)
+}
+
+/// [`check_path`] without its fast path: the judgement of any path, naming what is wrong.
+fn check_path_fully(path: &str, rules: Rules) -> Result<(), KeyError> {
     if path.is_empty() {
         return Err(KeyError::EmptyPath(path.to_string()));
     }
@@ -222,6 +271,46 @@ mod tests {
         for b in 0..=255u8 {
             let want = b.is_ascii_graphic() && !b"*?[]{}\\".contains(&b);
             assert_eq!(ascii_name_byte(b), want, "{b:#x}");
+            assert_eq!(name_byte(b), want, "{b:#x}");
+            assert_eq!(all_name_bytes(&[b'a', b, b'z']), want, "{b:#x}");
+        }
+    }
+
+    /// The fast path passes exactly the plain ASCII paths the full check passes.
+    #[test]
+    fn the_fast_path_check_agrees_with_the_full_one() {
+        let mut paths: Vec<String> = Vec::new();
+        for b in 0..=0x7fu8 {
+            let c = b as char;
+            paths.extend([
+                format!("{c}"),
+                format!("a{c}b"),
+                format!("a.{c}"),
+                format!("{c}.a"),
+            ]);
+        }
+        let seg = |n: usize| "x".repeat(n);
+        for n in [63, 64, 65] {
+            paths.push(seg(n));
+            paths.push(format!("a.{}", seg(n)));
+        }
+        for n in [7, 8, 9] {
+            paths.push(vec!["s"; n].join("."));
+        }
+        paths.push([seg(64), seg(64), seg(64), seg(61)].join("."));
+        paths.push([seg(64), seg(64), seg(64), seg(62)].join("."));
+        paths.extend(["", ".", "a..b", "a.", ".a", "é.a", "a.b.c"].map(String::from));
+        for p in &paths {
+            let full = check_path_fully(p, Rules::Stored).is_ok();
+            let fast = plain_path_ok(p.as_bytes(), b'.');
+            assert!(
+                !fast || full,
+                "{p:?}: fast passes what the full check refuses"
+            );
+            if p.is_ascii() {
+                assert_eq!(fast, full, "{p:?}");
+            }
+            assert_eq!(check_path(p, Rules::Stored).is_ok(), full, "{p:?}");
         }
     }
 }
