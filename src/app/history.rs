@@ -303,7 +303,7 @@ pub struct DiffOutcome {
 impl Outcome for DiffOutcome {
     const MEMBERS_SORTED: bool = true;
 
-    /// Written member by member ([`Direct`]): the same bytes as the serde path, which a
+    /// Written member by member (`Direct`): the same bytes as the serde path, which a
     /// test holds it to, in a fraction of the instructions for a diff of many records.
     fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
         let mut d = Direct::new(out);

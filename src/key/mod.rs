@@ -163,8 +163,8 @@ impl Key {
     }
 
     /// Decodes and re-validates an encoded key under the stored rules. Keys of printable
-    /// ASCII (the common case) are checked byte by byte against a table; others go through
-    /// [`Key::existing`]. Either way an invalid key is an error.
+    /// ASCII (the common case) are checked in one pass over their bytes (`plain_path_ok`
+    /// for the path); others go through [`Key::existing`]. Either way an invalid key is an error.
     pub fn decode(bytes: &[u8]) -> Result<Key, KeyError> {
         if let Some(k) = Key::decode_ascii(bytes) {
             return Ok(k);

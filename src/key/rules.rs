@@ -92,25 +92,34 @@ pub fn is_nfc(text: &str) -> bool {
 
 /// Whether an ASCII byte may appear in a namespace (and, except `.` and `:`, in a path):
 /// printable, not a space, not a glob metacharacter. Bytes of 0x80 and above are not
-/// judged here.
+/// judged here. Written as comparisons joined without short-circuit, so that a pass over
+/// a key's bytes has no branch per byte.
+#[inline]
 pub(super) fn ascii_name_byte(b: u8) -> bool {
-    NAME_BYTES[b as usize]
+    (b.wrapping_sub(0x21) < 0x5e)
+        & (b != b'*')
+        & (b != b'?')
+        & (b != b'[')
+        & (b != b']')
+        & (b != b'{')
+        & (b != b'}')
+        & (b != b'\\')
 }
 
-/// Whether every byte of `bytes` is an [`ascii_name_byte`], computed without a branch per
-/// byte, so that the compiler checks many bytes at once.
+/// Whether every byte of `bytes` is an [`ascii_name_byte`], in one pass without a branch
+/// per byte.
 pub(super) fn all_name_bytes(bytes: &[u8]) -> bool {
-    bytes.iter().fold(true, |ok, &b| ok & name_byte(b))
+    bytes.iter().fold(true, |ok, &b| ok & ascii_name_byte(b))
 }
 
 /// Whether `path`, with segments separated by `sep`, is a valid path of plain ASCII (nearly
 /// every path): 1..=[`MAX_PATH_BYTES`] bytes, every one `sep` or a name byte other than `.`
 /// and `:`, in 1..=[`MAX_SEGMENTS`] segments of 1..=[`MAX_SEGMENT_BYTES`] bytes. Checks the
-/// bytes in one branch-free pass and then walks the few separators. `false` says only that
-/// the full check must judge it (see [`check_path`]).
+/// bytes in one pass without a branch per byte, then walks the few separators. `false`
+/// says only that the full check must judge it (see [`check_path`]).
 pub(super) fn plain_path_ok(path: &[u8], sep: u8) -> bool {
     let bytes_ok = path.iter().fold(true, |ok, &b| {
-        ok & ((b == sep) | (name_byte(b) & (b != b'.') & (b != b':')))
+        ok & ((b == sep) | (ascii_name_byte(b) & (b != b'.') & (b != b':')))
     });
     if path.is_empty() || path.len() > MAX_PATH_BYTES || !bytes_ok {
         return false;
@@ -124,31 +133,6 @@ pub(super) fn plain_path_ok(path: &[u8], sep: u8) -> bool {
     }
     segments <= MAX_SEGMENTS
 }
-
-/// [`ascii_name_byte`] by comparisons alone (no table), for the branch-free passes.
-#[inline]
-fn name_byte(b: u8) -> bool {
-    (b.wrapping_sub(0x21) < 0x5e)
-        & (b != b'*')
-        & (b != b'?')
-        & (b != b'[')
-        & (b != b']')
-        & (b != b'{')
-        & (b != b'}')
-        & (b != b'\\')
-}
-
-/// [`ascii_name_byte`] for every byte, looked up: keys are checked byte by byte on every
-/// read of a tree or a record.
-static NAME_BYTES: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0x21;
-    while b <= 0x7e {
-        t[b] = !matches!(b as u8, b'*' | b'?' | b'[' | b']' | b'{' | b'}' | b'\\');
-        b += 1;
-    }
-    t
-};
 
 /// Checks a namespace under the input rules: 1..=64 bytes of printable characters without
 /// whitespace, glob or invisible characters, in NFC; `:` and `.` allowed inside, not at either
@@ -271,7 +255,6 @@ mod tests {
         for b in 0..=255u8 {
             let want = b.is_ascii_graphic() && !b"*?[]{}\\".contains(&b);
             assert_eq!(ascii_name_byte(b), want, "{b:#x}");
-            assert_eq!(name_byte(b), want, "{b:#x}");
             assert_eq!(all_name_bytes(&[b'a', b, b'z']), want, "{b:#x}");
         }
     }
