@@ -227,25 +227,27 @@ impl NodeStore {
         range: &KeyRange,
         map: &(dyn Fn(Change) -> Option<T> + Sync),
     ) -> ProllyResult<Vec<T>> {
-        self.diff_try_map(old, new, range, &|c| Ok(map(c)))
+        self.diff_try_map(old, new, range, 0, &|c| Ok(map(c)))
     }
 
     /// [`NodeStore::diff_map`] with a `map` that can fail: the walk stops at the first
     /// failure in key order, which is returned. The results are collected as they come,
-    /// with no list of outcomes first. Like every one-off diff, it keeps none of the leaves
-    /// it opens in the node cache (see `diff_walk`).
+    /// with no list of outcomes first, in room for `expected` of them made at once (a
+    /// caller who knows a lower bound spares the list its regrowing). Like every one-off
+    /// diff, it keeps none of the leaves it opens in the node cache (see `diff_walk`).
     pub fn diff_try_map<T: Send, E: From<ProllyError> + Send>(
         &self,
         old: &ObjectId,
         new: &ObjectId,
         range: &KeyRange,
+        expected: usize,
         map: &(dyn Fn(Change) -> Result<Option<T>, E> + Sync),
     ) -> Result<Vec<T>, E> {
         if old == new {
             return Ok(Vec::new());
         }
         let walk = |range: &KeyRange| -> Result<Vec<T>, E> {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(expected);
             let mut failed = None;
             let mut each = |c| match map(c) {
                 Ok(kept) => {

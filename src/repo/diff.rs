@@ -140,8 +140,17 @@ impl Repo {
         each: &(dyn Fn(KeyChange) -> Result<T, E> + Sync),
     ) -> Result<Vec<T>, E> {
         let (filter, range) = scope(filter);
+        // Unfiltered, the key counts' difference is a lower bound on the changes (the
+        // whole count when one tree is empty).
+        let expected = match filter {
+            Some(_) => 0,
+            None => {
+                let count = |root| self.tree().count(root).map_err(|e| E::from(e.into()));
+                usize::try_from(count(from_root)?.abs_diff(count(to_root)?)).unwrap_or(0)
+            }
+        };
         self.tree()
-            .diff_try_map(from_root, to_root, &range, &|c: Change| {
+            .diff_try_map(from_root, to_root, &range, expected, &|c: Change| {
                 if filter.is_some_and(|flt| !flt.matches_encoded(&c.key)) {
                     return Ok(None);
                 }
