@@ -476,10 +476,11 @@ impl Record {
 pub fn read_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
     // Decoded from the bytes as the store holds them (at rest, where they lie in the
     // mapped pack): no copy of the object, nor of the blob's payload, is made first.
-    let bytes = objects.read_shared(id, Kind::Blob)?;
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };
-    let payload = Blob::payload(&bytes).map_err(|e| corrupt(e.to_string()))?;
-    Record::decode(payload).map_err(|e| corrupt(e.to_string()))
+    objects.read_with(id, Kind::Blob, |bytes| {
+        let payload = Blob::payload(bytes).map_err(|e| corrupt(e.to_string()))?;
+        Record::decode(payload).map_err(|e| corrupt(e.to_string()))
+    })?
 }
 
 fn entry_from_json(v: &Value, now: f64) -> Result<Entry, MemoryError> {

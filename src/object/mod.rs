@@ -259,6 +259,27 @@ impl Objects {
         checked(id, kind, self.store.get_shared(id.as_bytes()))
     }
 
+    /// Reads an object of `kind` and returns what `f` makes of its bytes, checked as every
+    /// read checks them. The store lends them where it can (see `ObjectStore::lend`), so
+    /// bytes decoded once into values of their own are neither copied nor shared.
+    pub fn read_with<R>(
+        &self,
+        id: &ObjectId,
+        kind: Kind,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> ObjectResult<R> {
+        let mut f = Some(f);
+        let mut made = None;
+        self.store
+            .lend(id.as_bytes(), &mut |bytes| {
+                if let Some(f) = f.take() {
+                    made = Some(verify(id, kind, bytes).map(|()| f(bytes)));
+                }
+            })
+            .map_err(|e| store_error(id, e))?;
+        made.unwrap_or(Err(ObjectError::Missing(*id)))
+    }
+
     /// Reads and decodes an object of type `T`.
     pub fn read<T: Object>(&self, id: &ObjectId) -> ObjectResult<T> {
         let bytes = self.read_raw(id, T::KIND)?;

@@ -268,6 +268,10 @@ impl ObjectStore for Store {
         self.backend().get_shared(id)
     }
 
+    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        self.backend().lend(id, f)
+    }
+
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
         self.backend().put(id, bytes)
     }

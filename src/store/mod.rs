@@ -274,6 +274,13 @@ pub trait ObjectStore: Send + Sync {
     fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
         Ok(self.get(id)?.map(SharedBytes::from))
     }
+    /// Passes the bytes stored under `id` to `f`, once, and returns whether there were any:
+    /// lent in place where the store can (a store at rest lends them from its mapped packs),
+    /// with no copy and no shared handle. The cheapest read of bytes used once and let go,
+    /// such as a record decoded into values of its own.
+    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        Ok(self.get_shared(id)?.map(|bytes| f(&bytes)).is_some())
+    }
     /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
     /// Store several objects together (one engine batch where the backend has them).

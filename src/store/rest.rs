@@ -282,6 +282,16 @@ impl ObjectStore for RestBackend {
         }))
     }
 
+    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
+        Ok(self
+            .lookup(id)?
+            .map(|found| match found {
+                Found::Mapped(map, at) => f(&map[at]),
+                Found::Read(b) => f(&b),
+            })
+            .is_some())
+    }
+
     fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
         Err(StoreError::ReadOnly)
     }
@@ -399,7 +409,8 @@ mod tests {
 
     /// Both ways to read an object give the same bytes, whether the read is the first in its
     /// window (a read into a buffer) or a later one (from the map); a shared read lends a
-    /// window of the map, and a record found under another id is refused.
+    /// window of the map, a lent read passes the same bytes in place, and a record found
+    /// under another id is refused.
     #[test]
     fn every_read_gives_the_same_bytes_and_a_shared_one_lends_the_map() {
         let dir = tempfile::tempdir().unwrap();
@@ -431,6 +442,17 @@ mod tests {
         assert_eq!(rest.get(&[3; 32]).unwrap().unwrap(), b"three");
         assert!(rest.get(&[5; 32]).unwrap().is_none());
         assert!(rest.get_shared(&[5; 32]).unwrap().is_none());
+        // Lent in place, once, or not at all for an id the packs lack.
+        for (id, want) in [(7, &b"seven"[..]), (3, &b"three"[..])] {
+            let mut lent = Vec::new();
+            assert!(rest
+                .lend(&[id; 32], &mut |b| lent.push(b.to_vec()))
+                .unwrap());
+            assert_eq!(lent, [want]);
+        }
+        assert!(!rest
+            .lend(&[5; 32], &mut |_| panic!("lent bytes of no object"))
+            .unwrap());
         // The record of 3 named as 7's (an index pointing at the wrong place).
         let wrong = rest.read_record(&rest.packs[0], &[7; 32], HEADER + RECORD_HEAD + 5, 5);
         assert!(matches!(

@@ -127,6 +127,13 @@ fn every_bit_flip_and_truncation_is_reported_as_corruption_of_that_object() {
         assert!(
             matches!(objects.read_raw(&id, Kind::Node), Err(ObjectError::Corrupt { id: named, .. }) if named == id)
         );
+        // So does the read that lends them to a function, which never sees damaged bytes.
+        let mut seen = false;
+        assert!(matches!(
+            objects.read_with(&id, Kind::Node, |_| seen = true),
+            Err(ObjectError::Corrupt { id: named, .. }) if named == id
+        ));
+        assert!(!seen, "a function was lent damaged bytes");
         let ns = NodeStore::new(mem.clone() as Arc<dyn ObjectStore>, 64);
         assert!(ns.get(&id, b"default\0a").is_err());
         let rep = ns.verify(&id);
@@ -143,12 +150,20 @@ fn every_bit_flip_and_truncation_is_reported_as_corruption_of_that_object() {
     assert_eq!(objects.read::<Node>(&id).unwrap(), node);
     assert_eq!(&*objects.read_shared(&id, Kind::Node).unwrap(), &good[..]);
     assert_eq!(objects.read_raw(&id, Kind::Node).unwrap(), good);
+    assert_eq!(
+        objects.read_with(&id, Kind::Node, <[u8]>::to_vec).unwrap(),
+        good
+    );
     objects.store().delete(id.as_bytes()).unwrap();
     assert!(matches!(objects.read::<Node>(&id), Err(ObjectError::Missing(m)) if m == id));
     assert!(
         matches!(objects.read_shared(&id, Kind::Node), Err(ObjectError::Missing(m)) if m == id)
     );
     assert!(matches!(objects.read_raw(&id, Kind::Node), Err(ObjectError::Missing(m)) if m == id));
+    assert!(matches!(
+        objects.read_with(&id, Kind::Node, |_| ()),
+        Err(ObjectError::Missing(m)) if m == id
+    ));
 }
 
 #[test]
