@@ -13,7 +13,7 @@
 //! In a release build the linker is also given `link/memoir.order` (written by
 //! `link/order.py`): the functions everyday commands run, which it places side by side, so
 //! that a command's first touch of its code faults in a few windows of the binary rather
-//! than dozens (0.2-0.5 ms of every command on a 2-core machine). LLD takes the file as
+//! than dozens (0.1-0.5 ms of a command on a 2-core machine). LLD takes the file as
 //! `--symbol-ordering-file` and skips names the build lacks.
 //!
 //! Each flag is used only when a probe shows that the linker and C library here take it, so

@@ -6,7 +6,7 @@ file to the linker as `--symbol-ordering-file` when the linker takes it, as LLD 
 Why: a command is a short process, and each page of code it runs for the first time costs a
 page fault, which maps a window of the file (64 KB on a default Linux). Laid out as the
 compiler emits them, the functions of one `diff` lie in about 75 such windows of a 13 MB
-text; placed together they fit in about 18, which takes 0.2-0.5 ms off every command on a
+text; placed together they fit in about 18, which takes 0.1-0.5 ms off a command on a
 2-core machine (paired runs; README, "Install").
 
 How: it builds a scratch store with the binary given, runs each command once under

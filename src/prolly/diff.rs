@@ -232,9 +232,10 @@ impl NodeStore {
 
     /// [`NodeStore::diff_map`] with a `map` that can fail: the walk stops at the first
     /// failure in key order, which is returned. The results are collected as they come,
-    /// with no list of outcomes first, in room for `expected` of them made at once (a
-    /// caller who knows a lower bound spares the list its regrowing). Like every one-off
-    /// diff, it keeps none of the leaves it opens in the node cache (see `diff_walk`).
+    /// with no list of outcomes first; a walk on one thread makes room for `expected` of
+    /// them at once (a caller who knows a lower bound spares the list its regrowing). Like
+    /// every one-off diff, it keeps none of the leaves it opens in the node cache (see
+    /// `diff_walk`).
     pub fn diff_try_map<T: Send, E: From<ProllyError> + Send>(
         &self,
         old: &ObjectId,
@@ -246,7 +247,7 @@ impl NodeStore {
         if old == new {
             return Ok(Vec::new());
         }
-        let walk = |range: &KeyRange| -> Result<Vec<T>, E> {
+        let walk = |range: &KeyRange, expected: usize| -> Result<Vec<T>, E> {
             let mut out = Vec::with_capacity(expected);
             let mut failed = None;
             let mut each = |c| match map(c) {
@@ -263,7 +264,7 @@ impl NodeStore {
             failed.map_or(Ok(out), Err)
         };
         let Some(mid) = self.split_key(old, new, range)? else {
-            return walk(range);
+            return walk(range, expected);
         };
         let left = KeyRange {
             lo: range.lo.clone(),
@@ -274,8 +275,9 @@ impl NodeStore {
             hi: range.hi.clone(),
         };
         let (l, r) = std::thread::scope(|s| {
-            let r = s.spawn(|| walk(&right));
-            let l = walk(&left);
+            // How the changes split between the halves is not known: each grows its own list.
+            let r = s.spawn(|| walk(&right, 0));
+            let l = walk(&left, 0);
             (l, r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         });
         let mut out = l?;
