@@ -81,6 +81,13 @@ impl Drop for Inner {
         else {
             return;
         };
+        // Ref moves no flush made durable yet (a write that ended without one): made durable
+        // now, then logged, as a flush would.
+        if let Some(log) = self.reflog.as_ref().filter(|l| l.has_pending()) {
+            if engine.flush().is_ok() {
+                let _ = log.write_pending();
+            }
+        }
         if let Ok(packs) = pack_files(&dir.join(PACKS_DIR)) {
             let packs: Vec<(u32, PathBuf)> = packs.into_iter().map(|(n, p, _)| (n, p)).collect();
             pack_index::refresh(
@@ -304,7 +311,10 @@ impl ObjectStore for Store {
         let version = self.inner.head.version();
         self.backend().flush()?;
         self.inner.head.flushed(version);
-        Ok(())
+        match &self.inner.reflog {
+            Some(log) => log.write_pending(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -323,7 +333,7 @@ impl RefStore for Store {
         let moved = self.backend().cas_ref(name, expected, new)?;
         if moved.is_ok() {
             if let Some(log) = &self.inner.reflog {
-                log.append(name, expected, new)?;
+                log.append(name, expected, new);
             }
         }
         Ok(moved)

@@ -16,7 +16,7 @@ use super::format_file::{
 use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
 use super::packs::PACKS_DIR;
-use super::upgrade;
+use super::{repair, upgrade};
 use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
 
 /// Subdirectory of a store that holds the sled database.
@@ -291,6 +291,7 @@ impl Store {
         let lock = lock::lock_existing(path, opts.lock_timeout)?;
         // An upgrade a crash cut short is finished or undone before anything looks at `db/`.
         upgrade::settle(path, version)?;
+        repair::settle(path)?;
 
         // Checked under the lock, so no concurrent `create` or repair is half done.
         if !path.join(DB_DIR).is_dir() {
@@ -310,7 +311,21 @@ impl Store {
                 if version != FORMAT_VERSION {
                     upgrade::rebuild(path, opts)?;
                 }
-                Engine::Sled(open_sled(path, opts)?)
+                // A store's database is never new: `create` flushed it before writing
+                // FORMAT. A log that is gone or empty, or a database sled had nothing to
+                // recover from, means its files were lost: damage, never "no history".
+                let lost = |detail: &str| StoreError::EngineDamaged {
+                    path: path.to_path_buf(),
+                    detail: detail.to_string(),
+                };
+                if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
+                    return Err(lost("its log file db/db is missing or empty"));
+                }
+                let backend = open_sled(path, opts)?;
+                if !backend.was_recovered() {
+                    return Err(lost("it holds no database (its files are missing)"));
+                }
+                Engine::Sled(backend)
             }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {

@@ -49,7 +49,7 @@ pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
-pub use repair::RepairReport;
+pub use repair::{RepairReport, SkippedBytes, VerifyRecord};
 pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
 pub use shared::SharedBytes;
 pub use sled_backend::SledBackend;

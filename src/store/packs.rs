@@ -93,6 +93,30 @@ pub(crate) struct Packs {
     unsynced: Mutex<Unsynced>,
 }
 
+/// Cuts every pack of directory `dir` back to what the last flush made durable: pack
+/// `end.0` to `end.1` bytes, later packs to their magic. Each cut file is synced.
+fn cut_unflushed(dir: &Path, end: (u32, u64)) -> StoreResult<()> {
+    for no in list(dir)? {
+        let keep = match no.cmp(&end.0) {
+            std::cmp::Ordering::Less => continue,
+            std::cmp::Ordering::Equal => end.1.max(HEADER),
+            std::cmp::Ordering::Greater => HEADER,
+        };
+        let path = dir.join(pack_name(no));
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        if len > keep {
+            file.set_len(keep)
+                .and_then(|()| file.sync_all())
+                .map_err(io_err(&path))?;
+        }
+    }
+    Ok(())
+}
+
 /// The file name of pack `no`.
 pub(crate) fn pack_name(no: u32) -> String {
     format!("pack-{no:08}")
@@ -207,7 +231,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Packs {
     /// Opens the packs in directory `dir` (created if missing), appending to the highest
     /// numbered one; `limit` is the size at which a pack stops growing.
-    pub fn open(dir: &Path, limit: u64) -> StoreResult<Packs> {
+    ///
+    /// `durable` is the active pack and its length at the last flush (see
+    /// [`Packs::sync`]), when the database records it: bytes past it, and every pack after
+    /// it, were never made durable by a flush, so no index entry can point there; they are
+    /// a killed append's leftovers (often a torn record) and are cut off here, before any
+    /// new record could be appended behind them.
+    pub fn open(dir: &Path, limit: u64, durable: Option<(u32, u64)>) -> StoreResult<Packs> {
         if !dir.is_dir() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
             if let Some(parent) = dir.parent() {
@@ -215,6 +245,9 @@ impl Packs {
             }
         }
         let mut unsynced = Unsynced::default();
+        if let Some(end) = durable {
+            cut_unflushed(dir, end)?;
+        }
         let (no, file, len) = match list(dir)?.last() {
             Some(&no) => {
                 let path = dir.join(pack_name(no));
@@ -482,8 +515,13 @@ impl Packs {
         Ok(())
     }
 
-    /// Makes every append, and every pack created or deleted, durable.
-    pub fn sync(&self) -> StoreResult<()> {
+    /// Makes every append, and every pack created or deleted, durable. Returns the active
+    /// pack and its length: every record up to there is now durable.
+    pub fn sync(&self) -> StoreResult<(u32, u64)> {
+        let end = {
+            let active = lock(&self.active);
+            (active.no, active.len)
+        };
         let mut u = lock(&self.unsynced);
         for &no in &u.packs {
             if let Some(file) = self.file(no)? {
@@ -495,7 +533,7 @@ impl Packs {
             sync_dir(&self.dir)?;
             u.dir = false;
         }
-        Ok(())
+        Ok(end)
     }
 
     /// Bytes of every pack together.
@@ -529,7 +567,7 @@ mod tests {
     #[test]
     fn records_that_are_not_whole_say_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
-        let packs = Packs::open(dir.path(), 1 << 20).unwrap();
+        let packs = Packs::open(dir.path(), 1 << 20, None).unwrap();
         let (a, b) = ([1u8; 32], [2u8; 32]);
         let la = packs.append(&[(&a, b"first")]).unwrap()[0];
         packs.roll().unwrap();

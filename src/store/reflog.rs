@@ -63,12 +63,17 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The appending side of a store's ref log.
+/// The appending side of a store's ref log. A ref move is recorded only once it is durable:
+/// [`RefLog::append`] queues the line, and [`RefLog::write_pending`], called after the
+/// database's flush, appends and syncs what is queued. The log is history, never ahead of
+/// the database it records.
 #[derive(Debug)]
 pub(super) struct RefLog {
     path: PathBuf,
     file: Mutex<Option<File>>,
     note: Mutex<RefNote>,
+    /// Lines of moves made but not yet flushed.
+    pending: Mutex<Vec<u8>>,
 }
 
 impl RefLog {
@@ -78,6 +83,7 @@ impl RefLog {
             path: dir.join(REFLOG_FILE),
             file: Mutex::new(None),
             note: Mutex::new(RefNote::default()),
+            pending: Mutex::new(Vec::new()),
         }
     }
 
@@ -91,13 +97,8 @@ impl RefLog {
         self.note.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// Appends the move of `name` from `old` to `new` and syncs it.
-    pub(super) fn append(
-        &self,
-        name: &str,
-        old: Option<&[u8]>,
-        new: Option<&[u8]>,
-    ) -> StoreResult<()> {
+    /// Queues the move of `name` from `old` to `new`, to be written once it is durable.
+    pub(super) fn append(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) {
         let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let entry = RefLogEntry {
             name: name.to_string(),
@@ -107,22 +108,63 @@ impl RefLog {
             author: note.author,
             message: note.message,
         };
-        let mut line = serde_json::to_vec(&entry).expect("a ref log entry serialises");
-        line.push(b'\n');
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        serde_json::to_writer(&mut *pending, &entry).expect("a ref log entry serialises");
+        pending.push(b'\n');
+    }
+
+    /// Whether moves are queued that the log does not hold yet.
+    pub(super) fn has_pending(&self) -> bool {
+        !self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Appends and syncs the queued moves. Called after the flush that made them durable.
+    pub(super) fn write_pending(&self) -> StoreResult<()> {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let mut lines = std::mem::take(&mut *pending);
+        drop(pending);
         let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
             let f = OpenOptions::new()
                 .create(true)
+                .read(true)
                 .append(true)
                 .open(&self.path)
                 .map_err(io_err(&self.path))?;
+            // A line a crash or a full disk cut short is ended first, so that it spoils
+            // only itself, not the line written after it.
+            if !ends_a_line(&f).map_err(io_err(&self.path))? {
+                lines.insert(0, b'\n');
+            }
             *guard = Some(f);
         }
         let f = guard.as_mut().expect("opened above");
-        f.write_all(&line)
-            .and_then(|()| f.sync_data())
-            .map_err(io_err(&self.path))
+        let written = f.write_all(&lines).and_then(|()| f.sync_data());
+        if written.is_err() {
+            // Whatever part was written is checked again by the next write.
+            *guard = None;
+        }
+        written.map_err(io_err(&self.path))
     }
+}
+
+/// Whether `file` is empty or ends with a line feed.
+fn ends_a_line(file: &File) -> io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] == b'\n')
 }
 
 /// Every whole entry of the ref log of the store in `dir`, oldest first (none when there is

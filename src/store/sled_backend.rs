@@ -27,6 +27,12 @@ use super::{
 const V2_INDEX_TREE: &str = "index";
 /// Name of the sled tree holding refs by name (UTF-8 bytes).
 const REFS_TREE: &str = "refs";
+/// Name of the sled tree of the store's small metadata (key [`PACK_END`]).
+const META_TREE: &str = "meta";
+/// Key of [`META_TREE`]: the active pack and its length (u32 and u64, big-endian) at the
+/// last flush. Everything a flush made durable lies before it; what lies beyond was never
+/// acknowledged and is cut off when the database next opens.
+const PACK_END: &[u8] = b"pack-end";
 /// Name of the sled tree that held object bytes by id in format version 1; moved into packs
 /// (and dropped) when such a store is opened.
 const LEGACY_OBJECTS_TREE: &str = "objects";
@@ -62,6 +68,8 @@ pub struct SledBackend {
     /// Boxed: the index's state is most of the backend's size.
     index: Box<RunIndex>,
     refs: sled::Tree,
+    /// The small metadata: [`PACK_END`].
+    meta: sled::Tree,
     packs: Packs,
 }
 
@@ -136,6 +144,21 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
     Ok(())
 }
 
+/// The [`PACK_END`] value of pack `end.0` at length `end.1`.
+fn encode_pack_end(end: (u32, u64)) -> [u8; 12] {
+    let mut v = [0u8; 12];
+    v[..4].copy_from_slice(&end.0.to_be_bytes());
+    v[4..].copy_from_slice(&end.1.to_be_bytes());
+    v
+}
+
+/// The pack and length a [`PACK_END`] value holds; `None` for a value of another length.
+fn decode_pack_end(v: &[u8]) -> Option<(u32, u64)> {
+    let no = u32::from_be_bytes(v.get(..4)?.try_into().ok()?);
+    let len = u64::from_be_bytes(v.get(4..12)?.try_into().ok()?);
+    (v.len() == 12).then_some((no, len))
+}
+
 /// Turn a key of an id-keyed tree back into an id; any other length is corruption.
 pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
@@ -190,13 +213,19 @@ impl SledBackend {
         };
         let index = Box::new(RunIndex::open(&db, path)?);
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
+        let meta = db.open_tree(META_TREE).map_err(engine(path))?;
+        let durable = meta
+            .get(PACK_END)
+            .map_err(engine(path))?
+            .and_then(|v| decode_pack_end(&v));
         let backend = Self {
             path: path.to_path_buf(),
             store_dir: packs.parent().unwrap_or(packs).to_path_buf(),
-            packs: Packs::open(packs, pack_bytes)?,
+            packs: Packs::open(packs, pack_bytes, durable)?,
             db,
             index,
             refs,
+            meta,
         };
         backend.migrate_legacy()?;
         Ok(Some(backend))
@@ -324,6 +353,24 @@ impl SledBackend {
             let _ = self.cas_ref(name, None, Some(value))?;
         }
         self.flush()
+    }
+
+    /// Syncs the packs, records how far they are durable ([`PACK_END`]), hands the index
+    /// its changes, then flushes sled. The pack end is written before the index entries, so
+    /// sled, which recovers a prefix of its writes, never keeps an entry beyond it.
+    fn make_durable(&self) -> StoreResult<()> {
+        let end = encode_pack_end(self.packs.sync()?);
+        self.meta
+            .insert(PACK_END, &end[..])
+            .map_err(self.engine())?;
+        self.index.write_pending()?;
+        self.db.flush().map_err(self.engine())?;
+        Ok(())
+    }
+
+    /// Whether sled found a database to recover when it opened (false: it made a new one).
+    pub(crate) fn was_recovered(&self) -> bool {
+        self.db.was_recovered()
     }
 
     /// Every index entry, grouped by the pack it points into.
@@ -455,10 +502,7 @@ impl ObjectStore for SledBackend {
     /// Syncs the packs, then hands the index its changes (into `recent`, or spilled into a
     /// run), then flushes sled.
     fn flush(&self) -> StoreResult<()> {
-        self.packs.sync()?;
-        self.index.write_pending()?;
-        self.db.flush().map_err(self.engine())?;
-        Ok(())
+        self.make_durable()
     }
 
     /// Rewrites the packs `rule` picks among those holding bytes no index entry points at
@@ -520,7 +564,6 @@ impl ObjectStore for SledBackend {
                     .map(|((id, old), new)| (*id, *old, new)),
             );
         }
-        self.packs.sync()?;
         {
             let mut index = self.index.writer();
             for (id, old, new) in &moved {
@@ -531,8 +574,7 @@ impl ObjectStore for SledBackend {
                 report.bytes_rewritten += new.record_bytes();
             }
         }
-        self.index.write_pending()?;
-        self.db.flush().map_err(self.engine())?;
+        self.make_durable()?;
         let mut victims: Vec<u32> = victims.into_iter().collect();
         victims.sort_unstable();
         report.packs_rewritten = victims.len() as u64;
@@ -607,6 +649,15 @@ impl Backend for SledBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The test vector of store-format.md for the `pack-end` entry.
+    #[test]
+    fn pack_end_vector() {
+        let v = encode_pack_end((1, 52));
+        assert_eq!(v, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x34]);
+        assert_eq!(decode_pack_end(&v), Some((1, 52)));
+        assert_eq!(decode_pack_end(&v[..11]), None);
+    }
 
     /// sled's lock on its log file is recognised by the kind of the lock error, and an open
     /// while it is held waits instead of failing.

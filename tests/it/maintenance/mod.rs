@@ -6,6 +6,7 @@ mod gc;
 mod kills;
 mod merge;
 mod purge;
+mod recovery;
 
 use std::collections::{BTreeMap, BTreeSet};
 
