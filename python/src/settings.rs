@@ -78,6 +78,7 @@ impl OpenArgs {
             lock_timeout: Duration::from_secs_f64(lock),
             clock,
             keep_open: self.keep_open,
+            scratch_dir: Some(std::env::temp_dir()),
             llm: None,
             merge_policy: policy.as_deref().map(merge_policy).transpose()?,
             facet_cap: parse_facet_cap(cap.as_deref())

@@ -150,6 +150,10 @@ pub struct Options {
     /// than once (merge); few serve a one-shot read, which reads each node once and is faster
     /// when the memory of the nodes it is done with is used again.
     pub node_cache: usize,
+    /// Where a store this process cannot write (a read-only file system, no permission) is
+    /// read from: a private copy of its database is made here. `None`: such a store is
+    /// refused. Faces pass the system's temporary directory.
+    pub scratch_dir: Option<std::path::PathBuf>,
     /// Credentials and endpoint of S3 remotes (never stored in the store).
     #[cfg(feature = "remote")]
     pub s3: crate::repo::remote::S3Settings,
@@ -160,6 +164,7 @@ impl Options {
     pub(crate) fn store_options(&self) -> OpenOptions {
         OpenOptions {
             lock_timeout: self.lock_timeout,
+            scratch_dir: self.scratch_dir.clone(),
             ..OpenOptions::default()
         }
     }
@@ -177,6 +182,7 @@ impl Default for Options {
             merge_policy: None,
             facet_cap: FacetCap::default(),
             node_cache: crate::prolly::DEFAULT_CACHE_NODES,
+            scratch_dir: None,
             #[cfg(feature = "remote")]
             s3: Default::default(),
         }

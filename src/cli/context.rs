@@ -262,6 +262,7 @@ pub(super) fn options_from_env(
         } else {
             memoir::prolly::DEFAULT_CACHE_NODES
         },
+        scratch_dir: Some(std::env::temp_dir()),
         s3: if command.uses_remotes() {
             super::aws::s3_settings_from_env()
         } else {

@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{Commit, GcReport, Repo, RepoResult};
+use super::{Commit, GcReport, Repo, RepoError, RepoResult};
 use crate::object::ObjectId;
 use crate::prolly::{Edit, KeyRange};
-use crate::store::{ObjectStore, Reclaim};
+use crate::store::{ObjectStore, Reclaim, RefMove, RefStore};
 
 /// What [`Repo::purge`] or [`Repo::purge_all`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -94,13 +94,23 @@ impl Repo {
             commits.insert(id, new_id);
         }
         self.store.flush()?;
-        for (name, old) in &refs {
-            let new = commits[old];
-            if new != *old {
-                self.cas(name, Some(old.as_bytes()), Some(new.as_bytes()))?;
-                rep.refs_moved += 1;
-            }
-        }
+        // Every ref in one transaction: a crash leaves all moved or none.
+        let moved: Vec<(&String, ObjectId, ObjectId)> = refs
+            .iter()
+            .map(|(name, old)| (name, *old, commits[old]))
+            .filter(|(_, old, new)| old != new)
+            .collect();
+        let moves: Vec<RefMove<'_>> = moved
+            .iter()
+            .map(|(name, old, new)| RefMove {
+                name,
+                expected: Some(old.as_bytes()),
+                new: Some(new.as_bytes()),
+            })
+            .collect();
+        self.store.cas_refs(&moves)?.map_err(RepoError::RefMoved)?;
+        self.note_head();
+        rep.refs_moved = moves.len() as u64;
         self.store.flush()?;
         // Every dead byte goes, not only those of packs gc would rewrite: the purged keys'
         // values may have dead copies anywhere, and this promises they leave the disk.

@@ -23,6 +23,7 @@ use super::lifecycle::log_path;
 use super::lock;
 use super::pack_index;
 use super::packs::{pack_files, PACKS_DIR};
+use super::read_only::Scratch;
 use super::reflog::{RefLog, RefNote};
 use super::rest::RestBackend;
 use super::resting_head::{self, RestingHead, RestingHeadFile};
@@ -30,7 +31,7 @@ use super::resting_head::{self, RestingHead, RestingHeadFile};
 use super::FaultyBackend;
 use super::{
     Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
-    RefStore, SharedBytes, SledBackend, StoreResult,
+    RefMove, RefStore, SharedBytes, SledBackend, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -71,6 +72,10 @@ struct Inner {
     /// Check the pack indexes' checksums when the store closes (a read at rest found one
     /// wanting).
     verify_indexes: AtomicBool,
+    /// A store opened without write access: every write fails.
+    read_only: bool,
+    /// The private copy of the database such a store reads, removed after the engine closed.
+    _scratch: Option<Scratch>,
 }
 
 impl Drop for Inner {
@@ -145,8 +150,36 @@ impl Store {
                 kind,
                 reflog,
                 verify_indexes: AtomicBool::new(false),
+                read_only: false,
+                _scratch: None,
             }),
         }
+    }
+
+    /// A handle on `engine`, which reads the store in `path` from the private copy of its
+    /// database in `scratch`, holding no LOCK and writing nothing (see `read_only`).
+    pub(super) fn read_only_parts(engine: Engine, path: PathBuf, scratch: Scratch) -> Store {
+        Store {
+            inner: Arc::new(Inner {
+                engine,
+                head: RestingHeadFile::new(None),
+                _lock: None,
+                path: Some(path),
+                kind: BackendKind::Sled,
+                reflog: None,
+                verify_indexes: AtomicBool::new(false),
+                read_only: true,
+                _scratch: Some(scratch),
+            }),
+        }
+    }
+
+    /// Fails with [`StoreError::ReadOnly`] on a handle opened without write access.
+    fn writable(&self) -> StoreResult<()> {
+        if self.inner.read_only {
+            return Err(StoreError::ReadOnly);
+        }
+        Ok(())
     }
 
     /// The engine, for the test hooks.
@@ -300,10 +333,12 @@ impl ObjectStore for Store {
     }
 
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
+        self.writable()?;
         self.backend().delete(id)
     }
 
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
+        self.writable()?;
         self.backend().reclaim(rule)
     }
 
@@ -329,6 +364,7 @@ impl RefStore for Store {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
+        self.writable()?;
         self.inner.head.before_ref_change()?;
         let moved = self.backend().cas_ref(name, expected, new)?;
         if moved.is_ok() {
@@ -341,6 +377,20 @@ impl RefStore for Store {
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
         self.backend().list_refs(prefix)
+    }
+
+    fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
+        self.writable()?;
+        self.inner.head.before_ref_change()?;
+        let moved = self.backend().cas_refs(moves)?;
+        if moved.is_ok() {
+            if let Some(log) = &self.inner.reflog {
+                for m in moves {
+                    log.append(m.name, m.expected, m.new);
+                }
+            }
+        }
+        Ok(moved)
     }
 }
 

@@ -16,7 +16,7 @@ use super::format_file::{
 use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
 use super::packs::PACKS_DIR;
-use super::{repair, upgrade};
+use super::{read_only, repair, upgrade};
 use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
 
 /// Subdirectory of a store that holds the sled database.
@@ -40,6 +40,9 @@ pub struct OpenOptions {
     /// collection rewrites whole packs, so this bounds the bytes one removed object costs
     /// to rewrite.
     pub pack_bytes: u64,
+    /// Where a store this process cannot write is read from: its database is copied into
+    /// a directory made here (sled writes as it opens). `None`: such a store is refused.
+    pub scratch_dir: Option<PathBuf>,
 }
 
 impl Default for OpenOptions {
@@ -49,6 +52,7 @@ impl Default for OpenOptions {
             lock_timeout: Duration::from_secs(5),
             cache_bytes: 64 * 1024 * 1024,
             pack_bytes: 64 * 1024 * 1024,
+            scratch_dir: None,
         }
     }
 }
@@ -288,7 +292,13 @@ impl Store {
             Err(e) => return Err(io_err(path)(e)),
         }
         let (kind, version) = read_format(path)?;
-        let lock = lock::lock_existing(path, opts.lock_timeout)?;
+        let lock = match lock::lock_existing(path, opts.lock_timeout) {
+            Ok(lock) => lock,
+            Err(e) if read_only::is_read_only_error(&e) => {
+                return Store::open_read_only(path, opts, version, e)
+            }
+            Err(e) => return Err(e),
+        };
         // An upgrade a crash cut short is finished or undone before anything looks at `db/`.
         upgrade::settle(path, version)?;
         repair::settle(path)?;

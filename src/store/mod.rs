@@ -19,6 +19,7 @@ mod lock;
 mod memory;
 mod pack_index;
 mod packs;
+mod read_only;
 pub mod reflog;
 mod remotes_file;
 mod repair;
@@ -162,8 +163,10 @@ pub enum StoreError {
         /// Why not.
         reason: String,
     },
-    /// A write to a store read at rest (see [`Store::open_at_rest`]), which writes nothing.
-    #[error("the store was read at rest (without opening it); it cannot be written that way")]
+    /// A write through a handle that only reads: a store read at rest (see
+    /// [`Store::open_at_rest`]) or one opened without write access (a read-only file
+    /// system, or no permission to write its directory).
+    #[error("the store is open for reading only (read at rest, or without write access to it); it cannot be written this way")]
     ReadOnly,
     /// The index has an entry for the object, but its stored copy is not whole where the
     /// entry points: the object is damaged (never absent).
@@ -349,6 +352,33 @@ pub trait RefStore: Send + Sync {
     ) -> StoreResult<Result<(), Option<Vec<u8>>>>;
     /// All refs whose name starts with `prefix`, sorted by name.
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>>;
+    /// Moves every ref of `moves` by compare-and-swap, all or none: if one's current value
+    /// is not its expected one, nothing changes and `Err(name)` names it. On disk the moves
+    /// are one transaction, so a crash keeps all of them or none. This default, for
+    /// backends in memory, moves them one by one and puts back the ones moved on a mismatch.
+    fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
+        for (done, m) in moves.iter().enumerate() {
+            if self.cas_ref(m.name, m.expected, m.new)?.is_err() {
+                for back in moves[..done].iter().rev() {
+                    let _ = self.cas_ref(back.name, back.new, back.expected)?;
+                }
+                return Ok(Err(m.name.to_string()));
+            }
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// One ref move of [`RefStore::cas_refs`]: ref `name` from `expected` to `new` (`None`:
+/// absent, deleted).
+#[derive(Debug, Clone, Copy)]
+pub struct RefMove<'a> {
+    /// The ref.
+    pub name: &'a str,
+    /// Its value now.
+    pub expected: Option<&'a [u8]>,
+    /// Its value after.
+    pub new: Option<&'a [u8]>,
 }
 
 /// A backend holds both objects and refs.

@@ -91,6 +91,8 @@ pub(crate) struct Packs {
     files: RwLock<HashMap<u32, Arc<File>>>,
     active: Mutex<Active>,
     unsynced: Mutex<Unsynced>,
+    /// False for packs opened for reading only.
+    writable: bool,
 }
 
 /// Cuts every pack of directory `dir` back to what the last flush made durable: pack
@@ -237,7 +239,18 @@ impl Packs {
     /// it, were never made durable by a flush, so no index entry can point there; they are
     /// a killed append's leftovers (often a torn record) and are cut off here, before any
     /// new record could be appended behind them.
-    pub fn open(dir: &Path, limit: u64, durable: Option<(u32, u64)>) -> StoreResult<Packs> {
+    ///
+    /// Packs opened without `writable` are only read: nothing is cut, made or written, and
+    /// every append fails with [`StoreError::ReadOnly`].
+    pub fn open(
+        dir: &Path,
+        limit: u64,
+        durable: Option<(u32, u64)>,
+        writable: bool,
+    ) -> StoreResult<Packs> {
+        if !writable {
+            return Self::open_read_only(dir, limit);
+        }
         if !dir.is_dir() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
             if let Some(parent) = dir.parent() {
@@ -278,6 +291,23 @@ impl Packs {
             files: RwLock::new(HashMap::from([(no, file.clone())])),
             active: Mutex::new(Active { no, file, len }),
             unsynced: Mutex::new(unsynced),
+            writable: true,
+        })
+    }
+
+    /// The packs of directory `dir`, opened for reading only.
+    fn open_read_only(dir: &Path, limit: u64) -> StoreResult<Packs> {
+        let no = list(dir)?.last().copied().unwrap_or(1);
+        let path = dir.join(pack_name(no));
+        let file = Arc::new(File::open(&path).map_err(io_err(&path))?);
+        let len = file.metadata().map_err(io_err(&path))?.len();
+        Ok(Packs {
+            dir: dir.to_path_buf(),
+            limit: limit.max(HEADER + 1),
+            files: RwLock::new(HashMap::from([(no, file.clone())])),
+            active: Mutex::new(Active { no, file, len }),
+            unsynced: Mutex::new(Unsynced::default()),
+            writable: false,
         })
     }
 
@@ -337,11 +367,17 @@ impl Packs {
 
     /// Starts a new pack after the highest one; later appends go there.
     pub fn roll(&self) -> StoreResult<()> {
+        if !self.writable {
+            return Err(StoreError::ReadOnly);
+        }
         self.start_next(&mut lock(&self.active))
     }
 
     /// Appends one record per object, in order, with one write; returns their locations.
     pub fn append(&self, objects: &[(&RawId, &[u8])]) -> StoreResult<Vec<Location>> {
+        if !self.writable {
+            return Err(StoreError::ReadOnly);
+        }
         let mut active = lock(&self.active);
         if active.len >= self.limit {
             self.start_next(&mut active)?;
@@ -567,7 +603,7 @@ mod tests {
     #[test]
     fn records_that_are_not_whole_say_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
-        let packs = Packs::open(dir.path(), 1 << 20, None).unwrap();
+        let packs = Packs::open(dir.path(), 1 << 20, None, true).unwrap();
         let (a, b) = ([1u8; 32], [2u8; 32]);
         let la = packs.append(&[(&a, b"first")]).unwrap()[0];
         packs.roll().unwrap();

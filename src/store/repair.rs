@@ -214,10 +214,7 @@ fn remove_dir_if_present(dir: &Path) -> StoreResult<()> {
 /// object is in `present` (a value that is not an id, such as an attached `HEAD`, always
 /// is), sorted by name; and the names of the refs that had to go back to an earlier value
 /// (or were left out) because a later one names a missing object.
-fn logged_refs(
-    path: &Path,
-    present: &HashSet<RawId>,
-) -> StoreResult<(Refs, Vec<String>)> {
+fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<String>)> {
     let mut history: BTreeMap<String, Vec<Option<Vec<u8>>>> = BTreeMap::new();
     for e in reflog::read(path)? {
         let value = e.new_value();

@@ -18,7 +18,7 @@ use super::pack_index;
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::run_index::{RunIndex, Slot};
 use super::{
-    Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefStore,
+    Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove, RefStore,
     StoreError, StoreResult,
 };
 
@@ -70,7 +70,8 @@ pub struct SledBackend {
     refs: sled::Tree,
     /// The small metadata: [`PACK_END`].
     meta: sled::Tree,
-    packs: Packs,
+    /// Boxed, as the index is.
+    packs: Box<Packs>,
 }
 
 impl fmt::Debug for SledBackend {
@@ -190,6 +191,27 @@ impl SledBackend {
         cache_bytes: u64,
         pack_bytes: u64,
     ) -> StoreResult<Option<Self>> {
+        Self::open_with(path, packs, cache_bytes, pack_bytes, true)
+    }
+
+    /// Opens the sled database in directory `path` (a private copy of a store's database)
+    /// over the packs in directory `packs`, which are only read: a store without write
+    /// access. A version-1 store is refused (its objects are not in packs yet).
+    pub(crate) fn open_read_only(
+        path: &Path,
+        packs: &Path,
+        cache_bytes: u64,
+    ) -> StoreResult<Option<Self>> {
+        Self::open_with(path, packs, cache_bytes, 0, false)
+    }
+
+    fn open_with(
+        path: &Path,
+        packs: &Path,
+        cache_bytes: u64,
+        pack_bytes: u64,
+        writable: bool,
+    ) -> StoreResult<Option<Self>> {
         let log = path.join(Self::LOG_FILE);
         // Only the store's LOCK holder opens the database, yet sled's lock can be held for a
         // moment after a probe says it is free: a child that another thread of this process
@@ -221,13 +243,17 @@ impl SledBackend {
         let backend = Self {
             path: path.to_path_buf(),
             store_dir: packs.parent().unwrap_or(packs).to_path_buf(),
-            packs: Packs::open(packs, pack_bytes, durable)?,
+            packs: Box::new(Packs::open(packs, pack_bytes, durable, writable)?),
             db,
             index,
             refs,
             meta,
         };
-        backend.migrate_legacy()?;
+        if writable {
+            backend.migrate_legacy()?;
+        } else if backend.legacy_tree()?.is_some() {
+            return Err(StoreError::ReadOnly);
+        }
         Ok(Some(backend))
     }
 
@@ -606,6 +632,29 @@ impl RefStore for SledBackend {
             .compare_and_swap(name, expected, new)
             .map_err(self.engine())?
             .map_err(|cas| cas.current.map(|v| v.to_vec())))
+    }
+
+    fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
+        use sled::transaction::{abort, TransactionError};
+        let outcome = self.refs.transaction(|tx| {
+            for m in moves {
+                if tx.get(m.name)?.as_deref() != m.expected {
+                    return abort(m.name.to_string());
+                }
+            }
+            for m in moves {
+                match m.new {
+                    Some(v) => tx.insert(m.name, v)?,
+                    None => tx.remove(m.name)?,
+                };
+            }
+            Ok(())
+        });
+        match outcome {
+            Ok(()) => Ok(Ok(())),
+            Err(TransactionError::Abort(name)) => Ok(Err(name)),
+            Err(TransactionError::Storage(e)) => Err(self.engine()(e)),
+        }
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {

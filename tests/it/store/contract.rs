@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use memoir::store::{
-    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, Store,
+    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, RefMove, RefStore, Store,
 };
 use proptest::prelude::*;
 
@@ -12,6 +12,7 @@ use super::{id, new_sled_store, opts};
 fn contract(b: &dyn Backend) {
     objects_contract(b);
     refs_contract(b);
+    many_refs_contract(b);
     concurrent_cas_contract(b);
     b.flush().unwrap();
     b.size_on_disk().unwrap();
@@ -204,6 +205,43 @@ fn refs_contract(b: &dyn Backend) {
     for (i, n) in names.iter().enumerate() {
         assert_eq!(b.cas_ref(n, Some(&[i as u8]), None).unwrap(), Ok(()));
     }
+    assert!(b.list_refs("").unwrap().is_empty());
+}
+
+/// Several refs move together or not at all: a mismatch on the last leaves the first
+/// unmoved.
+fn many_refs_contract(b: &dyn Backend) {
+    let mv = |name, expected, new| RefMove {
+        name,
+        expected,
+        new,
+    };
+    assert_eq!(b.cas_ref("refs/heads/x", None, Some(b"1")).unwrap(), Ok(()));
+    let moves = [
+        mv("refs/heads/x", Some(&b"1"[..]), Some(&b"2"[..])),
+        mv("refs/heads/y", None, Some(&b"9"[..])),
+        mv("refs/heads/z", Some(&b"7"[..]), None),
+    ];
+    assert_eq!(b.cas_refs(&moves).unwrap(), Err("refs/heads/z".to_string()));
+    assert_eq!(
+        b.get_ref("refs/heads/x").unwrap().as_deref(),
+        Some(&b"1"[..])
+    );
+    assert_eq!(b.get_ref("refs/heads/y").unwrap(), None);
+    assert_eq!(b.cas_refs(&moves[..2]).unwrap(), Ok(()));
+    assert_eq!(
+        b.get_ref("refs/heads/x").unwrap().as_deref(),
+        Some(&b"2"[..])
+    );
+    assert_eq!(
+        b.get_ref("refs/heads/y").unwrap().as_deref(),
+        Some(&b"9"[..])
+    );
+    let gone = [
+        mv("refs/heads/x", Some(&b"2"[..]), None),
+        mv("refs/heads/y", Some(&b"9"[..]), None),
+    ];
+    assert_eq!(b.cas_refs(&gone).unwrap(), Ok(()));
     assert!(b.list_refs("").unwrap().is_empty());
 }
 

@@ -6,6 +6,7 @@ mod contract;
 mod dir;
 mod lock;
 mod packs;
+mod read_only;
 mod resting_head;
 mod upgrade;
 

@@ -1,0 +1,132 @@
+//! Reading a store this process cannot write: a read-only file system, or no permission to
+//! write the store's directory. Such a store is read without its LOCK (which cannot be
+//! made or locked) and without writing a byte of it: sled must write to open its database,
+//! so it opens a private copy of `db/` in a scratch directory the caller names (the run
+//! files, immutable and the bulk of the index, are linked rather than copied), over the
+//! store's packs opened for reading. Every write through the handle fails with
+//! [`StoreError::ReadOnly`]; the copy is removed when the handle closes.
+
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::files::io_err;
+use super::format_file::FORMAT_VERSION;
+use super::handle::Engine;
+use super::lifecycle::{log_path, DB_DIR};
+use super::packs::PACKS_DIR;
+use super::{OpenOptions, SledBackend, Store, StoreError, StoreResult};
+
+/// The directory of the index's run files inside a database (see `run_index`).
+const RUNS_DIR: &str = "runs";
+
+/// Whether `e`, met taking a store's LOCK, means the store cannot be written here.
+pub(super) fn is_read_only_error(e: &StoreError) -> bool {
+    matches!(e, StoreError::Io { source, .. } if matches!(
+        source.kind(),
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
+    ))
+}
+
+/// A scratch directory of this process, removed when dropped (after the engine using it
+/// has closed: see the field order of the store's state).
+#[derive(Debug)]
+pub(super) struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Store {
+    /// Opens the store in `path`, of format `version`, for reading only (the caller found
+    /// its LOCK cannot be taken for want of write access). Needs `opts.scratch_dir`.
+    pub(super) fn open_read_only(
+        path: &Path,
+        opts: &OpenOptions,
+        version: u32,
+        denied: StoreError,
+    ) -> StoreResult<Store> {
+        let Some(scratch_root) = &opts.scratch_dir else {
+            return Err(denied);
+        };
+        if version != FORMAT_VERSION {
+            // An older store is upgraded by its first open with write access.
+            return Err(StoreError::ReadOnly);
+        }
+        let damaged = |detail: &str| StoreError::EngineDamaged {
+            path: path.to_path_buf(),
+            detail: detail.to_string(),
+        };
+        let db = path.join(DB_DIR);
+        if !db.is_dir() {
+            return Err(damaged("FORMAT file present but no db/ directory"));
+        }
+        if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
+            return Err(damaged("its log file db/db is missing or empty"));
+        }
+        let scratch = make_scratch(scratch_root)?;
+        copy_database(&db, &scratch.0)?;
+        let backend =
+            SledBackend::open_read_only(&scratch.0, &path.join(PACKS_DIR), opts.cache_bytes)?
+                .ok_or_else(|| damaged("its copy is held by another handle"))?;
+        if !backend.was_recovered() {
+            return Err(damaged("it holds no database (its files are missing)"));
+        }
+        Ok(Store::read_only_parts(
+            Engine::Sled(backend),
+            path.to_path_buf(),
+            scratch,
+        ))
+    }
+}
+
+/// A new, empty directory under `root` for this process.
+fn make_scratch(root: &Path) -> StoreResult<Scratch> {
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!("memoir-read-{}-{n}", std::process::id()));
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(Scratch(dir)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io_err(&dir)(e)),
+        }
+    }
+}
+
+/// Copies database directory `from` into `to`: sled's files are copied, the run files
+/// (never changed once written) linked.
+fn copy_database(from: &Path, to: &Path) -> StoreResult<()> {
+    for entry in fs::read_dir(from).map_err(io_err(from))? {
+        let entry = entry.map_err(io_err(from))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().map_err(io_err(&src))?;
+        if kind.is_dir() {
+            fs::create_dir(&dst).map_err(io_err(&dst))?;
+            if entry.file_name() == RUNS_DIR {
+                link_files(&src, &dst)?;
+            } else {
+                copy_database(&src, &dst)?;
+            }
+        } else if kind.is_file() {
+            fs::copy(&src, &dst).map_err(io_err(&src))?;
+            // The copy takes the original's mode, read-only here; sled writes to its copy.
+            fs::set_permissions(&dst, fs::Permissions::from_mode(0o600)).map_err(io_err(&dst))?;
+        }
+    }
+    Ok(())
+}
+
+/// Links every file of `from` into `to` by a symbolic link.
+fn link_files(from: &Path, to: &Path) -> StoreResult<()> {
+    for entry in fs::read_dir(from).map_err(io_err(from))? {
+        let entry = entry.map_err(io_err(from))?;
+        let dst = to.join(entry.file_name());
+        std::os::unix::fs::symlink(entry.path(), &dst).map_err(io_err(&dst))?;
+    }
+    Ok(())
+}
