@@ -7,6 +7,7 @@ mod dir;
 mod lock;
 mod packs;
 mod read_only;
+mod release_store;
 mod resting_head;
 mod upgrade;
 
