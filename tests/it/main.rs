@@ -6,6 +6,9 @@ mod app_views;
 mod cli;
 mod cli_model;
 mod common;
+// strace, which injects the faults, is Linux's.
+#[cfg(target_os = "linux")]
+mod crash;
 mod create_crash;
 mod decode;
 mod faults;

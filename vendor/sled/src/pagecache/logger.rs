@@ -442,6 +442,13 @@ impl Log {
                         lsn, e
                     );
                     iobufs.config.set_global_error(e);
+
+                    // Wake the threads waiting for this buffer to become stable, as
+                    // the same failure in `maybe_seal_and_write_iobuf` does: they see
+                    // the error instead of waiting forever.
+                    let intervals = iobufs.intervals.lock();
+                    drop(intervals);
+                    let _notified = iobufs.interval_updated.notify_all();
                 }
             })?;
 
@@ -464,7 +471,9 @@ impl Drop for Log {
         }
 
         if !self.config.temporary {
-            self.config.file.sync_all().unwrap();
+            if let Err(e) = self.config.file.sync_all() {
+                error!("failed to sync the log as it closed: {}", e);
+            }
         }
 
         debug!("IoBufs dropped");
