@@ -7,6 +7,7 @@ mod kills;
 mod merge;
 mod purge;
 mod recovery;
+mod soak;
 
 use std::collections::{BTreeMap, BTreeSet};
 
