@@ -2,7 +2,7 @@
 //! transport. Transfers are in [`super::remote_sync`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
@@ -48,8 +48,8 @@ pub(crate) enum Location {
 }
 
 /// Reads a remote URL: `s3://BUCKET[/PREFIX]`, `file:///PATH`, or a local path (made
-/// absolute against the current directory), which is another store when it holds one. Credentials in a URL are refused, so they are
-/// never written to the store.
+/// absolute against the current directory, and normalised), which is another store when it
+/// holds one. Credentials in a URL are refused, so they are never written to the store.
 pub(crate) fn parse_url(url: &str) -> MemoirResult<(Location, String)> {
     let bad = |why: &str| MemoirError::invalid(format!("remote URL '{url}': {why}"));
     if let Some(rest) = url.strip_prefix("s3://") {
@@ -81,7 +81,7 @@ pub(crate) fn parse_url(url: &str) -> MemoirResult<(Location, String)> {
         ));
     }
     let path = match url.strip_prefix("file://") {
-        Some(p) if p.starts_with('/') => PathBuf::from(p),
+        Some(p) if p.starts_with('/') => normalise(Path::new(p)),
         Some(_) => return Err(bad("a file URL needs an absolute path (file:///…)")),
         None if url.contains("://") => {
             return Err(bad(
@@ -89,13 +89,34 @@ pub(crate) fn parse_url(url: &str) -> MemoirResult<(Location, String)> {
             ))
         }
         None if url.is_empty() => return Err(bad("empty")),
-        None => super::absolute(Path::new(url)),
+        None => normalise(Path::new(url)),
     };
     let canonical = path.display().to_string();
     if path.join(FORMAT_FILE).exists() {
         return Ok((Location::Store(path), canonical));
     }
     Ok((Location::Directory(path), canonical))
+}
+
+/// `path` made absolute without `.` or `..` components: each `..` leaves the directory
+/// really there (a link's target, as the kernel resolves it), or the name when nothing is
+/// there; the result is canonical when it exists.
+fn normalise(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if let Ok(real) = out.canonicalize() {
+                    out = real;
+                }
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.canonicalize().unwrap_or(out)
 }
 
 /// A remote and what this store last fetched of it.
@@ -231,6 +252,11 @@ impl Memoir {
             ));
         }
         let store = crate::store::Store::open(dir, &self.open_options())?;
+        // Its ref moves (a push) are logged at this operation's time, as this store's are.
+        store.set_ref_note(crate::store::RefNote {
+            time: self.opts.clock.now_secs(),
+            ..Default::default()
+        });
         Ok(Repo::open(store)?)
     }
 

@@ -67,19 +67,30 @@ pub struct FetchedBranch {
     pub status: &'static str,
 }
 
+/// A remote branch whose newest version cannot be read: left as it was here.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnreadableBranch {
+    /// The branch on the remote.
+    pub branch: String,
+    /// Why it cannot be read.
+    pub error: String,
+}
+
 /// What `fetch` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct FetchOutcome {
-    /// Always true.
+    /// False when a branch cannot be read (exit 5; the others are fetched).
     pub success: bool,
     /// The remote.
     pub remote: String,
     /// Its URL.
     pub url: String,
-    /// Every branch of the remote.
+    /// Every readable branch of the remote.
     pub branches: Vec<FetchedBranch>,
     /// Tracking branches removed because the remote no longer has them.
     pub removed: Vec<String>,
+    /// Branches that cannot be read (their tracking refs left as they were): exit 5.
+    pub unreadable: Vec<UnreadableBranch>,
     /// Objects received (absent here before).
     pub objects_received: u64,
     /// Their bytes.
@@ -88,7 +99,32 @@ pub struct FetchOutcome {
     pub message: String,
 }
 
-impl Outcome for FetchOutcome {}
+impl Outcome for FetchOutcome {
+    fn exit_code(&self) -> u8 {
+        if self.unreadable.is_empty() {
+            super::exit::OK
+        } else {
+            super::exit::CORRUPT
+        }
+    }
+
+    fn error_message(&self) -> Option<String> {
+        unreadable_message(&self.remote, &self.unreadable)
+    }
+}
+
+/// What is said of the unreadable branches of `remote` (none: nothing).
+fn unreadable_message(remote: &str, bad: &[UnreadableBranch]) -> Option<String> {
+    let first = bad.first()?;
+    let more = match bad.len() {
+        1 => String::new(),
+        n => format!(" (and {} more branches)", n - 1),
+    };
+    Some(format!(
+        "branch '{}' of {remote} cannot be read{more}, and was not fetched: {}",
+        first.branch, first.error
+    ))
+}
 
 /// What `pull` did: a fetch, then a merge of the remote branch.
 #[derive(Debug, Clone, Serialize)]
@@ -131,7 +167,15 @@ pub struct CloneOutcome {
     pub message: String,
 }
 
-impl Outcome for CloneOutcome {}
+impl Outcome for CloneOutcome {
+    fn exit_code(&self) -> u8 {
+        self.fetch.exit_code()
+    }
+
+    fn error_message(&self) -> Option<String> {
+        self.fetch.error_message()
+    }
+}
 
 /// What `gc --remote` did.
 #[derive(Debug, Clone, Serialize)]
@@ -303,27 +347,41 @@ impl Memoir {
             });
         }
         let mut removed = Vec::new();
-        for (branch, _) in before
-            .iter()
-            .filter(|(b, _)| !report.heads.branches.contains_key(*b))
-        {
+        let gone = |b: &String| {
+            !report.heads.branches.contains_key(b) && !report.heads.unreadable.contains_key(b)
+        };
+        for (branch, _) in before.iter().filter(|(b, _)| gone(b)) {
             set_tracking(repo, name, branch, None)?;
             removed.push(branch.clone());
         }
         repo.store().flush()?;
         let changed = branches.iter().filter(|b| b.status != "unchanged").count();
+        let unreadable: Vec<UnreadableBranch> = report
+            .heads
+            .unreadable
+            .iter()
+            .map(|(branch, error)| UnreadableBranch {
+                branch: branch.clone(),
+                error: error.clone(),
+            })
+            .collect();
+        let mut message = format!(
+            "Fetched {name}: {} branch(es), {changed} changed; {} objects, {} bytes received",
+            branches.len(),
+            report.objects,
+            report.bytes
+        );
+        if let Some(m) = unreadable_message(name, &unreadable) {
+            message = format!("{message}; {m}");
+        }
         Ok(FetchOutcome {
-            success: true,
+            success: unreadable.is_empty(),
             remote: name.to_string(),
             url: url.to_string(),
-            message: format!(
-                "Fetched {name}: {} branch(es), {changed} changed; {} objects, {} bytes received",
-                branches.len(),
-                report.objects,
-                report.bytes
-            ),
+            message,
             branches,
             removed,
+            unreadable,
             objects_received: report.objects,
             bytes_received: report.bytes,
         })
@@ -359,6 +417,16 @@ impl Memoir {
             (name, fetch, into)
         };
         let branch = branch.unwrap_or(&into).to_string();
+        if let Some(bad) = fetch.unreadable.iter().find(|b| b.branch == branch) {
+            return Err(MemoirError::coded(
+                super::exit::CORRUPT,
+                format!(
+                    "the remote {name} is damaged: branch '{branch}' cannot be read, and was \
+                     not fetched: {}",
+                    bad.error
+                ),
+            ));
+        }
         if !fetch.branches.iter().any(|b| b.branch == branch) {
             return Err(MemoirError::not_found(format!(
                 "the remote {name} has no branch '{branch}'"
@@ -414,6 +482,17 @@ impl Memoir {
         let store = m.open_store()?;
         let repo = Repo::open_uninitialized(store);
         let fetch = m.fetch_into(&repo, DEFAULT_REMOTE, &url, progress)?;
+        let default_bad = fetch
+            .unreadable
+            .iter()
+            .any(|b| b.branch == crate::repo::DEFAULT_BRANCH);
+        if default_bad || (fetch.branches.is_empty() && !fetch.unreadable.is_empty()) {
+            let why = fetch.error_message().unwrap_or_default();
+            return Err(MemoirError::coded(
+                super::exit::CORRUPT,
+                format!("the remote {url} is damaged: {why}"),
+            ));
+        }
         let pick = fetch
             .branches
             .iter()
@@ -451,7 +530,13 @@ impl Memoir {
                 dir.display()
             )));
         }
-        self.fetch_into(&repo, &name, &url, &mut |_, _| {})?;
+        let fetched = self.fetch_into(&repo, &name, &url, &mut |_, _| {})?;
+        if let Some(why) = fetched.error_message() {
+            return Err(MemoirError::coded(
+                super::exit::CORRUPT,
+                format!("the remote is damaged, so nothing was removed: {why}"),
+            ));
+        }
         let t = self.transport(&url, false)?;
         let heads: RemoteHeads = crate::repo::remote::read_heads(t.as_ref())?;
         let r = repo.prune_remote(t.as_ref(), &heads, self.opts.clock.now_secs(), grace_secs)?;

@@ -16,7 +16,7 @@ use object_store::{
     RetryConfig,
 };
 
-use super::transport::{Entry, Transport, TransportError};
+use super::transport::{Entry, Got, Transport, TransportError};
 
 /// Where an S3 remote is and how to sign requests to it. The face fills it from the
 /// variables and files S3 users already have (`AWS_ACCESS_KEY_ID`, profiles, ...); it is
@@ -58,6 +58,8 @@ impl std::fmt::Debug for S3Settings {
 pub struct Bucket {
     store: Arc<dyn ObjectStore>,
     prefix: String,
+    /// The directory of a local remote.
+    dir: Option<PathBuf>,
     url: String,
     runtime: tokio::runtime::Runtime,
 }
@@ -95,6 +97,7 @@ impl Bucket {
         Ok(Bucket {
             store: Arc::new(fs),
             prefix: String::new(),
+            dir: Some(dir),
             runtime: runtime(&url)?,
             url,
         })
@@ -155,6 +158,7 @@ impl Bucket {
         Ok(Bucket {
             store: Arc::new(store),
             prefix: prefix.to_string(),
+            dir: None,
             runtime: runtime(&url)?,
             url,
         })
@@ -186,6 +190,23 @@ impl Bucket {
         }
     }
 
+    /// Refuses to read `name` of a local remote when it is neither a regular file nor a
+    /// directory (or absent): opening a FIFO there would wait for a writer forever.
+    fn check_regular(&self, name: &str) -> Result<(), TransportError> {
+        let Some(dir) = &self.dir else {
+            return Ok(());
+        };
+        match std::fs::metadata(dir.join(name)) {
+            Ok(m) if !m.is_file() && !m.is_dir() => Err(TransportError {
+                op: "get",
+                name: name.to_string(),
+                remote: self.url.clone(),
+                message: "not a regular file".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn error(&self, op: &'static str, name: &str, e: object_store::Error) -> TransportError {
         TransportError {
             op,
@@ -201,15 +222,31 @@ impl Transport for Bucket {
         self.url.clone()
     }
 
-    fn get(&self, name: &str) -> Result<Option<Vec<u8>>, TransportError> {
+    fn get(&self, name: &str, limit: u64) -> Result<Got, TransportError> {
+        self.check_regular(name)?;
         let path = self.path(name);
         let store = &self.store;
         let got = self.run(async move {
-            match store.get(&path).await {
-                Ok(r) => r.bytes().await.map(|b| Some(b.to_vec())),
-                Err(object_store::Error::NotFound { .. }) => Ok(None),
-                Err(e) => Err(e),
+            let r = match store.get(&path).await {
+                Ok(r) => r,
+                Err(object_store::Error::NotFound { .. }) => return Ok(Got::Missing),
+                Err(e) => return Err(e),
+            };
+            // The size the storage states is checked first; the body is then read in
+            // chunks and cut at the limit, in case the storage sends more than it said.
+            if r.meta.size > limit {
+                return Ok(Got::TooLarge(r.meta.size));
             }
+            let mut out = Vec::with_capacity(r.meta.size as usize);
+            let mut body = r.into_stream();
+            while let Some(chunk) = body.next().await {
+                let chunk = chunk?;
+                if (out.len() + chunk.len()) as u64 > limit {
+                    return Ok(Got::TooLarge((out.len() + chunk.len()) as u64));
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(Got::Bytes(out))
         });
         got.map_err(|e| self.error("get", name, e))
     }
@@ -219,6 +256,7 @@ impl Transport for Bucket {
         name: &str,
         ranges: &[Range<u64>],
     ) -> Result<Vec<Vec<u8>>, TransportError> {
+        self.check_regular(name)?;
         let path = self.path(name);
         let store = &self.store;
         self.run(async move { store.get_ranges(&path, ranges).await })

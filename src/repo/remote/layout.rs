@@ -33,8 +33,39 @@ pub const INDEX_MAGIC: &[u8; 8] = b"MEMRIDX1";
 /// A push splits its objects into packs of about this many bytes at most, so an
 /// interrupted push resumes pack by pack.
 pub const MAX_PACK_BYTES: u64 = 32 << 20;
+/// The largest object a remote may hold: four times the largest memory content, far above
+/// any object memoir writes. A pack index naming a longer one is damage.
+pub const MAX_OBJECT_BYTES: u64 = 64 << 20;
+/// The largest pack a fetch reads. Packs pushed by earlier versions could pass
+/// [`MAX_PACK_BYTES`] by one object and their record heads: hence the margin.
+pub const MAX_PACK_FILE_BYTES: u64 = 2 * MAX_PACK_BYTES + MAX_OBJECT_BYTES;
+/// The largest marker read (the marker is 39 bytes).
+pub const MAX_MARKER_BYTES: u64 = 1 << 10;
+/// The largest ref version read (one holds a branch name of at most 100 bytes, two commit
+/// ids and three numbers: under 500 bytes).
+pub const MAX_REF_VERSION_BYTES: u64 = 4 << 10;
 const INDEX_ENTRY: usize = 32 + 8 + 4;
 const PACK_RECORD_HEAD: usize = 32 + 4;
+const PACK_HEAD: u64 = 8 + 4;
+
+/// The most objects a pack of `pack_size` bytes can hold (each has a record head).
+pub fn max_pack_objects(pack_size: u64) -> u64 {
+    pack_size.saturating_sub(PACK_HEAD) / PACK_RECORD_HEAD as u64
+}
+
+/// The most bytes the index of a pack of `pack_size` bytes can have.
+pub fn max_index_bytes(pack_size: u64) -> u64 {
+    12 + max_pack_objects(pack_size) * INDEX_ENTRY as u64 + 32
+}
+
+/// The bytes a pack of `objects` takes: its head, then a record per object.
+pub fn pack_bytes<'a>(objects: impl IntoIterator<Item = &'a [u8]>) -> u64 {
+    objects
+        .into_iter()
+        .map(|b| (PACK_RECORD_HEAD + b.len()) as u64)
+        .sum::<u64>()
+        + PACK_HEAD
+}
 
 /// The marker's bytes.
 pub fn marker_bytes() -> Vec<u8> {
@@ -244,19 +275,21 @@ pub fn build_pack(mut objects: Vec<(ObjectId, Vec<u8>)>) -> BuiltPack {
     }
 }
 
-/// Reads the index of pack `hash`: its entries, checked to be sorted, within a pack of at
-/// most `pack_size` bytes when known, and to name this pack.
-pub fn read_index(
-    bytes: &[u8],
-    hash: &str,
-    pack_size: Option<u64>,
-) -> RemoteResult<Vec<PackEntry>> {
+/// Reads the index of pack `hash`, which is `pack_size` bytes long: its entries, checked to
+/// be sorted, to lie wholly inside the pack, to be at most [`MAX_OBJECT_BYTES`] long, and to
+/// name this pack.
+pub fn read_index(bytes: &[u8], hash: &str, pack_size: u64) -> RemoteResult<Vec<PackEntry>> {
     let bad = |why: &str| RemoteError::Corrupt(format!("pack index {hash}: {why}"));
     if bytes.len() < 12 + 32 || &bytes[..8] != INDEX_MAGIC {
         return Err(bad("does not begin with the index magic"));
     }
     let count = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-    if bytes.len() != 12 + count * INDEX_ENTRY + 32 {
+    if count as u64 > max_pack_objects(pack_size) {
+        return Err(bad(&format!(
+            "it claims {count} objects, more than a pack of {pack_size} bytes can hold"
+        )));
+    }
+    if Some(bytes.len()) != count.checked_mul(INDEX_ENTRY).map(|n| n + 12 + 32) {
         return Err(bad("its length does not match its count"));
     }
     if blake3::Hash::from_bytes(bytes[bytes.len() - 32..].try_into().expect("32 bytes"))
@@ -276,8 +309,15 @@ pub fn read_index(
         if out.last().is_some_and(|p: &PackEntry| p.id >= entry.id) {
             return Err(bad("its ids are not sorted"));
         }
-        if pack_size.is_some_and(|s| entry.offset + u64::from(entry.len) > s) {
-            return Err(bad("an entry lies past the end of the pack"));
+        if u64::from(entry.len) > MAX_OBJECT_BYTES {
+            return Err(bad(&format!(
+                "an entry is {} bytes long; an object has at most {MAX_OBJECT_BYTES}",
+                entry.len
+            )));
+        }
+        let end = entry.offset.checked_add(u64::from(entry.len));
+        if entry.offset < PACK_HEAD + PACK_RECORD_HEAD as u64 || end.is_none_or(|e| e > pack_size) {
+            return Err(bad("an entry lies outside the pack"));
         }
         out.push(entry);
     }
@@ -301,7 +341,8 @@ pub fn verify_object(id: &ObjectId, bytes: &[u8], from: &str) -> RemoteResult<()
     Ok(())
 }
 
-/// The objects of a whole pack, checked against its name and its index.
+/// The objects of `entries` (read from the pack's index) in the whole pack `pack`, which is
+/// checked against its name, and each object against its id.
 pub fn read_pack(
     pack: &[u8],
     hash: &str,
@@ -315,8 +356,10 @@ pub fn read_pack(
     entries
         .iter()
         .map(|e| {
-            let start = e.offset as usize;
-            let bytes = pack.get(start..start + e.len as usize).ok_or_else(|| {
+            let span = usize::try_from(e.offset)
+                .ok()
+                .and_then(|s| Some(s..s.checked_add(e.len as usize)?));
+            let bytes = span.and_then(|r| pack.get(r)).ok_or_else(|| {
                 RemoteError::Corrupt(format!("pack {hash} is shorter than its index"))
             })?;
             verify_object(&e.id, bytes, &format!("pack {hash}"))?;
@@ -353,7 +396,8 @@ mod tests {
             .collect();
         let built = build_pack(objs.iter().rev().cloned().collect());
         assert_eq!(built.objects, 5);
-        let entries = read_index(&built.index, &built.hash, Some(built.pack.len() as u64)).unwrap();
+        let size = built.pack.len() as u64;
+        let entries = read_index(&built.index, &built.hash, size).unwrap();
         let back = read_pack(&built.pack, &built.hash, &entries).unwrap();
         let mut want = objs.clone();
         want.sort_by_key(|a| a.0);
@@ -367,11 +411,49 @@ mod tests {
             Err(RemoteError::Corrupt(_))
         ));
         let other = "0".repeat(64);
-        assert!(read_index(&built.index, &other, None).is_err());
+        assert!(read_index(&built.index, &other, size).is_err());
+        assert!(read_index(&built.index, &built.hash, size - 1).is_err());
         let e = entries[0];
         let mut flipped = built.pack[e.offset as usize..][..e.len as usize].to_vec();
         flipped[0] ^= 0x40;
         assert!(verify_object(&e.id, &flipped, "test").is_err());
+    }
+
+    #[test]
+    fn index_sizes_are_checked_against_the_pack() {
+        let (id, bytes) = Blob(b"hello".to_vec()).to_bytes_and_id();
+        let built = build_pack(vec![(id, bytes)]);
+        let size = built.pack.len() as u64;
+        assert_eq!(max_pack_objects(size), 1);
+        assert_eq!(max_index_bytes(size), built.index.len() as u64);
+        let with = |count: u32, offset: u64, len: u32| {
+            let mut idx = built.index.clone();
+            idx[8..12].copy_from_slice(&count.to_le_bytes());
+            idx[44..52].copy_from_slice(&offset.to_le_bytes());
+            idx[52..56].copy_from_slice(&len.to_le_bytes());
+            read_index(&idx, &built.hash, size)
+        };
+        assert!(with(1, 48, 8).is_ok());
+        for (count, offset, len, says) in [
+            (40_000_000, 48, 8, "claims"),
+            (1, 48, 0xFFFF_FFF0, "at most"),
+            (1, u64::MAX - 2, 8, "outside"),
+            (1, 0, 8, "outside"),
+            (1, 49, 8, "outside"),
+        ] {
+            let e = with(count, offset, len).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        assert!(read_pack(
+            &built.pack,
+            &built.hash,
+            &[PackEntry {
+                id,
+                offset: 48,
+                len: 9
+            }]
+        )
+        .is_err());
     }
 
     #[test]

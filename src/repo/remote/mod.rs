@@ -10,6 +10,10 @@
 //! What moves is only what the other side lacks: [`Repo::delta`] walks the difference of
 //! trees (equal subtrees are never entered), and a fetch downloads only the objects (byte
 //! ranges of packs) absent locally, re-hashing every one before anything points at it.
+//!
+//! Nothing a remote says is trusted: every read states the most it accepts (the layout's
+//! bounds, and an index's entries are checked against its pack's size), so a hostile remote
+//! is refused as damaged before anything large is read or allocated.
 
 mod delta;
 mod fetch;
@@ -27,7 +31,7 @@ pub use fetch::{read_heads, FetchReport, RemoteHeads};
 pub use layout::{RefVersion, MAX_PACK_BYTES};
 pub use prune::PruneReport;
 pub use push::{PushPlan, PushReport};
-pub use transport::{Entry, MemoryTransport, Transport, TransportError};
+pub use transport::{Entry, Got, MemoryTransport, Transport, TransportError};
 
 #[cfg(feature = "remote")]
 pub use bucket::{Bucket, S3Settings};

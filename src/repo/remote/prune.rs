@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
+use super::fetch::read_pack_index;
 use super::fetch::RemoteHeads;
-use super::layout::{build_pack, index_name, pack_name, parse_pack_name, read_index, PACKS};
+use super::layout::{build_pack, index_name, pack_name, parse_pack_name, PACKS};
 use super::transport::Transport;
-use super::RemoteResult;
+use super::{RemoteError, RemoteResult};
 use crate::object::ObjectId;
 use crate::repo::{Repo, RepoError};
 use crate::store::ObjectStore;
@@ -40,20 +41,28 @@ impl Repo {
         now: i64,
         grace: i64,
     ) -> RemoteResult<PruneReport> {
+        if let Some((branch, why)) = heads.unreadable.iter().next() {
+            // What that branch reaches is unknown: nothing can be judged unreachable.
+            return Err(RemoteError::Corrupt(format!(
+                "branch '{branch}' cannot be read, so nothing is removed: {why}"
+            )));
+        }
         let live = self.reachable_from(heads.commits()?)?;
         let mut report = PruneReport::default();
-        let mut packs: BTreeMap<String, (Option<(u64, i64)>, bool)> = BTreeMap::new();
+        // Per pack: its size and time, and its index's size (each when listed).
+        type Listed = (Option<(u64, i64)>, Option<u64>);
+        let mut packs: BTreeMap<String, Listed> = BTreeMap::new();
         for e in t.list(PACKS)? {
             if let Some((hash, idx)) = parse_pack_name(&e.name) {
-                let slot = packs.entry(hash).or_insert((None, false));
+                let slot = packs.entry(hash).or_insert((None, None));
                 if idx {
-                    slot.1 = true;
+                    slot.1 = Some(e.size);
                 } else {
                     slot.0 = Some((e.size, e.modified));
                 }
             }
         }
-        for (hash, (pack, has_index)) in packs {
+        for (hash, (pack, index_size)) in packs {
             let Some((size, modified)) = pack else {
                 // An index without its pack: nothing can be read through it.
                 t.delete(&index_name(&hash))?;
@@ -64,14 +73,13 @@ impl Repo {
                 report.packs_young += 1;
                 continue;
             }
-            if !has_index {
+            let Some(index_size) = index_size else {
                 t.delete(&pack_name(&hash))?;
                 report.packs_removed += 1;
                 report.bytes_removed += size;
                 continue;
-            }
-            let index = t.get(&index_name(&hash))?.unwrap_or_default();
-            let entries = read_index(&index, &hash, Some(size))?;
+            };
+            let entries = read_pack_index(t, &hash, size, index_size)?;
             let keep: Vec<ObjectId> = entries
                 .iter()
                 .map(|e| e.id)

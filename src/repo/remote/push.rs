@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::fetch::{check_remote, read_head, read_heads};
 use super::layout::{
-    build_pack, index_name, marker_bytes, pack_name, parse_pack_name, ref_version_name,
+    build_pack, index_name, marker_bytes, pack_bytes, pack_name, parse_pack_name, ref_version_name,
     verify_object, RefVersion, MARKER, MAX_PACK_BYTES, PACKS,
 };
 use super::transport::Transport;
@@ -71,6 +71,9 @@ impl Repo {
             t.put_new(MARKER, marker_bytes())?;
         }
         let heads = read_heads(t)?;
+        if let Some(why) = heads.unreadable.get(&plan.branch) {
+            return Err(RemoteError::Corrupt(why.clone()));
+        }
         let current = heads.branches.get(&plan.branch).cloned();
         let previous = current.as_ref().map(RefVersion::commit_id).transpose()?;
         let mut report = self.start_push(plan, previous, "the remote branch")?;
@@ -93,9 +96,31 @@ impl Repo {
             ..Progress::default()
         };
         let mut batch: Vec<(ObjectId, Vec<u8>)> = Vec::new();
-        let mut batch_bytes = 0u64;
+        let mut batch_bytes = pack_bytes([]);
         let ids: Vec<ObjectId> = delta.ids().copied().collect();
-        for (i, id) in ids.iter().enumerate() {
+        let mut send = |batch: Vec<(ObjectId, Vec<u8>)>| -> RemoteResult<()> {
+            let pack = build_pack(batch);
+            let objects = pack.objects;
+            let size = pack.pack.len() as u64;
+            match listed.get(&pack.hash) {
+                Some(true) => report.packs_reused += 1,
+                had => {
+                    if had.is_none() {
+                        t.put(&pack_name(&pack.hash), pack.pack)?;
+                    }
+                    t.put(&index_name(&pack.hash), pack.index)?;
+                    report.objects += objects;
+                    report.bytes += size;
+                }
+            }
+            report.packs.insert(pack.hash);
+            total.objects += objects;
+            total.bytes += size;
+            total.bytes_total = total.bytes_total.max(total.bytes);
+            progress(total);
+            Ok(())
+        };
+        for id in &ids {
             let bytes = self
                 .store()
                 .get(id.as_bytes())
@@ -107,30 +132,17 @@ impl Repo {
                     reason: "does not hash to its id".into(),
                 })
             })?;
-            batch_bytes += bytes.len() as u64;
-            batch.push((*id, bytes));
-            if batch_bytes >= MAX_PACK_BYTES || i + 1 == ids.len() {
-                let pack = build_pack(std::mem::take(&mut batch));
-                batch_bytes = 0;
-                let objects = pack.objects;
-                let size = pack.pack.len() as u64;
-                match listed.get(&pack.hash) {
-                    Some(true) => report.packs_reused += 1,
-                    had => {
-                        if had.is_none() {
-                            t.put(&pack_name(&pack.hash), pack.pack)?;
-                        }
-                        t.put(&index_name(&pack.hash), pack.index)?;
-                        report.objects += objects;
-                        report.bytes += size;
-                    }
-                }
-                report.packs.insert(pack.hash);
-                total.objects += objects;
-                total.bytes += size;
-                total.bytes_total = total.bytes_total.max(total.bytes);
-                progress(total);
+            // A pack stays within MAX_PACK_BYTES, unless one object alone is larger.
+            let record = pack_bytes([bytes.as_slice()]) - pack_bytes([]);
+            if !batch.is_empty() && batch_bytes + record > MAX_PACK_BYTES {
+                send(std::mem::take(&mut batch))?;
+                batch_bytes = pack_bytes([]);
             }
+            batch_bytes += record;
+            batch.push((*id, bytes));
+        }
+        if !batch.is_empty() {
+            send(batch)?;
         }
         let now = read_head(t, &plan.branch)?;
         if now.as_ref().map(|v| v.seq) != current.as_ref().map(|v| v.seq) {

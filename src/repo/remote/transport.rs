@@ -18,7 +18,6 @@ pub struct Entry {
 
 /// A failed request to the object storage.
 #[derive(Debug, thiserror::Error)]
-#[error("{op} {name} on {remote}: {message}")]
 pub struct TransportError {
     /// What was attempted (`get`, `put`, `list`, `delete`).
     pub op: &'static str,
@@ -30,13 +29,40 @@ pub struct TransportError {
     pub message: String,
 }
 
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.name.is_empty() {
+            write!(f, "cannot {} {}: {}", self.op, self.remote, self.message)
+        } else {
+            write!(
+                f,
+                "{} {} on {}: {}",
+                self.op, self.name, self.remote, self.message
+            )
+        }
+    }
+}
+
+/// What [`Transport::get`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Got {
+    /// No object has that name.
+    Missing,
+    /// The object is larger than the limit asked: its size (or at least this much when
+    /// the storage did not say). Nothing past the limit was read.
+    TooLarge(u64),
+    /// The object's bytes.
+    Bytes(Vec<u8>),
+}
+
 /// Object storage as remotes use it. Writes of a whole object are atomic (readers see all of
 /// it or nothing), as S3 and a rename on a local file system guarantee.
 pub trait Transport: Send + Sync {
     /// The remote's URL, for messages.
     fn url(&self) -> String;
-    /// The bytes of `name`, or `None` when there is no such object.
-    fn get(&self, name: &str) -> Result<Option<Vec<u8>>, TransportError>;
+    /// The bytes of `name`, if it has at most `limit` bytes: a remote is not trusted, so
+    /// every read says how much it accepts, and no more is read or allocated.
+    fn get(&self, name: &str, limit: u64) -> Result<Got, TransportError>;
     /// Byte ranges of `name` (which must exist), in the order asked.
     fn get_ranges(&self, name: &str, ranges: &[Range<u64>])
         -> Result<Vec<Vec<u8>>, TransportError>;
@@ -78,8 +104,12 @@ impl Transport for MemoryTransport {
         "memory:".to_string()
     }
 
-    fn get(&self, name: &str) -> Result<Option<Vec<u8>>, TransportError> {
-        Ok(self.map().get(name).cloned())
+    fn get(&self, name: &str, limit: u64) -> Result<Got, TransportError> {
+        Ok(match self.map().get(name) {
+            None => Got::Missing,
+            Some(b) if b.len() as u64 > limit => Got::TooLarge(b.len() as u64),
+            Some(b) => Got::Bytes(b.clone()),
+        })
     }
 
     fn get_ranges(

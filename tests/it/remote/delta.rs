@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use memoir::object::ObjectId;
 use memoir::prolly::Edit;
-use memoir::repo::remote::{MemoryTransport, PushPlan, RemoteError, Transport};
+use memoir::repo::remote::{MemoryTransport, PushPlan, RemoteError, Transport, MAX_PACK_BYTES};
 use memoir::repo::Repo;
 use memoir::store::{ObjectStore, OpenOptions, Store};
 
@@ -144,4 +144,37 @@ fn a_stale_pusher_is_refused_and_a_forced_push_replaces() {
     let forced = push(&b, &remote, true).unwrap();
     assert!(forced.forced);
     assert_eq!(forced.seq, Some(2));
+}
+
+#[test]
+fn packs_stay_within_the_pack_size_and_fetch_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_at(dir.path(), "a");
+    // Three values of 12 MiB: 36 MiB of objects, more than one pack holds.
+    let edits: Vec<Edit> = (0..3)
+        .map(|i| {
+            put(
+                &repo,
+                &format!("big.item{i}"),
+                &i.to_string().repeat(12 << 20),
+            )
+        })
+        .collect();
+    repo.commit("main", edits, &sig(1_700_000_001), "big")
+        .unwrap();
+    let remote = MemoryTransport::new();
+    let report = push(&repo, &remote, false).unwrap();
+    assert!(report.packs.len() >= 2, "{report:?}");
+    for e in remote.list("packs/").unwrap() {
+        assert!(e.size <= MAX_PACK_BYTES, "{} is {} bytes", e.name, e.size);
+    }
+    let b = repo_at(dir.path(), "b");
+    let got = b
+        .fetch_from(&remote, &BTreeSet::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(
+        got.objects,
+        report.objects - 2,
+        "all but b's own root and commit"
+    );
 }

@@ -1,8 +1,10 @@
 //! Bad remote names, URLs and requests: a clear error, a documented exit code, nothing
 //! changed, and no credential written to the store.
 
+use serde_json::Value;
+
 use super::{ok, remember, run};
-use crate::common::new_store;
+use crate::common::{memoir, new_store, Out};
 
 #[test]
 fn bad_names_and_urls_are_refused_and_change_nothing() {
@@ -138,4 +140,58 @@ fn s3_credentials_come_from_the_environment_or_a_profile_and_are_never_stored() 
             entry.display()
         );
     }
+}
+
+#[test]
+fn a_relative_remote_path_is_stored_absolute_and_a_push_into_a_store_is_logged_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let a = new_store(&root.join("a"));
+    remember(&a, "k.v", "value");
+    // Added from inside the store, through `..` and `.`, before the directory exists.
+    let add = |name: &str, path: &str| -> Value {
+        let o: Out = memoir()
+            .current_dir(&a)
+            .args(["--json", "remote", "add", name, path])
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(o.code, 0, "{} {}", o.stdout, o.stderr);
+        o.json()
+    };
+    let added = add("origin", "../x/../remote/.");
+    let up = a.parent().unwrap();
+    let want = up.join("remote").display().to_string();
+    assert_eq!(added["url"], want.as_str());
+    let saved = std::fs::read_to_string(a.join("remotes.json")).unwrap();
+    assert!(saved.contains(&want) && !saved.contains(".."), "{saved}");
+    ok(&a, &[], &["push"], 0);
+    let fetched = ok(&a, &[], &["fetch"], 0);
+    assert_eq!(fetched["url"], want.as_str());
+
+    // A remote that is not there is named in a message without empty words.
+    add("gone", "../gone");
+    let o = run(&a, &[], &["fetch", "gone"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    let error = o.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains(&format!("{}/gone", up.display())), "{error}");
+    assert!(
+        error.contains("no such directory") && !error.contains("  "),
+        "{error}"
+    );
+
+    // A push into another store logs the move there at the pusher's time.
+    let b = new_store(&root.join("b"));
+    ok(&a, &[], &["remote", "add", "st", b.to_str().unwrap()], 0);
+    let now = vec![("MEMOIR_NOW".to_string(), "1767225600".to_string())];
+    ok(&a, &now, &["push", "st", "--force"], 0);
+    let log = ok(&b, &[], &["reflog"], 0);
+    let entry = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["message"].as_str().unwrap().starts_with("push: from"))
+        .cloned()
+        .expect("the push is logged");
+    assert_eq!(entry["timestamp"], 1767225600, "{entry}");
 }

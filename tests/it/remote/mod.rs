@@ -3,6 +3,8 @@
 
 mod delta;
 mod faults;
+#[cfg(unix)]
+mod hostile;
 mod inputs;
 mod scenarios;
 
