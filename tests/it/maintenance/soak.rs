@@ -12,12 +12,44 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{cli, memoir};
+use crate::common::AUTHOR;
+
+/// The binary the soak runs: a copy made at its start, so that a long soak is not disturbed
+/// by a rebuild of the original.
+static BINARY: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+fn memoir() -> Command {
+    let mut c = Command::new(BINARY.get().expect("copied at the start"));
+    c.env_clear()
+        .env("MEMOIR_AUTHOR", AUTHOR)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs `memoir -s STORE --json ARGS`: the exit code and the JSON.
+fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
+    let o = memoir()
+        .arg("-s")
+        .arg(store)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    (o.status.code().unwrap_or(-1), v)
+}
 
 /// A small deterministic generator (runs that can be replayed).
 struct Lcg(u64);
@@ -81,6 +113,9 @@ fn killed_commands_lose_nothing_acknowledged() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(30);
     let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("memoir");
+    fs::copy(env!("CARGO_BIN_EXE_memoir"), &copy).unwrap();
+    BINARY.set(copy).unwrap();
     let store = dir.path().join("s");
     let o = memoir().arg("new").arg(&store).output().unwrap();
     assert!(o.status.success());
