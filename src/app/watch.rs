@@ -13,19 +13,19 @@
 //! its bytes, and its chunk names in document order. It is versioned like every memory and
 //! branches and merges with the chunks it describes.
 //!
-//! Files are read here, bounded by [`MAX_DOCUMENT_BYTES`], and extracted with the store
-//! closed. A chunk whose text looks like a credential is skipped (not stored) and the
-//! outcome names the chunk's position and the rule that matched, unless secrets are allowed;
-//! a credential that only shows in the whole text (split across chunks) refuses the file.
+//! Files are read here, bounded by [`crate::ingest::MAX_DOCUMENT_BYTES`], and extracted with
+//! the store closed: regular files only, a link resolved once at `add` and never followed
+//! after (`watch_read.rs`). A chunk whose text looks like a credential is skipped (not
+//! stored) and the outcome names the chunk's position and the rule that matched, unless
+//! secrets are allowed; a credential that only shows in the whole text (split across
+//! chunks) refuses the file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::{chunks, extract, slug, Chunk, Format, MAX_DOCUMENT_BYTES};
+use crate::ingest::{chunks, extract, slug, Chunk, Format};
 use crate::key::{group_range, namespace_prefix, nfc, validate_namespace, Key};
 use crate::memory::{read_record, secrets, Entry, Record};
 use crate::object::ObjectId;
@@ -34,6 +34,10 @@ use crate::repo::Repo;
 
 use super::input::{check_content, refuse_secrets_in_key};
 use super::{commit_to, exit, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
+
+#[path = "watch_read.rs"]
+mod read;
+pub(crate) use read::{read_for_add, read_recorded, FileError};
 
 /// Namespace of watched files' chunks when none is given.
 pub const WATCH_NAMESPACE: &str = "watch";
@@ -166,6 +170,9 @@ pub struct WatchFileReport {
     /// Why the file could not be read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The link `watch add` was given, resolved to `path` (for the human warning).
+    #[serde(skip)]
+    pub link: Option<String>,
 }
 
 /// What `watch add` or `watch scan` did.
@@ -236,10 +243,12 @@ enum Disk {
 
 impl Memoir {
     /// Adds `req.file` to the watch list and stores its chunks in one commit on the branch of
-    /// `who`. A file already watched is scanned instead, in the namespace it has (naming
-    /// another with `req.namespace` is an error). A missing file is exit 2; a directory, a file longer than
-    /// [`MAX_DOCUMENT_BYTES`], binary data under a name that is not `.pdf`, text that is not
-    /// UTF-8, an unreadable PDF or a document without text is exit 1, and nothing is stored.
+    /// `who`. A link is resolved here, once, and its target recorded. A file already watched
+    /// is scanned instead, in the namespace it has (naming another with `req.namespace` is an
+    /// error). A missing file is exit 2; a directory, a FIFO, socket or device, a file that
+    /// cannot be read or is longer than [`crate::ingest::MAX_DOCUMENT_BYTES`], binary data
+    /// under a name that is not `.pdf`, text that is not UTF-8, an unreadable PDF or a
+    /// document without text is exit 1, and nothing is stored.
     pub fn watch_add(&self, req: &WatchAddRequest, who: &WriteAs) -> MemoirResult<WatchOutcome> {
         who.check()?;
         let ns = nfc(req.namespace.as_deref().unwrap_or(WATCH_NAMESPACE)).into_owned();
@@ -249,7 +258,8 @@ impl Memoir {
                 "namespace '{WATCH_LIST_NAMESPACE}' holds the watch list; choose another with -n"
             )));
         }
-        let (path, bytes) = read_file(&req.file)?;
+        let link = std::fs::symlink_metadata(&req.file).is_ok_and(|m| m.file_type().is_symlink());
+        let (path, bytes) = read_for_add(&req.file)?;
         if !req.allow_secrets {
             if let Some(kind) = secrets::detect(&path) {
                 return Err(MemoirError::invalid(format!(
@@ -293,7 +303,8 @@ impl Memoir {
             }
         };
         let mut writer = Writer::new(self, &repo, root, who, req.allow_secrets);
-        let report = writer.apply(&file, Disk::Read(prepared), state)?;
+        let mut report = writer.apply(&file, Disk::Read(prepared), state)?;
+        report.link = link.then(|| req.file.display().to_string());
         let message = match state {
             "added" => format!(
                 "Watch {} in {}: {} chunk{}",
@@ -423,6 +434,7 @@ impl<'a> Writer<'a> {
             removed: 0,
             skipped: Vec::new(),
             error: None,
+            link: None,
         };
         let present: BTreeSet<Vec<u8>> = self
             .repo
@@ -451,8 +463,9 @@ impl<'a> Writer<'a> {
                     return Ok(report);
                 }
                 // Same bytes, but the keys were changed by hand: read the file again.
-                match read_file(Path::new(&file.path))
-                    .and_then(|(path, bytes)| prepare(&path, &bytes, self.allow_secrets))
+                match read_recorded(&file.path)
+                    .map_err(MemoirError::from)
+                    .and_then(|bytes| prepare(&file.path, &bytes, self.allow_secrets))
                 {
                     Ok(p) => p,
                     Err(e) => {
@@ -559,69 +572,19 @@ impl<'a> Writer<'a> {
 
 /// What is on disk for a watched file now.
 fn look(file: &WatchedFile, allow_secrets: bool) -> Disk {
-    match read_file(Path::new(&file.path)) {
-        Err(e) if e.code() == exit::NOT_FOUND => Disk::Missing,
+    match read_recorded(&file.path) {
+        Err(FileError::Missing(_)) => Disk::Missing,
         Err(e) => Disk::Failed(e.to_string()),
-        Ok((path, bytes)) => {
+        Ok(bytes) => {
             if blake3::hash(&bytes).to_hex().as_str() == file.hash {
                 return Disk::Same;
             }
-            match prepare(&path, &bytes, allow_secrets) {
+            match prepare(&file.path, &bytes, allow_secrets) {
                 Ok(p) => Disk::Read(p),
                 Err(e) => Disk::Failed(e.to_string()),
             }
         }
     }
-}
-
-/// Reads the file at `path`: its absolute path (symlinks resolved) and at most
-/// [`MAX_DOCUMENT_BYTES`] of its bytes. Missing: exit 2; a directory, a longer file, a path
-/// that is not UTF-8 or a read error: exit 1.
-pub(crate) fn read_file(path: &Path) -> MemoirResult<(String, Vec<u8>)> {
-    let shown = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(MemoirError::not_found(format!(
-                "no file {shown}; nothing was stored"
-            )))
-        }
-        Err(e) => return Err(MemoirError::invalid(format!("cannot read {shown}: {e}"))),
-    };
-    if meta.is_dir() {
-        return Err(MemoirError::invalid(format!(
-            "{shown} is a directory; watch the files in it one by one"
-        )));
-    }
-    let too_long = || {
-        MemoirError::invalid(format!(
-            "{shown} is longer than {} MiB, the most memoir reads of one document; nothing \
-             was stored",
-            MAX_DOCUMENT_BYTES >> 20
-        ))
-    };
-    if meta.len() > MAX_DOCUMENT_BYTES as u64 {
-        return Err(too_long());
-    }
-    let abs = path
-        .canonicalize()
-        .map_err(|e| MemoirError::invalid(format!("cannot read {shown}: {e}")))?;
-    let Some(abs_text) = abs.to_str() else {
-        return Err(MemoirError::invalid(format!(
-            "{shown}: the path is not UTF-8; memoir records paths as text"
-        )));
-    };
-    let mut bytes = Vec::new();
-    File::open(&abs)
-        .and_then(|f| {
-            f.take(MAX_DOCUMENT_BYTES as u64 + 1)
-                .read_to_end(&mut bytes)
-        })
-        .map_err(|e| MemoirError::invalid(format!("cannot read {shown}: {e}")))?;
-    if bytes.len() > MAX_DOCUMENT_BYTES {
-        return Err(too_long());
-    }
-    Ok((abs_text.to_string(), bytes))
 }
 
 /// The chunks of the file at `path` holding `bytes`: its format detected, its text

@@ -2,14 +2,21 @@
 //! comparing it with the files on disk, and taking files off it (with `purge`, out of the
 //! whole history).
 
+use std::collections::{BTreeMap, HashSet};
+use std::path::Path;
+
 use serde::Serialize;
 
 use crate::ingest::{Format, FormatInfo};
+use crate::object::ObjectId;
 use crate::prolly::Edit;
+use crate::repo::Repo;
 
 use super::forget::PurgeCounts;
-use super::watch::{find, read_file, read_list, WatchRemoveRequest, WatchedFile};
-use super::{commit_to, write_target, Memoir, MemoirResult, Outcome, ReadPoint, WriteAs};
+use super::watch::{find, read_list, read_recorded, FileError, WatchRemoveRequest, WatchedFile};
+use super::{
+    commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
+};
 use crate::repo::revision::validate_branch_name;
 
 /// One file of [`WatchListOutcome`].
@@ -159,12 +166,12 @@ impl Memoir {
         self.release();
         let mut files = Vec::with_capacity(list.len());
         for f in &list {
-            let (state, error) = match read_file(std::path::Path::new(&f.path)) {
-                Ok((_, bytes)) if blake3::hash(&bytes).to_hex().as_str() == f.hash => {
+            let (state, error) = match read_recorded(&f.path) {
+                Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() == f.hash => {
                     ("unchanged", None)
                 }
                 Ok(_) => ("changed", None),
-                Err(e) if e.code() == super::exit::NOT_FOUND => ("missing", None),
+                Err(FileError::Missing(_)) => ("missing", None),
                 Err(e) => ("unreadable", Some(e.to_string())),
             };
             files.push(WatchStatusItem {
@@ -198,7 +205,9 @@ impl Memoir {
     /// values stay in history. With `req.purge`, erases those keys (every key under the
     /// prefix, in any commit) and the record from every commit of every branch instead,
     /// removes what became unreachable and prunes the caches; this rewrites commit ids. A
-    /// file that is not watched is exit 2.
+    /// purge finds the file in history too, so it works after a plain remove, as `forget
+    /// --purge` does after `forget`. A file that is not watched (nor ever was, for a purge)
+    /// is exit 2.
     pub fn watch_remove(
         &self,
         req: &WatchRemoveRequest,
@@ -209,46 +218,12 @@ impl Memoir {
         let target = write_target(&repo, who.branch.as_deref())?;
         let root = repo.root_of(&target.base)?;
         let list = read_list(&repo, &root)?;
+        if req.purge {
+            return self.watch_purge(repo, &list, &req.file, who);
+        }
         let file = find(&list, &req.file)?.clone();
         let list_key = file.list_key()?.encode();
         let range = file.range()?;
-        if req.purge {
-            if let Some(b) = &who.branch {
-                validate_branch_name(b)?;
-            }
-            let report = repo.purge_all(std::slice::from_ref(&list_key), &[range])?;
-            let notes = self.prune_caches(repo.store())?;
-            let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
-                Some(Ok(tip)) => tip,
-                _ => repo.head_commit()?,
-            };
-            drop(repo);
-            let removed = report.gc.objects_removed;
-            return Ok(WatchRemoveOutcome {
-                success: true,
-                message: format!(
-                    "Purged {} ({}) from history: {} commits rewritten, {} refs moved, \
-                     {removed} objects removed",
-                    file.path,
-                    file.prefix(),
-                    report.commits_rewritten,
-                    report.refs_moved
-                ),
-                path: file.path,
-                namespace: file.namespace,
-                slug: file.slug,
-                removed: 0,
-                commit_hash: tip.to_hex(),
-                purged: Some(PurgeCounts {
-                    commits_with_key: report.commits_with_key,
-                    commits_rewritten: report.commits_rewritten,
-                    refs_moved: report.refs_moved,
-                    objects_removed: removed,
-                    bytes_removed: report.gc.bytes_removed,
-                }),
-                notes,
-            });
-        }
         let mut edits: Vec<Edit> = repo
             .tree()
             .collect(&root, &range)?
@@ -275,4 +250,107 @@ impl Memoir {
             notes: Vec::new(),
         })
     }
+
+    /// `watch remove --purge`: see [`Memoir::watch_remove`]. Every watch list record of the
+    /// file in any commit gives a prefix to erase (a file removed and added again in
+    /// another namespace has two) and a record key.
+    fn watch_purge(
+        &self,
+        repo: Repo,
+        list: &[WatchedFile],
+        text: &str,
+        who: &WriteAs,
+    ) -> MemoirResult<WatchRemoveOutcome> {
+        if let Some(b) = &who.branch {
+            validate_branch_name(b)?;
+        }
+        let current = find(list, text).ok();
+        let files = in_history(&repo, text, current)?;
+        let Some(file) = current.or(files.first()).cloned() else {
+            return Err(MemoirError::not_found(format!(
+                "{text} is not watched, and no commit of any branch watched it (memoir watch \
+                 list shows what is)"
+            )));
+        };
+        let mut keys = Vec::new();
+        let mut ranges = Vec::new();
+        for f in &files {
+            let key = f.list_key()?.encode();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+            ranges.push(f.range()?);
+        }
+        let report = repo.purge_all(&keys, &ranges)?;
+        let notes = self.prune_caches(repo.store())?;
+        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
+            Some(Ok(tip)) => tip,
+            _ => repo.head_commit()?,
+        };
+        drop(repo);
+        let removed = report.gc.objects_removed;
+        Ok(WatchRemoveOutcome {
+            success: true,
+            message: format!(
+                "Purged {} ({}) from history: {} commits rewritten, {} refs moved, \
+                 {removed} objects removed",
+                file.path,
+                file.prefix(),
+                report.commits_rewritten,
+                report.refs_moved
+            ),
+            path: file.path,
+            namespace: file.namespace,
+            slug: file.slug,
+            removed: 0,
+            commit_hash: tip.to_hex(),
+            purged: Some(PurgeCounts {
+                commits_with_key: report.commits_with_key,
+                commits_rewritten: report.commits_rewritten,
+                refs_moved: report.refs_moved,
+                objects_removed: removed,
+                bytes_removed: report.gc.bytes_removed,
+            }),
+            notes,
+        })
+    }
+}
+
+/// The watch list records, in any commit reachable from any ref, of the file `text` names:
+/// those of `current`'s path when it is watched now, else of the path `text` names, else
+/// of the slug `text`; one per path, namespace and slug.
+fn in_history(
+    repo: &Repo,
+    text: &str,
+    current: Option<&WatchedFile>,
+) -> MemoirResult<Vec<WatchedFile>> {
+    let tips: Vec<ObjectId> = repo.commit_refs()?.into_iter().map(|(_, id)| id).collect();
+    let mut roots = HashSet::new();
+    for id in repo.reachable(&tips)? {
+        roots.insert(repo.read_commit(&id)?.root);
+    }
+    let mut all: BTreeMap<(String, String, String), WatchedFile> = BTreeMap::new();
+    for root in roots {
+        for f in read_list(repo, &root)? {
+            all.entry((f.path.clone(), f.namespace.clone(), f.slug.clone()))
+                .or_insert(f);
+        }
+    }
+    let all: Vec<WatchedFile> = all.into_values().collect();
+    let of = |keep: &dyn Fn(&WatchedFile) -> bool| -> Vec<WatchedFile> {
+        all.iter().filter(|f| keep(f)).cloned().collect()
+    };
+    if let Some(c) = current {
+        return Ok(of(&|f| f.path == c.path));
+    }
+    let p = Path::new(text);
+    let abs = p
+        .canonicalize()
+        .ok()
+        .or_else(|| std::path::absolute(p).ok());
+    let by_path = of(&|f| f.path == text || abs.as_deref() == Some(Path::new(&f.path)));
+    if !by_path.is_empty() {
+        return Ok(by_path);
+    }
+    Ok(of(&|f| f.slug == text))
 }

@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use memoir::app::{
-    WatchAddRequest, WatchFileReport, WatchOutcome, WatchRemoveRequest, WatchScanRequest,
+    MemoirError, WatchAddRequest, WatchFileReport, WatchOutcome, WatchRemoveRequest,
+    WatchScanRequest,
 };
 
 use super::context::{read_point, AtArg, BranchArg, Ctx, WriteArgs};
-use super::output::{esc, CliError, Report};
+use super::output::{esc_line, CliError, Report};
 use super::search::print_notes;
 
 const HELP: &str = "\
@@ -26,10 +27,17 @@ near it; a scan writes only new chunks and deletes only those gone, and a file w
 did not change commits nothing. The watch list is stored in the store (namespace
 memoir:watch), versioned like every memory.
 
+Links: `watch add` resolves a symbolic link once and records its target, the path read from
+then on. A read never follows a link: a watched path that changed to a link (or whose
+directory did) is not read, and scan reports it (\"changed to a link; not read\", exit 1) as
+status does (unreadable), so a link swapped in cannot make another file's text a memory.
+Only readable regular files are read: a FIFO, socket or device is refused, never waited on.
+
 Formats: Markdown, plain text, HTML and PDF (`memoir watch formats`). A chunk that looks like
 a credential is skipped and reported (--allow-secrets stores it). Exit codes: a missing file
-or one that is not watched is 2; a directory, a file over 64 MiB, binary data, text that is
-not UTF-8, an unreadable PDF or a document without text is 1, and nothing is stored.";
+or one that is not watched is 2; a directory, a FIFO, socket or device, a file that cannot be
+read, a file over 64 MiB, binary data, text that is not UTF-8, an unreadable PDF or a
+document without text is 1, and nothing is stored.";
 
 /// Keep documents (Markdown, text, HTML, PDF) as searchable memories
 #[derive(Debug, clap::Args)]
@@ -107,7 +115,8 @@ pub struct RemoveArgs {
     /// The watched file (path or slug)
     #[arg(value_name = "FILE")]
     pub file: String,
-    /// Erase its keys from the whole history of every branch (rewrites commit ids)
+    /// Erase its keys from the whole history of every branch (rewrites commit ids); works
+    /// after a plain remove too
     #[arg(long)]
     pub purge: bool,
     #[command(flatten)]
@@ -125,8 +134,18 @@ pub struct ListArgs {
     pub branch: BranchArg,
 }
 
-/// Runs `watch`.
+/// Runs `watch`; an error's message is shown on one line (a path may hold a newline).
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
+    run_command(ctx, args).map_err(|e| {
+        let mut e = CliError::from(e);
+        if ctx.lines_only {
+            e.message = esc_line(&e.message);
+        }
+        e
+    })
+}
+
+fn run_command(ctx: &Ctx, args: Args) -> Result<Report, MemoirError> {
     match args.command {
         WatchCommand::Add(a) => {
             let req = WatchAddRequest {
@@ -159,13 +178,13 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 .watch_remove(&req, &ctx.write_as(&a.write, &a.branch))?;
             print_notes(ctx, &out.notes);
             let line = if out.purged.is_some() {
-                esc(&out.message)
+                esc_line(&out.message)
             } else {
                 format!(
                     "Stopped watching {} ({} deleted, commit {})",
-                    esc(&out.path),
+                    esc_line(&out.path),
                     count(out.removed, "key"),
-                    esc(&out.commit_hash[..8])
+                    esc_line(&out.commit_hash[..8])
                 )
             };
             Ok(ctx.report(&out).line(ctx.style.ok(&line)))
@@ -176,8 +195,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             for f in &out.files {
                 r = r.line(format!(
                     "{}  {} ({}, {})",
-                    ctx.style.info(&esc(&f.prefix)),
-                    esc(&f.path),
+                    ctx.style.info(&esc_line(&f.prefix)),
+                    esc_line(&f.path),
                     f.format.as_str(),
                     count(f.chunks, "chunk")
                 ));
@@ -199,9 +218,9 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                 let why = f
                     .error
                     .as_ref()
-                    .map(|e| format!(": {}", esc(e)))
+                    .map(|e| format!(": {}", esc_line(e)))
                     .unwrap_or_default();
-                r = r.line(format!("{state}  {}{why}", esc(&f.path)));
+                r = r.line(format!("{state}  {}{why}", esc_line(&f.path)));
             }
             if out.files.is_empty() {
                 r = r.line(ctx.style.warn("no files are watched"));
@@ -231,6 +250,14 @@ fn render(ctx: &Ctx, out: &WatchOutcome) -> Report {
     let mut r = ctx.report(out);
     for f in &out.files {
         r = r.line(file_line(ctx, f));
+        if let Some(link) = &f.link {
+            r.warnings.push(ctx.printer.err.warn(&format!(
+                "{} is a link: watching {}, the file it names now (a link is resolved only at \
+                 add, never followed after)",
+                esc_line(link),
+                esc_line(&f.path)
+            )));
+        }
         if !f.skipped.is_empty() {
             let which: Vec<String> = f
                 .skipped
@@ -239,7 +266,7 @@ fn render(ctx: &Ctx, out: &WatchOutcome) -> Report {
                 .collect();
             r.warnings.push(ctx.printer.err.warn(&format!(
                 "{}: skipped {} that look like credentials; pass --allow-secrets to store them",
-                esc(&f.path),
+                esc_line(&f.path),
                 which.join(", ")
             )));
         }
@@ -248,9 +275,11 @@ fn render(ctx: &Ctx, out: &WatchOutcome) -> Report {
         r = r.line(ctx.style.warn("no files are watched"));
     }
     let last = match &out.commit {
-        Some(id) => ctx
-            .style
-            .ok(&format!("{} (commit {})", esc(&out.message), id.short(8))),
+        Some(id) => ctx.style.ok(&format!(
+            "{} (commit {})",
+            esc_line(&out.message),
+            id.short(8)
+        )),
         None => ctx.style.info("Nothing changed; nothing committed"),
     };
     r.line(last)
@@ -262,9 +291,9 @@ fn file_line(ctx: &Ctx, f: &WatchFileReport) -> String {
         "changed" => format!("{}, +{} -{}", count(f.chunks, "chunk"), f.added, f.removed),
         "unchanged" => "unchanged".to_string(),
         "missing" => "missing from disk; its keys are kept".to_string(),
-        _ => format!("not read: {}", esc(f.error.as_deref().unwrap_or("?"))),
+        _ => format!("not read: {}", esc_line(f.error.as_deref().unwrap_or("?"))),
     };
-    let line = format!("{} → {what} ({})", esc(&f.path), esc(&f.prefix));
+    let line = format!("{} → {what} ({})", esc_line(&f.path), esc_line(&f.prefix));
     match f.state {
         "error" => ctx.style.err(&line),
         "missing" => ctx.style.warn(&line),

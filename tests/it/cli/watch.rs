@@ -8,6 +8,9 @@ use serde_json::Value;
 use super::{assert_error, Fixture};
 use crate::common::pdf::pdf;
 
+#[path = "watch_hostile.rs"]
+mod hostile;
+
 const WORDS: [&str; 12] = [
     "river", "granite", "lantern", "orchard", "compass", "harbor", "meadow", "signal", "copper",
     "willow", "summit", "thread",
