@@ -201,6 +201,31 @@ pub fn parse_lines(
     Ok(out)
 }
 
+/// Whether the record stored at `stored` is `rec` but for the times `rec`'s line did not give
+/// (those are `now`, the import's time): importing a line without timestamps that the store
+/// already holds then changes nothing, as importing its export does.
+fn already_stored(
+    repo: &crate::repo::Repo,
+    stored: Option<ObjectId>,
+    rec: &Record,
+    now: f64,
+) -> MemoirResult<bool> {
+    let Some(stored) = stored else {
+        return Ok(false);
+    };
+    let old = read_record(repo.objects(), &stored)?;
+    let given = |t: f64, old: Option<f64>| match old {
+        Some(o) if t.to_bits() == now.to_bits() => o,
+        _ => t,
+    };
+    let mut same = rec.clone();
+    same.timestamp = given(rec.timestamp, Some(old.timestamp));
+    for (i, e) in same.entries.iter_mut().enumerate() {
+        e.timestamp = given(e.timestamp, old.entries.get(i).map(|o| o.timestamp));
+    }
+    Ok(same.to_blob()?.to_bytes_and_id().0 == stored)
+}
+
 /// Parses one line of JSON like `serde_json::from_str`, but refuses an object that repeats a
 /// member (at any depth): which of two values was meant cannot be known. The message names
 /// the member and the column.
@@ -316,12 +341,8 @@ impl Memoir {
     ) -> MemoirResult<ImportOutcome> {
         req.validate()?;
         who.check()?;
-        let records = parse_lines(
-            &req.lines,
-            &req.namespace(),
-            self.clock().now(),
-            req.allow_secrets,
-        )?;
+        let now = self.clock().now();
+        let records = parse_lines(&req.lines, &req.namespace(), now, req.allow_secrets)?;
         let count = records.len();
         let repo = self.open_repo()?;
         let target = write_target(&repo, who.branch.as_deref())?;
@@ -330,7 +351,8 @@ impl Memoir {
         for (i, (key, rec)) in records.iter().enumerate() {
             let blob = rec.to_blob()?;
             let (id, _) = blob.to_bytes_and_id();
-            if repo.tree().get(&root, key)? != Some(id) {
+            let stored = repo.tree().get(&root, key)?;
+            if stored != Some(id) && !already_stored(&repo, stored, rec, now)? {
                 repo.objects().write(&blob)?;
                 edits.push(Edit::Put(key.clone(), id));
             }

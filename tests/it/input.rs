@@ -320,6 +320,47 @@ fn reimport_reports_only_what_changed() {
     assert_eq!(d["changes"].as_array().unwrap().len(), 1, "{d}");
 }
 
+/// Lines without timestamps, imported again later, change nothing when the store already
+/// holds them; a line whose content changed is written, at the new import's time.
+#[test]
+fn reimporting_lines_without_times_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let file = dir.path().join("facts.jsonl");
+    let import_at = |now: &str, text: &str| -> Value {
+        std::fs::write(&file, text).unwrap();
+        let o = memoir()
+            .env("MEMOIR_NOW", now)
+            .arg("-s")
+            .arg(&store)
+            .args(["--json", "import"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let lines = "{\"key\":\"a.b\",\"content\":\"one\"}\n{\"key\":\"a.c\",\"content\":\"two\"}\n";
+    assert_eq!(import_at("1767225600", lines)["changed"], json!(2));
+    let n = commits(&store);
+    let again = import_at("1767229200", lines);
+    assert_eq!(
+        (&again["changed"], &again["message"]),
+        (&json!(0), &json!("Nothing changed"))
+    );
+    assert_eq!(commits(&store), n);
+    let edited = lines.replace("\"one\"", "\"uno\"");
+    let v = import_at("1767232800", &edited);
+    assert_eq!(v["changed"], json!(1), "{v}");
+    let (_, g) = cli(&store, &["get", "a.b"]);
+    assert_eq!(g["items"][0]["value"]["content"], json!("uno"), "{g}");
+    assert_eq!(
+        g["items"][0]["value"]["timestamp"],
+        json!(1767232800.0),
+        "{g}"
+    );
+}
+
 #[test]
 fn keys_are_nfc_and_invisible_characters_are_refused() {
     let dir = tempfile::tempdir().unwrap();
