@@ -189,6 +189,10 @@ impl Memoir {
                         Mode::Tiered => TreeInventory::from_index(&index, ns),
                     };
                     meta.model = Some(model.describe());
+                    // Everything the model is shown and the answer is built from is in the
+                    // index, in memory: a server's held store is let go while the model
+                    // thinks, so other processes can write meanwhile.
+                    self.release();
                     match picker::pick(model.as_ref(), m, &req.query, &inv, req.limit) {
                         Ok(p) => {
                             meta.mode = mode;

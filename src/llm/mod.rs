@@ -9,7 +9,8 @@
 pub mod reply;
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -350,57 +351,178 @@ struct CommandLlm {
     timeout: Duration,
 }
 
+/// Most bytes of an answer (or of the error output kept) read from the command.
+const COMMAND_OUTPUT_LIMIT: usize = 8 << 20;
+
+/// After the command exited, how long a helper it left behind may keep its output open
+/// before the helper is killed and the answer taken as it stands.
+const COMMAND_EXIT_GRACE: Duration = Duration::from_millis(200);
+
+/// Reads `from` on a thread, sending what it reads in chunks (at most `limit` bytes in all,
+/// the rest read and dropped); the channel closes at the end of the stream.
+fn pipe_reader(mut from: impl Read + Send + 'static, limit: usize) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 << 10];
+        let mut sent = 0usize;
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let keep = n.min(limit - sent);
+                    sent += keep;
+                    if keep > 0 && tx.send(buf[..keep].to_vec()).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+    });
+    rx
+}
+
+/// Everything sent on `rx` until it closes or `until` passes; whether it closed.
+fn drain(rx: &mpsc::Receiver<Vec<u8>>, out: &mut Vec<u8>, until: Instant) -> bool {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(chunk) => out.extend_from_slice(&chunk),
+            Err(mpsc::RecvTimeoutError::Timeout) => return false,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return true,
+        }
+    }
+}
+
+/// A command started in its own process group, so that it and every helper it starts can be
+/// killed together.
+struct Group {
+    child: Child,
+    /// The leader's exit status, once it was seen.
+    status: Option<std::process::ExitStatus>,
+}
+
+impl Group {
+    /// Whether the command (the group's leader) has exited.
+    fn leader_exited(&mut self) -> bool {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status.is_some()
+    }
+
+    /// Kills every process left in the group (the leader too, if it still runs), then reaps
+    /// the leader: its exit status. A group id is not reused while any process of the group
+    /// lives, so after the leader was reaped the signal reaches its helpers or no one.
+    fn finish(mut self) -> std::io::Result<std::process::ExitStatus> {
+        #[cfg(unix)]
+        kill_group(self.child.id());
+        if let Some(s) = self.status {
+            return Ok(s);
+        }
+        let _ = self.child.kill();
+        self.child.wait()
+    }
+}
+
+/// Sends SIGKILL to the process group `pgid`.
+#[cfg(unix)]
+fn kill_group(pgid: u32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        if pgid > 1 {
+            // SAFETY: killpg(2) takes plain integers and touches no memory of ours.
+            unsafe {
+                libc::killpg(pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
 impl Llm for CommandLlm {
+    /// Runs the command in its own process group with the prompt on stdin. The timeout bounds
+    /// the whole call: when it passes, the group is killed (helpers included) and reaped.
+    /// Once the command has exited, helpers it left holding its output get
+    /// [`COMMAND_EXIT_GRACE`] to finish, then the group is killed and the answer read so far
+    /// is used.
     fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
         let (prog, args) = self
             .argv
             .split_first()
             .ok_or_else(|| LlmError::Command("empty command".into()))?;
-        let mut child = Command::new(prog)
-            .args(args)
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let child = cmd
             .spawn()
             .map_err(|e| LlmError::Command(format!("cannot start {prog}: {e}")))?;
+        let mut group = Group {
+            child,
+            status: None,
+        };
         let input = if system.is_empty() {
             prompt.to_string()
         } else {
             format!("{system}\n\n{prompt}")
         };
-        let (Some(mut stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+        let pipes = (
+            group.child.stdin.take(),
+            group.child.stdout.take(),
+            group.child.stderr.take(),
+        );
+        let (Some(mut stdin), Some(stdout), Some(stderr)) = pipes else {
+            let _ = group.finish();
             return Err(LlmError::Command(format!("{prog}: no pipe to the child")));
         };
-        let writer = std::thread::spawn(move || {
+        // The writer ends when the prompt is written or the pipe breaks (the group killed).
+        std::thread::spawn(move || {
             let _ = stdin.write_all(input.as_bytes());
         });
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let _ = stdout.read_to_end(&mut out);
-            out
-        });
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break s,
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+        let out_rx = pipe_reader(stdout, COMMAND_OUTPUT_LIMIT);
+        let err_rx = pipe_reader(stderr, 64 << 10);
+        let mut out = Vec::new();
+        let mut closed = false;
+        let mut exited_at: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            if exited_at.is_none() && group.leader_exited() {
+                exited_at = Some(now);
+            }
+            match exited_at {
+                Some(_) if closed => break,
+                Some(t) if now >= (t + COMMAND_EXIT_GRACE).min(deadline) => break,
+                _ if now >= deadline => {
+                    let _ = group.finish();
                     return Err(LlmError::Timeout(self.timeout));
                 }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(LlmError::Command(e.to_string())),
+                _ => {}
             }
-        };
-        let _ = writer.join();
-        let out = reader.join().unwrap_or_default();
+            let step = (now + Duration::from_millis(5)).min(deadline);
+            if closed {
+                std::thread::sleep(step.saturating_duration_since(now));
+            } else {
+                closed = drain(&out_rx, &mut out, step);
+            }
+        }
+        let status = group
+            .finish()
+            .map_err(|e| LlmError::Command(e.to_string()))?;
+        // The group is gone: what is left in the pipes comes at once.
+        let soon = Instant::now() + Duration::from_millis(100);
+        drain(&out_rx, &mut out, soon);
         if !status.success() {
-            let mut err = String::new();
-            if let Some(mut e) = child.stderr.take() {
-                let _ = e.read_to_string(&mut err);
-            }
+            let mut err = Vec::new();
+            drain(&err_rx, &mut err, soon);
+            let err = String::from_utf8_lossy(&err);
             return Err(LlmError::Command(format!(
                 "{prog} exited with {status}: {}",
                 err.trim().chars().take(300).collect::<String>()

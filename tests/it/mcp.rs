@@ -646,3 +646,65 @@ fn deep_revisions_are_refused_not_walked() {
     let g = s.ok("memoir_get", json!({"keys": ["a.b"]}));
     assert_eq!(g["items"][0]["found"], true);
 }
+
+/// A recall does not hold the store's LOCK while the model thinks: a CLI write made while a
+/// (slow) command model answers a `memoir_recall` goes through at once.
+#[test]
+fn a_cli_write_proceeds_while_the_model_of_a_recall_thinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let (code, out) = cli(
+        &store,
+        &["remember", "PostgreSQL 16", "-p", "infra.database"],
+    );
+    assert_eq!(code, 0, "{out}");
+    let asked = dir.path().join("asked");
+    let script = dir.path().join("slow-model.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cat >/dev/null\ntouch '{}'\nsleep 2\necho '{{\"keys\": [\"default:infra.database\"]}}'\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    let command = format!("sh {}", script.display());
+    let s = Server::start_env(&store, &[], &[("MEMOIR_LLM_COMMAND", command.as_str())]);
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while !asked.exists() {
+                assert!(t.elapsed().as_secs() < 20, "the model was never asked");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let out = cli(
+                &store,
+                &[
+                    "--lock-timeout",
+                    "0.5",
+                    "remember",
+                    "written while the model thinks",
+                    "-p",
+                    "cli.note",
+                ],
+            );
+            (out, Instant::now())
+        })
+    };
+    let r = s.ok("memoir_recall", json!({"query": "which database?"}));
+    let recalled = Instant::now();
+    let ((code, out), written) = writer.join().unwrap();
+    assert_eq!(code, 0, "the CLI write waited for the recall: {out}");
+    assert!(
+        written < recalled,
+        "the write finished only after the recall"
+    );
+    assert_eq!(r["metadata"]["mode"], "single", "{r}");
+    assert_eq!(r["memories"][0]["path"], "infra.database");
+    let g = s.ok("memoir_get", json!({"keys": ["cli.note"]}));
+    assert_eq!(
+        g["items"][0]["value"]["content"],
+        "written while the model thinks"
+    );
+}

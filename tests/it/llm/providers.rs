@@ -110,3 +110,63 @@ fn command_provider() {
         Err(LlmError::Timeout(_))
     ));
 }
+
+/// Processes whose command line contains `marker` (zombies have none), waiting up to 2 s for
+/// killed ones to go.
+pub(super) fn survivors(marker: &str) -> Vec<String> {
+    let started = std::time::Instant::now();
+    loop {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(marker) {
+                found.push(format!("{name}: {cmd}"));
+            }
+        }
+        if found.is_empty() || started.elapsed() > Duration::from_secs(2) {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A command that leaves a helper holding its output does not stretch the call past the
+/// timeout: the whole process group is killed and reaped, whether the command itself
+/// finished (its answer is used) or not (a timeout).
+#[test]
+fn command_provider_kills_helpers_holding_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    // The helpers' command line is `sh <script>`: the script's path marks them.
+    let answers = dir.path().join("answers-then-leaves-a-helper.sh");
+    std::fs::write(&answers, "(sleep 30; :) &\necho '{\"keys\": []}'\n").unwrap();
+    let hangs = dir.path().join("hangs-with-a-helper.sh");
+    std::fs::write(&hangs, "(sleep 30; :) &\nsleep 30\n").unwrap();
+    let mk = |p: &std::path::Path| {
+        provider(cfg(
+            ProviderKind::Command(vec!["sh".into(), p.display().to_string()]),
+            "",
+            1000,
+        ))
+    };
+    let t = std::time::Instant::now();
+    let out = mk(&answers).complete("", "p").unwrap();
+    assert_eq!(out.trim(), r#"{"keys": []}"#);
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    let left = survivors(&answers.display().to_string());
+    assert!(left.is_empty(), "{left:?}");
+    let t = std::time::Instant::now();
+    assert!(matches!(
+        mk(&hangs).complete("", "p"),
+        Err(LlmError::Timeout(_))
+    ));
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let left = survivors(&hangs.display().to_string());
+    assert!(left.is_empty(), "{left:?}");
+}

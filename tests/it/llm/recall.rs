@@ -268,3 +268,48 @@ fn cli_single_prompt_matches_a_plain_reading_of_the_store() {
         "the updated record is sampled whole"
     );
 }
+
+/// `MEMOIR_LLM_TIMEOUT` bounds a command model's whole call, even when the command leaves a
+/// helper holding its output: recall answers lexically within the timeout, says why, and no
+/// process of the command's group is left.
+#[test]
+fn cli_recall_command_model_with_a_stray_helper_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    assert_eq!(memoir(&store, &[], &["new", store.to_str().unwrap()]).0, 0);
+    let (code, v) = memoir(
+        &store,
+        &[],
+        &[
+            "remember",
+            "PostgreSQL 16 is the main database",
+            "-p",
+            "infra.database",
+        ],
+    );
+    assert_eq!(code, 0, "{v}");
+    let script = dir.path().join("model-with-a-stray-helper.sh");
+    std::fs::write(&script, "(sleep 30; :) &\nsleep 30\n").unwrap();
+    let command = format!("sh {}", script.display());
+    let env = [
+        ("MEMOIR_LLM_COMMAND", command.as_str()),
+        ("MEMOIR_LLM_TIMEOUT", "1"),
+    ];
+    let t = std::time::Instant::now();
+    let (code, v) = memoir(&store, &env, &["recall", "database"]);
+    let took = t.elapsed();
+    assert_eq!(code, 0, "{v}");
+    assert!(took < std::time::Duration::from_secs(4), "{took:?}");
+    assert_eq!(v["metadata"]["mode"], "lexical");
+    assert_eq!(v["metadata"]["fellback_from"], "single");
+    assert!(
+        v["metadata"]["fallback_reason"]
+            .as_str()
+            .unwrap()
+            .contains("timed out"),
+        "{v}"
+    );
+    assert_eq!(v["memories"][0]["path"], "infra.database");
+    let left = super::providers::survivors(&script.display().to_string());
+    assert!(left.is_empty(), "{left:?}");
+}

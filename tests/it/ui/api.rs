@@ -296,3 +296,56 @@ fn cli_writes_proceed_while_the_interface_is_open() {
     }
     assert!(!ui.stderr().contains("error"), "{}", ui.stderr());
 }
+
+/// `POST /api/recall` does not hold the store's LOCK while the model thinks: a CLI write made
+/// while a (slow) command model answers goes through at once.
+#[test]
+fn cli_writes_proceed_while_the_model_of_a_recall_thinks() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let asked = dir.path().join("asked");
+    let script = dir.path().join("slow-model.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cat >/dev/null\ntouch '{}'\nsleep 2\necho '{{\"keys\": [\"default:preferences.editor\"]}}'\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    let command = format!("sh {}", script.display());
+    let ui = Ui::start(&store, &[("MEMOIR_LLM_COMMAND", command.as_str())]);
+    let writer = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while !asked.exists() {
+                assert!(
+                    t.elapsed() < Duration::from_secs(20),
+                    "the model was never asked"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let out = cli_global(
+                &store,
+                &["--lock-timeout", "0.5"],
+                &["remember", "from an agent", "-p", "cli.during_recall"],
+            );
+            (out, Instant::now())
+        })
+    };
+    let (code, r) = ui.post("/api/recall", &json!({"query": "which editor?"}));
+    let recalled = Instant::now();
+    assert_eq!(code, 200, "{r}");
+    let ((code, out), written) = writer.join().unwrap();
+    assert_eq!(code, 0, "the CLI write waited for the recall: {out}");
+    assert!(
+        written < recalled,
+        "the write finished only after the recall"
+    );
+    assert_eq!(r["metadata"]["mode"], "single", "{r}");
+    assert_eq!(r["memories"][0]["path"], "preferences.editor");
+    let (code, got) = ui.get("/api/memory?key=cli.during_recall");
+    assert_eq!(code, 200, "{got}");
+    assert_eq!(got["items"][0]["value"]["content"], "from an agent");
+}
