@@ -130,17 +130,27 @@ impl Memoir {
 
     /// `forget --purge`: see [`Memoir::forget`]. The reported commit is the tip of the
     /// branch of `who` when it exists, else HEAD's commit, after the rewrite.
-    fn purge(&self, repo: Repo, key: &Key, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
-        if let Some(b) = &who.branch {
-            validate_branch_name(b)?;
-        }
-        let report = repo.purge(&key.encode())?;
+    /// What every purge does once history is rewritten: prunes the caches of what went,
+    /// and names the commit the writer's branch (else `HEAD`) now points at. Closes `repo`.
+    pub(crate) fn after_purge(
+        &self,
+        repo: Repo,
+        who: &WriteAs,
+    ) -> MemoirResult<(Vec<String>, crate::object::ObjectId)> {
         let notes = self.prune_caches(repo.store())?;
         let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
             Some(Ok(tip)) => tip,
             _ => repo.head_commit()?,
         };
-        drop(repo);
+        Ok((notes, tip))
+    }
+
+    fn purge(&self, repo: Repo, key: &Key, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
+        if let Some(b) = &who.branch {
+            validate_branch_name(b)?;
+        }
+        let report = repo.purge(&key.encode())?;
+        let (notes, tip) = self.after_purge(repo, who)?;
         let removed = report.gc.objects_removed;
         let message = if report.commits_with_key == 0 {
             format!(

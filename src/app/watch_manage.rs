@@ -282,12 +282,7 @@ impl Memoir {
             ranges.push(f.range()?);
         }
         let report = repo.purge_all(&keys, &ranges)?;
-        let notes = self.prune_caches(repo.store())?;
-        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
-            Some(Ok(tip)) => tip,
-            _ => repo.head_commit()?,
-        };
-        drop(repo);
+        let (notes, tip) = self.after_purge(repo, who)?;
         let removed = report.gc.objects_removed;
         Ok(WatchRemoveOutcome {
             success: true,

@@ -75,7 +75,7 @@ pub fn fsck(ctx: &Ctx, args: FsckArgs) -> Result<Report, CliError> {
     let s = &ctx.style;
     if let Some(rep) = &out.repair {
         r.lines.push(s.ok(&format!(
-            "Rebuilt the database: {} pack records indexed, {} refs restored from the ref log{}",
+            "Rebuilt the database: {} pack records indexed, {} refs restored{}",
             rep.objects_indexed,
             rep.refs_restored.len(),
             rep.old_database

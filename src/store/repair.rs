@@ -23,6 +23,7 @@ use super::lifecycle::{open_sled, DB_DIR};
 use super::lock;
 use super::pack_index::Entry;
 use super::packs::{pack_files, pack_name, Location, HEADER, PACKS_DIR, RECORD_HEAD};
+use super::sled_backend::salvage_refs;
 use super::{reflog, BackendKind, RawId, SledBackend, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
@@ -56,7 +57,8 @@ pub struct RepairReport {
     pub old_database: Option<String>,
     /// Pack records indexed.
     pub objects_indexed: u64,
-    /// The refs restored from the ref log.
+    /// The refs restored: each from the old database where it still held one whose object
+    /// was found, else from the ref log.
     pub refs_restored: Vec<String>,
     /// Packs holding bytes that are not whole records (a tail torn by a crash, damage):
     /// those bytes are stepped over, and the records after them are indexed.
@@ -73,8 +75,9 @@ impl Store {
     /// Rebuilds the database of the store in `path` (holding its LOCK) beside the old one:
     /// every record of every pack whose bytes pass `verify` is indexed (a torn or damaged
     /// stretch is stepped over, and the records after it are found by re-synchronising on
-    /// record boundaries), and every ref is set to the value its last ref-log entry gave it
-    /// whose object was found. The new database then replaces the old one, which is kept as
+    /// record boundaries), and every ref is set to the value the old database still holds
+    /// (when it can be read and names an object found), else to the value its last ref-log
+    /// entry gave it whose object was found. The new database then replaces the old one, which is kept as
     /// `db.damaged`. Returns the store, open, and what was done. Refuses, changing nothing, a
     /// store without a ref log (the refs could not be restored).
     pub fn repair(
@@ -119,8 +122,25 @@ impl Store {
             }));
         }
         let present: HashSet<RawId> = entries.iter().map(|(id, _)| *id).collect();
-        let (refs, rolled_back) = logged_refs(path, &present)?;
-        report.refs_rolled_back = rolled_back;
+        let (logged, rolled_back) = logged_refs(path, &present)?;
+        // The refs' home is the database: every ref it still holds whose object was found
+        // wins over the log, which a crash can leave one move behind. The log serves the
+        // refs a lost or unreadable database cannot give.
+        let usable =
+            |v: &Vec<u8>| <RawId>::try_from(&v[..]).map_or(true, |id| present.contains(&id));
+        let mut refs: BTreeMap<String, Vec<u8>> = logged.into_iter().collect();
+        let mut from_database = HashSet::new();
+        for (name, value) in salvage_refs(&path.join(DB_DIR)).unwrap_or_default() {
+            if usable(&value) {
+                from_database.insert(name.clone());
+                refs.insert(name, value);
+            }
+        }
+        report.refs_rolled_back = rolled_back
+            .into_iter()
+            .filter(|name| !from_database.contains(name))
+            .collect();
+        let refs: Refs = refs.into_iter().collect();
 
         let beside = path.join(REPAIR_DIR);
         remove_dir_if_present(&beside)?;

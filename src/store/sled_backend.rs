@@ -92,6 +92,27 @@ pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     }
 }
 
+/// The refs a database in directory `path` still holds, for a repair: `None` when it cannot
+/// be opened or read (whatever the reason, a panic in the engine included). Only the `refs`
+/// tree is read; the caller checks each value against the objects it found.
+pub(crate) fn salvage_refs(path: &Path) -> Option<Vec<(String, Vec<u8>)>> {
+    if !path.join(SledBackend::LOG_FILE).is_file() {
+        return None;
+    }
+    std::panic::catch_unwind(|| {
+        let db = open_engine(path, 1 << 20).ok()?;
+        let refs = db.open_tree(REFS_TREE).ok()?;
+        refs.iter()
+            .map(|e| {
+                let (k, v) = e.ok()?;
+                Some((String::from_utf8(k.to_vec()).ok()?, v.to_vec()))
+            })
+            .collect()
+    })
+    .ok()
+    .flatten()
+}
+
 /// Opens sled's database in directory `path` with a page cache of `cache_bytes`.
 fn open_engine(path: &Path, cache_bytes: u64) -> sled::Result<sled::Db> {
     sled::Config::new()

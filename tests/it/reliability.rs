@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::common::Lcg;
+
 fn memoir_waiting(store: &Path, lock_timeout: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
     c.env_clear()
@@ -161,19 +163,6 @@ fn sound_keys(store: &Path, it: usize) -> BTreeSet<String> {
         String::from_utf8_lossy(&fsck.stdout)
     );
     keys(store, None)
-}
-
-/// A small deterministic generator (no test randomness that cannot be replayed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
 }
 
 #[test]

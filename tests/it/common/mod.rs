@@ -351,3 +351,17 @@ pub fn put(repo: &memoir::repo::Repo, path: &str, content: &str) -> memoir::prol
         .unwrap();
     memoir::prolly::Edit::Put(memoir::key::Key::new("default", path).unwrap().encode(), v)
 }
+
+/// A small deterministic generator: randomized tests that can be replayed from their seed.
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// The next number below `n`.
+    pub fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}

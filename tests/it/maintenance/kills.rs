@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::caches::files_holding;
+use crate::common::Lcg;
 
 fn memoir(store: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_memoir"));
@@ -43,19 +44,6 @@ fn ok(store: &Path, args: &[&str]) -> Value {
     let (code, v) = json(store, args);
     assert_eq!(code, 0, "{args:?}: {v}");
     v
-}
-
-/// A small deterministic generator (kills that can be replayed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
 }
 
 /// The store right after a kill: sound (caches may be stale, never fatal), and search and

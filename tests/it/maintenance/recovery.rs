@@ -132,6 +132,33 @@ fn a_lost_database_is_damage_not_an_empty_store() {
     assert_clean(&s);
 }
 
+/// A ref move that reached the database but not the log (a crash between the two) is kept by
+/// a repair: the database, where it still reads, is the refs' home; the log only fills in.
+#[test]
+fn a_repair_keeps_a_move_the_log_missed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = new_store(dir.path());
+    remember(&s, "a.b.c", "first");
+    let log = fs::read_to_string(s.join("reflog")).unwrap();
+    remember(&s, "a.b.d", "second");
+    fs::write(s.join("reflog"), log).unwrap();
+    let v = ok(&s, &["fsck", "--repair"]);
+    assert_eq!(v["clean"], true, "{v}");
+    assert_eq!(
+        v["repair"]["refs_rolled_back"],
+        serde_json::json!([]),
+        "{v}"
+    );
+    assert!(content(&s, "a.b.c").contains("first"));
+    assert!(content(&s, "a.b.d").contains("second"));
+    // With the database lost too, the log is all there is: the branch is where it says.
+    fs::remove_dir_all(s.join("db")).unwrap();
+    let v = ok(&s, &["fsck", "--repair"]);
+    assert_eq!(v["clean"], true, "{v}");
+    assert!(content(&s, "a.b.c").contains("first"));
+    assert_eq!(run(&s, &["get", "a.b.d"]).0, 2);
+}
+
 /// Repairs keep only the most recent database they set aside.
 #[test]
 fn repairs_keep_one_set_aside_database() {

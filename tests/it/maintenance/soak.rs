@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::AUTHOR;
+use crate::common::{Lcg, AUTHOR};
 
 /// The binary the soak runs: a copy made at its start, so that a long soak is not disturbed
 /// by a rebuild of the original.
@@ -49,19 +49,6 @@ fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
         )
     });
     (o.status.code().unwrap_or(-1), v)
-}
-
-/// A small deterministic generator (runs that can be replayed).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
 }
 
 fn ok(store: &Path, args: &[&str]) -> Value {
