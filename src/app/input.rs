@@ -304,8 +304,8 @@ pub(crate) fn secret_refusal(kind: SecretKind, found: Found, line: Option<usize>
     };
     MemoirError::invalid(format!(
         "{at}refused: {what} a credential (rule {}: {}); memoir keeps every version forever, \
-         so it stores one only when explicitly allowed to; {nothing}. Remove it and store a \
-         description instead",
+         so it stores one only when explicitly allowed to (`--allow-secrets`; `allow_secrets` \
+         over MCP and in Python); {nothing}. Remove it and store a description instead",
         kind.rule(),
         kind.describe()
     ))

@@ -39,8 +39,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     req.lines = if args.file == "-" {
         read_import(std::io::stdin(), "stdin")?
     } else {
-        let file = std::fs::File::open(&args.file)
-            .map_err(|e| CliError::invalid(format!("cannot read {}: {e}", args.file)))?;
+        let file =
+            std::fs::File::open(&args.file).map_err(|e| CliError::input_file(&args.file, &e))?;
         read_import(file, &args.file)?
     };
     let show = stderr_is_terminal() && !ctx.quiet;

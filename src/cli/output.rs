@@ -31,6 +31,17 @@ impl CliError {
     pub fn invalid(message: impl Into<String>) -> Self {
         CliError::new(exit::ERROR, message)
     }
+
+    /// An input file (`what`, named in the message) that could not be opened: exit 2 when it
+    /// does not exist, as for every command that reads one, else exit 1.
+    pub fn input_file(what: &str, e: &std::io::Error) -> Self {
+        let code = if e.kind() == std::io::ErrorKind::NotFound {
+            exit::NOT_FOUND
+        } else {
+            exit::ERROR
+        };
+        CliError::new(code, format!("cannot read {what}: {e}"))
+    }
 }
 
 impl From<MemoirError> for CliError {

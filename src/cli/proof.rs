@@ -78,7 +78,7 @@ pub fn verify(ctx: &Ctx, args: VerifyArgs) -> Result<Report, CliError> {
     let text = match args.proof.strip_prefix('@') {
         Some(file) => {
             let f = std::fs::File::open(file)
-                .map_err(|e| CliError::invalid(format!("cannot read proof file {file}: {e}")))?;
+                .map_err(|e| CliError::input_file(&format!("proof file {file}"), &e))?;
             read_text(f, MAX_PROOF_TEXT_BYTES, &format!("proof file {file}"))?
         }
         None => args.proof,

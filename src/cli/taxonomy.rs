@@ -109,9 +109,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
                     "the taxonomy from stdin",
                 )?
             } else {
-                let f = std::fs::File::open(&file).map_err(|e| {
-                    CliError::invalid(format!("cannot read taxonomy file {file}: {e}"))
-                })?;
+                let f = std::fs::File::open(&file)
+                    .map_err(|e| CliError::input_file(&format!("taxonomy file {file}"), &e))?;
                 read_text(f, MAX_DOCUMENT_BYTES, &format!("taxonomy file {file}"))?
             };
             let out = ctx

@@ -59,6 +59,10 @@ fn refused(o: &Out, rule: &str, secret: &str) -> String {
     assert!(msg.contains("credential"), "{msg}");
     assert!(msg.contains(rule), "the rule {rule} is not named: {msg}");
     assert!(
+        msg.contains("--allow-secrets"),
+        "the way to store it anyway is not named: {msg}"
+    );
+    assert!(
         !msg.contains(secret),
         "the message repeats the secret: {msg}"
     );

@@ -233,7 +233,12 @@ fn broken_documents_and_unknown_categories_are_refused() {
     let e = v["error"].as_str().unwrap();
     assert!(e.contains("taxonomy: line 6: category id"), "{e}");
     let (code, v) = json(&store, &["taxonomy", "load", "/nonexistent/t.md"]);
-    assert_eq!(code, 1, "{v}");
+    assert_eq!(code, 2, "{v}");
+    // Every command that reads an input file says a missing one the same way.
+    let (code, v) = json(&store, &["verify", "a.b", "-p", "@/nonexistent/p.hex"]);
+    assert_eq!(code, 2, "{v}");
+    let (code, v) = json(&store, &["import", "/nonexistent/m.jsonl"]);
+    assert_eq!(code, 2, "{v}");
     let big = "x".repeat(70 << 10);
     let o = run(&store, &["--json", "taxonomy", "load", "-"], Some(&big));
     assert_eq!(o.code, 1);

@@ -377,7 +377,8 @@ fn export_import_round_trip_and_all_or_nothing() {
         rec["entries"],
         serde_json::json!([{"content": "old", "confidence": 0.4, "timestamp": 1000.5, "status": "active"}])
     );
-    assert_error(&b.run(true, &["import", "/nonexistent/file"]), 1);
+    // A missing input file is exit 2, as for every command that reads one.
+    assert_error(&b.run(true, &["import", "/nonexistent/file"]), 2);
 }
 
 #[test]
