@@ -49,6 +49,19 @@ pub struct PurgeCounts {
     pub bytes_removed: u64,
 }
 
+impl PurgeCounts {
+    /// The counts of a purge's `report`.
+    pub(crate) fn of(report: &crate::repo::PurgeReport) -> PurgeCounts {
+        PurgeCounts {
+            commits_with_key: report.commits_with_key,
+            commits_rewritten: report.commits_rewritten,
+            refs_moved: report.refs_moved,
+            objects_removed: report.gc.objects_removed,
+            bytes_removed: report.gc.bytes_removed,
+        }
+    }
+}
+
 /// What `forget` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ForgetOutcome {
@@ -174,13 +187,7 @@ impl Memoir {
             namespace: key.namespace().to_string(),
             commit_hash: tip.to_hex(),
             message,
-            purged: Some(PurgeCounts {
-                commits_with_key: report.commits_with_key,
-                commits_rewritten: report.commits_rewritten,
-                refs_moved: report.refs_moved,
-                objects_removed: removed,
-                bytes_removed: report.gc.bytes_removed,
-            }),
+            purged: Some(PurgeCounts::of(&report)),
             remotes_keep: crate::store::read_remotes(self.path())
                 .map(|r| r.into_keys().collect())
                 .unwrap_or_default(),

@@ -299,13 +299,7 @@ impl Memoir {
             slug: file.slug,
             removed: 0,
             commit_hash: tip.to_hex(),
-            purged: Some(PurgeCounts {
-                commits_with_key: report.commits_with_key,
-                commits_rewritten: report.commits_rewritten,
-                refs_moved: report.refs_moved,
-                objects_removed: removed,
-                bytes_removed: report.gc.bytes_removed,
-            }),
+            purged: Some(PurgeCounts::of(&report)),
             notes,
         })
     }

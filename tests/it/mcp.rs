@@ -7,7 +7,9 @@ use std::time::Instant;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Map, Value};
 
-use crate::common::{cli, memoir, new_store, sorted, text_of, Session as Server};
+use crate::common::{
+    cli, memoir, new_store, remember_once_asked, slow_model, sorted, text_of, Session as Server,
+};
 
 impl Server {
     /// `memoir -q mcp --store STORE <extra>` on stdio.
@@ -658,40 +660,9 @@ fn a_cli_write_proceeds_while_the_model_of_a_recall_thinks() {
         &["remember", "PostgreSQL 16", "-p", "infra.database"],
     );
     assert_eq!(code, 0, "{out}");
-    let asked = dir.path().join("asked");
-    let script = dir.path().join("slow-model.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "cat >/dev/null\ntouch '{}'\nsleep 2\necho '{{\"keys\": [\"default:infra.database\"]}}'\n",
-            asked.display()
-        ),
-    )
-    .unwrap();
-    let command = format!("sh {}", script.display());
+    let (command, asked) = slow_model(dir.path(), "default:infra.database");
     let s = Server::start_env(&store, &[], &[("MEMOIR_LLM_COMMAND", command.as_str())]);
-    let writer = {
-        let store = store.clone();
-        std::thread::spawn(move || {
-            let t = Instant::now();
-            while !asked.exists() {
-                assert!(t.elapsed().as_secs() < 20, "the model was never asked");
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            let out = cli(
-                &store,
-                &[
-                    "--lock-timeout",
-                    "0.5",
-                    "remember",
-                    "written while the model thinks",
-                    "-p",
-                    "cli.note",
-                ],
-            );
-            (out, Instant::now())
-        })
-    };
+    let writer = remember_once_asked(&store, asked, "written while the model thinks", "cli.note");
     let r = s.ok("memoir_recall", json!({"query": "which database?"}));
     let recalled = Instant::now();
     let ((code, out), written) = writer.join().unwrap();

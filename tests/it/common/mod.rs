@@ -365,3 +365,43 @@ impl Lcg {
         (self.0 >> 33) % n
     }
 }
+
+/// A command model (for `MEMOIR_LLM_COMMAND`) that touches `dir/asked` when it is asked, thinks
+/// for 2 s, then picks `key`: the command and the path it touches.
+pub fn slow_model(dir: &Path, key: &str) -> (String, PathBuf) {
+    let asked = dir.join("asked");
+    let script = dir.join("slow-model.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "cat >/dev/null\ntouch '{}'\nsleep 2\necho '{{\"keys\": [\"{key}\"]}}'\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    (format!("sh {}", script.display()), asked)
+}
+
+/// Once `asked` exists (the model is thinking), remembers `text` at `path` in `store` through
+/// the CLI, waiting at most 0.5 s for the LOCK: its exit code and JSON, and when it finished.
+pub fn remember_once_asked(
+    store: &Path,
+    asked: PathBuf,
+    text: &'static str,
+    path: &'static str,
+) -> std::thread::JoinHandle<((i32, Value), std::time::Instant)> {
+    let store = store.to_path_buf();
+    std::thread::spawn(move || {
+        let t = std::time::Instant::now();
+        while !asked.exists() {
+            assert!(t.elapsed().as_secs() < 20, "the model was never asked");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let out = cli_with(
+            &store,
+            &["--lock-timeout", "0.5"],
+            &["remember", text, "-p", path],
+        );
+        (out, std::time::Instant::now())
+    })
+}

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{cli_at, cli_global, seeded, Ui, T0};
+use crate::common::{remember_once_asked, slow_model};
 
 /// `v` without the members that measure time.
 fn untimed(mut v: Value) -> Value {
@@ -303,37 +304,9 @@ fn cli_writes_proceed_while_the_interface_is_open() {
 fn cli_writes_proceed_while_the_model_of_a_recall_thinks() {
     let dir = tempfile::tempdir().unwrap();
     let store = seeded(dir.path());
-    let asked = dir.path().join("asked");
-    let script = dir.path().join("slow-model.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "cat >/dev/null\ntouch '{}'\nsleep 2\necho '{{\"keys\": [\"default:preferences.editor\"]}}'\n",
-            asked.display()
-        ),
-    )
-    .unwrap();
-    let command = format!("sh {}", script.display());
+    let (command, asked) = slow_model(dir.path(), "default:preferences.editor");
     let ui = Ui::start(&store, &[("MEMOIR_LLM_COMMAND", command.as_str())]);
-    let writer = {
-        let store = store.clone();
-        std::thread::spawn(move || {
-            let t = Instant::now();
-            while !asked.exists() {
-                assert!(
-                    t.elapsed() < Duration::from_secs(20),
-                    "the model was never asked"
-                );
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            let out = cli_global(
-                &store,
-                &["--lock-timeout", "0.5"],
-                &["remember", "from an agent", "-p", "cli.during_recall"],
-            );
-            (out, Instant::now())
-        })
-    };
+    let writer = remember_once_asked(&store, asked, "from an agent", "cli.during_recall");
     let (code, r) = ui.post("/api/recall", &json!({"query": "which editor?"}));
     let recalled = Instant::now();
     assert_eq!(code, 200, "{r}");
