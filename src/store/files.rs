@@ -29,6 +29,15 @@ pub(crate) fn sync_dir(dir: &Path) -> StoreResult<()> {
     Ok(())
 }
 
+/// Removes directory `dir` and everything in it, if it is there.
+pub(crate) fn remove_dir_if_present(dir: &Path) -> StoreResult<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err(dir)(e)),
+    }
+}
+
 /// Temporary files made so far by this process, so that no two writers (threads or
 /// processes) ever share a temporary name.
 static TEMPS: AtomicU64 = AtomicU64::new(0);

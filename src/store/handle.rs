@@ -364,15 +364,12 @@ impl RefStore for Store {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
-        self.writable()?;
-        self.inner.head.before_ref_change()?;
-        let moved = self.backend().cas_ref(name, expected, new)?;
-        if moved.is_ok() {
-            if let Some(log) = &self.inner.reflog {
-                log.append(name, expected, new);
-            }
-        }
-        Ok(moved)
+        let one = [RefMove {
+            name,
+            expected,
+            new,
+        }];
+        self.moving(&one, |b| b.cas_ref(name, expected, new))
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
@@ -380,14 +377,25 @@ impl RefStore for Store {
     }
 
     fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
+        self.moving(moves, |b| b.cas_refs(moves))
+    }
+}
+
+impl Store {
+    /// Makes the ref `moves` with `make` (one compare-and-swap, or one transaction), on a
+    /// writable handle, voiding the resting head first and queueing the moves for the ref log
+    /// when they were made.
+    fn moving<E>(
+        &self,
+        moves: &[RefMove<'_>],
+        make: impl FnOnce(&dyn Backend) -> StoreResult<Result<(), E>>,
+    ) -> StoreResult<Result<(), E>> {
         self.writable()?;
         self.inner.head.before_ref_change()?;
-        let moved = self.backend().cas_refs(moves)?;
-        if moved.is_ok() {
-            if let Some(log) = &self.inner.reflog {
-                for m in moves {
-                    log.append(m.name, m.expected, m.new);
-                }
+        let moved = make(self.backend())?;
+        if let (Ok(()), Some(log)) = (&moved, &self.inner.reflog) {
+            for m in moves {
+                log.append(m.name, m.expected, m.new);
             }
         }
         Ok(moved)

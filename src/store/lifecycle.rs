@@ -91,6 +91,40 @@ pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBack
     })
 }
 
+/// A store's database is never new: `create` flushed it before writing FORMAT. A database
+/// directory that is gone, or whose log is gone or empty, lost its files: damage (exit 5,
+/// naming the repair), never a store without history.
+pub(super) fn require_log(path: &Path) -> StoreResult<()> {
+    let damaged = |detail: String| StoreError::EngineDamaged {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if !path.join(DB_DIR).is_dir() {
+        return Err(damaged(format!(
+            "{FORMAT_FILE} file present but no {DB_DIR}/ directory"
+        )));
+    }
+    if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
+        return Err(damaged(format!(
+            "its log file {DB_DIR}/{} is missing or empty",
+            SledBackend::LOG_FILE
+        )));
+    }
+    Ok(())
+}
+
+/// `backend`, the database of the store in `path`, unless sled found nothing to recover
+/// when it opened it (its files were lost: see [`require_log`]).
+pub(super) fn require_recovered(path: &Path, backend: SledBackend) -> StoreResult<SledBackend> {
+    if backend.was_recovered() {
+        return Ok(backend);
+    }
+    Err(StoreError::EngineDamaged {
+        path: path.to_path_buf(),
+        detail: "it holds no database (its files are missing)".into(),
+    })
+}
+
 /// What `create` made so far, so that a failed create can remove exactly that.
 #[derive(Default)]
 struct Created {
@@ -304,12 +338,7 @@ impl Store {
         repair::settle(path)?;
 
         // Checked under the lock, so no concurrent `create` or repair is half done.
-        if !path.join(DB_DIR).is_dir() {
-            return Err(StoreError::EngineDamaged {
-                path: path.to_path_buf(),
-                detail: format!("{FORMAT_FILE} file present but no {DB_DIR}/ directory"),
-            });
-        }
+        require_log(path)?;
         if version != LEGACY_FORMAT_VERSION && !path.join(PACKS_DIR).is_dir() {
             return Err(not_a_store(
                 path,
@@ -321,21 +350,7 @@ impl Store {
                 if version != FORMAT_VERSION {
                     upgrade::rebuild(path, opts)?;
                 }
-                // A store's database is never new: `create` flushed it before writing
-                // FORMAT. A log that is gone or empty, or a database sled had nothing to
-                // recover from, means its files were lost: damage, never "no history".
-                let lost = |detail: &str| StoreError::EngineDamaged {
-                    path: path.to_path_buf(),
-                    detail: detail.to_string(),
-                };
-                if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
-                    return Err(lost("its log file db/db is missing or empty"));
-                }
-                let backend = open_sled(path, opts)?;
-                if !backend.was_recovered() {
-                    return Err(lost("it holds no database (its files are missing)"));
-                }
-                Engine::Sled(backend)
+                Engine::Sled(require_recovered(path, open_sled(path, opts)?)?)
             }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {

@@ -97,24 +97,23 @@ pub(crate) struct Packs {
 
 /// Cuts every pack of directory `dir` back to what the last flush made durable: pack
 /// `end.0` to `end.1` bytes, later packs to their magic. Each cut file is synced.
-fn cut_unflushed(dir: &Path, end: (u32, u64)) -> StoreResult<()> {
-    for no in list(dir)? {
-        let keep = match no.cmp(&end.0) {
-            std::cmp::Ordering::Less => continue,
-            std::cmp::Ordering::Equal => end.1.max(HEADER),
-            std::cmp::Ordering::Greater => HEADER,
+/// `numbers` are the packs present, ascending. A pack is opened only when it must be cut.
+fn cut_unflushed(dir: &Path, numbers: &[u32], end: (u32, u64)) -> StoreResult<()> {
+    for &no in numbers.iter().filter(|&&no| no >= end.0) {
+        let keep = if no == end.0 {
+            end.1.max(HEADER)
+        } else {
+            HEADER
         };
         let path = dir.join(pack_name(no));
-        let file = fs::OpenOptions::new()
+        if fs::metadata(&path).map_err(io_err(&path))?.len() <= keep {
+            continue;
+        }
+        fs::OpenOptions::new()
             .write(true)
             .open(&path)
+            .and_then(|file| file.set_len(keep).and_then(|()| file.sync_all()))
             .map_err(io_err(&path))?;
-        let len = file.metadata().map_err(io_err(&path))?.len();
-        if len > keep {
-            file.set_len(keep)
-                .and_then(|()| file.sync_all())
-                .map_err(io_err(&path))?;
-        }
     }
     Ok(())
 }
@@ -258,10 +257,11 @@ impl Packs {
             }
         }
         let mut unsynced = Unsynced::default();
+        let numbers = list(dir)?;
         if let Some(end) = durable {
-            cut_unflushed(dir, end)?;
+            cut_unflushed(dir, &numbers, end)?;
         }
-        let (no, file, len) = match list(dir)?.last() {
+        let (no, file, len) = match numbers.last() {
             Some(&no) => {
                 let path = dir.join(pack_name(no));
                 let file = fs::OpenOptions::new()

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::files::io_err;
 use super::format_file::FORMAT_VERSION;
 use super::handle::Engine;
-use super::lifecycle::{log_path, DB_DIR};
+use super::lifecycle::{require_log, require_recovered, DB_DIR};
 use super::packs::PACKS_DIR;
 use super::{OpenOptions, SledBackend, Store, StoreError, StoreResult};
 
@@ -57,27 +57,17 @@ impl Store {
             // An older store is upgraded by its first open with write access.
             return Err(StoreError::ReadOnly);
         }
-        let damaged = |detail: &str| StoreError::EngineDamaged {
-            path: path.to_path_buf(),
-            detail: detail.to_string(),
-        };
-        let db = path.join(DB_DIR);
-        if !db.is_dir() {
-            return Err(damaged("FORMAT file present but no db/ directory"));
-        }
-        if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
-            return Err(damaged("its log file db/db is missing or empty"));
-        }
+        require_log(path)?;
         let scratch = make_scratch(scratch_root)?;
-        copy_database(&db, &scratch.0)?;
+        copy_database(&path.join(DB_DIR), &scratch.0)?;
         let backend =
             SledBackend::open_read_only(&scratch.0, &path.join(PACKS_DIR), opts.cache_bytes)?
-                .ok_or_else(|| damaged("its copy is held by another handle"))?;
-        if !backend.was_recovered() {
-            return Err(damaged("it holds no database (its files are missing)"));
-        }
+                .ok_or_else(|| StoreError::EngineDamaged {
+                    path: path.to_path_buf(),
+                    detail: "its copy is held by another handle".into(),
+                })?;
         Ok(Store::read_only_parts(
-            Engine::Sled(backend),
+            Engine::Sled(require_recovered(path, backend)?),
             path.to_path_buf(),
             scratch,
         ))

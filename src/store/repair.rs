@@ -16,7 +16,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::files::{io_err, sync_dir};
+use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::read_format;
 use super::handle::Engine;
 use super::lifecycle::{open_sled, DB_DIR};
@@ -126,12 +126,10 @@ impl Store {
         // The refs' home is the database: every ref it still holds whose object was found
         // wins over the log, which a crash can leave one move behind. The log serves the
         // refs a lost or unreadable database cannot give.
-        let usable =
-            |v: &Vec<u8>| <RawId>::try_from(&v[..]).map_or(true, |id| present.contains(&id));
         let mut refs: BTreeMap<String, Vec<u8>> = logged.into_iter().collect();
         let mut from_database = HashSet::new();
         for (name, value) in salvage_refs(&path.join(DB_DIR)).unwrap_or_default() {
-            if usable(&value) {
+            if found(&value, &present) {
                 from_database.insert(name.clone());
                 refs.insert(name, value);
             }
@@ -221,13 +219,10 @@ fn swap_in(path: &Path) -> StoreResult<Option<String>> {
     Ok(aside)
 }
 
-/// Removes directory `dir` and everything in it, if it is there.
-fn remove_dir_if_present(dir: &Path) -> StoreResult<()> {
-    match fs::remove_dir_all(dir) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_err(dir)(e)),
-    }
+/// Whether a ref's `value` can be kept: it is not an id (an attached `HEAD`), or it names an
+/// object in `present`.
+fn found(value: &[u8], present: &HashSet<RawId>) -> bool {
+    <RawId>::try_from(value).map_or(true, |id| present.contains(&id))
 }
 
 /// The refs the ref log of the store in `path` leaves, each at the most recent value whose
@@ -240,16 +235,12 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
         let value = e.new_value();
         history.entry(e.name).or_default().push(value);
     }
-    let usable = |v: &Vec<u8>| match <RawId>::try_from(&v[..]) {
-        Ok(id) => present.contains(&id),
-        Err(_) => true,
-    };
     let mut refs = Vec::new();
     let mut rolled_back = Vec::new();
     for (name, values) in history {
         let Some(last) = values.last() else { continue };
         let Some(last) = last else { continue }; // deleted
-        if usable(last) {
+        if found(last, present) {
             refs.push((name, last.clone()));
             continue;
         }
@@ -258,7 +249,7 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
         for value in values.iter().rev().skip(1) {
             match value {
                 None => break,
-                Some(v) if usable(v) => {
+                Some(v) if found(v, present) => {
                     refs.push((name, v.clone()));
                     break;
                 }

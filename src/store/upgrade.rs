@@ -18,10 +18,9 @@
 //! whole in the new one, and an older build never sees a database it cannot read.
 
 use std::fs;
-use std::io;
 use std::path::Path;
 
-use super::files::{io_err, sync_dir};
+use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::{write_format, FORMAT_VERSION};
 use super::lifecycle::DB_DIR;
 use super::packs::PACKS_DIR;
@@ -37,15 +36,6 @@ fn exists(p: &Path) -> bool {
     p.symlink_metadata().is_ok()
 }
 
-/// Removes directory `p` and everything in it, if present.
-fn remove_dir(p: &Path) -> StoreResult<()> {
-    match fs::remove_dir_all(p) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(io_err(p)(e)),
-    }
-}
-
 /// Finishes or undoes an upgrade of the store at `path` (FORMAT version `version`) that a
 /// crash cut short; a no-op when none was under way. The caller holds the LOCK.
 pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
@@ -56,15 +46,15 @@ pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
     );
     let mut changed = false;
     if exists(&new) {
-        remove_dir(&new)?;
+        remove_dir_if_present(&new)?;
         changed = true;
     }
     if exists(&old) {
         if version != FORMAT_VERSION {
-            remove_dir(&db)?;
+            remove_dir_if_present(&db)?;
             fs::rename(&old, &db).map_err(io_err(&old))?;
         } else {
-            remove_dir(&old)?;
+            remove_dir_if_present(&old)?;
         }
         changed = true;
     }
@@ -98,6 +88,6 @@ pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     fs::rename(&new, &db).map_err(io_err(&new))?;
     sync_dir(path)?;
     write_format(path)?;
-    remove_dir(&old)?;
+    remove_dir_if_present(&old)?;
     sync_dir(path)
 }

@@ -8,7 +8,8 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Map, Value};
 
 use crate::common::{
-    cli, memoir, new_store, remember_once_asked, slow_model, sorted, text_of, Session as Server,
+    cli, memoir, new_store, remember_once_asked, slow_model, sorted, text_of, wrote_before,
+    Session as Server,
 };
 
 impl Server {
@@ -665,12 +666,7 @@ fn a_cli_write_proceeds_while_the_model_of_a_recall_thinks() {
     let writer = remember_once_asked(&store, asked, "written while the model thinks", "cli.note");
     let r = s.ok("memoir_recall", json!({"query": "which database?"}));
     let recalled = Instant::now();
-    let ((code, out), written) = writer.join().unwrap();
-    assert_eq!(code, 0, "the CLI write waited for the recall: {out}");
-    assert!(
-        written < recalled,
-        "the write finished only after the recall"
-    );
+    wrote_before(writer, recalled);
     assert_eq!(r["metadata"]["mode"], "single", "{r}");
     assert_eq!(r["memories"][0]["path"], "infra.database");
     let g = s.ok("memoir_get", json!({"keys": ["cli.note"]}));

@@ -405,3 +405,17 @@ pub fn remember_once_asked(
         (out, std::time::Instant::now())
     })
 }
+
+/// The write of [`remember_once_asked`] succeeded, and finished before `recalled`: it did not
+/// wait for the recall whose model was thinking.
+pub fn wrote_before(
+    writer: std::thread::JoinHandle<((i32, Value), std::time::Instant)>,
+    recalled: std::time::Instant,
+) {
+    let ((code, out), written) = writer.join().unwrap();
+    assert_eq!(code, 0, "the CLI write waited for the recall: {out}");
+    assert!(
+        written < recalled,
+        "the write finished only after the recall"
+    );
+}

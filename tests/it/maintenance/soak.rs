@@ -102,6 +102,17 @@ fn killed_commands_lose_nothing_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("memoir");
     fs::copy(env!("CARGO_BIN_EXE_memoir"), &copy).unwrap();
+    // A child another test thread forks while the copy is being written inherits the
+    // writing descriptor for a moment, and the copy cannot be run until it execs
+    // ("text file busy"): wait that out.
+    let started = Instant::now();
+    while let Err(e) = Command::new(&copy).arg("--version").output() {
+        assert!(
+            e.kind() == std::io::ErrorKind::ExecutableFileBusy && started.elapsed().as_secs() < 10,
+            "cannot run the copy of the binary: {e}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     BINARY.set(copy).unwrap();
     let store = dir.path().join("s");
     let o = memoir().arg("new").arg(&store).output().unwrap();

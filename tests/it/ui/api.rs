@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::{cli_at, cli_global, seeded, Ui, T0};
-use crate::common::{remember_once_asked, slow_model};
+use crate::common::{remember_once_asked, slow_model, wrote_before};
 
 /// `v` without the members that measure time.
 fn untimed(mut v: Value) -> Value {
@@ -310,12 +310,7 @@ fn cli_writes_proceed_while_the_model_of_a_recall_thinks() {
     let (code, r) = ui.post("/api/recall", &json!({"query": "which editor?"}));
     let recalled = Instant::now();
     assert_eq!(code, 200, "{r}");
-    let ((code, out), written) = writer.join().unwrap();
-    assert_eq!(code, 0, "the CLI write waited for the recall: {out}");
-    assert!(
-        written < recalled,
-        "the write finished only after the recall"
-    );
+    wrote_before(writer, recalled);
     assert_eq!(r["metadata"]["mode"], "single", "{r}");
     assert_eq!(r["memories"][0]["path"], "preferences.editor");
     let (code, got) = ui.get("/api/memory?key=cli.during_recall");
