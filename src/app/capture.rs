@@ -35,10 +35,8 @@ use crate::recall::{sync_loaded, LexicalIndex, Tokenizer};
 
 use super::input::{refuse_secrets, refuse_secrets_in_key};
 use super::taxonomy::{indexed_taxonomy, refuse_taxonomy_namespace, stored_taxonomy};
-use super::{
-    commit_to, round_ms, write_target, LlmPrompt, Memoir, MemoirError, MemoirResult, Outcome,
-    ReadPoint, WriteAs,
-};
+use super::transaction::CreatedBranch;
+use super::{round_ms, LlmPrompt, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs};
 
 /// The confidence recorded on a captured fact: a model's reading of a conversation, below
 /// what a memory stored with an explicit path gets (1.0).
@@ -136,9 +134,20 @@ pub struct CaptureOutcome {
     /// The branch written to.
     #[serde(skip)]
     pub branch: String,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
 }
 
-impl Outcome for CaptureOutcome {}
+impl Outcome for CaptureOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+}
 
 /// The existing paths of `namespace` a lexical index reflects, grouped by their first three
 /// segments (a shorter key is its own group), with counts, in key order: what
@@ -184,10 +193,9 @@ impl Memoir {
         let (stored_one, existing) = if let Some(read) = from_index {
             read
         } else {
-            let repo = self.open_repo()?;
-            let target = write_target(&repo, who.branch.as_deref())?;
-            let root = repo.root_of(&target.base)?;
-            let t = stored_taxonomy(&repo, &root)?;
+            let tx = self.start_transaction(who)?;
+            let (repo, root) = (tx.repo(), tx.root());
+            let t = stored_taxonomy(repo, &root)?;
             (t, existing_prefixes(repo.tree(), &root, &ns)?)
         };
         self.release();
@@ -255,15 +263,19 @@ impl Memoir {
                 reply,
             }],
             branch: String::new(),
+            branch_created: None,
         };
         if facts.is_empty() {
             return Ok(self.finish(out, &timer, t_model, t_model));
         }
 
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
-        out.branch = target.branch.clone();
+        let who = WriteAs {
+            source: Some(CAPTURE_SOURCE.to_string()),
+            ..who.clone()
+        };
+        let tx = self.start_transaction(&who)?;
+        let (repo, root) = (tx.repo(), tx.root());
+        out.branch = tx.branch().to_string();
         let (mut index, _, _) =
             sync_loaded(index, self.path(), repo.tree(), repo.objects(), &root)?;
         let tok = Tokenizer::default();
@@ -291,10 +303,6 @@ impl Memoir {
         let t_check = timer.ms();
 
         // The records as they will be: facts at one key go in as entries in reply order.
-        let who = WriteAs {
-            source: Some(CAPTURE_SOURCE.to_string()),
-            ..who.clone()
-        };
         let now = self.clock().now();
         let mut records: BTreeMap<Key, Record> = BTreeMap::new();
         for (key, content, _) in &kept {
@@ -335,16 +343,17 @@ impl Memoir {
             }
             let paths: Vec<&str> = kept.iter().map(|(k, _, _)| k.path()).collect();
             let message = format!("Capture {} in {ns}", paths.join(", "));
-            let (id, date) = commit_to(&repo, &target, edits, &self.signature(&who), &message)?;
+            let (committed, repo) = tx.finish_keeping_repo(edits, &message)?;
+            let id = committed.id;
             out.commit_hash = Some(id.to_hex());
-            out.commit_date = Some(date);
+            out.commit_date = Some(committed.date);
+            out.branch_created = committed.created.clone();
             // The index follows the commit, so the next capture (or search) finds the store at
             // rest; a cache that cannot be brought along is rebuilt when next needed.
             if let Ok(new_root) = repo.root_of(&id) {
                 let _ = sync_loaded(index, self.path(), repo.tree(), repo.objects(), &new_root);
             }
         }
-        drop(repo);
         Ok(self.finish(out, &timer, t_model, t_check))
     }
 

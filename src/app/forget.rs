@@ -11,7 +11,8 @@ use crate::repo::revision::validate_branch_name;
 use crate::repo::Repo;
 
 use super::input::NamedKey;
-use super::{commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
+use super::transaction::CreatedBranch;
+use super::{Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// What to forget.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -82,6 +83,13 @@ pub struct ForgetOutcome {
     /// content included, until `push --force` and `gc --remote` (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub remotes_keep: Vec<String>,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// The key as `ns:path`.
     #[serde(skip)]
     pub full_key: String,
@@ -93,7 +101,11 @@ pub struct ForgetOutcome {
     pub notes: Vec<String>,
 }
 
-impl Outcome for ForgetOutcome {}
+impl Outcome for ForgetOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+}
 
 impl Memoir {
     /// Removes the memory at `req.key` on the branch of `who` in a new commit; a key missing
@@ -105,28 +117,21 @@ impl Memoir {
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
         who.check()?;
         let named = NamedKey::parse(&req.key, req.namespace.as_deref())?;
-        let repo = self.open_repo()?;
         if req.purge {
-            return self.purge(repo, &named.into_spelled()?, who);
+            return self.purge(self.open_repo()?, &named.into_spelled()?, who);
         }
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
-        let (key, id) = named.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
+        let tx = self.start_transaction(who)?;
+        let root = tx.root();
+        let (key, id) = named.resolve(|k| Ok(tx.repo().tree().get(&root, &k.encode())?))?;
         if id.is_none() {
             return Err(MemoirError::not_found(format!(
                 "memory '{key}' not found on {}; nothing to forget",
-                target.branch
+                tx.branch()
             )));
         }
         let message = format!("Delete {} from {}", key.path(), key.namespace());
-        let (id, _) = commit_to(
-            &repo,
-            &target,
-            vec![Edit::Delete(key.encode())],
-            &self.signature(who),
-            &message,
-        )?;
-        drop(repo);
+        let committed = tx.finish(vec![Edit::Delete(key.encode())], &message)?;
+        let id = committed.id;
         Ok(ForgetOutcome {
             success: true,
             key: key.path().to_string(),
@@ -135,6 +140,7 @@ impl Memoir {
             message,
             purged: None,
             remotes_keep: Vec::new(),
+            branch_created: committed.created.clone(),
             full_key: key.to_string(),
             commit: id,
             notes: Vec::new(),
@@ -191,6 +197,7 @@ impl Memoir {
             remotes_keep: crate::store::read_remotes(self.path())
                 .map(|r| r.into_keys().collect())
                 .unwrap_or_default(),
+            branch_created: None,
             full_key: key.to_string(),
             commit: tip,
             notes,

@@ -38,6 +38,7 @@ mod stats;
 mod status;
 mod summarize;
 mod taxonomy;
+mod transaction;
 mod transfer;
 mod tree;
 mod watch;
@@ -52,8 +53,6 @@ use serde::Serialize;
 use crate::llm::{provider, Llm, ProviderConfig};
 use crate::memory::FacetCap;
 use crate::object::ObjectId;
-use crate::prolly::Edit;
-use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
 use crate::repo::{Head, Repo, RepoError, SharedCaches, Signature};
 use crate::store::{OpenOptions, Store};
 
@@ -103,6 +102,7 @@ pub use remote_sync::{
 };
 pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
+pub use transaction::CreatedBranch;
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
 pub use tree::{TreeChild, TreeOutcome, TreeRequest, TREE_DEFAULT_LIMIT, TREE_MAX_LIMIT};
 
@@ -288,6 +288,12 @@ pub trait Outcome: Serialize {
         None
     }
 
+    /// The branch this write created (`--branch` naming a missing one), which the command
+    /// line says on stderr.
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        None
+    }
+
     /// Whether the outcome's own serialisation writes every object's members in sorted
     /// order, as printed JSON has them, so that [`Outcome::write_json`] may write it straight
     /// out instead of through a value tree (a test of each such outcome holds it to that).
@@ -343,14 +349,6 @@ pub struct Memoir {
     warm: search::WarmIndex,
     /// The commit graph and tree nodes every repository handle opened here shares.
     caches: SharedCaches,
-}
-
-/// Where a write goes: a branch, its current tip, and whether it must be created first.
-#[derive(Debug, Clone)]
-pub(crate) struct WriteTarget {
-    pub branch: String,
-    pub base: ObjectId,
-    pub exists: bool,
 }
 
 impl Memoir {
@@ -580,57 +578,4 @@ pub(crate) fn read_target(
             Ok((name, id))
         }
     }
-}
-
-/// The branch a write goes to: `branch` (created from HEAD at commit time if missing), else
-/// the branch HEAD is on (a detached HEAD is an error).
-pub(crate) fn write_target(repo: &Repo, branch: Option<&str>) -> MemoirResult<WriteTarget> {
-    match branch {
-        Some(b) => {
-            validate_branch_name(b)?;
-            match repo.branch_tip(b) {
-                Ok(tip) => Ok(WriteTarget {
-                    branch: b.to_string(),
-                    base: tip,
-                    exists: true,
-                }),
-                Err(RepoError::BranchNotFound(_)) => {
-                    validate_new_branch_name(b)?;
-                    Ok(WriteTarget {
-                        branch: b.to_string(),
-                        base: repo.head_commit()?,
-                        exists: false,
-                    })
-                }
-                Err(e) => Err(e.into()),
-            }
-        }
-        None => match repo.head()? {
-            Head::Branch(b) => Ok(WriteTarget {
-                base: repo.branch_tip(&b)?,
-                branch: b,
-                exists: true,
-            }),
-            Head::Detached(id) => Err(MemoirError::invalid(format!(
-                "HEAD is detached at {}; check out a branch or pass --branch",
-                id.short(8)
-            ))),
-        },
-    }
-}
-
-/// Records one commit of `edits` on the target branch (creating it first if needed); returns
-/// the commit id and its ISO 8601 date.
-pub(crate) fn commit_to(
-    repo: &Repo,
-    target: &WriteTarget,
-    edits: Vec<Edit>,
-    sig: &Signature,
-    message: &str,
-) -> MemoirResult<(ObjectId, String)> {
-    if !target.exists {
-        repo.create_branch(&target.branch, &target.base)?;
-    }
-    let id = repo.commit(&target.branch, edits, sig, message)?;
-    Ok((id, format_iso8601(sig.timestamp)))
 }

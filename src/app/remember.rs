@@ -26,10 +26,9 @@ use super::input::{
     check_confidence, check_content, refuse_secrets, refuse_secrets_in_key, refuse_secrets_in_names,
 };
 use super::taxonomy::{refuse_taxonomy_namespace, stored_taxonomy};
+use super::transaction::CreatedBranch;
 use super::LlmPrompt;
-use super::{
-    commit_to, exit, round_ms, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs,
-};
+use super::{exit, round_ms, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// What to remember, and how.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -195,6 +194,13 @@ pub struct RememberOutcome {
     /// The branch written to.
     #[serde(skip)]
     pub branch: String,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// The commit written.
     #[serde(skip)]
     pub commit: Option<ObjectId>,
@@ -205,6 +211,10 @@ fn conflicts_json<S: Serializer>(c: &[Conflict], s: S) -> Result<S::Ok, S::Error
 }
 
 impl Outcome for RememberOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+
     fn exit_code(&self) -> u8 {
         if self.conflicts.is_empty() {
             exit::OK
@@ -316,12 +326,10 @@ impl Memoir {
             if let Some(model) = llm.get() {
                 let mut todo = Vec::new();
                 {
-                    let repo = self.open_repo()?;
-                    let target = write_target(&repo, who.branch.as_deref())?;
-                    let root = repo.root_of(&target.base)?;
+                    let tx = self.start_transaction(who)?;
                     for (i, key) in keys.iter().enumerate() {
                         if policies[i] == MergePolicy::LlmMerge {
-                            if let Some((id, rec)) = load_with_id(&repo, &root, key)? {
+                            if let Some((id, rec)) = load_with_id(tx.repo(), &tx.root(), key)? {
                                 todo.push((i, id, rec.content()));
                             }
                         }
@@ -344,9 +352,8 @@ impl Memoir {
         }
         let llm_configured = self.options().llm.is_some();
 
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
+        let tx = self.start_transaction(who)?;
+        let (repo, root) = (tx.repo(), tx.root());
         let t_read = timer.ms();
 
         let paths: Vec<String> = keys.iter().map(|k| k.path().to_string()).collect();
@@ -358,7 +365,7 @@ impl Memoir {
             .into_iter()
             .collect();
         for (i, key) in keys.iter().enumerate() {
-            let existing = load_with_id(&repo, &root, key)?;
+            let existing = load_with_id(repo, &root, key)?;
             let incoming = Incoming {
                 content: req.content.clone(),
                 confidence,
@@ -426,15 +433,14 @@ impl Memoir {
         let t_merge = timer.ms();
 
         let ns = keys[0].namespace().to_string();
-        let (commit, commit_date) = if edits.is_empty() {
-            (None, None)
+        let branch = tx.branch().to_string();
+        let committed = if edits.is_empty() {
+            None
         } else {
             let names: Vec<&str> = written.iter().map(|k| k.path()).collect();
             let message = format!("Store {} in {ns}", names.join(", "));
-            let (id, date) = commit_to(&repo, &target, edits, &self.signature(who), &message)?;
-            (Some(id), Some(date))
+            Some(tx.finish(edits, &message)?)
         };
-        drop(repo);
         let t_total = timer.ms();
 
         let reasons: Vec<&str> = results.iter().map(|r| r.reason.as_str()).collect();
@@ -457,8 +463,8 @@ impl Memoir {
             content: req.content.clone(),
             confidence,
             reasoning,
-            commit_hash: commit.map(|id| id.to_hex()),
-            commit_date,
+            commit_hash: committed.as_ref().map(|c| c.id.to_hex()),
+            commit_date: committed.as_ref().map(|c| c.date.clone()),
             conflicts,
             timings: RememberTimings {
                 classify_ms: t_classify,
@@ -476,8 +482,9 @@ impl Memoir {
             llm_prompts: prompts,
             results,
             warnings,
-            branch: target.branch,
-            commit,
+            branch,
+            branch_created: committed.as_ref().and_then(|c| c.created.clone()),
+            commit: committed.map(|c| c.id),
         })
     }
 
@@ -501,10 +508,9 @@ impl Memoir {
         let ns = nfc(req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).into_owned();
         validate_namespace(&ns)?;
         let (existing, taxonomy) = {
-            let repo = self.open_repo()?;
-            let target = write_target(&repo, who.branch.as_deref())?;
-            let root = repo.root_of(&target.base)?;
-            let taxonomy = stored_taxonomy(&repo, &root)?.map(|t| t.snippet());
+            let tx = self.start_transaction(who)?;
+            let (repo, root) = (tx.repo(), tx.root());
+            let taxonomy = stored_taxonomy(repo, &root)?.map(|t| t.snippet());
             (existing_prefixes(repo.tree(), &root, &ns)?, taxonomy)
         };
         self.release();

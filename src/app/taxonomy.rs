@@ -16,9 +16,8 @@ use crate::prolly::{prefix_range, Edit};
 use crate::recall::LexicalIndex;
 use crate::repo::Repo;
 
-use super::{
-    commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
-};
+use super::transaction::CreatedBranch;
+use super::{Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs};
 
 /// What `taxonomy init` or `taxonomy load` wrote.
 #[derive(Debug, Clone, Serialize)]
@@ -39,11 +38,22 @@ pub struct TaxonomyWriteOutcome {
     pub commit_hash: Option<String>,
     /// Its date, ISO 8601.
     pub commit_date: Option<String>,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// One line saying what happened.
     pub message: String,
 }
 
-impl Outcome for TaxonomyWriteOutcome {}
+impl Outcome for TaxonomyWriteOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+}
 
 /// One category as `taxonomy list` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -268,11 +278,10 @@ impl Memoir {
         allow: impl Fn(MemoirResult<Option<Taxonomy>>) -> MemoirResult<()>,
     ) -> MemoirResult<TaxonomyWriteOutcome> {
         who.check()?;
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
-        allow(stored_taxonomy(&repo, &root))?;
-        let existing = taxonomy_records(&repo, &root)?;
+        let tx = self.start_transaction(who)?;
+        let (repo, root) = (tx.repo(), tx.root());
+        allow(stored_taxonomy(repo, &root))?;
+        let existing = taxonomy_records(repo, &root)?;
         let wanted = t.records();
         let now = self.clock().now();
         let mut edits = Vec::new();
@@ -315,20 +324,19 @@ impl Memoir {
             }
         }
         let categories: Vec<String> = t.categories.iter().map(|c| c.id.clone()).collect();
-        let (commit, date, message) = if edits.is_empty() {
+        let (committed, message) = if edits.is_empty() {
             let m = format!(
                 "The store already holds taxonomy '{}'; nothing changed",
                 t.name
             );
-            (None, None, m)
+            (None, m)
         } else {
             let m = format!(
                 "{verb} taxonomy {} ({} categories) in {NAMESPACE}",
                 t.name,
                 categories.len()
             );
-            let (id, date) = commit_to(&repo, &target, edits, &self.signature(who), &m)?;
-            (Some(id.to_hex()), Some(date), m)
+            (Some(tx.finish(edits, &m)?), m)
         };
         Ok(TaxonomyWriteOutcome {
             success: true,
@@ -337,8 +345,9 @@ impl Memoir {
             categories,
             written,
             removed,
-            commit_hash: commit,
-            commit_date: date,
+            commit_hash: committed.as_ref().map(|c| c.id.to_hex()),
+            branch_created: committed.as_ref().and_then(|c| c.created.clone()),
+            commit_date: committed.map(|c| c.date),
             message,
         })
     }

@@ -29,9 +29,8 @@ use super::input::{
     check_import_line, check_import_size, check_imported_content, refuse_secrets_in_names,
     secret_refusal, Found,
 };
-use super::{
-    commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
-};
+use super::transaction::CreatedBranch;
+use super::{Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs};
 
 /// What to import.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,6 +75,13 @@ pub struct ImportOutcome {
     pub changed: usize,
     /// The branch written to.
     pub branch: String,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// The commit written (none when nothing changed).
     pub commit_hash: Option<String>,
     /// Its date, ISO 8601.
@@ -88,7 +94,11 @@ pub struct ImportOutcome {
     pub commit: Option<ObjectId>,
 }
 
-impl Outcome for ImportOutcome {}
+impl Outcome for ImportOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+}
 
 /// What `export` read.
 #[derive(Debug, Clone, Serialize)]
@@ -344,15 +354,14 @@ impl Memoir {
         let now = self.clock().now();
         let records = parse_lines(&req.lines, &req.namespace(), now, req.allow_secrets)?;
         let count = records.len();
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
+        let tx = self.start_transaction(who)?;
+        let (repo, root) = (tx.repo(), tx.root());
         let mut edits = Vec::with_capacity(count);
         for (i, (key, rec)) in records.iter().enumerate() {
             let blob = rec.to_blob()?;
             let (id, _) = blob.to_bytes_and_id();
             let stored = repo.tree().get(&root, key)?;
-            if stored != Some(id) && !already_stored(&repo, stored, rec, now)? {
+            if stored != Some(id) && !already_stored(repo, stored, rec, now)? {
                 repo.objects().write(&blob)?;
                 edits.push(Edit::Put(key.clone(), id));
             }
@@ -360,20 +369,21 @@ impl Memoir {
         }
         let changed = edits.len();
         let message = format!("Import {changed} memories");
-        let (commit, date) = if changed == 0 {
-            (None, None)
+        let branch = tx.branch().to_string();
+        let committed = if changed == 0 {
+            None
         } else {
-            let (id, date) = commit_to(&repo, &target, edits, &self.signature(who), &message)?;
-            (Some(id), Some(date))
+            Some(tx.finish(edits, &message)?)
         };
-        drop(repo);
+        let commit = committed.as_ref().map(|c| c.id);
         Ok(ImportOutcome {
             success: true,
             imported: count,
             changed,
-            branch: target.branch,
+            branch,
+            branch_created: committed.as_ref().and_then(|c| c.created.clone()),
             commit_hash: commit.map(|id| id.to_hex()),
-            commit_date: date,
+            commit_date: committed.map(|c| c.date),
             message: match (count, changed) {
                 (0, _) => "Nothing to import".to_string(),
                 (_, 0) => "Nothing changed".to_string(),

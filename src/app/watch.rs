@@ -33,7 +33,9 @@ use crate::prolly::{prefix_range, Edit, KeyRange};
 use crate::repo::Repo;
 
 use super::input::{check_content, refuse_secrets_in_key};
-use super::{commit_to, exit, write_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
+use super::transaction::CreatedBranch;
+use super::transaction::Transaction;
+use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 #[path = "watch_read.rs"]
 mod read;
@@ -191,6 +193,13 @@ pub struct WatchOutcome {
     pub commit_hash: Option<String>,
     /// Its date, ISO 8601.
     pub commit_date: Option<String>,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// The commit message, or `Nothing changed`.
     pub message: String,
     /// The branch written to.
@@ -202,6 +211,10 @@ pub struct WatchOutcome {
 }
 
 impl Outcome for WatchOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+
     fn exit_code(&self) -> u8 {
         if self.files.iter().any(|f| f.state == "error") {
             exit::ERROR
@@ -272,10 +285,8 @@ impl Memoir {
         }
         let prepared = prepare(&path, &bytes, req.allow_secrets)?;
         drop(bytes);
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
-        let list = read_list(&repo, &root)?;
+        let tx = self.start_transaction(who)?;
+        let list = read_list(tx.repo(), &tx.root())?;
         let existing = list.iter().find(|f| f.path == path);
         let (file, state) = match existing {
             Some(f) if req.namespace.is_some() && f.namespace != ns => {
@@ -302,7 +313,7 @@ impl Memoir {
                 (file, "added")
             }
         };
-        let mut writer = Writer::new(self, &repo, root, who, req.allow_secrets);
+        let mut writer = Writer::new(self, tx, who, req.allow_secrets);
         let mut report = writer.apply(&file, Disk::Read(prepared), state)?;
         report.link = link.then(|| req.file.display().to_string());
         let message = match state {
@@ -315,7 +326,7 @@ impl Memoir {
             ),
             _ => format!("Scan {}: +{} -{}", file.slug, report.added, report.removed),
         };
-        writer.finish(&target, vec![report], message)
+        writer.finish(vec![report], message)
     }
 
     /// Brings watched files up to date (`req.file`, else every one) in one commit on the
@@ -329,10 +340,8 @@ impl Memoir {
         who.check()?;
         // The list first, then the files read with the store closed.
         let planned: Vec<WatchedFile> = {
-            let repo = self.open_repo()?;
-            let target = write_target(&repo, who.branch.as_deref())?;
-            let root = repo.root_of(&target.base)?;
-            let list = read_list(&repo, &root)?;
+            let tx = self.start_transaction(who)?;
+            let list = read_list(tx.repo(), &tx.root())?;
             match &req.file {
                 Some(f) => vec![find(&list, f)?.clone()],
                 None => list,
@@ -353,13 +362,11 @@ impl Memoir {
             }
             disk.insert(f.slug.clone(), (f.path.clone(), state));
         }
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
+        let tx = self.start_transaction(who)?;
         // A file removed from the list meanwhile (or whose slug now names another file)
         // stays as the list says.
-        let list = read_list(&repo, &root)?;
-        let mut writer = Writer::new(self, &repo, root, who, req.allow_secrets);
+        let list = read_list(tx.repo(), &tx.root())?;
+        let mut writer = Writer::new(self, tx, who, req.allow_secrets);
         let mut reports = Vec::new();
         for f in list {
             let Some((path, state)) = disk.remove(&f.slug) else {
@@ -380,15 +387,13 @@ impl Memoir {
         } else {
             format!("Scan {}", changed.join(", "))
         };
-        writer.finish(&target, reports, message)
+        writer.finish(reports, message)
     }
 }
 
 /// Writes what adds and scans decide, in one commit.
 struct Writer<'a> {
-    app: &'a Memoir,
-    repo: &'a Repo,
-    root: ObjectId,
+    tx: Transaction<'a>,
     who: &'a WriteAs,
     allow_secrets: bool,
     now: f64,
@@ -396,17 +401,9 @@ struct Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    fn new(
-        app: &'a Memoir,
-        repo: &'a Repo,
-        root: ObjectId,
-        who: &'a WriteAs,
-        allow_secrets: bool,
-    ) -> Self {
+    fn new(app: &'a Memoir, tx: Transaction<'a>, who: &'a WriteAs, allow_secrets: bool) -> Self {
         Writer {
-            app,
-            repo,
-            root,
+            tx,
             who,
             allow_secrets,
             now: app.clock().now(),
@@ -437,9 +434,10 @@ impl<'a> Writer<'a> {
             link: None,
         };
         let present: BTreeSet<Vec<u8>> = self
-            .repo
+            .tx
+            .repo()
             .tree()
-            .collect(&self.root, &file.range()?)?
+            .collect(&self.tx.root(), &file.range()?)?
             .into_iter()
             .map(|(k, _)| k)
             .collect();
@@ -510,8 +508,13 @@ impl<'a> Writer<'a> {
         let list_key = updated.list_key()?;
         let listed = serde_json::to_string(&updated)
             .map_err(|e| MemoirError::invalid(format!("cannot record {}: {e}", file.path)))?;
-        let current = match self.repo.tree().get(&self.root, &list_key.encode())? {
-            Some(id) => Some(read_record(self.repo.objects(), &id)?.content()),
+        let current = match self
+            .tx
+            .repo()
+            .tree()
+            .get(&self.tx.root(), &list_key.encode())?
+        {
+            Some(id) => Some(read_record(self.tx.repo().objects(), &id)?.content()),
             None => None,
         };
         if current.as_deref() != Some(listed.as_str()) {
@@ -534,27 +537,22 @@ impl<'a> Writer<'a> {
             ..Entry::new(text, 1.0, self.now)
         };
         let record = Record::new(key, entry, Vec::new());
-        let id = self.repo.objects().write(&record.to_blob()?)?;
+        let id = self.tx.repo().objects().write(&record.to_blob()?)?;
         self.edits.push(Edit::Put(key.encode(), id));
         Ok(())
     }
 
     /// Commits the edits (if any) with `message`.
-    fn finish(
-        self,
-        target: &super::WriteTarget,
-        files: Vec<WatchFileReport>,
-        message: String,
-    ) -> MemoirResult<WatchOutcome> {
+    fn finish(self, files: Vec<WatchFileReport>, message: String) -> MemoirResult<WatchOutcome> {
         let added = files.iter().map(|f| f.added).sum();
         let removed = files.iter().map(|f| f.removed).sum();
-        let (commit, date, message) = if self.edits.is_empty() {
-            (None, None, "Nothing changed".to_string())
+        let branch = self.tx.branch().to_string();
+        let (committed, message) = if self.edits.is_empty() {
+            (None, "Nothing changed".to_string())
         } else {
-            let sig = self.app.signature(self.who);
-            let (id, date) = commit_to(self.repo, target, self.edits, &sig, &message)?;
-            (Some(id), Some(date), message)
+            (Some(self.tx.finish(self.edits, &message)?), message)
         };
+        let commit = committed.as_ref().map(|c| c.id);
         let success = !files.iter().any(|f| f.state == "error");
         Ok(WatchOutcome {
             success,
@@ -562,9 +560,10 @@ impl<'a> Writer<'a> {
             added,
             removed,
             commit_hash: commit.map(|id| id.to_hex()),
-            commit_date: date,
+            branch_created: committed.as_ref().and_then(|c| c.created.clone()),
+            commit_date: committed.map(|c| c.date),
             message,
-            branch: target.branch.clone(),
+            branch,
             commit,
         })
     }

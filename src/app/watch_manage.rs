@@ -13,10 +13,9 @@ use crate::prolly::Edit;
 use crate::repo::Repo;
 
 use super::forget::PurgeCounts;
+use super::transaction::CreatedBranch;
 use super::watch::{find, read_list, read_recorded, FileError, WatchRemoveRequest, WatchedFile};
-use super::{
-    commit_to, write_target, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs,
-};
+use super::{Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs};
 use crate::repo::revision::validate_branch_name;
 
 /// One file of [`WatchListOutcome`].
@@ -130,6 +129,13 @@ pub struct WatchRemoveOutcome {
     pub removed: usize,
     /// The new commit, or after a purge the branch's (rewritten) tip.
     pub commit_hash: String,
+    /// The branch this write created (`--branch` naming a missing one): JSON
+    /// `branch_created: true`, absent otherwise.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::transaction::created_as_true"
+    )]
+    pub branch_created: Option<CreatedBranch>,
     /// What was done, in one line.
     pub message: String,
     /// With `purge`: what was rewritten and removed.
@@ -140,7 +146,11 @@ pub struct WatchRemoveOutcome {
     pub notes: Vec<String>,
 }
 
-impl Outcome for WatchRemoveOutcome {}
+impl Outcome for WatchRemoveOutcome {
+    fn created_branch(&self) -> Option<&CreatedBranch> {
+        self.branch_created.as_ref()
+    }
+}
 
 impl Memoir {
     /// The watch list at a read point.
@@ -214,17 +224,17 @@ impl Memoir {
         who: &WriteAs,
     ) -> MemoirResult<WatchRemoveOutcome> {
         who.check()?;
-        let repo = self.open_repo()?;
-        let target = write_target(&repo, who.branch.as_deref())?;
-        let root = repo.root_of(&target.base)?;
-        let list = read_list(&repo, &root)?;
+        let tx = self.start_transaction(who)?;
+        let root = tx.root();
+        let list = read_list(tx.repo(), &root)?;
         if req.purge {
-            return self.watch_purge(repo, &list, &req.file, who);
+            return self.watch_purge(tx.into_repo(), &list, &req.file, who);
         }
         let file = find(&list, &req.file)?.clone();
         let list_key = file.list_key()?.encode();
         let range = file.range()?;
-        let mut edits: Vec<Edit> = repo
+        let mut edits: Vec<Edit> = tx
+            .repo()
             .tree()
             .collect(&root, &range)?
             .into_iter()
@@ -236,8 +246,8 @@ impl Memoir {
             "Unwatch {} from {}: {removed} keys",
             file.slug, file.namespace
         );
-        let (id, _) = commit_to(&repo, &target, edits, &self.signature(who), &message)?;
-        drop(repo);
+        let committed = tx.finish(edits, &message)?;
+        let id = committed.id;
         Ok(WatchRemoveOutcome {
             success: true,
             path: file.path,
@@ -245,6 +255,7 @@ impl Memoir {
             slug: file.slug,
             removed,
             commit_hash: id.to_hex(),
+            branch_created: committed.created.clone(),
             message,
             purged: None,
             notes: Vec::new(),
@@ -286,6 +297,7 @@ impl Memoir {
         let removed = report.gc.objects_removed;
         Ok(WatchRemoveOutcome {
             success: true,
+            branch_created: None,
             message: format!(
                 "Purged {} ({}) from history: {} commits rewritten, {} refs moved, \
                  {removed} objects removed",

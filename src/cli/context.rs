@@ -13,7 +13,7 @@ use memoir::app::{Clock, Memoir, Options, Outcome, ReadPoint, WriteAs};
 use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
 use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
 
-use super::output::{CliError, Printer, Report, Style};
+use super::output::{esc, CliError, Printer, Report, Style};
 
 /// Reads an environment variable; empty counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
@@ -320,12 +320,17 @@ pub struct Ctx {
 impl Ctx {
     /// A report of `outcome`: its exit code, and its JSON unless nothing will read it
     /// ([`Ctx::lines_only`]).
+    /// A write that created its branch says so on stderr in human mode.
     pub fn report<O: Outcome>(&self, outcome: &O) -> Report {
-        if self.lines_only {
+        let mut r = if self.lines_only {
             Report::code_of(outcome)
         } else {
             Report::of(outcome)
+        };
+        if let Some(c) = outcome.created_branch().filter(|_| !self.json) {
+            r.warnings.push(self.printer.err.info(&esc(&c.message())));
         }
+        r
     }
 
     /// Who writes, where: `--author`/environment, `--source`, `--actor`, `--branch`.

@@ -4,6 +4,51 @@ use serde_json::Value;
 
 use super::{assert_error, Fixture};
 
+/// A write that creates its branch says so (COMPAT: `branch_created: true`, a stderr line in
+/// human mode), and names the nearest existing branch, since a typo creates one too; every
+/// write command does it, and a write to an existing branch does not.
+#[test]
+fn a_write_that_creates_its_branch_says_so() {
+    let f = Fixture::new();
+    f.ok(&["remember", "on main", "-p", "a"]);
+    f.ok(&["branch", "side"]);
+    let o = f.run(false, &["remember", "typo", "-p", "b", "--branch", "sied"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("created branch 'sied' from main (did you mean 'side'?)"),
+        "{}",
+        o.stderr
+    );
+    let o = f.run(false, &["remember", "again", "-p", "c", "--branch", "sied"]);
+    assert!(!o.stderr.contains("created branch"), "{}", o.stderr);
+    let o = f.run(true, &["remember", "json", "-p", "d", "--branch", "sied"]);
+    assert_eq!(o.json().get("branch_created"), None);
+    assert!(o.stderr.is_empty(), "{}", o.stderr);
+    // Far from every name: no suggestion.
+    let o = f.run(false, &["forget", "a", "--branch", "cleanup-2026"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("created branch 'cleanup-2026' from main"));
+    assert!(!o.stderr.contains("did you mean"), "{}", o.stderr);
+    let writes: [&[&str]; 5] = [
+        &["remember", "x", "-p", "e", "--branch", "w1"],
+        &["forget", "a", "--branch", "w2"],
+        &["taxonomy", "init", "--branch", "w3"],
+        &["import", "-", "--branch", "w4"],
+        &["remember", "x", "-p", "e", "--branch", "w1"],
+    ];
+    for (i, args) in writes.iter().enumerate() {
+        let stdin = (args[0] == "import").then_some(r#"{"key":"z","content":"zz"}"#);
+        let mut all = vec!["-s", f.s(), "--json"];
+        all.extend_from_slice(args);
+        let o = super::cmd(&[], &all, stdin);
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        let created = o.json().get("branch_created").cloned();
+        let want = (i < 4).then_some(Value::Bool(true));
+        assert_eq!(created, want, "{args:?}");
+    }
+}
+
 #[test]
 fn branches_and_branch_option() {
     let f = Fixture::new();
