@@ -25,7 +25,7 @@ The taxonomy lives in the store as ordinary records in the namespace memoir:taxo
 category, plus _taxonomy with its name), so --at, log, diff and blame work on it. A new store
 has none: until `init` or `load`, `remember` without -p prompts as before, and `capture` uses
 the built-in taxonomy without storing it (list, show and prompt-snippet then show the built-in
-one, with \"stored\": false). The document format is described in the README (\"Taxonomy\").";
+one, with \"stored\": false). Its document format is in docs/commands.md (\"Taxonomy\").";
 
 /// The store's taxonomy: write the built-in one, load one, list, show, print its prompt block
 #[derive(Debug, clap::Args)]

@@ -26,7 +26,7 @@ Examples:
   memoir ui --store ./mem --addr 127.0.0.1:8766 --open
   memoir ui --store ./mem --addr 127.0.0.1:0    # any free port; stderr names it
 
-Serves the interface at http://ADDR/ and a JSON API under /api/ (see the README's table) on
+Serves the interface at http://ADDR/ and a JSON API under /api/ (see docs/web-interface.md) on
 a loopback address only (127.0.0.1, [::1], localhost); any other address is a usage error
 (exit 2) before anything listens. Once listening it prints
 `memoir ui: listening on http://HOST:PORT/` to stderr (also with -q) and runs until
