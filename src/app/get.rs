@@ -6,6 +6,7 @@ use crate::memory::{read_record, Record};
 
 use super::ids::record_opt;
 use super::input::NamedKey;
+use super::status::require_namespace;
 use super::{exit, Memoir, MemoirResult, Outcome, ReadPoint};
 
 /// One key of a [`GetOutcome`].
@@ -73,6 +74,9 @@ impl Memoir {
         let (items, keys, found_count) = self.reading(|repo| {
             let named = parse()?;
             let (_, root) = self.read_root(repo, at)?;
+            if let Some(ns) = namespace {
+                require_namespace(repo, &root, ns)?;
+            }
             let mut items = Vec::with_capacity(named.len());
             let mut keys = Vec::with_capacity(named.len());
             let mut found_count = 0u64;

@@ -18,6 +18,7 @@ use crate::repo::{
 
 use super::ids::{hex, hex_vec, record_opt};
 use super::pretty::Direct;
+use super::status::require_namespace;
 use super::{parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
 
 /// Which keys `log` and `diff` look at: those of `namespace` (every namespace when none)
@@ -375,6 +376,9 @@ impl Memoir {
                     .1,
                 ),
             };
+            if let Some(ns) = &q.scope.namespace {
+                require_namespace(repo, &repo.root_of(&include)?, ns)?;
+            }
             let exclude: Vec<ObjectId> = exclude.into_iter().collect();
             let commits: Vec<LogEntry> = repo
                 .log(&[include], &exclude, filter.as_ref(), q.limit)?
@@ -403,6 +407,9 @@ impl Memoir {
         let key = parse_key(key, namespace)?;
         self.reading(|repo| {
             let (_, at) = self.read_commit(repo, at)?;
+            if let Some(ns) = namespace {
+                require_namespace(repo, &repo.root_of(&at)?, ns)?;
+            }
             // Without a limit, the entries and the lines come from one walk of the history.
             let (entries, blamed) = match (lines, limit) {
                 (true, None) => {
@@ -470,14 +477,17 @@ impl Memoir {
         self.reading(|repo| {
             let from = self.resolve_rev(repo, &from_rev)?;
             let to = self.resolve_rev(repo, &to_rev)?;
+            let (from_root, to_root) = (repo.root_of(&from)?, repo.root_of(&to)?);
+            if let Some(ns) = &q.scope.namespace {
+                // Known on either side.
+                require_namespace(repo, &to_root, ns)
+                    .or_else(|e| require_namespace(repo, &from_root, ns).map_err(|_| e))?;
+            }
             // Each change's records are read, and its stat and patch made, on the thread
             // that found it.
-            let out = repo.diff_each(
-                &repo.root_of(&from)?,
-                &repo.root_of(&to)?,
-                filter.as_ref(),
-                &|c| diff_entry(repo, c, records, q.stat, q.patch),
-            )?;
+            let out = repo.diff_each(&from_root, &to_root, filter.as_ref(), &|c| {
+                diff_entry(repo, c, records, q.stat, q.patch)
+            })?;
             let mut stats = DiffStats::default();
             for e in &out {
                 match e.op {

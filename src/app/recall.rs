@@ -11,6 +11,7 @@ use crate::key::validate_namespace;
 use crate::recall::picker::{self, Inventory, Mode, PromptLog};
 use crate::recall::{Sort, TreeInventory};
 
+use super::search::require_indexed_namespace;
 use super::search::{lexical, rounded, Scope};
 use super::{round_ms, Memoir, MemoirResult, Outcome, ReadPoint};
 
@@ -158,6 +159,9 @@ impl Memoir {
             RecallMode::Lexical
         });
         let (index, notes) = self.index_for_read(at)?;
+        if let Some(ns) = &req.namespace {
+            require_indexed_namespace(&index, ns)?;
+        }
         let mut meta = RecallMetadata {
             mode: RecallMode::Lexical,
             step_timings: BTreeMap::new(),

@@ -15,6 +15,7 @@ use crate::recall::{
 use crate::repo::revision::parse_date;
 use crate::repo::{Head, Repo};
 
+use super::status::unknown_namespace;
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
 /// The lexical index a handle that keeps the store open keeps in memory between reads.
@@ -103,10 +104,19 @@ pub(crate) struct Scope {
     pub sort: Sort,
 }
 
+/// Errors ([`unknown_namespace`]) unless namespace `ns` has a memory in `index`.
+pub(crate) fn require_indexed_namespace(index: &LexicalIndex, ns: &str) -> MemoirResult<()> {
+    if index.has_namespace(ns) {
+        return Ok(());
+    }
+    Err(unknown_namespace(ns, &index.namespaces()))
+}
+
 /// Runs a lexical search on `index`.
 pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: usize) -> Vec<Hit> {
     index.search(&Query {
         text,
+        with_internal: false,
         namespace: scope.namespace.as_deref(),
         globs: (!scope.globs.is_all()).then_some(&scope.globs),
         since: scope.since,
@@ -169,6 +179,9 @@ impl Memoir {
             sort: req.sort,
         };
         let (mut index, mut notes) = self.index_for_read(at)?;
+        if let Some(ns) = &req.namespace {
+            require_indexed_namespace(&index, ns)?;
+        }
         let mut hits = lexical(&index, &req.query, &scope, req.limit);
         if index.damaged() {
             // A block of the cached index read above was not what was written: the hits are

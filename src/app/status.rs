@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::key::{group_prefix, split_encoded};
+use crate::key::{group_prefix, is_internal_namespace, split_encoded};
 use crate::llm::ProviderConfig;
 use crate::object::ObjectId;
 use crate::prolly::KeyRange;
@@ -172,11 +172,13 @@ impl Memoir {
         // From the commit graph (cached beside the store), not by reading every commit.
         let commit_count = repo.count_reachable(&[head])?;
         let root = repo.root_of(&head)?;
-        let memory_count = repo.tree().count(&root)?;
-        let namespaces = namespace_counts(repo, &root)?
+        // memoir's own records (taxonomy, watch list) are not memories.
+        let users: Vec<(String, u64)> = namespace_counts(repo, &root)?
             .into_iter()
-            .map(|(n, _)| n)
+            .filter(|(n, _)| !is_internal_namespace(n))
             .collect();
+        let memory_count = users.iter().map(|(_, c)| c).sum();
+        let namespaces = users.into_iter().map(|(n, _)| n).collect();
         Ok(StatusOutcome {
             success: true,
             path,
@@ -190,6 +192,29 @@ impl Memoir {
             head: Some(head),
         })
     }
+}
+
+/// The error for a namespace given with `-n` that `known` (sorted) does not hold: exit 1,
+/// listing the namespaces there are.
+pub(crate) fn unknown_namespace(ns: &str, known: &[String]) -> MemoirError {
+    MemoirError::invalid(format!(
+        "namespace '{ns}' not found; namespaces: {}",
+        if known.is_empty() {
+            "(none)".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// Errors ([`unknown_namespace`]) unless namespace `ns` has a memory in the tree at `root`.
+pub(crate) fn require_namespace(repo: &Repo, root: &ObjectId, ns: &str) -> MemoirResult<()> {
+    let all = namespace_counts(repo, root)?;
+    if all.iter().any(|(n, _)| n == ns) {
+        return Ok(());
+    }
+    let names: Vec<String> = all.into_iter().map(|(n, _)| n).collect();
+    Err(unknown_namespace(ns, &names))
 }
 
 /// The namespaces of a tree, sorted, with their key counts: O(namespaces x height).

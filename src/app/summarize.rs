@@ -8,11 +8,14 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use crate::glob::KeyGlobs;
-use crate::key::{group_prefix, namespace_prefix, path_start, split_encoded, validate_namespace};
+use crate::key::{
+    group_prefix, is_internal_namespace, namespace_prefix, path_start, split_encoded,
+    validate_namespace,
+};
 use crate::prolly::prefix_range;
 
 use super::prefix_counts::{PrefixCounts, PrefixCountsBuilder};
-use super::status::namespace_counts;
+use super::status::{namespace_counts, unknown_namespace};
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
 /// What to summarize. The four kinds give the same counts; the kind is echoed back.
@@ -148,19 +151,16 @@ impl Memoir {
             let (_, root) = self.read_root(repo, at)?;
             let all = namespace_counts(repo, &root)?;
             let scope: Vec<(String, u64)> = match &req.namespace {
-                None => all,
+                // memoir's own records (taxonomy, watch list) only when named.
+                None => all
+                    .into_iter()
+                    .filter(|(n, _)| !is_internal_namespace(n))
+                    .collect(),
                 Some(ns) => match all.iter().find(|(n, _)| n == ns) {
                     Some(found) => vec![found.clone()],
                     None => {
-                        let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-                        return Err(MemoirError::invalid(format!(
-                            "namespace '{ns}' not found; namespaces: {}",
-                            if names.is_empty() {
-                                "(none)".to_string()
-                            } else {
-                                names.join(", ")
-                            }
-                        )));
+                        let names: Vec<String> = all.into_iter().map(|(n, _)| n).collect();
+                        return Err(unknown_namespace(ns, &names));
                     }
                 },
             };

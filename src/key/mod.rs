@@ -19,7 +19,10 @@ use std::fmt;
 mod rules;
 
 use rules::{all_name_bytes, check_namespace, check_path, code_point, plain_path_ok, Rules};
-pub use rules::{is_nfc, nfc, validate_namespace, validate_path};
+pub use rules::{
+    is_internal_namespace, is_nfc, nfc, validate_namespace, validate_path,
+    INTERNAL_NAMESPACE_PREFIX,
+};
 
 /// Namespace used when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";

@@ -134,6 +134,15 @@ pub(super) fn plain_path_ok(path: &[u8], sep: u8) -> bool {
     segments <= MAX_SEGMENTS
 }
 
+/// What memoir's own namespaces start with (`memoir:taxonomy`, `memoir:watch`): records it
+/// keeps for itself, which searches and counts leave out unless a namespace names them.
+pub const INTERNAL_NAMESPACE_PREFIX: &str = "memoir:";
+
+/// Whether `ns` is one of memoir's own namespaces.
+pub fn is_internal_namespace(ns: &str) -> bool {
+    ns.starts_with(INTERNAL_NAMESPACE_PREFIX)
+}
+
 /// Checks a namespace under the input rules: 1..=64 bytes of printable characters without
 /// whitespace, glob or invisible characters, in NFC; `:` and `.` allowed inside, not at either
 /// end. (A namespace in another normalisation form is refused here; [`Key::new`] normalises

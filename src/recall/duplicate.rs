@@ -70,6 +70,7 @@ pub fn find_duplicate(
     };
     let hits = index.search(&Query {
         text,
+        with_internal: false,
         namespace: Some(namespace),
         limit: CANDIDATES,
         ..Query::default()

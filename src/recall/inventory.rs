@@ -21,7 +21,8 @@ pub struct TreeInventory<'a> {
 }
 
 impl<'a> TreeInventory<'a> {
-    /// Every key of the index (in `namespace`, or all), in key order, with the contents the
+    /// Every key of the index (in `namespace`, or in every namespace but memoir's own), in key
+    /// order, with the contents the
     /// index holds as samples: no tree scan and no record read. The index must reflect the
     /// root asked for.
     pub fn from_index(index: &'a LexicalIndex, namespace: Option<&str>) -> Self {
@@ -31,6 +32,9 @@ impl<'a> TreeInventory<'a> {
         let mut keys = Vec::new();
         let mut contents = Vec::new();
         for d in index.docs_in(&range) {
+            if namespace.is_none() && crate::key::is_internal_namespace(d.namespace) {
+                continue;
+            }
             let mut k = String::with_capacity(d.namespace.len() + 1 + d.path.len());
             k.push_str(d.namespace);
             k.push(':');
@@ -55,6 +59,7 @@ impl<'a> TreeInventory<'a> {
         if inv.keys.len() > MAX_KEY_CANDIDATES {
             let hits = index.search(&Query {
                 text: query,
+                with_internal: false,
                 namespace,
                 limit: MAX_KEY_CANDIDATES,
                 ..Default::default()

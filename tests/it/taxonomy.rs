@@ -97,12 +97,13 @@ fn init_stores_the_taxonomy_as_versioned_records() {
     assert!(n >= 10, "{v}");
     assert_eq!(v["written"].as_array().unwrap().len(), n + 1);
     assert_eq!(commits(&store), 2);
-    // Ordinary records: status, get, log see them.
+    // Records of memoir's own: get and log see them; status counts memories only.
     let s = ok(&store, &["status"]);
     assert!(
-        s["namespaces"].as_array().unwrap().iter().any(|x| x == NS),
+        !s["namespaces"].as_array().unwrap().iter().any(|x| x == NS),
         "{s}"
     );
+    assert_eq!(s["memory_count"], 0, "{s}");
     let g = ok(&store, &["get", "-n", NS, "debugging", "_taxonomy"]);
     assert_eq!(g["found_count"], 2);
     let body = g["items"][0]["value"]["content"].as_str().unwrap();

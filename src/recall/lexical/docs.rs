@@ -2,6 +2,7 @@
 //! neighbour.
 
 use super::{IndexedDoc, LexicalIndex, Query};
+use crate::key::is_internal_namespace;
 use crate::object::ObjectId;
 use crate::prolly::KeyRange;
 
@@ -41,6 +42,53 @@ impl LexicalIndex {
             .is_some_and(|e| e.namespace == ns)
     }
 
+    /// Whether the live document numbered `d` is in `q`'s namespaces: its namespace, else
+    /// any but memoir's own unless the query asks for them.
+    pub(super) fn in_scope(&self, d: u32, q: &Query<'_>) -> bool {
+        match q.namespace {
+            Some(ns) => self.in_namespace(d, ns),
+            None => q.with_internal || !self.is_internal(d),
+        }
+    }
+
+    /// Whether document `d` is in one of memoir's own namespaces.
+    fn is_internal(&self, d: u32) -> bool {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return self.base.namespace_is_internal(self.base.namespace_no(d));
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .is_some_and(|e| is_internal_namespace(&e.namespace))
+    }
+
+    /// Whether namespace `ns` has a document in the index (one removed since the frozen part
+    /// was written may still count).
+    pub fn has_namespace(&self, ns: &str) -> bool {
+        self.base.find_namespace(ns).is_some()
+            || self.docs.iter().flatten().any(|e| e.namespace == ns)
+    }
+
+    /// The namespaces with a document in the index, sorted (see
+    /// [`LexicalIndex::has_namespace`]).
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut all: std::collections::BTreeSet<String> =
+            self.base.namespace_names().iter().cloned().collect();
+        all.extend(self.docs.iter().flatten().map(|e| e.namespace.clone()));
+        all.into_iter().collect()
+    }
+
+    /// Whether any live document is in one of memoir's own namespaces.
+    pub(super) fn has_internal(&self) -> bool {
+        self.base.has_internal_namespace()
+            || self
+                .docs
+                .iter()
+                .flatten()
+                .any(|e| is_internal_namespace(&e.namespace))
+    }
+
     /// The timestamp of the live document numbered `d` (0 for a removed overlay document).
     pub(super) fn timestamp_of(&self, d: u32) -> f64 {
         let (d, n) = (d as usize, self.base.n_docs());
@@ -60,7 +108,7 @@ impl LexicalIndex {
             return self.live_len(d).is_some();
         }
         // Field by field, cheapest first, without reading the document's texts.
-        if self.live_len(d).is_none() || q.namespace.is_some_and(|ns| !self.in_namespace(d, ns)) {
+        if self.live_len(d).is_none() || !self.in_scope(d, q) {
             return false;
         }
         let t = self.timestamp_of(d);

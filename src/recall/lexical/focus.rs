@@ -144,7 +144,7 @@ impl LexicalIndex {
         let radius = pr.window.max(1);
         let near = self.around(stats, rare.iter().copied(), radius);
         let evaluated = self.around(stats, near.iter().copied(), radius);
-        let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
+        let ns_ok = |d: u32| self.in_scope(d, q);
         let mut evals: HashMap<u32, Eval> = HashMap::with_capacity(evaluated.len());
         for &d in &evaluated {
             let norm = length_norm(self.live_len(d)?, avg, &pr);

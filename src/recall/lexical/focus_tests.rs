@@ -93,6 +93,7 @@ proptest::proptest! {
         let text = words.join(" ");
         let q = Query {
             text: &text,
+            with_internal: false,
             namespace: only_default.then_some("default"),
             limit,
             sort: if recency { Sort::Recency } else { Sort::Relevance },
@@ -203,6 +204,7 @@ fn the_focus_answers_when_a_rare_word_leads() {
         }
         let q = Query {
             text: "memory violin",
+            with_internal: false,
             limit: 3,
             ..Default::default()
         };

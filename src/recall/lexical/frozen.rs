@@ -4,6 +4,7 @@
 //! block of the file is checked against its checksum the first time anything in it is read;
 //! a block that does not match marks the index damaged (see [`Base::damaged`]).
 
+use crate::key::is_internal_namespace;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -294,20 +295,39 @@ impl Base {
         u32::from_le_bytes(self.item(self.t.doc_ns, i))
     }
 
-    /// The number of namespace `name`, if a document is in it.
-    pub(super) fn find_namespace(&self, name: &str) -> Option<u32> {
-        let names = self.namespaces.get_or_init(|| {
+    /// The namespaces' names, in number order (name order).
+    pub(super) fn namespace_names(&self) -> &[String] {
+        self.namespaces.get_or_init(|| {
             (0..self.t.ns_off.n.saturating_sub(1))
                 .map(|i| {
                     self.text_piece(self.t.ns_off, self.t.ns_text, i)
                         .to_string()
                 })
                 .collect()
-        });
-        names
+        })
+    }
+
+    /// The number of namespace `name`, if a document is in it.
+    pub(super) fn find_namespace(&self, name: &str) -> Option<u32> {
+        self.namespace_names()
             .binary_search_by(|n| n.as_str().cmp(name))
             .ok()
             .map(|i| i as u32)
+    }
+
+    /// Whether namespace number `no` is one of memoir's own.
+    pub(super) fn namespace_is_internal(&self, no: u32) -> bool {
+        self.namespace_names()
+            .get(no as usize)
+            .is_some_and(|n| is_internal_namespace(n))
+    }
+
+    /// Whether a document is in one of memoir's own namespaces (removed documents count:
+    /// the answer only decides whether searches test each record's namespace).
+    pub(super) fn has_internal_namespace(&self) -> bool {
+        self.namespace_names()
+            .iter()
+            .any(|n| is_internal_namespace(n))
     }
 
     pub(super) fn namespace(&self, i: usize) -> &str {

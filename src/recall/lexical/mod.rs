@@ -103,8 +103,11 @@ pub enum Sort {
 pub struct Query<'a> {
     /// The words looked for.
     pub text: &'a str,
-    /// Only this namespace.
+    /// Only this namespace; when none, every namespace but memoir's own (`memoir:*`) unless
+    /// `with_internal`.
     pub namespace: Option<&'a str>,
+    /// With no namespace given, search memoir's own namespaces too.
+    pub with_internal: bool,
     /// Only paths matching these globs.
     pub globs: Option<&'a KeyGlobs>,
     /// Only records at or after this time.
@@ -121,6 +124,7 @@ impl Query<'_> {
     /// Whether the query narrows the records it ranks (namespace, globs, dates).
     pub(crate) fn filtered(&self) -> bool {
         self.namespace.is_some()
+            || !self.with_internal
             || self.globs.is_some()
             || self.since.is_some()
             || self.until.is_some()

@@ -320,6 +320,15 @@ impl Default for Plan {
 impl LexicalIndex {
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        // An index without memoir's own records has nothing to leave out: its unscoped
+        // searches skip the per-record namespace test.
+        if q.namespace.is_none() && !q.with_internal && !self.has_internal() {
+            let all = Query {
+                with_internal: true,
+                ..*q
+            };
+            return self.search_planned(&all, Plan::default());
+        }
         self.search_planned(q, Plan::default())
     }
 
@@ -389,7 +398,7 @@ impl LexicalIndex {
         let mut matching = Vec::with_capacity(terms.len());
         // Allocated when a term is reached several ways.
         let mut best: Option<Scores> = None;
-        let ns_ok = |d: u32| q.namespace.is_none_or(|ns| self.in_namespace(d, ns));
+        let ns_ok = |d: u32| self.in_scope(d, q);
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             // A term reached one way gives each record one score: it goes straight into the
             // own scores. Reached several ways, a record keeps its best (in `best` first).

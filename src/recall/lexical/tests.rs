@@ -27,6 +27,7 @@ fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
 fn paths(idx: &LexicalIndex, text: &str) -> Vec<String> {
     idx.search(&Query {
         text,
+        with_internal: false,
         limit: 10,
         ..Default::default()
     })
@@ -248,6 +249,7 @@ proptest::proptest! {
         let text = text.join(" ");
         let q = Query {
             text: &text,
+            with_internal: false,
             namespace: only_default.then_some("default"),
             limit,
             sort: if recency { Sort::Recency } else { Sort::Relevance },

@@ -265,3 +265,66 @@ fn five_thousand_keys_are_never_truncated() {
     assert_eq!(g["found_count"], 300);
     assert_eq!(g["items"][299]["key"], keys[299].as_str());
 }
+
+/// COMPAT (2026-11): an unknown namespace given with `-n` to `get`, `search`, `recall`,
+/// `blame`, `diff` or `log --keys` is exit 1 listing the namespaces (as for `summarize`), and
+/// memoir's own namespaces (`memoir:*`) are left out of `search`, `recall`, `status` counts
+/// and `summarize` unless `-n` names them.
+#[test]
+fn unknown_namespaces_are_errors_and_memoirs_own_stay_out_of_the_way() {
+    let f = Fixture::new();
+    f.ok(&["remember", "postgres runs on port 5432", "-p", "infra.db"]);
+    f.ok(&[
+        "remember",
+        "the deploy uses postgres replicas",
+        "-p",
+        "infra.deploy",
+        "-n",
+        "ops",
+    ]);
+    f.ok(&["taxonomy", "init"]);
+    let cases: [&[&str]; 7] = [
+        &["search", "postgres", "-n", "postgress"],
+        &["recall", "postgres", "-n", "postgress"],
+        &["get", "infra.db", "-n", "postgress"],
+        &["blame", "infra.db", "-n", "postgress"],
+        &["diff", "-n", "postgress"],
+        &["log", "--namespace", "postgress"],
+        &["summarize", "-n", "postgress"],
+    ];
+    for args in cases {
+        let msg = assert_error(&f.run(true, args), 1);
+        assert!(
+            msg.contains("namespace 'postgress' not found") && msg.contains("default, "),
+            "{args:?}: {msg}"
+        );
+        assert!(msg.contains("ops"), "{args:?}: {msg}");
+    }
+    // A known namespace still answers.
+    assert_eq!(f.ok(&["search", "postgres", "-n", "ops"])["count"], 1);
+    assert_eq!(f.ok(&["log", "--namespace", "ops"])["count"], 1);
+
+    // The taxonomy's records are not memories: out of search, recall, status and summarize.
+    let status = f.ok(&["status"]);
+    assert_eq!(status["memory_count"], 2);
+    assert_eq!(status["namespaces"], serde_json::json!(["default", "ops"]));
+    let v = f.ok(&["summarize"]);
+    assert_eq!(v["total_memories"], 2, "{v}");
+    assert_eq!(v["total_namespaces"], 2, "{v}");
+    let v = f.ok(&["search", "preferences"]);
+    assert!(
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["namespace"] != "memoir:taxonomy"),
+        "{v}"
+    );
+    let v = f.ok(&["recall", "preferences", "--mode", "lexical"]);
+    assert_eq!(v["memories"].as_array().map(Vec::len), Some(0), "{v}");
+    // Named, they are there.
+    let v = f.ok(&["search", "preferences", "-n", "memoir:taxonomy"]);
+    assert!(v["count"].as_u64().unwrap() > 0, "{v}");
+    let v = f.ok(&["summarize", "-n", "memoir:taxonomy"]);
+    assert!(v["total_memories"].as_u64().unwrap() > 0, "{v}");
+}

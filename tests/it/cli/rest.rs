@@ -358,8 +358,8 @@ fn a_damaged_search_index_block_costs_time_not_answers() {
     let store = new_store(dir.path());
     import(&store, 3000);
     let queries = [
-        ["search", "memory 1234", "-n", "5"],
-        ["search", "agent", "-n", "3"],
+        ["search", "memory 1234", "-k", "5"],
+        ["search", "agent", "-k", "3"],
     ];
     let want: Vec<Value> = queries.iter().map(|q| untimed(ok(&store, q))).collect();
     let idx = store.join("cache").join("lexical.idx");
