@@ -372,6 +372,7 @@ impl PyMemoir {
             key,
             namespace,
             purge,
+            dry_run: false,
         };
         let who = self.write_as(branch, author, source, actor);
         self.call(py, move |m| m.forget(&req, &who))

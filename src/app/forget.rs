@@ -23,6 +23,8 @@ pub struct ForgetRequest {
     pub namespace: Option<String>,
     /// Erase the key from the whole history of every branch instead (rewrites commit ids).
     pub purge: bool,
+    /// With `purge`: say what would be rewritten, and change nothing.
+    pub dry_run: bool,
 }
 
 impl ForgetRequest {
@@ -63,6 +65,17 @@ impl PurgeCounts {
     }
 }
 
+/// What a purge would rewrite (`forget --purge --dry-run`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PurgePreview {
+    /// Commits whose tree holds the key, newest first.
+    pub commits_with_key: Vec<String>,
+    /// Commits that would get a new id (those and their descendants), newest first.
+    pub commits_rewritten: Vec<String>,
+    /// Refs that would move (branches, remote-tracking refs), by name.
+    pub refs: Vec<String>,
+}
+
 /// What `forget` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ForgetOutcome {
@@ -79,6 +92,9 @@ pub struct ForgetOutcome {
     /// With `purge`: what was rewritten and removed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub purged: Option<PurgeCounts>,
+    /// `--dry-run`: what the purge would rewrite; nothing changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_purge: Option<PurgePreview>,
     /// After a purge, the store's remotes: they keep what was pushed to them, the purged
     /// content included, until `push --force` and `gc --remote` (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -117,6 +133,9 @@ impl Memoir {
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
         who.check()?;
         let named = NamedKey::parse(&req.key, req.namespace.as_deref())?;
+        if req.purge && req.dry_run {
+            return self.purge_preview(self.open_repo()?, &named.into_spelled()?, who);
+        }
         if req.purge {
             return self.purge(self.open_repo()?, &named.into_spelled()?, who);
         }
@@ -139,6 +158,7 @@ impl Memoir {
             commit_hash: id.to_hex(),
             message,
             purged: None,
+            would_purge: None,
             remotes_keep: Vec::new(),
             branch_created: committed.created.clone(),
             full_key: key.to_string(),
@@ -162,6 +182,47 @@ impl Memoir {
             _ => repo.head_commit()?,
         };
         Ok((notes, tip))
+    }
+
+    /// `forget --purge --dry-run`: what the purge would rewrite, with nothing changed.
+    fn purge_preview(&self, repo: Repo, key: &Key, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
+        if let Some(b) = &who.branch {
+            validate_branch_name(b)?;
+        }
+        let plan = repo.purge_plan(&[key.encode()], &[])?;
+        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
+            Some(Ok(tip)) => tip,
+            _ => repo.head_commit()?,
+        };
+        drop(repo);
+        let hex = |ids: &[ObjectId]| ids.iter().map(ObjectId::to_hex).collect();
+        let message = format!(
+            "Would purge {} from {}: {} commits hold it, {} would be rewritten, {} refs would \
+             move; nothing changed",
+            key.path(),
+            key.namespace(),
+            plan.commits_with_key.len(),
+            plan.commits_rewritten.len(),
+            plan.refs.len()
+        );
+        Ok(ForgetOutcome {
+            success: true,
+            key: key.path().to_string(),
+            namespace: key.namespace().to_string(),
+            commit_hash: tip.to_hex(),
+            message,
+            purged: None,
+            would_purge: Some(PurgePreview {
+                commits_with_key: hex(&plan.commits_with_key),
+                commits_rewritten: hex(&plan.commits_rewritten),
+                refs: plan.refs,
+            }),
+            remotes_keep: Vec::new(),
+            branch_created: None,
+            full_key: key.to_string(),
+            commit: tip,
+            notes: Vec::new(),
+        })
     }
 
     fn purge(&self, repo: Repo, key: &Key, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
@@ -194,6 +255,7 @@ impl Memoir {
             commit_hash: tip.to_hex(),
             message,
             purged: Some(PurgeCounts::of(&report)),
+            would_purge: None,
             remotes_keep: crate::store::read_remotes(self.path())
                 .map(|r| r.into_keys().collect())
                 .unwrap_or_default(),

@@ -68,7 +68,7 @@ pub use capture::{
 };
 pub use clock::{round_ms, Clock, Timer};
 pub use error::{exit, MemoirError, MemoirResult};
-pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts};
+pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts, PurgePreview};
 pub use get::{GetItem, GetOutcome};
 pub use history::{
     BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,

@@ -27,7 +27,7 @@ pub use filter::KeyFilter;
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
 pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
-pub use purge::PurgeReport;
+pub use purge::{PurgePlan, PurgeReport};
 
 use std::collections::BTreeMap;
 use std::path::Path;

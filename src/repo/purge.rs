@@ -1,6 +1,6 @@
 //! Purging a key from the whole history.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::{Commit, GcReport, Repo, RepoError, RepoResult};
 use crate::object::ObjectId;
@@ -22,7 +22,78 @@ pub struct PurgeReport {
     pub gc: GcReport,
 }
 
+/// What a purge would rewrite, found without writing anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PurgePlan {
+    /// Commits whose tree holds a purged key, newest first.
+    pub commits_with_key: Vec<ObjectId>,
+    /// Commits that would get a new id (those and their descendants), newest first.
+    pub commits_rewritten: Vec<ObjectId>,
+    /// Refs that would move, by name.
+    pub refs: Vec<String>,
+}
+
 impl Repo {
+    /// The keys of `keys` (encoded) present in the tree at `root`, and every key there
+    /// within one of `ranges`: what a purge removes from that tree.
+    fn purged_in(
+        &self,
+        root: &ObjectId,
+        keys: &[Vec<u8>],
+        ranges: &[KeyRange],
+    ) -> RepoResult<BTreeSet<Vec<u8>>> {
+        let mut gone = BTreeSet::new();
+        for key in keys {
+            if self.tree.get(root, key)?.is_some() {
+                gone.insert(key.clone());
+            }
+        }
+        for range in ranges {
+            self.tree.scan(root, range, &mut |k, _| {
+                gone.insert(k.to_vec());
+                true
+            })?;
+        }
+        Ok(gone)
+    }
+
+    /// What [`Repo::purge_all`] of `keys` and `ranges` would rewrite: the commits holding
+    /// one of them, those and their descendants, and the refs that would move. Reads only.
+    pub fn purge_plan(&self, keys: &[Vec<u8>], ranges: &[KeyRange]) -> RepoResult<PurgePlan> {
+        let refs = self.commit_refs()?;
+        let tips: Vec<ObjectId> = refs.iter().map(|(_, id)| *id).collect();
+        let mut holds: HashMap<ObjectId, bool> = HashMap::new();
+        let mut dirty: HashSet<ObjectId> = HashSet::new();
+        let mut plan = PurgePlan::default();
+        // Parents first, so a commit is dirty when one of its parents is.
+        for id in self.history_in_order(&tips)? {
+            let c = self.read_commit(&id)?;
+            let has = match holds.get(&c.root) {
+                Some(h) => *h,
+                None => {
+                    let h = !self.purged_in(&c.root, keys, ranges)?.is_empty();
+                    holds.insert(c.root, h);
+                    h
+                }
+            };
+            if has {
+                plan.commits_with_key.push(id);
+            }
+            if has || c.parents.iter().any(|p| dirty.contains(p)) {
+                dirty.insert(id);
+                plan.commits_rewritten.push(id);
+            }
+        }
+        plan.commits_with_key.reverse();
+        plan.commits_rewritten.reverse();
+        plan.refs = refs
+            .into_iter()
+            .filter(|(_, id)| dirty.contains(id))
+            .map(|(name, _)| name)
+            .collect();
+        Ok(plan)
+    }
+
     /// Removes `key` (encoded) from every commit reachable from any ref, **rewriting
     /// history: commit ids change** for every commit whose tree held the key and for all of
     /// their descendants.
@@ -56,18 +127,7 @@ impl Repo {
             let root = match roots.get(&c.root) {
                 Some(r) => *r,
                 None => {
-                    let mut gone: BTreeSet<Vec<u8>> = BTreeSet::new();
-                    for key in keys {
-                        if self.tree.get(&c.root, key)?.is_some() {
-                            gone.insert(key.clone());
-                        }
-                    }
-                    for range in ranges {
-                        self.tree.scan(&c.root, range, &mut |k, _| {
-                            gone.insert(k.to_vec());
-                            true
-                        })?;
-                    }
+                    let gone = self.purged_in(&c.root, keys, ranges)?;
                     let r = if gone.is_empty() {
                         c.root
                     } else {

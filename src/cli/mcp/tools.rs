@@ -370,6 +370,7 @@ impl Tools {
                     key: p.key,
                     namespace: p.namespace,
                     purge: false,
+                    dry_run: false,
                 };
                 Ok(forget::render(
                     ctx,

@@ -266,6 +266,7 @@ pub fn post(ctx: &Ctx, path: &str, b: &Body) -> Reply {
                 key: b.required("key")?,
                 namespace: b.text("namespace")?,
                 purge: b.flag("purge")?,
+                dry_run: false,
             };
             Ok(app.forget(&req, &write_as(ctx, b.text("branch")?))?)
         })()),

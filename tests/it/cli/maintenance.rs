@@ -316,3 +316,67 @@ fn gc_rewrites_a_pack_once_a_quarter_of_it_is_dead_and_purge_erases_all() {
         "kept 2 with enough text to weigh something"
     );
 }
+
+/// `forget --purge` cannot be undone: `--dry-run` lists the commits and refs it would
+/// rewrite and changes nothing; on a terminal it asks first (a pseudo-terminal made by
+/// util-linux's `script`), and only `y`/`yes` goes ahead; without a terminal, or with
+/// `--yes`, it is not asked.
+#[test]
+fn purge_previews_and_asks_on_a_terminal() {
+    let f = Fixture::new();
+    f.ok(&["remember", "token abc", "-p", "secrets.t"]);
+    f.ok(&["remember", "other", "-p", "a.b"]);
+    f.ok(&["branch", "side"]);
+    f.ok(&["forget", "secrets.t"]);
+    let heads = |f: &Fixture| f.ok(&["log"])["commits"].clone();
+    let before = heads(&f);
+    let v = f.ok(&["forget", "secrets.t", "--purge", "--dry-run"]);
+    let p = &v["would_purge"];
+    assert_eq!(p["commits_with_key"].as_array().unwrap().len(), 2, "{v}");
+    assert_eq!(p["commits_rewritten"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(
+        p["refs"],
+        serde_json::json!(["refs/heads/main", "refs/heads/side"])
+    );
+    assert_eq!(heads(&f), before, "a dry run changes nothing");
+    let o = f.run(false, &["forget", "secrets.t", "--purge", "--dry-run"]);
+    assert!(o.stdout.contains("holds the key") && o.stdout.contains("ref refs/heads/side"));
+    assert_error(&f.run(true, &["forget", "secrets.t", "--dry-run"]), 2);
+
+    // On a terminal: "n" keeps everything, "y" purges.
+    let on_terminal = |answer: &str| {
+        let line = format!(
+            "{} -s {} forget secrets.t --purge",
+            env!("CARGO_BIN_EXE_memoir"),
+            f.s()
+        );
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &line, "/dev/null"])
+            .env("MEMOIR_NOW", super::NOW)
+            .env("MEMOIR_AUTHOR", crate::common::AUTHOR)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = c.spawn().expect("util-linux script runs");
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(answer.as_bytes()).unwrap();
+        drop(stdin);
+        let o = child.wait_with_output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let (code, out) = on_terminal("n\n");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("rewrites 3 commits and moves 2 refs"), "{out}");
+    assert!(out.contains("purge cancelled; nothing changed"), "{out}");
+    assert_eq!(heads(&f), before);
+    let (code, out) = on_terminal("yes\n");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("Purged secrets.t"), "{out}");
+    assert_ne!(heads(&f), before);
+    let v = f.ok(&["forget", "secrets.t", "--purge", "--dry-run"]);
+    assert_eq!(v["would_purge"]["commits_with_key"], serde_json::json!([]));
+}
