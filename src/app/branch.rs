@@ -116,7 +116,15 @@ impl Memoir {
     /// and so, unless `force`, is a branch whose tip HEAD does not contain (exit 1).
     pub fn delete_branch(&self, name: &str, force: bool) -> MemoirResult<BranchDeleteOutcome> {
         let repo = self.open_repo()?;
-        let tip = repo.branch_tip(name)?;
+        let tip = match repo.branch_tip(name) {
+            Err(RepoError::BranchNotFound(_)) => {
+                return Err(MemoirError::not_found(format!(
+                    "branch '{name}' not found{}",
+                    super::did_you_mean(repo.nearest_branch(name)?)
+                )))
+            }
+            other => other?,
+        };
         if repo.head()? == Head::Branch(name.to_string()) {
             return Err(RepoError::CurrentBranch(name.to_string()).into());
         }

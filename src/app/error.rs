@@ -187,7 +187,7 @@ fn repo_code(r: &RepoError) -> u8 {
         RepoError::Object(o) => object_code(o),
         RepoError::Tree(t) => tree_code(t),
         RepoError::NotInitialized => exit::NOT_A_STORE,
-        RepoError::BranchNotFound(_) | RepoError::RevisionNotFound(_) => exit::NOT_FOUND,
+        RepoError::BranchNotFound(_) | RepoError::RevisionNotFound { .. } => exit::NOT_FOUND,
         RepoError::NotFastForward(_) => exit::NON_FAST_FORWARD,
         RepoError::BadStoredKey(_) | RepoError::BadRef { .. } => exit::CORRUPT,
         RepoError::AmbiguousRevision { .. }

@@ -2,7 +2,11 @@
 
 use serde::Serialize;
 
+use crate::key::{namespace_prefix, split_encoded, Key};
 use crate::memory::{read_record, Record};
+use crate::object::ObjectId;
+use crate::prolly::prefix_range;
+use crate::repo::Repo;
 
 use super::ids::record_opt;
 use super::input::NamedKey;
@@ -71,7 +75,7 @@ impl Memoir {
         };
         // Bad keys fail before the store is looked at.
         parse()?;
-        let (items, keys, found_count) = self.reading(|repo| {
+        let (items, keys, found_count, nearest) = self.reading(|repo| {
             let named = parse()?;
             let (_, root) = self.read_root(repo, at)?;
             if let Some(ns) = namespace {
@@ -96,7 +100,11 @@ impl Memoir {
                     record,
                 });
             }
-            Ok((items, keys, found_count))
+            let nearest = match (keys.as_slice(), found_count) {
+                ([only], 0) => nearest_key(repo, &root, only)?,
+                _ => None,
+            };
+            Ok((items, keys, found_count, nearest))
         })?;
         let single_missing = keys.len() == 1 && found_count == 0;
         Ok(GetOutcome {
@@ -104,8 +112,43 @@ impl Memoir {
             count: keys.len(),
             found_count,
             timing_ms: timer.ms(),
-            error: single_missing.then(|| format!("memory '{}' not found", keys[0])),
+            error: single_missing.then(|| {
+                format!(
+                    "memory '{}' not found{}",
+                    keys[0],
+                    super::did_you_mean(nearest)
+                )
+            }),
             items,
         })
     }
+}
+
+/// Keys of a namespace looked at for a "did you mean" hint, at most: the hint is for typos in
+/// stores a person reads, and must not make a miss slow in a huge one.
+const NEAREST_SCAN: usize = 200_000;
+
+/// The stored key of `key`'s namespace nearest to it (a typo's fix): within two edits, or a
+/// quarter of its length for long paths, as `ns:path`.
+fn nearest_key(repo: &Repo, root: &ObjectId, key: &Key) -> MemoirResult<Option<String>> {
+    let path = key.path();
+    let max = (path.chars().count() / 4).max(2);
+    let mut best: Option<(usize, String)> = None;
+    let mut seen = 0;
+    repo.tree().scan(
+        root,
+        &prefix_range(&namespace_prefix(key.namespace())),
+        &mut |k, _| {
+            seen += 1;
+            let (_, p) = split_encoded(k);
+            if p.len().abs_diff(path.len()) <= max {
+                let d = strsim::osa_distance(path, &p);
+                if d <= max && best.as_ref().is_none_or(|(b, _)| d < *b) {
+                    best = Some((d, p));
+                }
+            }
+            seen < NEAREST_SCAN
+        },
+    )?;
+    Ok(best.map(|(_, p)| format!("{}:{p}", key.namespace())))
 }

@@ -548,6 +548,13 @@ fn store_trouble(e: &MemoirError) -> bool {
         ) && e.code() == exit::ERROR
 }
 
+/// "; did you mean 'X'?" for a suggestion, else nothing.
+pub(crate) fn did_you_mean(nearest: Option<String>) -> String {
+    nearest
+        .map(|n| format!("; did you mean '{n}'?"))
+        .unwrap_or_default()
+}
+
 /// `path` made absolute (without resolving symlinks if it does not exist).
 pub fn absolute(path: &Path) -> PathBuf {
     path.canonicalize()
@@ -565,7 +572,8 @@ pub(crate) fn read_target(
         Some(b) => match repo.branch_tip(b) {
             Ok(id) => Ok((Some(b.to_string()), id)),
             Err(RepoError::BranchNotFound(_)) => Err(MemoirError::not_found(format!(
-                "branch '{b}' not found (from --branch or MEMOIR_BRANCH)"
+                "branch '{b}' not found (from --branch or MEMOIR_BRANCH){}",
+                did_you_mean(repo.nearest_branch(b)?)
             ))),
             Err(e) => Err(e.into()),
         },

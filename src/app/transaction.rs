@@ -64,18 +64,6 @@ pub(crate) fn created_as_true<S: serde::Serializer>(
     s.serialize_bool(true)
 }
 
-/// The existing branch nearest to `name` within two edits (a short name within one), if any.
-fn nearest_branch(repo: &Repo, name: &str) -> MemoirResult<Option<String>> {
-    let max = if name.chars().count() <= 4 { 1 } else { 2 };
-    Ok(repo
-        .branches()?
-        .into_iter()
-        .map(|(b, _)| (strsim::osa_distance(name, &b), b))
-        .filter(|(d, _)| *d <= max)
-        .min()
-        .map(|(_, b)| b))
-}
-
 impl Memoir {
     /// Starts a write on `who`'s branch (`who.branch`, created from HEAD when it commits if it
     /// is missing), else on the branch HEAD is on (a detached HEAD is an error).
@@ -138,7 +126,7 @@ impl Transaction<'_> {
                 Head::Branch(b) => b,
                 Head::Detached(id) => id.short(8),
             };
-            let nearest = nearest_branch(&self.repo, &self.branch)?;
+            let nearest = self.repo.nearest_branch(&self.branch)?;
             self.repo.create_branch(&self.branch, &self.base)?;
             Some(CreatedBranch {
                 name: self.branch.clone(),

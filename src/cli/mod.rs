@@ -153,9 +153,48 @@ fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     Cli::try_parse_from(args)
 }
 
+/// The memoir command a user of git or another tool may mean by a word memoir has no command
+/// for (`init` is `new`), for clap's "a similar subcommand exists" tip.
+fn meant_command(word: &str) -> Option<&'static str> {
+    Some(match word {
+        "init" | "create" => "new",
+        "add" | "save" | "store" | "commit" | "put" => "remember",
+        "show" | "cat" | "read" => "get",
+        "rm" | "remove" | "delete" | "del" => "forget",
+        "find" | "grep" | "query" => "search",
+        "ask" => "recall",
+        "ls" | "list" | "tree" | "overview" => "summarize",
+        "history" => "log",
+        "switch" => "checkout",
+        "check" => "fsck",
+        "clean" | "prune" => "gc",
+        _ => return None,
+    })
+}
+
+/// Puts [`meant_command`]'s tip in an unknown command's error, in place of clap's spelling
+/// suggestions (`rm` is `forget`, not `remember`).
+fn with_meant_command(mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand {
+        return e;
+    }
+    let meant = match e.get(ContextKind::InvalidSubcommand) {
+        Some(ContextValue::String(word)) => meant_command(word),
+        _ => None,
+    };
+    if let Some(cmd) = meant {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![cmd.to_string()]),
+        );
+    }
+    e
+}
+
 fn run(args: Vec<OsString>) -> u8 {
     let json_hint = env_flag("MEMOIR_JSON") || args.iter().skip(1).any(|a| a == "--json");
-    let cli = match parse(&args) {
+    let cli = match parse(&args).map_err(with_meant_command) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -173,7 +212,14 @@ fn run(args: Vec<OsString>) -> u8 {
                     .take_while(|l| !l.trim().is_empty())
                     .map(str::trim)
                     .collect();
-                let joined = para.join(" ");
+                let mut joined = para.join(" ");
+                // And, for an unknown command, the tip naming the one meant.
+                let tip = (e.kind() == ErrorKind::InvalidSubcommand)
+                    .then(|| text.lines().map(str::trim).find(|l| l.starts_with("tip:")))
+                    .flatten();
+                if let Some(tip) = tip {
+                    joined = format!("{joined} ({tip})");
+                }
                 let message = joined
                     .strip_prefix("error: ")
                     .unwrap_or(&joined)

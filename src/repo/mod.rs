@@ -90,9 +90,15 @@ pub enum RepoError {
     #[error("branch '{0}' cannot be fast-forwarded: the histories have diverged")]
     NotFastForward(String),
     /// A revision names no commit (unknown name, no such ancestor or parent, nothing at
-    /// or before a date); holds the revision as asked.
-    #[error("unknown revision '{0}'")]
-    RevisionNotFound(String),
+    /// or before a date): the revision as asked, and why when that helps (how long the
+    /// history is, the nearest branch name).
+    #[error("unknown revision '{asked}'{}", why.as_ref().map(|w| format!(": {w}")).unwrap_or_default())]
+    RevisionNotFound {
+        /// The revision as asked.
+        asked: String,
+        /// Why it names nothing, when more can be said.
+        why: Option<String>,
+    },
     /// A hex prefix matches several commits.
     #[error("revision '{prefix}' is ambiguous; candidates: {}", candidates.join(", "))]
     AmbiguousRevision {

@@ -54,7 +54,10 @@ impl Repo {
     /// The unique commit whose id starts with the hex `prefix` (4 to 64 digits, either
     /// case). Ids of other objects are ignored.
     pub fn resolve_commit_prefix(&self, prefix: &str) -> RepoResult<ObjectId> {
-        let not_found = || RepoError::RevisionNotFound(prefix.to_string());
+        let not_found = || RepoError::RevisionNotFound {
+            asked: prefix.to_string(),
+            why: None,
+        };
         let nibbles = crate::object::hex_nibbles(prefix).ok_or_else(not_found)?;
         if !(MIN_PREFIX_DIGITS..=64).contains(&nibbles.len()) {
             return Err(not_found());
@@ -100,28 +103,53 @@ impl Repo {
             return super::id_from_ref(&tracking, &raw);
         }
         match self.resolve_commit_prefix(name) {
-            Err(RepoError::RevisionNotFound(_)) => {
-                Err(RepoError::RevisionNotFound(asked.to_string()))
-            }
+            Err(RepoError::RevisionNotFound { .. }) => Err(RepoError::RevisionNotFound {
+                asked: asked.to_string(),
+                why: self
+                    .nearest_branch(name)?
+                    .map(|b| format!("did you mean '{b}'?")),
+            }),
             other => other,
         }
     }
 
+    /// The branch whose name is nearest to `name`, within two edits (one for names of up to
+    /// four characters), for "did you mean" hints.
+    pub fn nearest_branch(&self, name: &str) -> RepoResult<Option<String>> {
+        let max = if name.chars().count() <= 4 { 1 } else { 2 };
+        Ok(self
+            .branches()?
+            .into_iter()
+            .map(|(b, _)| (strsim::osa_distance(name, &b), b))
+            .filter(|(d, b)| *d <= max && b != name)
+            .min()
+            .map(|(_, b)| b))
+    }
+
     fn resolve_expr_as(&self, expr: &RevExpr, asked: &str) -> RepoResult<ObjectId> {
-        let missing = || RepoError::RevisionNotFound(asked.to_string());
+        let missing = |why: String| RepoError::RevisionNotFound {
+            asked: asked.to_string(),
+            why: Some(why),
+        };
         match expr {
             RevExpr::Name(n) => self.resolve_name(n, asked),
             RevExpr::Ancestor(base, n) => {
                 let id = self.resolve_expr_as(base, asked)?;
-                let mut left = *n;
+                let (mut left, mut seen) = (*n, 0u64);
                 self.first_parents(id, &mut |_| {
+                    seen += 1;
                     if left == 0 {
                         return true;
                     }
                     left -= 1;
                     false
                 })?
-                .ok_or_else(missing)
+                .ok_or_else(|| {
+                    missing(format!(
+                        "the history has {seen} commit{} (following first parents)",
+                        if seen == 1 { "" } else { "s" }
+                    ))
+                })
             }
             RevExpr::Parent(base, n) => {
                 let id = self.resolve_expr_as(base, asked)?;
@@ -129,12 +157,31 @@ impl Repo {
                     return Ok(id);
                 }
                 let c = self.read_commit(&id)?;
-                c.parents.get(*n as usize - 1).copied().ok_or_else(missing)
+                c.parents.get(*n as usize - 1).copied().ok_or_else(|| {
+                    missing(format!(
+                        "commit {} has {} parent{}",
+                        id.short(8),
+                        c.parents.len(),
+                        if c.parents.len() == 1 { "" } else { "s" }
+                    ))
+                })
             }
             RevExpr::AtTime(base, when) => {
                 let id = self.resolve_expr_as(base, asked)?;
-                self.first_parents(id, &mut |timestamp| timestamp <= *when)?
-                    .ok_or_else(missing)
+                let mut oldest = None;
+                self.first_parents(id, &mut |timestamp| {
+                    oldest = Some(timestamp);
+                    timestamp <= *when
+                })?
+                .ok_or_else(|| {
+                    missing(match oldest {
+                        Some(t) => format!(
+                            "nothing at or before it; the oldest commit there is from {}",
+                            super::revision::format_iso8601(t)
+                        ),
+                        None => "nothing at or before it".to_string(),
+                    })
+                })
             }
         }
     }

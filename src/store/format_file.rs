@@ -117,7 +117,13 @@ pub(super) fn read_format(path: &Path) -> StoreResult<(BackendKind, u32)> {
     let file = match File::open(&file_path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(not_a_store(path, format!("no {FORMAT_FILE} file")))
+            return Err(not_a_store(
+                path,
+                format!(
+                    "no {FORMAT_FILE} file (name a store with -s or MEMOIR_STORE; \
+                     `memoir new PATH` makes one)"
+                ),
+            ))
         }
         Err(e) => {
             return Err(not_a_store(

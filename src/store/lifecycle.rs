@@ -321,7 +321,13 @@ impl Store {
             Ok(m) if m.is_dir() => {}
             Ok(_) => return Err(not_a_store(path, "not a directory")),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(not_a_store(path, "does not exist"))
+                return Err(not_a_store(
+                    path,
+                    format!(
+                        "does not exist (`memoir new {}` makes one there)",
+                        path.display()
+                    ),
+                ))
             }
             Err(e) => return Err(io_err(path)(e)),
         }

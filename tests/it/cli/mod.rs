@@ -2,6 +2,7 @@
 //! codes, determinism, and human output safety.
 
 mod branch;
+mod hints;
 mod history;
 mod hosts;
 mod maintenance;

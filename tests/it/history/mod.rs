@@ -67,7 +67,7 @@ fn merge(repo: &Repo, into: &str, from: &str, edits: Vec<Edit>, t: i64) -> Objec
 
 fn not_found(r: Result<ObjectId, RepoError>) -> String {
     match r {
-        Err(RepoError::RevisionNotFound(s)) => s,
+        Err(RepoError::RevisionNotFound { asked, .. }) => asked,
         other => panic!("expected not found, got {other:?}"),
     }
 }
@@ -142,7 +142,7 @@ fn resolution_of_names_ancestors_parents_and_dates() {
     );
     assert!(matches!(
         repo.resolve("main@{2023-11-13}", now),
-        Err(RepoError::RevisionNotFound(_))
+        Err(RepoError::RevisionNotFound { .. })
     ));
     // Fewer than 4 digits is not a prefix; a well-formed id nobody has is not found.
     assert_eq!(not_found(repo.resolve(&c2.short(3), now)), c2.short(3));
@@ -190,7 +190,7 @@ fn resolution_of_names_ancestors_parents_and_dates() {
     ));
     assert!(matches!(
         repo.resolve_range("main..nope", now),
-        Err(RepoError::RevisionNotFound(s)) if s == "main..nope"
+        Err(RepoError::RevisionNotFound { asked, .. }) if asked == "main..nope"
     ));
     assert_eq!(
         repo.root_at("main~1", now).unwrap(),
