@@ -1,7 +1,6 @@
 //! memoir: git for an AI agent's memory.
 //!
-//! Layers, bottom up; a layer uses only those below it (and `word`, byte tests eight bytes
-//! at a time, which all may use):
+//! Layers, bottom up; a layer uses only those below it:
 //! - [`store`]: object bytes and refs on a backend;
 //! - [`object`]: ids, canonical encoding, verified reads;
 //! - [`key`], [`glob`], [`calendar`]: taxonomy keys and their ordered encoding, key
@@ -17,8 +16,6 @@
 #![warn(missing_docs)]
 
 // One group per layer, bottom up (blank lines keep rustfmt from sorting the layers).
-mod word;
-
 pub mod store;
 
 pub mod object;

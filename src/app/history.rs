@@ -17,7 +17,6 @@ use crate::repo::{
 };
 
 use super::ids::{hex, hex_vec, record_opt};
-use super::pretty::Direct;
 use super::status::require_namespace;
 use super::{parse_key, Memoir, MemoirResult, Outcome, ReadPoint};
 
@@ -229,37 +228,6 @@ impl DiffEntry {
     pub fn full_key(&self) -> String {
         format!("{}:{}", self.namespace, self.key)
     }
-
-    /// The entry's JSON, as its serde shape writes it (members sorted).
-    fn write_direct<W: std::io::Write>(&self, d: &mut Direct<'_, W>) -> std::io::Result<()> {
-        d.open_object()?;
-        d.key(true, "key")?;
-        d.str(&self.key)?;
-        if let Some(n) = self.lines_added {
-            d.key(false, "lines_added")?;
-            d.u64(n as u64)?;
-        }
-        if let Some(n) = self.lines_removed {
-            d.key(false, "lines_removed")?;
-            d.u64(n as u64)?;
-        }
-        d.key(false, "namespace")?;
-        d.str(&self.namespace)?;
-        for (name, record) in [("new", &self.new), ("old", &self.old)] {
-            d.key(false, name)?;
-            match record {
-                Some(r) => d.record(r)?,
-                None => d.null()?,
-            }
-        }
-        d.key(false, "operation")?;
-        d.str(self.operation)?;
-        if let Some(patch) = &self.patch {
-            d.key(false, "patch")?;
-            d.str(patch)?;
-        }
-        d.close_object()
-    }
 }
 
 /// The counts of a diff with stat. Members are declared in sorted order.
@@ -303,39 +271,6 @@ pub struct DiffOutcome {
 
 impl Outcome for DiffOutcome {
     const MEMBERS_SORTED: bool = true;
-
-    /// Written member by member (`Direct`): the same bytes as the serde path, which a
-    /// test holds it to, in a fraction of the instructions for a diff of many records.
-    fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        let mut d = Direct::new(out);
-        d.open_object()?;
-        d.key(true, "changes")?;
-        d.open_array()?;
-        for (i, c) in self.changes.iter().enumerate() {
-            d.element(i == 0)?;
-            c.write_direct(&mut d)?;
-            d.spill()?;
-        }
-        d.close_array()?;
-        d.key(false, "count")?;
-        d.u64(self.count as u64)?;
-        d.key(false, "from")?;
-        d.str(&self.from.to_hex())?;
-        d.key(false, "from_rev")?;
-        d.str(&self.from_rev)?;
-        if let Some(stats) = &self.stats {
-            d.key(false, "stats")?;
-            d.serde(stats)?;
-        }
-        d.key(false, "success")?;
-        d.bool(self.success)?;
-        d.key(false, "to")?;
-        d.str(&self.to.to_hex())?;
-        d.key(false, "to_rev")?;
-        d.str(&self.to_rev)?;
-        d.close_object()?;
-        d.finish_line()
-    }
 }
 
 /// What `time-travel` did.

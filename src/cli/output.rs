@@ -109,9 +109,8 @@ impl Report {
     pub fn json_only<O: Outcome + 'static>(outcome: O) -> Self {
         let code = outcome.exit_code();
         let write = move |out: &mut dyn Write| {
-            // The JSON writer gathers its own writes; this buffer only joins its last
-            // piece with the final newline.
-            let mut w = std::io::BufWriter::with_capacity(4 << 10, out);
+            // serde_json writes a piece at a time (a quote, a name, an indent).
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
             outcome.write_json(&mut w)?;
             // Printing is the command's last act: the process gives the outcome's memory
             // back as it exits, so it is not freed piece by piece first (a thousand-key

@@ -13,7 +13,6 @@
 //! `(namespace, seg1, seg2, ...)`, and every group of keys that share a namespace and their
 //! first N segments is one contiguous run of the tree.
 
-use crate::word::bytes_below;
 use std::fmt;
 
 mod rules;
@@ -240,45 +239,17 @@ pub fn namespace_prefix(namespace: &str) -> Vec<u8> {
 /// belongs to in a depth-`depth` histogram (a key with fewer segments is its own group).
 /// Works on any encoded key; `depth` 0 gives the namespace group.
 pub fn group_prefix(encoded: &[u8], depth: usize) -> &[u8] {
-    // The namespace's end, then the `depth`-th separator after it. NS_END and SEG_SEP are
-    // the only bytes below 2, so they are found eight bytes at a time (a histogram calls
-    // this once per key it counts); a flag above a real one may be false, so each flagged
-    // byte is judged by its value.
-    let (mut in_path, mut seen) = (false, 0);
-    let mut scan = |word: u64, base: usize| -> Option<&[u8]> {
-        let mut flags = bytes_below(word, 2);
-        while flags != 0 {
-            let i = base + flags.trailing_zeros() as usize / 8;
-            flags &= flags - 1;
-            match encoded[i] {
-                NS_END if !in_path => {
-                    if depth == 0 {
-                        return Some(&encoded[..=i]);
-                    }
-                    in_path = true;
-                }
-                SEG_SEP if in_path => {
-                    seen += 1;
-                    if seen == depth {
-                        return Some(&encoded[..i]);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+    let Some(ns_end) = encoded.iter().position(|&b| b == NS_END) else {
+        return encoded;
     };
-    let words = encoded.chunks_exact(8);
-    let tail = words.remainder();
-    for (w, word) in words.enumerate() {
-        if let Some(group) = scan(u64::from_le_bytes(word.try_into().expect("8 bytes")), w * 8) {
-            return group;
-        }
+    if depth == 0 {
+        return &encoded[..=ns_end];
     }
-    // The tail padded with bytes that are never flagged.
-    let mut last = [0xff; 8];
-    last[..tail.len()].copy_from_slice(tail);
-    scan(u64::from_le_bytes(last), encoded.len() - tail.len()).unwrap_or(encoded)
+    let seps = encoded.iter().enumerate().skip(ns_end + 1);
+    match seps.filter(|&(_, &b)| b == SEG_SEP).nth(depth - 1) {
+        Some((i, _)) => &encoded[..i],
+        None => encoded,
+    }
 }
 
 /// Splits an encoded key or group prefix into its namespace and dot path (path empty for a
@@ -653,48 +624,5 @@ mod tests {
             split_encoded(group_prefix(&key, 2)),
             ("ns".to_string(), "a.b".to_string())
         );
-    }
-
-    /// The word-at-a-time scan gives what a byte-by-byte one gives, on any bytes: markers
-    /// in every position of a word and its tail, next to bytes 2 and 0x80.. (which the
-    /// word test may flag falsely), before and after the namespace's end.
-    #[test]
-    fn group_prefix_is_the_plain_scan() {
-        fn plain(encoded: &[u8], depth: usize) -> &[u8] {
-            let Some(ns_end) = encoded.iter().position(|&b| b == NS_END) else {
-                return encoded;
-            };
-            if depth == 0 {
-                return &encoded[..=ns_end];
-            }
-            let mut seen = 0;
-            for (i, &b) in encoded.iter().enumerate().skip(ns_end + 1) {
-                if b == SEG_SEP {
-                    seen += 1;
-                    if seen == depth {
-                        return &encoded[..i];
-                    }
-                }
-            }
-            encoded
-        }
-        let alphabet = [0u8, 1, 2, 3, b'a', 0x7f, 0x80, 0xff];
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..20_000 {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let len = (state >> 59) as usize + (state >> 62) as usize * 8;
-            let bytes: Vec<u8> = (0..len)
-                .map(|i| alphabet[((state >> (i % 20 * 3)) & 7) as usize ^ (i % 3)])
-                .collect();
-            for depth in 0..5 {
-                assert_eq!(
-                    group_prefix(&bytes, depth),
-                    plain(&bytes, depth),
-                    "{bytes:?} {depth}"
-                );
-            }
-        }
     }
 }
