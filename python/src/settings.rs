@@ -4,15 +4,14 @@
 
 use std::time::Duration;
 
-use memoir::app::{Clock, MemoirError, MemoirResult, MergeStrategy, Options, ReadPoint, WriteAs};
+use memoir::app::{
+    Clock, Env, MemoirError, MemoirResult, MergeStrategy, Options, ReadPoint, WriteAs, MAX_NOW,
+};
 use memoir::memory::{parse_facet_cap, MergePolicy};
-
-/// The latest fixed clock accepted: 9999-12-31T23:59:59Z, the last second ISO 8601 shows.
-const MAX_NOW: f64 = 253_402_300_799.0;
 
 /// An environment variable; empty counts as unset.
 fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    Env::new(|name| std::env::var(name).ok()).var(name)
 }
 
 /// What a handle is opened with, as given from Python (`None`: not given).
@@ -26,65 +25,61 @@ pub struct OpenArgs {
 }
 
 impl OpenArgs {
-    /// The library options: `lock_timeout` else `MEMOIR_LOCK_TIMEOUT` else 5 s; `now` else
+    /// The library options ([`Options::from_env_lookup`]), each argument given taking the
+    /// place of its variable: `lock_timeout` else `MEMOIR_LOCK_TIMEOUT` else 5 s; `now` else
     /// `MEMOIR_NOW` else the system clock; `merge_policy` else `MEMOIR_MERGE_POLICY`;
     /// `facet_cap` else `MEMOIR_FACET_MAX_ENTRIES`. No model is configured (recall is
     /// lexical). Malformed values are exit 1.
-    // The struct update below fills what the library's features add (S3 settings with
-    // `remote`, which a workspace build may turn on); without them it has nothing to fill.
-    #[allow(clippy::needless_update)]
     pub fn options(&self) -> MemoirResult<Options> {
-        let lock = match self.lock_timeout {
-            Some(s) => s,
-            None => match env_var("MEMOIR_LOCK_TIMEOUT") {
-                Some(t) => t.trim().parse::<f64>().map_err(|_| {
-                    MemoirError::invalid(format!("MEMOIR_LOCK_TIMEOUT={t:?} is not seconds"))
-                })?,
-                None => 5.0,
-            },
+        let lookup = |name: &str| {
+            let given = match name {
+                "MEMOIR_LOCK_TIMEOUT" => self.lock_timeout.is_some(),
+                "MEMOIR_NOW" => self.now.is_some(),
+                "MEMOIR_MERGE_POLICY" => self.merge_policy.is_some(),
+                "MEMOIR_FACET_MAX_ENTRIES" => self.facet_cap.is_some(),
+                _ => false,
+            };
+            if given {
+                None
+            } else {
+                std::env::var(name).ok()
+            }
         };
+        // Opening fails on any malformed setting, even one only some operations use.
+        let env = Env::new(&lookup);
+        env.merge_policy()?;
+        env.facet_cap()?;
+        let mut options = Options::from_env_lookup(lookup)?;
+        let lock = self
+            .lock_timeout
+            .unwrap_or(options.lock_timeout.as_secs_f64());
         if !(lock.is_finite() && (0.0..1e6).contains(&lock)) {
             return Err(MemoirError::invalid(format!(
                 "lock_timeout {lock} is not seconds between 0 and 1000000"
             )));
         }
-        let now = match self.now {
-            Some(t) => Some(t),
-            None => match env_var("MEMOIR_NOW") {
-                Some(t) => Some(t.trim().parse::<f64>().map_err(|_| {
-                    MemoirError::invalid(format!("MEMOIR_NOW={t:?} is not unix seconds"))
-                })?),
-                None => None,
-            },
-        };
-        let clock = match now {
-            None => Clock::system(),
-            Some(t) if t.is_finite() && (0.0..=MAX_NOW).contains(&t) => Clock::fixed(t),
-            Some(t) => {
+        if self.lock_timeout.is_some() {
+            options.lock_timeout = Duration::from_secs_f64(lock);
+        }
+        if let Some(t) = self.now {
+            if !(t.is_finite() && (0.0..=MAX_NOW).contains(&t)) {
                 return Err(MemoirError::invalid(format!(
                     "now={t} is not unix seconds between 0 and {MAX_NOW} (year 9999)"
-                )))
+                )));
             }
-        };
-        let policy = self
-            .merge_policy
-            .clone()
-            .or_else(|| env_var("MEMOIR_MERGE_POLICY"));
-        let cap = self
-            .facet_cap
-            .clone()
-            .or_else(|| env_var("MEMOIR_FACET_MAX_ENTRIES"));
-        Ok(Options {
-            lock_timeout: Duration::from_secs_f64(lock),
-            clock,
-            keep_open: self.keep_open,
-            scratch_dir: Some(std::env::temp_dir()),
-            llm: None,
-            merge_policy: policy.as_deref().map(merge_policy).transpose()?,
-            facet_cap: parse_facet_cap(cap.as_deref())
-                .map_err(|e| MemoirError::invalid(format!("facet_cap: {e}")))?,
-            ..Options::default()
-        })
+            options.clock = Clock::fixed(t);
+        }
+        if let Some(p) = &self.merge_policy {
+            options.merge_policy = Some(merge_policy(p)?);
+        }
+        if let Some(c) = &self.facet_cap {
+            options.facet_cap = parse_facet_cap(Some(c))
+                .map_err(|e| MemoirError::invalid(format!("facet_cap: {e}")))?;
+        }
+        options.keep_open = self.keep_open;
+        options.scratch_dir = Some(std::env::temp_dir());
+        options.llm = None;
+        Ok(options)
     }
 }
 

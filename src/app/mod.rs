@@ -12,6 +12,7 @@ mod branch;
 mod caches;
 mod capture;
 mod clock;
+mod env;
 mod error;
 mod forget;
 mod get;
@@ -67,6 +68,7 @@ pub use capture::{
     CAPTURE_SOURCE,
 };
 pub use clock::{round_ms, Clock, Timer};
+pub use env::{parse_seconds, Env, MAX_NOW};
 pub use error::{exit, MemoirError, MemoirResult};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts, PurgePreview};
 pub use get::{GetItem, GetOutcome};

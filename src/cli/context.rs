@@ -9,183 +9,31 @@ use std::time::Duration;
 
 use clap::Args;
 
-use memoir::app::{Clock, Memoir, Options, Outcome, ReadPoint, WriteAs};
-use memoir::llm::{ProviderConfig, ProviderKind, ANTHROPIC_BASE_URL, OPENAI_BASE_URL};
-use memoir::memory::{parse_facet_cap, FacetCap, MergePolicy};
+use memoir::app::{Env, Memoir, Options, Outcome, ReadPoint, WriteAs};
+use memoir::llm::ProviderConfig;
+use memoir::memory::{FacetCap, MergePolicy};
 
 use super::output::{esc, CliError, Printer, Report, Style};
 
+/// The process's environment, as the library reads settings from it.
+pub fn env() -> Env<fn(&str) -> Option<String>> {
+    Env::new(|name| std::env::var(name).ok())
+}
+
 /// Reads an environment variable; empty counts as unset.
 pub fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
+    env().var(name)
 }
 
 /// Whether an environment flag is on (`1`, `true`, `yes`, `on`).
 pub fn env_flag(name: &str) -> bool {
-    env_var(name).is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
+    env().flag(name)
 }
 
-/// The clock of `MEMOIR_NOW` (unix seconds, for reproducible ids and output in tests), else
-/// the system clock.
-/// The latest `MEMOIR_NOW`: 9999-12-31T23:59:59Z, the last second ISO 8601 dates can show.
-const MAX_NOW: f64 = 253_402_300_799.0;
-
-pub fn clock_from_env() -> Result<Clock, CliError> {
-    match env_var("MEMOIR_NOW") {
-        None => Ok(Clock::system()),
-        Some(t) => t
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && (0.0..=MAX_NOW).contains(x))
-            .map(Clock::fixed)
-            .ok_or_else(|| {
-                CliError::invalid(format!(
-                    "MEMOIR_NOW={t:?} is not unix seconds between 0 and {MAX_NOW} (year 9999)"
-                ))
-            }),
-    }
-}
-
-/// The model the environment configures, if any; a malformed or incomplete setting is an
-/// error (exit 1).
-///
-/// The provider: `MEMOIR_LLM_PROVIDER` if set; else `command` when `MEMOIR_LLM_COMMAND` is
-/// set; else OpenAI-compatible when `MEMOIR_LLM_BASE_URL`, `OPENAI_BASE_URL` or
-/// `OPENAI_API_KEY` is set; else Anthropic when `ANTHROPIC_API_KEY` or `ANTHROPIC_BASE_URL`
-/// is set. The base URL: `MEMOIR_LLM_BASE_URL` (memoir's own wins), else the provider's
-/// (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), else the provider's public API; with or
-/// without `/v1`. The key: `OPENAI_API_KEY` or `ANTHROPIC_API_KEY`; without one no
-/// authorisation header is sent (local servers need none), and the provider's public API
-/// without a key is refused here. How the choice was made, and which other provider's
-/// variables are set but unused, is the configuration's `origin` (`status` and `-v` show
-/// it).
+/// The model the environment configures, if any (see [`Env::llm`]); a malformed or
+/// incomplete setting is an error (exit 1).
 pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
-    let timeout = match env_var("MEMOIR_LLM_TIMEOUT") {
-        Some(t) => t
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| CliError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds")))?,
-        None => Duration::from_secs(30),
-    };
-    let set = |names: &[&'static str]| -> Vec<&'static str> {
-        names
-            .iter()
-            .copied()
-            .filter(|n| env_var(n).is_some())
-            .collect()
-    };
-    let command = env_var("MEMOIR_LLM_COMMAND");
-    let openai = set(&["MEMOIR_LLM_BASE_URL", "OPENAI_BASE_URL", "OPENAI_API_KEY"]);
-    let anthropic = set(&["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"]);
-    let (kind, mut origin) = match env_var("MEMOIR_LLM_PROVIDER")
-        .map(|p| p.to_ascii_lowercase())
-        .as_deref()
-    {
-        Some(p @ ("command" | "openai" | "anthropic")) => {
-            (kind_of(p), format!("MEMOIR_LLM_PROVIDER={p}"))
-        }
-        Some(other) => {
-            return Err(CliError::invalid(format!(
-                "MEMOIR_LLM_PROVIDER={other:?}: expected openai, anthropic or command"
-            )))
-        }
-        None if command.is_some() => ("command", "MEMOIR_LLM_COMMAND is set".to_string()),
-        None if !openai.is_empty() => ("openai", format!("{} set", are(&openai))),
-        None if !anthropic.is_empty() => ("anthropic", format!("{} set", are(&anthropic))),
-        None => return Ok(None),
-    };
-    // Say what else is set and unused, and how to choose it instead.
-    let mut unused = Vec::new();
-    if kind != "command" && command.is_some() {
-        unused.push("MEMOIR_LLM_COMMAND (MEMOIR_LLM_PROVIDER=command uses it)".to_string());
-    }
-    // MEMOIR_LLM_BASE_URL is every HTTP provider's base URL.
-    let openai_only: Vec<&str> = openai
-        .iter()
-        .copied()
-        .filter(|n| kind == "command" || *n != "MEMOIR_LLM_BASE_URL")
-        .collect();
-    if kind != "openai" && !openai_only.is_empty() {
-        unused.push(format!(
-            "{} (MEMOIR_LLM_PROVIDER=openai uses it)",
-            openai_only.join(", ")
-        ));
-    }
-    if kind != "anthropic" && !anthropic.is_empty() {
-        unused.push(format!(
-            "{} (MEMOIR_LLM_PROVIDER=anthropic uses it)",
-            anthropic.join(", ")
-        ));
-    }
-    let memoir_base = env_var("MEMOIR_LLM_BASE_URL");
-    let (own_base, own_base_name, own_key, default_base) = match kind {
-        "openai" => (
-            "OPENAI_BASE_URL",
-            "OpenAI",
-            "OPENAI_API_KEY",
-            OPENAI_BASE_URL,
-        ),
-        _ => (
-            "ANTHROPIC_BASE_URL",
-            "Anthropic",
-            "ANTHROPIC_API_KEY",
-            ANTHROPIC_BASE_URL,
-        ),
-    };
-    if kind != "command" && memoir_base.is_some() && env_var(own_base).is_some() {
-        unused.push(format!("{own_base} (MEMOIR_LLM_BASE_URL wins)"));
-    }
-    if !unused.is_empty() {
-        origin.push_str(&format!("; also set but unused: {}", unused.join("; ")));
-    }
-    let model = env_var("MEMOIR_LLM_MODEL");
-    let cfg = if kind == "command" {
-        let line = command.ok_or_else(|| {
-            CliError::invalid("MEMOIR_LLM_PROVIDER=command needs MEMOIR_LLM_COMMAND")
-        })?;
-        let argv: Vec<String> = line.split_whitespace().map(str::to_string).collect();
-        ProviderConfig {
-            kind: ProviderKind::Command(argv),
-            base_url: String::new(),
-            api_key: None,
-            model: model.unwrap_or_default(),
-            timeout,
-            max_tokens: 512,
-            origin,
-        }
-    } else {
-        let base_url = memoir_base.or_else(|| env_var(own_base));
-        let api_key = env_var(own_key);
-        if base_url.is_none() && api_key.is_none() {
-            return Err(CliError::invalid(format!(
-                "MEMOIR_LLM_PROVIDER={kind} needs {own_key} for the {own_base_name} API, or a \
-                 base URL (MEMOIR_LLM_BASE_URL or {own_base}) of a server that needs no key"
-            )));
-        }
-        let (kind, default_model) = match kind {
-            "openai" => (ProviderKind::OpenAi, "gpt-4o-mini"),
-            _ => (ProviderKind::Anthropic, "claude-haiku-4-5"),
-        };
-        ProviderConfig {
-            kind,
-            base_url: base_url.unwrap_or_else(|| default_base.into()),
-            api_key,
-            model: model.unwrap_or_else(|| default_model.into()),
-            timeout,
-            max_tokens: 512,
-            origin,
-        }
-    };
-    Ok(Some(cfg))
+    Ok(env().llm()?)
 }
 
 /// `path` with a leading `~` (alone or before `/`) replaced by the home directory (`HOME`,
@@ -203,60 +51,36 @@ pub fn expand_home(path: &str) -> PathBuf {
     }
 }
 
-/// The provider a `MEMOIR_LLM_PROVIDER` value names (already checked).
-fn kind_of(p: &str) -> &'static str {
-    match p {
-        "command" => "command",
-        "openai" => "openai",
-        _ => "anthropic",
-    }
-}
-
-/// `A is` / `A, B are`: the variables of a list, for a sentence.
-fn are(names: &[&str]) -> String {
-    match names {
-        [one] => format!("{one} is"),
-        many => format!("{} are", many.join(", ")),
-    }
-}
-
 /// The merge policy of `MEMOIR_MERGE_POLICY`, if set (malformed: exit 1).
 pub fn merge_policy_from_env() -> Result<Option<MergePolicy>, CliError> {
-    match env_var("MEMOIR_MERGE_POLICY") {
-        Some(p) => Ok(Some(p.parse::<MergePolicy>().map_err(|e| {
-            CliError::invalid(format!("MEMOIR_MERGE_POLICY: {e}"))
-        })?)),
-        None => Ok(None),
-    }
+    Ok(env().merge_policy()?)
 }
 
 /// The facet cap of `MEMOIR_FACET_MAX_ENTRIES` (malformed: exit 1).
 pub fn facet_cap_from_env() -> Result<FacetCap, CliError> {
-    parse_facet_cap(env_var("MEMOIR_FACET_MAX_ENTRIES").as_deref())
-        .map_err(|e| CliError::invalid(format!("MEMOIR_FACET_MAX_ENTRIES: {e}")))
+    Ok(env().facet_cap()?)
 }
 
 /// Decoded tree nodes a read that visits each node once keeps (see [`Options::node_cache`]):
 /// enough for the upper levels a command's lookups share.
 pub(super) const ONE_SHOT_NODE_CACHE: usize = 64;
 
-/// The application's options from the global flags and the environment. Settings only some
-/// commands use (the model, the merge policy, the facet cap) are taken as they parse; the
-/// commands that use them check them first with the `*_from_env` functions, so a malformed
-/// one fails those commands only. The S3 settings (from the AWS profile files) are read only
-/// for a command that talks to remotes, and a read that visits each node once keeps few.
+/// The application's options from the global flags and the environment
+/// ([`Options::from_env_lookup`]; `--lock-timeout`, which also reads `MEMOIR_LOCK_TIMEOUT`,
+/// wins). A malformed `MEMOIR_NOW` is an error (exit 1); the settings only some commands use
+/// are checked by those commands with the `*_from_env` functions, so a malformed one fails
+/// those commands only. The S3 settings (from the AWS profile files) are read only for a
+/// command that talks to remotes, and a read that visits each node once keeps few nodes.
 pub(super) fn options_from_env(
     lock_timeout: Duration,
-    clock: Clock,
     command: &super::commands::Command,
-) -> Options {
-    Options {
+) -> Result<Options, CliError> {
+    let options = Options::from_env_lookup(|name| match name {
+        "MEMOIR_LOCK_TIMEOUT" => None,
+        _ => std::env::var(name).ok(),
+    })?;
+    Ok(Options {
         lock_timeout,
-        clock,
-        keep_open: false,
-        llm: llm_config_from_env().ok().flatten(),
-        merge_policy: merge_policy_from_env().ok().flatten(),
-        facet_cap: facet_cap_from_env().unwrap_or_default(),
         node_cache: if command.reads_once() {
             ONE_SHOT_NODE_CACHE
         } else {
@@ -268,7 +92,8 @@ pub(super) fn options_from_env(
         } else {
             Default::default()
         },
-    }
+        ..options
+    })
 }
 
 /// Options of every writing command: provenance.

@@ -48,7 +48,7 @@ use clap::Parser;
 use memoir::Memoir;
 
 use commands::{dispatch, Command};
-use context::{clock_from_env, env_flag, options_from_env, Ctx};
+use context::{env_flag, options_from_env, Ctx};
 use output::{color_allowed, error_json, exit, render_json, CliError, Printer, Style};
 
 const MAIN_HELP: &str = "\
@@ -101,12 +101,7 @@ fn parse_store_path(s: &str) -> Result<PathBuf, String> {
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {
-    s.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|x| x.is_finite() && *x >= 0.0 && *x < 1e9)
-        .map(Duration::from_secs_f64)
-        .ok_or_else(|| format!("{s:?} is not a number of seconds"))
+    memoir::app::parse_seconds(s).ok_or_else(|| format!("{s:?} is not a number of seconds"))
 }
 
 fn printer(json: bool, quiet: bool) -> Printer {
@@ -235,15 +230,12 @@ fn run(args: Vec<OsString>) -> u8 {
     let json = g.json || env_flag("MEMOIR_JSON");
     let quiet = g.quiet || env_flag("MEMOIR_QUIET");
     let p = printer(json, quiet);
-    let clock = match clock_from_env() {
-        Ok(c) => c,
+    let options = match options_from_env(g.lock_timeout, &cli.command) {
+        Ok(o) => o,
         Err(e) => return p.emit(Err(e)),
     };
     let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
-    let app = Arc::new(Memoir::open(
-        &store_path,
-        options_from_env(g.lock_timeout, clock, &cli.command),
-    ));
+    let app = Arc::new(Memoir::open(&store_path, options));
     let ctx = Ctx {
         store_path,
         json,

@@ -1,9 +1,18 @@
 //! What the HTTP faces (`memoir mcp --http`, `memoir ui`) share to serve this machine only:
 //! addresses refused before anything binds unless they are loopback, and the `Host` and
 //! `Origin` checks that keep other web sites (and DNS rebinding) away from the store; and the
-//! signals that stop them.
+//! signals that stop them; and the accept loop both serve on.
 
+use std::convert::Infallible;
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
+use std::time::Duration;
+
+use hyper::body::{Body, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
 
 use super::output::{exit, CliError};
 
@@ -122,6 +131,61 @@ pub fn watch_signals() -> Result<impl std::future::Future<Output = ()>, String> 
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })
+}
+
+/// The async runtime a server runs on: two worker threads, timers and I/O.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Serves HTTP/1 on `listener` (bound by the caller, which chose and checked the address),
+/// each request answered by `handle`, until the process is interrupted (Ctrl-C, or SIGTERM
+/// on Unix). `ready` runs once the interruption is watched for, just before connections are
+/// accepted. Runs inside a tokio runtime ([`runtime`]).
+pub async fn serve_http1<H, F, B>(
+    listener: TcpListener,
+    ready: impl FnOnce(),
+    handle: H,
+) -> Result<(), String>
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + 'static,
+    F: Future<Output = Result<Response<B>, Infallible>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("cannot configure the listener: {e}"))?;
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|e| format!("cannot use the listener: {e}"))?;
+    let mut shutdown = std::pin::pin!(watch_signals()?);
+    ready();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    // Small replies go out at once, not after the peer's delayed ACK.
+                    let _ = stream.set_nodelay(true);
+                    let handle = handle.clone();
+                    tokio::spawn(async move {
+                        // A connection that breaks off only ends that connection.
+                        let _ = http1::Builder::new()
+                            .serve_connection(TokioIo::new(stream), service_fn(handle))
+                            .await;
+                    });
+                }
+                // Out of descriptors and the like: wait a moment instead of spinning.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+            () = &mut shutdown => break,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use memoir::key::validate_namespace;
 
 use super::context::{llm_config_from_env, read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
-use super::search::print_notes;
+use super::search::{hit_lines, print_notes};
 
 const HELP: &str = "\
 Examples:
@@ -115,15 +115,8 @@ pub fn render(ctx: &Ctx, out: &RecallOutcome) -> Report {
         )));
     }
     for m in &out.memories {
-        lines.push(s.info(&format!(
-            "{}:{} ({:.3})",
-            esc(&m.namespace),
-            esc(&m.path),
-            m.relevance_score
-        )));
-        for l in m.content.lines().take(3) {
-            lines.push(format!("  {}", esc(l)));
-        }
+        let score = m.relevance_score;
+        hit_lines(ctx, &mut lines, &m.namespace, &m.path, score, &m.content);
     }
     if out.memories.is_empty() {
         lines.push(s.warn(&format!(

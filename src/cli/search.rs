@@ -81,6 +81,21 @@ pub fn print_notes(ctx: &Ctx, notes: &[String]) {
     }
 }
 
+/// The lines of one hit of `search` or `recall`: `namespace:key (score)`, then the first
+/// three lines of its content, indented.
+pub fn hit_lines(
+    ctx: &Ctx,
+    lines: &mut Vec<String>,
+    namespace: &str,
+    key: &str,
+    score: f64,
+    content: &str,
+) {
+    let head = format!("{}:{} ({score:.3})", esc(namespace), esc(key));
+    lines.push(ctx.style.info(&head));
+    lines.extend(content.lines().take(3).map(|l| format!("  {}", esc(l))));
+}
+
 /// Runs `search`.
 pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     let req = SearchRequest {
@@ -101,15 +116,7 @@ pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     print_notes(ctx, &out.notes);
     let mut lines = Vec::new();
     for h in &out.hits {
-        lines.push(ctx.style.info(&format!(
-            "{}:{} ({:.3})",
-            esc(&h.namespace),
-            esc(&h.key),
-            h.score
-        )));
-        for l in h.content.lines().take(3) {
-            lines.push(format!("  {}", esc(l)));
-        }
+        hit_lines(ctx, &mut lines, &h.namespace, &h.key, h.score, &h.content);
     }
     if out.hits.is_empty() {
         lines.push(ctx.style.warn("no memories match"));

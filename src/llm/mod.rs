@@ -6,14 +6,13 @@
 //! configuration is passed in; nothing here reads the environment. [`reply`] reads a reply
 //! in the one form the prompt asked for (a JSON object) and refuses any other.
 
+mod http;
 pub mod reply;
 
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-use serde_json::{json, Value};
 
 /// Why a model call failed.
 #[derive(Debug, thiserror::Error)]
@@ -210,139 +209,7 @@ pub fn provider(cfg: ProviderConfig) -> Box<dyn Llm> {
             argv,
             timeout: cfg.timeout,
         }),
-        _ => Box::new(HttpLlm::new(cfg)),
-    }
-}
-
-struct HttpLlm {
-    cfg: ProviderConfig,
-    agent: ureq::Agent,
-}
-
-impl HttpLlm {
-    fn new(cfg: ProviderConfig) -> Self {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(cfg.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        HttpLlm { cfg, agent }
-    }
-
-    fn post(&self, url: &str, headers: &[(&str, String)], body: &Value) -> Result<Value, LlmError> {
-        let started = Instant::now();
-        let mut req = self
-            .agent
-            .post(url)
-            .header("content-type", "application/json");
-        for (k, v) in headers {
-            req = req.header(*k, v.as_str());
-        }
-        let transport = |e: ureq::Error| {
-            if matches!(e, ureq::Error::Timeout(_)) || started.elapsed() >= self.cfg.timeout {
-                LlmError::Timeout(self.cfg.timeout)
-            } else {
-                LlmError::Transport {
-                    endpoint: url.to_string(),
-                    reason: e.to_string(),
-                }
-            }
-        };
-        let mut resp = req.send(body.to_string()).map_err(transport)?;
-        let status = resp.status().as_u16();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(8 << 20)
-            .read_to_string()
-            .map_err(transport)?;
-        if !(200..300).contains(&status) {
-            return Err(LlmError::Status {
-                endpoint: url.to_string(),
-                status,
-                body: text.chars().take(300).collect(),
-                hint: self.status_hint(status),
-            });
-        }
-        serde_json::from_str(&text).map_err(|e| LlmError::Malformed(e.to_string()))
-    }
-
-    /// What an error status likely says about the configuration.
-    fn status_hint(&self, status: u16) -> StatusHint {
-        match (status, &self.cfg.api_key, &self.cfg.kind) {
-            (401 | 403, None, ProviderKind::Anthropic) => StatusHint::NoAnthropicKey,
-            (401 | 403, None, _) => StatusHint::NoOpenAiKey,
-            (401 | 403, Some(_), _) => StatusHint::KeyRefused,
-            (404 | 405, _, _) => StatusHint::NoSuchEndpoint,
-            _ => StatusHint::None,
-        }
-    }
-}
-
-impl Llm for HttpLlm {
-    fn complete(&self, system: &str, prompt: &str) -> Result<String, LlmError> {
-        self.answer(system, prompt).map(|c| c.text)
-    }
-
-    fn answer(&self, system: &str, prompt: &str) -> Result<Completion, LlmError> {
-        let url = self.cfg.endpoint();
-        match self.cfg.kind {
-            ProviderKind::Anthropic => {
-                let mut headers = vec![("anthropic-version", "2023-06-01".to_string())];
-                if let Some(k) = &self.cfg.api_key {
-                    headers.push(("x-api-key", k.clone()));
-                }
-                let body = json!({
-                    "model": self.cfg.model,
-                    "max_tokens": self.cfg.max_tokens,
-                    "temperature": 0,
-                    "system": system,
-                    "messages": [{"role": "user", "content": prompt}],
-                });
-                let v = self.post(&url, &headers, &body)?;
-                let parts = v["content"]
-                    .as_array()
-                    .ok_or_else(|| LlmError::Malformed("no content array".into()))?;
-                let text: String = parts
-                    .iter()
-                    .filter(|p| p["type"] == "text")
-                    .filter_map(|p| p["text"].as_str())
-                    .collect();
-                Ok(Completion {
-                    text,
-                    truncated: v["stop_reason"] == "max_tokens",
-                })
-            }
-            _ => {
-                let mut headers = Vec::new();
-                if let Some(k) = &self.cfg.api_key {
-                    headers.push(("authorization", format!("Bearer {k}")));
-                }
-                let body = json!({
-                    "model": self.cfg.model,
-                    "max_tokens": self.cfg.max_tokens,
-                    "temperature": 0,
-                    "messages": [
-                        {"role": "system", "content": system},
-                        {"role": "user", "content": prompt},
-                    ],
-                });
-                let v = self.post(&url, &headers, &body)?;
-                let choice = &v["choices"][0];
-                let text = choice["message"]["content"]
-                    .as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| LlmError::Malformed("no choices[0].message.content".into()))?;
-                Ok(Completion {
-                    text,
-                    truncated: choice["finish_reason"] == "length",
-                })
-            }
-        }
-    }
-
-    fn describe(&self) -> String {
-        format!("{}:{}", self.cfg.provider_name(), self.cfg.model)
+        _ => Box::new(http::HttpLlm::new(cfg)),
     }
 }
 

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use super::files::{io_err, sync_dir};
 use super::packs::Location;

@@ -5,15 +5,11 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -91,20 +87,12 @@ impl Handler {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
 /// Serves `tools` over stdin/stdout until the host closes the stream. The library talks to
 /// one end of an in-memory pipe; [`super::stdio::pump`] frames the real streams (malformed
 /// messages and batches are answered there).
 pub fn serve_stdio(tools: Arc<Tools>) -> Result<(), String> {
     let handler = Handler::new(tools);
-    runtime()?.block_on(async move {
+    net::runtime()?.block_on(async move {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
         let pump = tokio::spawn(super::stdio::pump(
             tokio::io::stdin(),
@@ -151,12 +139,7 @@ pub fn serve_http(
     ready: impl FnOnce(),
 ) -> Result<(), String> {
     let handler = Handler::new(tools);
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot configure the listener: {e}"))?;
-    runtime()?.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| format!("cannot use the listener: {e}"))?;
+    net::runtime()?.block_on(async move {
         let config = StreamableHttpServerConfig::default().with_allowed_origins(LOCAL_ORIGINS);
         let stop = config.cancellation_token.clone();
         let service: HttpService = StreamableHttpService::new(
@@ -164,31 +147,10 @@ pub fn serve_http(
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let mut shutdown = std::pin::pin!(net::watch_signals()?);
-        ready();
-        loop {
-            tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _peer)) => {
-                        // Small replies go out at once, not after the peer's delayed ACK.
-                        let _ = stream.set_nodelay(true);
-                        let service = service.clone();
-                        tokio::spawn(async move {
-                            let route = service_fn(move |req| route(service.clone(), req));
-                            // A connection that breaks off only ends that connection.
-                            let _ = http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), route)
-                                .await;
-                        });
-                    }
-                    // Out of descriptors and the like: wait a moment instead of spinning.
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                },
-                () = &mut shutdown => break,
-            }
-        }
+        let served =
+            net::serve_http1(listener, ready, move |req| route(service.clone(), req)).await;
         stop.cancel();
-        Ok(())
+        served
     })
 }
 

@@ -15,16 +15,14 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 
 use super::api::{self, Reply};
 use super::assets;
 use super::params::{Body, Query};
 use super::security::{refusal, TOKEN_HEADER};
 use crate::cli::context::Ctx;
+use crate::cli::net;
 use crate::cli::output::CliError;
 
 /// How often an idle server checks whether to let the store go.
@@ -75,14 +73,6 @@ impl Shared {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
-}
-
 /// Serves until the process is interrupted (Ctrl-C, or SIGTERM on Unix). `ready` runs once
 /// the interruption is watched for, just before requests are accepted.
 pub fn serve(
@@ -90,12 +80,7 @@ pub fn serve(
     listener: std::net::TcpListener,
     ready: impl FnOnce(),
 ) -> Result<(), String> {
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| format!("cannot configure the listener: {e}"))?;
-    runtime()?.block_on(async move {
-        let listener = tokio::net::TcpListener::from_std(listener)
-            .map_err(|e| format!("cannot use the listener: {e}"))?;
+    net::runtime()?.block_on(async move {
         let ticker = Arc::clone(&shared);
         let idle = tokio::spawn(async move {
             let mut every = tokio::time::interval(IDLE_TICK);
@@ -105,29 +90,14 @@ pub fn serve(
                 let _ = tokio::task::spawn_blocking(move || t.tick()).await;
             }
         });
-        let mut shutdown = std::pin::pin!(crate::cli::net::watch_signals()?);
-        ready();
-        loop {
-            tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _peer)) => {
-                        let _ = stream.set_nodelay(true);
-                        let shared = Arc::clone(&shared);
-                        tokio::spawn(async move {
-                            let svc = service_fn(move |req| handle(Arc::clone(&shared), req));
-                            let _ = http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), svc)
-                                .await;
-                        });
-                    }
-                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-                },
-                () = &mut shutdown => break,
-            }
-        }
+        let handler = Arc::clone(&shared);
+        let served = net::serve_http1(listener, ready, move |req| {
+            handle(Arc::clone(&handler), req)
+        })
+        .await;
         idle.abort();
         let _ = tokio::task::spawn_blocking(move || shared.ctx.app.release()).await;
-        Ok(())
+        served
     })
 }
 

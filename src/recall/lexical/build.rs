@@ -3,7 +3,7 @@
 //! that hold each document once, never as an index in memory first. A word's stem is
 //! computed once per build, not once per occurrence.
 
-use fxhash::FxHashMap;
+use rustc_hash::FxHashMap;
 
 use super::codec::Texts;
 use super::index::Posting;

@@ -20,7 +20,10 @@ pub(super) struct Vocab {
 /// spread over 64 for the table, which takes its bucket from the low bits and its tag
 /// from the high ones.
 fn hash32(name: &str) -> u32 {
-    fxhash::hash32(name.as_bytes())
+    use std::hash::Hasher;
+    let mut hasher = rustc_hash::FxHasher::default();
+    hasher.write(name.as_bytes());
+    hasher.finish() as u32
 }
 
 /// Term `id`'s name, given the names and where each ends.

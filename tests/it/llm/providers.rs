@@ -71,6 +71,17 @@ fn provider_failures_are_typed() {
     ));
 }
 
+/// A reply past 8 MiB is refused rather than read on without end.
+#[test]
+fn an_oversized_reply_is_refused() {
+    let s = serve(vec![raw(200, &"x".repeat((8 << 20) + 1))]);
+    let llm = provider(cfg(ProviderKind::OpenAi, &s.url, 5000));
+    match llm.complete("", "p") {
+        Err(LlmError::Transport { reason, .. }) => assert!(reason.contains("larger"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn command_provider() {
     let dir = tempfile::tempdir().unwrap();
