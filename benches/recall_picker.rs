@@ -11,11 +11,10 @@
 //! binary, the command's own `timing_ms` minus its model calls (this adds opening the
 //! store and reading the picked records) and the whole process as an agent sees it.
 //!
-//! `cargo build --release && cargo run --release --example picker_bench [N] [R]`
-//! (defaults 5000 25).
+//! `cargo bench --bench recall_picker -- [N] [R]` (defaults 5000 25).
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{args, binary, path_of, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -136,10 +135,7 @@ fn serve_model() -> String {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
+    let args: Vec<usize> = args().iter().filter_map(|a| a.parse().ok()).collect();
     let n = args.first().copied().unwrap_or(5_000);
     let reps = args.get(1).copied().unwrap_or(25).max(1);
     let bin = binary();

@@ -2,8 +2,9 @@
 //! files (which must commit nothing) and a scan after an edit in the middle, each on a new
 //! store, and prints the median of several runs.
 //!
-//! `cargo run --release --example watch_bench [RUNS]` (default 5 runs).
+//! `cargo bench --bench watch_files -- [RUNS]` (default 5 runs).
 
+mod common;
 #[path = "../tests/it/common/pdf.rs"]
 mod pdf;
 
@@ -109,8 +110,8 @@ fn run(dir: &Path, file: &Path, edit: Option<&dyn Fn(&Path)>) -> (f64, f64, f64,
 }
 
 fn main() {
-    let runs: usize = std::env::args()
-        .nth(1)
+    let runs: usize = common::args()
+        .first()
         .and_then(|a| a.parse().ok())
         .unwrap_or(5);
     let dir = tempfile::tempdir().expect("temporary directory");

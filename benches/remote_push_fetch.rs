@@ -7,11 +7,10 @@
 //! - R rounds of: 10 single-key `remember` commits, then an incremental `push` (objects and
 //!   bytes sent, wall time), then a `fetch` of it into the clone.
 //!
-//! `cargo build --release && cargo run --release --example remote_bench [N] [R]`
-//! (defaults 100000 9).
+//! `cargo bench --bench remote_push_fetch -- [N] [R]` (defaults 100000 9).
 
 mod common;
-use common::{binary, path_of, stats};
+use common::{args, binary, path_of, stats};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -63,10 +62,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("number"))
-        .collect();
+    let args: Vec<usize> = args().iter().map(|a| a.parse().expect("number")).collect();
     let n = args.first().copied().unwrap_or(100_000);
     let rounds = args.get(1).copied().unwrap_or(9);
     let bin = binary();

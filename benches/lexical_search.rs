@@ -4,25 +4,18 @@
 //! on the same with 25 records changed since (an overlay, as a store's index usually has). Queries are the arguments after
 //! N and R, or three default ones whose words every memory holds (the costliest kind).
 //!
-//! `cargo run --release --example search_bench [N] [R] [QUERY...]` (defaults 100000 25).
+//! `cargo bench --bench lexical_search -- [N] [R] [QUERY...]` (defaults 100000 25).
+
+mod common;
+use common::{args, content_of, path_of};
 
 use memoir::key::Key;
 use memoir::object::ObjectId;
 use memoir::recall::lexical::{Doc, LexicalIndex, Query};
 use std::time::Instant;
-fn path_of(i: usize) -> String {
-    format!("topic{:02}.area{:02}.item{i:06}", i % 37, (i / 37) % 23)
-}
-fn content_of(i: usize) -> String {
-    let mut s = format!("memory {i} version 0: ");
-    while s.len() < 200 {
-        s.push_str("the agent learned something worth keeping. ");
-    }
-    s.truncate(200);
-    s
-}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = args();
     let n: usize = args.first().map(|a| a.parse().unwrap()).unwrap_or(100_000);
     let reps: usize = args.get(1).map(|a| a.parse().unwrap()).unwrap_or(25);
     let mut ix = LexicalIndex::new();
@@ -33,7 +26,7 @@ fn main() {
         let doc = Doc {
             namespace: "default".into(),
             path: p.clone(),
-            content: content_of(i),
+            content: content_of(i, 0),
             timestamp: 1767225600.0,
         };
         ix.insert(
@@ -53,7 +46,7 @@ fn main() {
         let doc = Doc {
             namespace: "default".into(),
             path: p.clone(),
-            content: content_of(i).replacen("version 0", &format!("version {}", c + 1), 1),
+            content: content_of(i, c + 1),
             timestamp: 1767225600.0 + c as f64,
         };
         let k = Key::parse(&p, "default").unwrap().encode();

@@ -10,11 +10,10 @@
 //! request (what a CLI write from an agent waits), against the same open with the
 //! interface idle.
 //!
-//! `cargo build --release && cargo run --release --example ui_bench [N] [C] [R]`
-//! (defaults 100000 10000 25).
+//! `cargo bench --bench ui_api -- [N] [C] [R]` (defaults 100000 10000 25).
 
 mod common;
-use common::{add_commits, binary, import_lines, path_of, run_memoir, stats};
+use common::{add_commits, args, binary, import_lines, path_of, run_memoir, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -92,10 +91,7 @@ impl Http {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("number"))
-        .collect();
+    let args: Vec<usize> = args().iter().map(|a| a.parse().expect("number")).collect();
     let n = args.first().copied().unwrap_or(100_000);
     let commits = args.get(1).copied().unwrap_or(10_000);
     let reps = args.get(2).copied().unwrap_or(25);

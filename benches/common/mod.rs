@@ -1,4 +1,4 @@
-//! Shared by the whole-process benchmark examples (each uses some of it).
+//! Shared by the benchmark programs run by name (each uses some of it).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -27,19 +27,17 @@ pub fn run_memoir(bin: &Path, store: &Path, args: &[&str]) -> std::process::Outp
     out
 }
 
-/// The release `memoir` binary built next to the running example.
+/// The `memoir` binary cargo built for this benchmark (with `cargo bench`, the release one).
 pub fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("own path");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .join("memoir");
-    assert!(
-        bin.exists(),
-        "build the binary first: cargo build --release"
-    );
-    bin
+    PathBuf::from(env!("CARGO_BIN_EXE_memoir"))
+}
+
+/// The program's arguments, without the `--bench` that `cargo bench` appends.
+pub fn args() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect()
 }
 
 /// Median and 95th percentile of `v`.

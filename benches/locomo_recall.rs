@@ -8,11 +8,13 @@
 //! - session recall@5/10 two ways: `top-k turns` (sessions of the top k hits) and `top-k
 //!   sessions` (sessions ranked by their best hit);
 //! - ingest time, index build from scratch, query latency (median, p95), the incremental index
-//!   update after one more memory, and the whole `memoir search` process when the binary is
-//!   built next to this example.
+//!   update after one more memory, and the whole `memoir search` process.
 //!
-//! `cargo run --release --example locomo [PATH]`; PATH defaults to
+//! `cargo bench --bench locomo_recall -- [PATH]`; PATH defaults to
 //! `../shared/data/locomo_dev.json`. Without the file it says so and exits 0.
+
+mod common;
+use common::{args, binary, stats as median_p95};
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -66,16 +68,11 @@ fn session_time(text: &str) -> f64 {
     (days * calendar::SECS_PER_DAY + hour * 3600 + minute * 60) as f64
 }
 
-fn median_p95(mut v: Vec<f64>) -> (f64, f64) {
-    v.sort_by(f64::total_cmp);
-    (v[v.len() / 2], v[(v.len() * 95 / 100).min(v.len() - 1)])
-}
-
 fn main() {
     // Arguments: [DATA.json] [--keep DIR] (keep the built store in DIR for further timing).
     let mut path = "../shared/data/locomo_dev.json".to_string();
     let mut keep: Option<PathBuf> = None;
-    let mut argv = std::env::args().skip(1);
+    let mut argv = args().into_iter();
     while let Some(a) = argv.next() {
         if a == "--keep" {
             keep = argv.next().map(PathBuf::from);
@@ -278,8 +275,9 @@ fn main() {
     );
     drop(repo);
 
-    // The whole process, when the binary is built next to this example.
-    if let Some(bin) = sibling_binary() {
+    // The whole process.
+    {
+        let bin = binary();
         let mut times = Vec::new();
         for q in questions.iter().take(60) {
             let t = Instant::now();
@@ -308,12 +306,6 @@ fn tempfile_dir() -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("temp dir");
     d
-}
-
-fn sibling_binary() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let bin = exe.parent()?.parent()?.join("memoir");
-    bin.exists().then_some(bin)
 }
 
 fn print_row(label: &str, t: &Tally) {

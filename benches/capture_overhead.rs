@@ -9,11 +9,10 @@
 //! the command but the model call, inside the process); and, for scale, `memoir remember -p`
 //! on the same store (the same store open and one commit, no model).
 //!
-//! `cargo build --release && cargo run --release --example capture_bench [N] [R]`
-//! (defaults 3000 15).
+//! `cargo bench --bench capture_overhead -- [N] [R]` (defaults 3000 15).
 
 mod common;
-use common::{binary, path_of, run_memoir, stats};
+use common::{args, binary, path_of, run_memoir, stats};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -95,10 +94,7 @@ fn serve() -> String {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("number"))
-        .collect();
+    let args: Vec<usize> = args().iter().map(|a| a.parse().expect("number")).collect();
     let n = args.first().copied().unwrap_or(3000);
     let reps = args.get(1).copied().unwrap_or(15);
     let bin = binary();

@@ -2,13 +2,12 @@
 //! time, and what `gc` costs on a store whose packs hold a small share of dead bytes.
 //!
 //! ```text
-//! cargo build --release && cargo build --release --example write_bench
-//! target/release/examples/write_bench fixture DIR [N] [C]   # N memories (import) + C commits
-//! target/release/examples/write_bench remember STORE [R] [BIN...]
-//! target/release/examples/write_bench gc FIXTURE [R] [HITS] [BIN...]
+//! cargo bench --bench write_path -- fixture DIR [N] [C]   # N memories (import) + C commits
+//! cargo bench --bench write_path -- remember STORE [R] [BIN...]
+//! cargo bench --bench write_path -- gc FIXTURE [R] [HITS] [BIN...]
 //! ```
 //!
-//! `fixture` builds the store of `cli_bench` (N memories with `memoir import`, then C
+//! `fixture` builds the store of `cli_commands` (N memories with `memoir import`, then C
 //! single-memory commits through the library; defaults 100000 and 10000) in `DIR/store`,
 //! once. `remember` runs R (default 15) `remember -p` commands on STORE with each binary in
 //! turn (interleaved, so load hits all alike) and prints each binary's median and p95.
@@ -17,10 +16,10 @@
 //! binary and run:
 //! a fresh copy of that store, `gc` timed, and the bytes the process wrote to the disk
 //! (`getrusage` block outputs); R (default 5) runs per binary, interleaved, medians printed.
-//! BIN defaults to the `memoir` next to this example.
+//! BIN defaults to the `memoir` cargo built.
 
 mod common;
-use common::{add_commits, binary, import_lines, run_memoir, stats};
+use common::{add_commits, args, binary, import_lines, run_memoir, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,7 +83,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = args();
     let num = |i: usize, d: usize| args.get(i).map_or(d, |a| a.parse().expect("number"));
     match args.first().map(String::as_str) {
         Some("fixture") => fixture(
@@ -172,6 +171,6 @@ fn main() {
             }
             let _ = std::fs::remove_dir_all(&work);
         }
-        _ => eprintln!("usage: write_bench fixture DIR [N C] | remember STORE [R] [BIN...] | gc FIXTURE [R] [HITS] [BIN...]"),
+        _ => eprintln!("usage: write_path fixture DIR [N C] | remember STORE [R] [BIN...] | gc FIXTURE [R] [HITS] [BIN...]"),
     }
 }

@@ -6,15 +6,15 @@
 //! (open + close), a 5,000-memory store for `summarize --depth 3`, and the on-disk size of a
 //! store written by 1,000 separate `remember` commands.
 //!
-//! `cargo build --release && cargo run --release --example cli_bench [N] [C] [R] [DIR]`
+//! `cargo bench --bench cli_commands -- [N] [C] [R] [DIR]`
 //! (defaults 100000 10000 15). With DIR, the two stores are built there once and kept; each
 //! run measures a fresh copy of them (so caches built by the commands measured, such as the
 //! commit graph, start out missing every time, as after the stores were written). The
-//! binary measured is `memoir` beside the example, or the one `MEMOIR_BENCH_BIN` names (to
+//! binary measured is the one cargo built, or the one `MEMOIR_BENCH_BIN` names (to
 //! compare two builds on the same stores).
 
 mod common;
-use common::{add_commits, binary, content_of, import_lines, path_of, run_memoir, stats};
+use common::{add_commits, args, binary, content_of, import_lines, path_of, run_memoir, stats};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,15 +71,16 @@ fn import_store(bin: &Path, dir: &Path, name: &str, n: usize) -> (PathBuf, f64) 
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
+    let argv = args();
+    let args: Vec<usize> = argv
+        .iter()
         .take(3)
         .map(|a| a.parse().expect("number"))
         .collect();
     let n = args.first().copied().unwrap_or(100_000);
     let commits = args.get(1).copied().unwrap_or(10_000);
     let reps = args.get(2).copied().unwrap_or(15);
-    let args_dir = std::env::args().nth(4).map(PathBuf::from);
+    let args_dir = argv.get(3).map(PathBuf::from);
     let bin = std::env::var_os("MEMOIR_BENCH_BIN").map_or_else(binary, PathBuf::from);
     let dir = std::env::temp_dir().join(format!("memoir-cli-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -1,14 +1,16 @@
 //! Cold open of an on-disk store, and its size.
 //!
 //! ```text
-//! cold_open build DIR N         create a sled store at DIR holding an N-key tree
-//! cold_open read DIR KEYINDEX   open DIR, read ref "root", get key KEYINDEX (and one more
-//!                               key), close; print the time of each step
+//! cargo bench --bench cold_open -- build DIR N        a sled store at DIR holding an N-key tree
+//! cargo bench --bench cold_open -- read DIR KEYINDEX  open DIR, read ref "root", get key
+//!                                 KEYINDEX (and one more key), close; print each step's time
 //! ```
 //!
 //! Keys are the ones of `benches/prolly.rs`: namespace "default", paths
 //! `topic{a:03}.sub{b:03}.item{c:05}` (33 encoded bytes), key `i` a bijective 30-bit mix of
 //! `i`, so `read` can name key `i` without rebuilding the key set.
+
+mod common;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -144,15 +146,15 @@ fn read(dir: &Path, index: u64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let args = common::args();
     let usage = "usage: cold_open build DIR N | cold_open read DIR KEYINDEX";
-    if args.len() != 4 {
+    if args.len() != 3 {
         eprintln!("{usage}");
         std::process::exit(2);
     }
-    let dir = Path::new(&args[2]);
-    let n: u64 = args[3].parse().expect("a number");
-    match args[1].as_str() {
+    let dir = Path::new(&args[1]);
+    let n: u64 = args[2].parse().expect("a number");
+    match args[0].as_str() {
         "build" => build(dir, n),
         "read" => read(dir, n),
         _ => {
