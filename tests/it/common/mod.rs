@@ -2,6 +2,9 @@
 //! and an rmcp client session with the calls the tests make.
 
 pub mod pdf;
+mod skip;
+
+pub use skip::{on_path, require, venv_program};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -213,30 +216,6 @@ pub fn sorted(v: Value) -> Value {
         Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
         other => other,
     }
-}
-
-/// Set to `1` to skip the tests that need the project's Python virtual environment.
-pub const SKIP_PYTHON: &str = "MEMOIR_SKIP_PYTHON_TESTS";
-
-/// A program of the project's virtual environment (`.venv/bin/NAME`: the official MCP SDK's
-/// Python, llm-katan), or `None` when `MEMOIR_SKIP_PYTHON_TESTS=1` skips those tests on
-/// purpose. Panics, saying how to make the environment, when it is missing.
-pub fn venv_program(name: &str) -> Option<std::path::PathBuf> {
-    if std::env::var(SKIP_PYTHON).is_ok_and(|v| v == "1") {
-        eprintln!("{SKIP_PYTHON}=1: skipping a test that needs .venv/bin/{name}");
-        return None;
-    }
-    let program = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".venv/bin")
-        .join(name);
-    assert!(
-        program.is_file(),
-        "{} is missing. Create the project's virtual environment (.ci/run does):\n  \
-         python3 -m venv .venv && .venv/bin/pip install -r tests/python/requirements.txt\n\
-         or set {SKIP_PYTHON}=1 to skip the tests that need it.",
-        program.display()
-    );
-    Some(program)
 }
 
 /// sled's database at `path`, once the last handle on it (whose lock sled's background

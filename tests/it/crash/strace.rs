@@ -29,6 +29,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::{exec, Run};
+use crate::common::{on_path, require};
 
 /// The kinds of system calls faults are injected into, one kind at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -140,24 +141,13 @@ fn traced() -> String {
         .join(",")
 }
 
-/// strace, from `PATH` or its usual places. Without it (or when it cannot trace here) the
-/// test fails saying so: a missing tool must not pass for a store without crash bugs.
-pub fn strace() -> PathBuf {
-    let from_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    let found = from_path
-        .into_iter()
-        .chain([PathBuf::from("/usr/bin"), PathBuf::from("/usr/sbin")])
-        .map(|d| d.join("strace"))
-        .find(|p| p.is_file());
-    let Some(strace) = found else {
-        panic!(
-            "strace is not installed, and the crash-point tests run every command under it \
-             (they inject a fault at each write, sync and rename). Install it \
-             (`apt-get install strace`; .ci/run does) and run the tests again."
-        );
-    };
+/// strace from `PATH`, once it has traced a run here; `None` (a skip, see
+/// `crate::common::require`) when it is missing or cannot trace (no ptrace).
+pub fn strace() -> Option<PathBuf> {
+    let strace = require(
+        on_path(&["strace"]),
+        "no strace on PATH; the crash-point tests inject faults with it (apt-get install strace)",
+    )?;
     let probe = exec(
         Path::new("/"),
         &strace,
@@ -170,14 +160,12 @@ pub fn strace() -> PathBuf {
             "--version".into(),
         ],
     );
-    assert_eq!(
-        probe.code,
-        Some(0),
+    let why = format!(
         "{} cannot trace here (is ptrace allowed?): {}",
         strace.display(),
-        probe.stderr
+        probe.stderr.lines().next().unwrap_or_default()
     );
-    strace
+    require((probe.code == Some(0)).then_some(strace), &why)
 }
 
 /// One traced call.

@@ -7,9 +7,9 @@
 //!
 //! llm-katan is run from the project's virtual environment, `.venv/bin/llm-katan` (made by
 //! `.ci/run`, or `python3 -m venv .venv && .venv/bin/pip install -r
-//! tests/python/requirements.txt`); without it these tests fail saying so, unless
-//! `MEMOIR_SKIP_PYTHON_TESTS=1` skips them on purpose. Each test starts its own server on a
-//! free loopback port (about half a second) and stops it when done.
+//! tests/python/requirements.txt`); without it these tests skip saying so (see
+//! `crate::common::require`). Each test starts its own server on a free loopback port (about
+//! half a second) and stops it when done.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -49,7 +49,7 @@ fn healthy(port: u16) -> bool {
 
 impl Katan {
     /// Starts an echo server for the OpenAI and Anthropic APIs and waits until it answers;
-    /// `None` when the Python tests are skipped.
+    /// `None` when the test skips for want of llm-katan.
     fn start() -> Option<Katan> {
         let program = katan_program()?;
         let args = |port: u16, dir: &Path| -> Vec<String> {

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::common::{cli, memoir, new_store};
+use crate::common::{cli, memoir, new_store, on_path, require};
 
 /// Runs `memoir -s STORE --json ARGS` and asserts success.
 fn ok(store: &Path, args: &[&str]) -> Value {
@@ -179,14 +179,12 @@ fn repairs_keep_one_set_aside_database() {
     assert!(content(&s, "a.b.c").contains("first"));
 }
 
-/// Whether `strace` is here; the crash tests need it.
-fn strace() -> &'static str {
-    let path = "/usr/bin/strace";
-    assert!(
-        Path::new(path).is_file(),
-        "strace is missing (apt-get install strace; .ci/run installs it)"
-    );
-    path
+/// strace from `PATH`, or `None` (a skip, see `crate::common::require`) without it.
+fn strace() -> Option<PathBuf> {
+    require(
+        on_path(&["strace"]),
+        "no strace on PATH; this test kills a repair with it (apt-get install strace)",
+    )
 }
 
 /// A repair killed at each of its renames, and at each of its syncs: the next command
@@ -194,6 +192,9 @@ fn strace() -> &'static str {
 /// "no history"; a repair run again then succeeds, and every memory is there.
 #[test]
 fn a_killed_repair_is_finished_or_undone_by_the_next_command() {
+    let Some(strace) = strace() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let template = new_store(dir.path());
     remember(&template, "a.b.c", "first");
@@ -212,7 +213,7 @@ fn a_killed_repair_is_finished_or_undone_by_the_next_command() {
                 .status()
                 .unwrap();
             assert!(copied.success());
-            let o = Command::new(strace())
+            let o = Command::new(&strace)
                 .args(["-f", "-o", "/dev/null", "-e"])
                 .arg(format!("trace={calls}"))
                 .arg("-e")

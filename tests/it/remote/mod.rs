@@ -39,8 +39,8 @@ fn http(port: u16, method: &str, path: &str) -> Option<u16> {
 }
 
 impl Moto {
-    /// Starts the server and creates `bucket`; `None` when the Python tests are skipped. A
-    /// server that does not start fails the test.
+    /// Starts the server and creates `bucket`; `None` when the test skips for want of moto.
+    /// A server that does not start fails the test.
     pub fn start(bucket: &str) -> Option<Moto> {
         let program = venv_program("moto_server")?;
         let args = |port: u16, _: &Path| -> Vec<String> {
@@ -93,7 +93,7 @@ pub enum Place {
 }
 
 impl Place {
-    /// A bucket on a new server (`None` when the Python tests are skipped).
+    /// A bucket on a new server (`None` when the test skips for want of moto).
     pub fn s3(bucket: &str) -> Option<Place> {
         Some(Place::S3 {
             moto: Moto::start(bucket)?,

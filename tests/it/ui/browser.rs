@@ -6,11 +6,11 @@
 //! page or the browser's console met.
 //!
 //! It needs `chromium` and `chromedriver` on PATH (Debian: `apt-get install chromium
-//! chromium-driver`) and fails without them, unless `MEMOIR_SKIP_BROWSER_TESTS=1`. With
+//! chromium-driver`) and skips saying so without them (see `crate::common::require`). With
 //! `MEMOIR_UI_SCREENSHOTS=1` it writes the README's screenshots to `docs/ui/`.
 
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -18,16 +18,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 
 use super::{cli_at, seeded, Ui, T0};
-
-/// A program on PATH.
-fn on_path(names: &[&str]) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    names.iter().find_map(|n| {
-        std::env::split_paths(&path)
-            .map(|d| d.join(n))
-            .find(|p| p.is_file())
-    })
-}
+use crate::common::{on_path, require};
 
 /// chromedriver on a free loopback port; killed when dropped.
 struct Driver {
@@ -177,16 +168,19 @@ async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
 
 #[test]
 fn the_interface_in_a_real_browser() {
-    if std::env::var("MEMOIR_SKIP_BROWSER_TESTS").as_deref() == Ok("1") {
-        eprintln!("browser test skipped: MEMOIR_SKIP_BROWSER_TESTS=1");
+    let install = "(Debian: apt-get install chromium chromium-driver)";
+    let Some(chromedriver) = require(
+        on_path(&["chromedriver"]),
+        &format!("no chromedriver on PATH {install}"),
+    ) else {
         return;
-    }
-    let missing = "install chromium and chromedriver (Debian: apt-get install chromium \
-                   chromium-driver), or set MEMOIR_SKIP_BROWSER_TESTS=1 to skip this test";
-    let chromedriver =
-        on_path(&["chromedriver"]).unwrap_or_else(|| panic!("no chromedriver: {missing}"));
-    let chromium = on_path(&["chromium", "chromium-browser", "google-chrome"])
-        .unwrap_or_else(|| panic!("no chromium: {missing}"));
+    };
+    let Some(chromium) = require(
+        on_path(&["chromium", "chromium-browser", "google-chrome"]),
+        &format!("no chromium on PATH {install}"),
+    ) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let store = seeded(dir.path());
     let ui = Ui::start(&store, &[("MEMOIR_NOW", "1767300000")]);
