@@ -17,9 +17,9 @@ mod error;
 mod forget;
 mod get;
 mod history;
-mod hold;
 mod ids;
 mod input;
+mod kept_open;
 mod last_runs;
 mod maintenance;
 mod merge;
@@ -76,10 +76,10 @@ pub use history::{
     BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,
     LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,
 };
-pub use hold::StoreHold;
 pub use input::{check_confidence, check_content, refuse_secrets, refuse_secrets_in_key};
 pub use input::{parse_key, read_import, read_text};
 pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
+pub use kept_open::KeptOpenStore;
 pub use last_runs::{FsckRun, GcRun, LastRuns, MAINTENANCE_FILE};
 pub use maintenance::{FsckOutcome, GcOutcome};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
@@ -346,7 +346,7 @@ pub trait Outcome: Serialize {
 pub struct Memoir {
     path: PathBuf,
     opts: Options,
-    hold: Option<StoreHold>,
+    kept: Option<KeptOpenStore>,
     /// With a held store: the lexical index of the last read.
     warm: search::WarmIndex,
     /// The commit graph and tree nodes every repository handle opened here shares.
@@ -356,10 +356,10 @@ pub struct Memoir {
 impl Memoir {
     /// A handle on the store at `path` (nothing is read yet).
     pub fn open(path: impl AsRef<Path>, options: Options) -> Memoir {
-        let hold = options.keep_open.then(StoreHold::default);
+        let kept = options.keep_open.then(KeptOpenStore::default);
         Memoir {
             path: absolute(path.as_ref()),
-            hold,
+            kept,
             warm: search::WarmIndex::default(),
             caches: SharedCaches {
                 nodes: crate::prolly::SharedNodeCache::new(options.node_cache),
@@ -395,19 +395,19 @@ impl Memoir {
     /// enough that waiting processes deserve a turn. Call it between operations. Returns
     /// whether it was released.
     pub fn release_if_idle(&self) -> bool {
-        self.hold.as_ref().is_some_and(|h| h.release_if_idle())
+        self.kept.as_ref().is_some_and(|h| h.release_if_idle())
     }
 
     /// For servers: an operation just ended. The store stays open for the next one unless
     /// it was held long enough that waiting processes deserve a turn (then it is closed).
     /// Returns whether it was released.
     pub fn operation_done(&self) -> bool {
-        self.hold.as_ref().is_some_and(|h| h.finished())
+        self.kept.as_ref().is_some_and(|h| h.finished())
     }
 
     /// Closes a store kept open by [`Options::keep_open`] now.
     pub fn release(&self) {
-        if let Some(h) = &self.hold {
+        if let Some(h) = &self.kept {
             h.release();
         }
     }
@@ -420,8 +420,8 @@ impl Memoir {
     }
 
     /// Whether the store is kept open between operations.
-    pub(crate) fn holds(&self) -> bool {
-        self.hold.is_some()
+    pub(crate) fn keeps_open(&self) -> bool {
+        self.kept.is_some()
     }
 
     pub(crate) fn open_options(&self) -> OpenOptions {
@@ -430,7 +430,7 @@ impl Memoir {
 
     /// Opens the store (or takes the held one).
     pub(crate) fn open_store(&self) -> MemoirResult<Store> {
-        let store = match &self.hold {
+        let store = match &self.kept {
             Some(h) => h.open(&self.path, &self.open_options())?,
             None => Store::open(&self.path, &self.open_options())?,
         };
@@ -502,7 +502,7 @@ impl Memoir {
     /// its pack indexes whole as it closes, rebuilding a damaged one.
     pub(crate) fn reading<T>(&self, f: impl Fn(&Repo) -> MemoirResult<T>) -> MemoirResult<T> {
         let mut recheck = false;
-        if !self.holds() {
+        if !self.keeps_open() {
             if let Some(store) = Store::open_at_rest(&self.path) {
                 match self.repo_of(store).and_then(|repo| f(&repo)) {
                     Ok(v) => return Ok(v),

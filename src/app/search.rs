@@ -217,7 +217,7 @@ impl Memoir {
         &self,
         at: &ReadPoint,
     ) -> MemoirResult<(Arc<LexicalIndex>, Vec<String>)> {
-        if self.holds() {
+        if self.keeps_open() {
             return self.warm_index_for_read(at);
         }
         let (index, at_rest) = self.cached_index(at);
@@ -308,7 +308,7 @@ impl Memoir {
     /// revision or branch.
     pub(crate) fn cached_index(&self, at: &ReadPoint) -> (LexicalIndex, bool) {
         let index = load_cache(&cache_path(self.path()));
-        if self.holds() || at.at.is_some() {
+        if self.keeps_open() || at.at.is_some() {
             return (index, false);
         }
         let at_rest = Repo::resting_head(self.path()).is_some_and(|rest| {

@@ -525,13 +525,13 @@ impl CommitGraph {
             start
         };
         let g = CommitGraph {
-            ids: Column::frozen(&image, take(n, 32), n),
-            roots: Column::frozen(&image, take(n, 32), n),
-            timestamps: Column::frozen(&image, take(n, 8), n),
-            generations: Column::frozen(&image, take(n, 4), n),
-            ends: Column::frozen(&image, take(n, 4), n),
-            slots: Column::frozen(&image, take(ns, SLOT_BYTES), ns),
-            words: Column::frozen(&image, take(nw, 8), nw),
+            ids: Column::from_image(&image, take(n, 32), n),
+            roots: Column::from_image(&image, take(n, 32), n),
+            timestamps: Column::from_image(&image, take(n, 8), n),
+            generations: Column::from_image(&image, take(n, 4), n),
+            ends: Column::from_image(&image, take(n, 4), n),
+            slots: Column::from_image(&image, take(ns, SLOT_BYTES), ns),
+            words: Column::from_image(&image, take(nw, 8), nw),
             index: OnceLock::new(),
             scans: AtomicU32::new(0),
             dirty: false,

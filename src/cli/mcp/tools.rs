@@ -192,8 +192,8 @@ fn parse<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<T,
 
 impl Tools {
     /// The tools of the store `ctx` names. The store is kept open while calls keep coming
-    /// and closed by a background thread once no call ran for `StoreHold::IDLE` (or it
-    /// was held for `StoreHold::MAX_HOLD`), which releases the LOCK for other processes.
+    /// and closed by a background thread once no call ran for `KeptOpenStore::IDLE` (or it
+    /// was held for `KeptOpenStore::MAX_HOLD`), which releases the LOCK for other processes.
     pub fn new(mut ctx: Ctx) -> Self {
         let app = Arc::new(Memoir::open(
             &ctx.store_path,

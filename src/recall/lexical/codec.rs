@@ -1,4 +1,4 @@
-//! The cache file: the whole index as one frozen part (layout in store-format.md, "Derived
+//! The cache file: the whole index as one file part (layout in store-format.md, "Derived
 //! caches"), read in place; and the byte readers and writers the delta file shares.
 
 use std::path::Path;
@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::frozen::{copied_map, Base, Bytes, Layout, Table, BLOCK};
+use super::file_part::{copied_map, Base, Bytes, Layout, Table, BLOCK};
 use super::tables::{DocRow, DocTables};
 use super::{LexicalIndex, Params};
 use crate::object::ObjectId;
@@ -20,7 +20,7 @@ const CACHE_MAGIC: &[u8] = b"MEMLEX06";
 const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 12;
 
 /// Terms held by at least this many documents have their frequencies under each parent
-/// stored (see [`super::frozen::Base::parent_sums`]); rarer ones are summed from their
+/// stored (see [`super::file_part::Base::parent_sums`]); rarer ones are summed from their
 /// postings when asked.
 pub(super) const PARENT_SUMS_FROM: usize = 64;
 
@@ -129,8 +129,8 @@ impl Texts {
 
 impl LexicalIndex {
     /// The whole index as bytes, for a cache file (layout in store-format.md, "Derived
-    /// caches"): both parts merged into one frozen part, ready to search in place. An error
-    /// when the index is too large for the format's 32-bit offsets, or when its frozen part
+    /// caches"): both parts merged into one file part, ready to search in place. An error
+    /// when the index is too large for the format's 32-bit offsets, or when its file part
     /// turned out damaged while it was read.
     pub fn to_bytes(&self) -> RecallResult<Vec<u8>> {
         let too_large = || RecallError::from(CacheError::TooLarge);
@@ -195,7 +195,7 @@ impl LexicalIndex {
         Ok(w)
     }
 
-    /// Reads bytes written by [`LexicalIndex::to_bytes`] as the frozen part of an index
+    /// Reads bytes written by [`LexicalIndex::to_bytes`] as the file part of an index
     /// (copied, and checked in full); any damage, or a file made with another key weight, is
     /// an error.
     pub fn from_bytes(bytes: &[u8]) -> RecallResult<LexicalIndex> {
@@ -232,7 +232,7 @@ impl LexicalIndex {
         Self::open(Arc::new(map))
     }
 
-    /// The index whose frozen part is `bytes`, after checking its header, its size and the
+    /// The index whose file part is `bytes`, after checking its header, its size and the
     /// checksum of its header and block checksums.
     fn open(bytes: Arc<Bytes>) -> RecallResult<LexicalIndex> {
         let mut r = Reader {

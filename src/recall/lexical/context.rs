@@ -11,39 +11,39 @@ use super::view::{NormSlot, View};
 use super::{LexicalIndex, Params, Query};
 use crate::calendar::year_month;
 
-/// The parents' documents beyond what the frozen part records: the parents of overlay
+/// The parents' documents beyond what the file part records: the parents of overlay
 /// documents, the lengths and document counts of parents whose documents changed since the
-/// frozen part was written, the number of live parents and their mean length; and the
+/// file part was written, the number of live parents and their mean length; and the
 /// dates of overlay documents. Computed on first use after a change, in time proportional to
 /// the changes, never to the index.
 #[derive(Default)]
 pub(super) struct ParentStats {
     /// Parent number of each overlay slot (`u32::MAX` for a free one).
     over_parent: Vec<u32>,
-    /// Parents numbered after the frozen part's: held by overlay documents only.
+    /// Parents numbered after the file part's: held by overlay documents only.
     extra: usize,
-    /// Length of each parent whose documents changed (the frozen part's length, less its
+    /// Length of each parent whose documents changed (the file part's length, less its
     /// removed documents', plus its overlay documents').
     changed_len: HashMap<u32, f64>,
     /// Number of parents with a live document.
     live: usize,
     pub(super) mean: f64,
-    /// (year, month 1-12) of each overlay slot's timestamp, as [`Base::date`] for frozen
+    /// (year, month 1-12) of each overlay slot's timestamp, as [`Base::date`] for the
     /// documents.
     over_dates: Vec<Option<(i64, u32)>>,
     /// Per term asked for (numbers in both parts, and the key weight it was summed with),
     /// its weighted frequency under each parent: see [`LexicalIndex::parent_frequencies`].
     under_parents: Mutex<HashMap<ParentTfKey, Arc<ParentTf>>>,
-    /// The frozen documents' length norms, computed on first use.
+    /// The documents of the file part' length norms, computed on first use.
     pub(super) norms: NormSlot,
-    /// The frozen documents removed, in ascending order.
+    /// The documents of the file part removed, in ascending order.
     pub(super) removed: Vec<u32>,
-    /// Per frozen document, whether the live document before it in key order is the frozen
-    /// one numbered just before (see [`LexicalIndex::plain_steps`]), computed on first use.
+    /// Per document of the file part, whether the live document before it in key order is
+    /// the one numbered just before (see [`LexicalIndex::plain_steps`]), computed on first use.
     pub(super) plain: std::sync::OnceLock<Vec<bool>>,
 }
 
-/// A term (its numbers in the frozen part and in the overlay) and the bits of the key weight.
+/// A term (its numbers in the file part and in the overlay) and the bits of the key weight.
 type ParentTfKey = (Option<u32>, Option<u32>, u64);
 
 /// A term's weighted frequency under each parent that holds it: (parent, frequency).
@@ -146,7 +146,7 @@ pub(super) fn date_of(timestamp: f64) -> Option<(i64, u32)> {
 }
 
 impl LexicalIndex {
-    /// The parents' documents beyond the frozen part's, computed on first use after a
+    /// The parents' documents beyond the file part's, computed on first use after a
     /// change.
     pub(super) fn stats(&self) -> &ParentStats {
         self.parents.get_or_init(|| {
@@ -215,8 +215,8 @@ impl LexicalIndex {
         })
     }
 
-    /// Per frozen document, whether the live document just before it in key order is the
-    /// frozen one numbered just before: both live, and no overlay document between them.
+    /// Per document of the file part, whether the live document just before it in key order is the
+    /// one of the file part numbered just before: both live, and no overlay document between them.
     /// Where it is, a step to a neighbour is a step in number (conservative: a `false` only
     /// sends the step the general way).
     pub(super) fn plain_steps(&self) -> Vec<bool> {
@@ -282,7 +282,7 @@ impl LexicalIndex {
 
     /// The weighted frequency of term `t` (key occurrences weighted by
     /// [`Params::key_weight`]) under each parent that holds it, over its live postings: from
-    /// the sums the frozen part stores when it has them, else summed from the postings. Every
+    /// the sums the file part stores when it has them, else summed from the postings. Every
     /// frequency is a whole number (so is the key weight wherever stored sums are used), so
     /// the sums are exact and the same either way, in any order. Kept with the parents' documents (so until the
     /// index changes) for terms many documents hold, as feedback adds the same common terms
@@ -317,7 +317,7 @@ impl LexicalIndex {
         out
     }
 
-    /// [`LexicalIndex::parent_frequencies`] from the sums the frozen part stores, corrected
+    /// [`LexicalIndex::parent_frequencies`] from the sums the file part stores, corrected
     /// for its removed documents and the overlay's: `None` when none are stored for the term,
     /// when many documents were removed (summing the postings is then cheaper), or when the
     /// key weight is not a whole number (the sums are then not exact in any order).
@@ -385,7 +385,7 @@ impl LexicalIndex {
         let kw = self.params.key_weight;
         let mut row_of: HashMap<u32, usize> = HashMap::new();
         let mut out: Vec<(u32, f64)> = Vec::new();
-        // Frozen documents' parents from their table (the postings of removed ones are
+        // Documents of the file part' parents from their table (the postings of removed ones are
         // skipped already); overlay documents' the general way.
         let n = self.base.n_docs();
         self.each_posting(t, |p| {

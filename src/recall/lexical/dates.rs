@@ -51,7 +51,7 @@ impl LexicalIndex {
             DateTerm::Year(y) => (Some(y), 1..=12),
             DateTerm::Month(m) => (None, m as u8..=m as u8),
         };
-        // The frozen part's from its date-ordered table, then the overlay's.
+        // The file part's from its date-ordered table, then the overlay's.
         let mut out: Vec<u32> = self
             .base
             .dated_in(year, months)

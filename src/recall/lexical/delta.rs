@@ -1,4 +1,4 @@
-//! The delta file: the changes since the frozen part, saved beside the cache file while they
+//! The delta file: the changes since the file part, saved beside the cache file while they
 //! are few.
 
 use xxhash_rust::xxh3::xxh3_128;
@@ -15,9 +15,9 @@ use crate::recall::{CacheError, RecallResult};
 const DELTA_MAGIC: &[u8] = b"MEMLXD02";
 
 impl LexicalIndex {
-    /// The changes since the frozen part, as bytes for a delta cache file (layout in
-    /// store-format.md): the root reflected, the frozen documents removed and the overlay
-    /// documents. `None` when the index has no frozen part read from a cache file, which
+    /// The changes since the file part, as bytes for a delta cache file (layout in
+    /// store-format.md): the root reflected, the documents of the file part removed and the overlay
+    /// documents. `None` when the index has no file part read from a cache file, which
     /// a delta could name.
     pub fn delta_bytes(&self) -> Option<Vec<u8>> {
         let sum = self.base.sum?;
@@ -56,7 +56,7 @@ impl LexicalIndex {
     }
 
     /// Applies a delta written by [`LexicalIndex::delta_bytes`] to an index just read by
-    /// [`LexicalIndex::from_bytes`]. A delta that is damaged, names another frozen part or
+    /// [`LexicalIndex::from_bytes`]. A delta that is damaged, names another file part or
     /// contradicts this one is an error and leaves the index untouched.
     pub fn apply_delta(&mut self, bytes: &[u8]) -> RecallResult<()> {
         let body = checked_body(bytes, DELTA_MAGIC)?;
@@ -108,7 +108,7 @@ impl LexicalIndex {
             if sorted.windows(2).any(|w| w[0] == w[1]) {
                 return Err(damaged());
             }
-            // Keys ascend; a key present in the frozen part must be among the removed.
+            // Keys ascend; a key present in the file part must be among the removed.
             if entries.last().is_some_and(|(e, _)| e.key >= key)
                 || self
                     .base

@@ -63,7 +63,7 @@ impl LexicalIndex {
             .is_some_and(|e| is_internal_namespace(&e.namespace))
     }
 
-    /// Whether namespace `ns` has a document in the index (one removed since the frozen part
+    /// Whether namespace `ns` has a document in the index (one removed since the file part
     /// was written may still count).
     pub fn has_namespace(&self, ns: &str) -> bool {
         self.base.find_namespace(ns).is_some()
@@ -180,7 +180,7 @@ impl LexicalIndex {
             .map_or(&[], |e| &e.key)
     }
 
-    /// The order of two live documents' keys: for two frozen documents, that of their
+    /// The order of two live documents' keys: for two documents of the file part, that of their
     /// numbers.
     pub(super) fn key_cmp(&self, a: u32, b: u32) -> std::cmp::Ordering {
         let n = self.base.n_docs() as u32;
@@ -191,19 +191,19 @@ impl LexicalIndex {
         }
     }
 
-    /// Whether the index is its frozen part alone, whole (no document removed or added
+    /// Whether the index is its file part alone, whole (no document removed or added
     /// since): then key order is number order.
     #[inline]
-    pub(super) fn frozen_whole(&self) -> bool {
+    pub(super) fn file_part_whole(&self) -> bool {
         self.by_key.is_empty() && self.base_live == self.base.n_docs()
     }
 
     /// The live document just before live document `d` in key order (`after`: just after),
     /// across both parts (what [`super::view::View`] asks when documents were removed or
-    /// added since the frozen part).
+    /// added since the file part).
     pub(super) fn neighbour_across(&self, d: u32, after: bool) -> Option<u32> {
         let n = self.base.n_docs();
-        if self.frozen_whole() {
+        if self.file_part_whole() {
             // Key order is number order.
             return match after {
                 true => (d as usize + 1 < n).then_some(d + 1),
@@ -212,7 +212,7 @@ impl LexicalIndex {
         }
         let di = d as usize;
         let key = self.key_of(d);
-        // The nearest live frozen document on that side.
+        // The nearest live document of the file part on that side.
         let mut b = if di < n {
             if after {
                 di + 1

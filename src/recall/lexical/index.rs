@@ -1,11 +1,11 @@
-//! The index: a frozen part and an overlay of documents inserted since, and the edits
+//! The index: a file part and an overlay of documents inserted since, and the edits
 //! (insert, remove) that keep them apart.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use super::context::ParentStats;
-use super::frozen::Base;
+use super::file_part::Base;
 use super::{Doc, Params};
 use crate::object::ObjectId;
 use crate::recall::tokenize::Tokenizer;
@@ -34,15 +34,15 @@ pub(super) struct Posting {
 
 /// A BM25F index of the keys of one tree root.
 ///
-/// Two parts: a frozen part as loaded from the cache file ([`LexicalIndex::from_bytes`]),
+/// Two parts: a file part as loaded from the cache file ([`LexicalIndex::from_bytes`]),
 /// whose documents can only be marked removed, and an overlay of documents inserted since.
 /// Searching sees their union; a key is live in at most one of them. Document numbers below
-/// the frozen part's size are its documents, the others are overlay slots after it.
+/// the file part's size are its documents, the others are overlay slots after it.
 #[derive(Default)]
 pub struct LexicalIndex {
     pub(super) root: Option<ObjectId>,
     pub(super) base: Base,
-    /// Per frozen document: removed since loading.
+    /// Per document of the file part: removed since loading.
     pub(super) dead: Vec<bool>,
     pub(super) base_live: usize,
     pub(super) docs: Vec<Option<Entry>>,
@@ -86,14 +86,14 @@ impl LexicalIndex {
         self.len() == 0
     }
 
-    /// Changes held outside the frozen part: frozen documents removed plus overlay
+    /// Changes held outside the file part: documents of the file part removed plus overlay
     /// documents. A delta cache file records exactly these.
     pub fn pending_changes(&self) -> usize {
         (self.base.n_docs() - self.base_live) + self.by_key.len()
     }
 
     /// Whether the cache should be rewritten whole rather than as a delta: the index has no
-    /// frozen part loaded from a cache file, or the changes since it exceed
+    /// file part loaded from a cache file, or the changes since it exceed
     /// max(64, 1/32 of its documents).
     pub fn should_compact(&self) -> bool {
         self.base.sum.is_none() || self.pending_changes() > (self.base.n_docs() / 32).max(64)

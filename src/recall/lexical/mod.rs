@@ -4,7 +4,7 @@
 //! rebuilt from the tree.
 //!
 //! One module per part:
-//! - `index`: the index, a frozen part as read from the cache file (`frozen`) plus an overlay
+//! - `index`: the index, a file part as read from the cache file (`file_part`) plus an overlay
 //!   of the documents inserted since; `docs` and `terms` read documents and terms across
 //!   both;
 //! - `sync`: bringing the index to a tree root from the tree diff;
@@ -14,7 +14,6 @@
 //!   (`dates`); `params` holds the weights;
 //! - `codec` and `delta`: the cache file and its delta file.
 
-mod bound;
 mod build;
 mod codec;
 mod context;
@@ -23,11 +22,11 @@ mod delta;
 mod docs;
 mod expand;
 mod feedback;
-mod focus;
-#[cfg(test)]
-mod focus_tests;
-mod frozen;
+mod file_part;
 mod index;
+mod near_rare;
+#[cfg(test)]
+mod near_rare_tests;
 mod params;
 mod score;
 mod sync;
@@ -37,6 +36,7 @@ mod terms;
 mod tests;
 mod view;
 mod vocab;
+mod window_bounds;
 
 pub use crate::calendar::MONTHS;
 pub use build::Builder;

@@ -3,11 +3,11 @@
 
 use std::cmp::Ordering;
 
-use super::bound::Deferred;
 use super::context::Windows;
-use super::focus::FocusFrom;
+use super::near_rare::NearRareFrom;
 use super::terms::TermRef;
 use super::view::View;
+use super::window_bounds::Deferred;
 use super::{Hit, LexicalIndex, Params, Query, Sort};
 
 /// The BM25 weight of a term occurring `tf` times in a document `len` long, where documents
@@ -290,21 +290,21 @@ pub(super) struct Plan {
     /// Keep the records' term frequencies in a row per document number (`None`: when the
     /// query's postings would touch an eighth of the rows or more).
     pub(super) dense_rows: Option<bool>,
-    /// Whether to rank from the records near the query's rarer words (see `focus`).
-    pub(super) focus: FocusPlan,
+    /// Whether to rank from the records near the query's rarer words (see `near_rare`).
+    pub(super) near_rare: NearRarePlan,
 }
 
 /// When a search is focused on the records near its rarer words (the default is `Auto`;
 /// tests ask for the others).
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub(super) enum FocusPlan {
+pub(super) enum NearRarePlan {
     /// With the thresholds for the index's size.
     Auto,
     /// Never.
     Off,
     /// With these thresholds.
-    With(FocusFrom),
+    With(NearRareFrom),
 }
 
 impl Default for Plan {
@@ -312,7 +312,7 @@ impl Default for Plan {
         Plan {
             defer_windows: true,
             dense_rows: None,
-            focus: FocusPlan::Auto,
+            near_rare: NearRarePlan::Auto,
         }
     }
 }
@@ -364,12 +364,12 @@ impl LexicalIndex {
                 (expansions, date)
             })
             .collect();
-        let focus = match plan.focus {
-            FocusPlan::Auto => Some(FocusFrom::for_docs(docs)),
-            FocusPlan::Off => None,
-            FocusPlan::With(f) => Some(f),
+        let focus = match plan.near_rare {
+            NearRarePlan::Auto => Some(NearRareFrom::for_docs(docs)),
+            NearRarePlan::Off => None,
+            NearRarePlan::With(f) => Some(f),
         };
-        if let Some(hits) = focus.and_then(|f| self.search_focused(q, &reach, stats, avg, f)) {
+        if let Some(hits) = focus.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f)) {
             return hits;
         }
         let v = View::new(self, stats, avg);

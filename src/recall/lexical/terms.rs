@@ -5,11 +5,11 @@ use std::collections::btree_map;
 use std::iter::Peekable;
 use std::ops::Bound;
 
-use super::frozen::{Base, Postings};
+use super::file_part::{Base, Postings};
 use super::index::Posting;
 use super::LexicalIndex;
 
-/// One indexed term: its number in the frozen part and in the overlay (at least one).
+/// One indexed term: its number in the file part and in the overlay (at least one).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct TermRef {
     pub(super) base: Option<u32>,
@@ -128,11 +128,11 @@ impl LexicalIndex {
         live_base + self.over_postings(t).len()
     }
 
-    /// The live postings of a term: the frozen part's (removed documents skipped), then the
+    /// The live postings of a term: the file part's (removed documents skipped), then the
     /// overlay's.
     pub(super) fn each_posting(&self, t: TermRef, mut f: impl FnMut(&Posting)) {
         for p in self.base_postings(t).iter() {
-            // A document number past the frozen part only comes from a damaged file, which
+            // A document number past the file part only comes from a damaged file, which
             // the part has noted when the block was checked.
             if !self.dead.get(p.doc as usize).copied().unwrap_or(true) {
                 f(&p);

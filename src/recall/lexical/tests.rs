@@ -197,7 +197,7 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
     /// Every plan of a search gives the same hits, to the bit: deferring windows and
     /// keeping dense rows change how scores are computed, never what they are. Indexes are
-    /// built in memory, or frozen through the cache bytes and then changed (removals and an
+    /// built in memory, or written to cache bytes and read back and then changed (removals and an
     /// overlay), so both ways of reading documents are ranked.
     #[test]
     fn every_plan_gives_the_same_hits(
@@ -256,7 +256,7 @@ proptest::proptest! {
             ..Default::default()
         };
         let run = |defer_windows, dense_rows| -> Vec<(String, u64)> {
-            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows, focus: super::score::FocusPlan::Off })
+            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows, near_rare: super::score::NearRarePlan::Off })
                 .into_iter()
                 .map(|h| (h.path, h.score.to_bits()))
                 .collect()
@@ -270,8 +270,8 @@ proptest::proptest! {
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
-    /// After removals and an overlay on a frozen part, the shortcuts a view and document
-    /// counts take (a step in number where the neighbour is plainly the next frozen
+    /// After removals and an overlay on a file part, the shortcuts a view and document
+    /// counts take (a step in number where the neighbour is plainly the next
     /// document; removed documents looked up in the postings) answer as the general way.
     #[test]
     fn shortcuts_answer_as_the_general_way(

@@ -8,7 +8,7 @@ use super::context::ParentStats;
 use super::score::length_norm;
 use super::{LexicalIndex, Params, Query};
 
-/// The BM25 length norm of every frozen document, for one set of parameters and mean
+/// The BM25 length norm of every document of the file part, for one set of parameters and mean
 /// length: what every posting of a search would otherwise divide for.
 pub(super) struct Norms {
     /// (k1, b, mean length) bits the norms were computed for.
@@ -28,17 +28,17 @@ fn norms_key(p: &Params, avg: f64) -> [u64; 3] {
 pub(super) struct View<'a> {
     ix: &'a LexicalIndex,
     stats: &'a ParentStats,
-    /// Frozen documents the slices below cover (all of them, unless a table was damaged).
+    /// Documents of the file part the slices below cover (all of them, unless a table was damaged).
     n: usize,
     lens: &'a [f64],
     parents: &'a [u32],
     dead: &'a [bool],
     norms: std::borrow::Cow<'a, [f64]>,
     avg: f64,
-    /// Frozen documents, when the frozen part is all there is, none removed (then key order
+    /// Documents of the file part, when the file part is all there is, none removed (then key order
     /// is number order); else zero.
     whole: usize,
-    /// When it is not: per frozen document, whether its live neighbour before is the one
+    /// When it is not: per document of the file part, whether its live neighbour before is the one
     /// numbered before (see [`LexicalIndex::plain_steps`]).
     plain: &'a [bool],
 }
@@ -67,12 +67,12 @@ impl<'a> View<'a> {
             dead,
             norms,
             avg,
-            whole: if ix.frozen_whole() {
+            whole: if ix.file_part_whole() {
                 ix.base.n_docs()
             } else {
                 0
             },
-            plain: if ix.frozen_whole() {
+            plain: if ix.file_part_whole() {
                 &[]
             } else {
                 stats.plain.get_or_init(|| ix.plain_steps())

@@ -79,12 +79,12 @@ fixed_int!(u32);
 fixed_int!(u64);
 fixed_int!(i64);
 
-/// A column: `frozen` records read from the image at `start`, then `tail` in memory.
+/// A column: `in_image` records read from the image at `start`, then `tail` in memory.
 #[derive(Debug, Clone)]
 pub(super) struct Column<T> {
     image: Option<Arc<Image>>,
     start: usize,
-    frozen: usize,
+    in_image: usize,
     tail: Vec<T>,
 }
 
@@ -93,7 +93,7 @@ impl<T: Fixed> Default for Column<T> {
         Column {
             image: None,
             start: 0,
-            frozen: 0,
+            in_image: 0,
             tail: Vec::new(),
         }
     }
@@ -101,37 +101,40 @@ impl<T: Fixed> Default for Column<T> {
 
 impl<T: Fixed> Column<T> {
     /// The `count` records at byte `start` of `image` (which must hold them).
-    pub(super) fn frozen(image: &Arc<Image>, start: usize, count: usize) -> Self {
+    pub(super) fn from_image(image: &Arc<Image>, start: usize, count: usize) -> Self {
         debug_assert!(start + count * T::SIZE <= image.len());
         Column {
             image: Some(image.clone()),
             start,
-            frozen: count,
+            in_image: count,
             tail: Vec::new(),
         }
     }
 
     /// Number of records.
     pub(super) fn len(&self) -> usize {
-        self.frozen + self.tail.len()
+        self.in_image + self.tail.len()
     }
 
     /// Record `i` (which must exist).
     #[inline]
     pub(super) fn get(&self, i: usize) -> T {
-        if i < self.frozen {
-            let image = self.image.as_deref().expect("a frozen column has an image");
+        if i < self.in_image {
+            let image = self
+                .image
+                .as_deref()
+                .expect("a column with records in the image has one");
             let at = self.start + i * T::SIZE;
             T::decode(&image[at..at + T::SIZE])
         } else {
-            self.tail[i - self.frozen]
+            self.tail[i - self.in_image]
         }
     }
 
-    /// The bytes of the frozen records.
+    /// The bytes of the records in the image.
     pub(super) fn image(&self) -> &[u8] {
         match &self.image {
-            Some(image) => &image[self.start..self.start + self.frozen * T::SIZE],
+            Some(image) => &image[self.start..self.start + self.in_image * T::SIZE],
             None => &[],
         }
     }
@@ -146,24 +149,24 @@ impl<T: Fixed> Column<T> {
         self.tail.extend(vs);
     }
 
-    /// Replaces record `i`. A frozen record is first copied out with every other frozen
-    /// one, so the image is never written.
+    /// Replaces record `i`. A record in the image is first copied out with every other one,
+    /// so the image is never written.
     pub(super) fn set(&mut self, i: usize, v: T) {
-        if i < self.frozen {
+        if i < self.in_image {
             self.thaw();
         }
-        let at = i - self.frozen;
+        let at = i - self.in_image;
         self.tail[at] = v;
     }
 
-    /// Moves the frozen records into memory.
+    /// Moves the records in the image into memory.
     fn thaw(&mut self) {
         let mut all = Vec::with_capacity(self.len());
         all.extend(self.iter());
         *self = Column {
             image: None,
             start: 0,
-            frozen: 0,
+            in_image: 0,
             tail: all,
         };
     }
@@ -173,7 +176,7 @@ impl<T: Fixed> Column<T> {
         (0..self.len()).map(|i| self.get(i))
     }
 
-    /// Appends every record's bytes (the frozen ones copied as they are).
+    /// Appends every record's bytes (those in the image copied as they are).
     pub(super) fn encode_into(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(self.image());
         for v in &self.tail {

@@ -17,11 +17,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::bound::Deferred;
 use super::context::{with_context, ParentStats, Passage};
 use super::index::Posting;
 use super::score::{best_n, bm25_normed, idf, length_norm, Reach, TermRows};
 use super::terms::TermRef;
+use super::window_bounds::Deferred;
 use super::{Hit, LexicalIndex, Query, Sort};
 
 /// Relative margin over a bound that covers the rounding of the scores it bounds.
@@ -31,15 +31,15 @@ const MARGIN: f64 = 1e-9;
 /// and the others together may reach at most `sparse_most` (beyond that, looking the dense
 /// terms up record by record costs more than reading them).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FocusFrom {
+pub(super) struct NearRareFrom {
     pub(super) dense_from: usize,
     pub(super) sparse_most: usize,
 }
 
-impl FocusFrom {
+impl NearRareFrom {
     /// The thresholds for an index of `docs` document numbers.
     pub(super) fn for_docs(docs: usize) -> Self {
-        FocusFrom {
+        NearRareFrom {
             dense_from: (docs / 16).max(4096),
             sparse_most: docs / 64,
         }
@@ -58,20 +58,20 @@ struct Eval {
 
 /// Where the postings of one reached term are looked up, record by record.
 struct Lookup<'a> {
-    base: super::frozen::Postings<'a>,
+    base: super::file_part::Postings<'a>,
     over: HashMap<u32, Posting>,
 }
 
 impl LexicalIndex {
     /// The hits of `q` found from the records near its rarer words, or `None` when the
     /// search does not qualify (see the module documentation) or cannot prove them.
-    pub(super) fn search_focused(
+    pub(super) fn search_near_rare(
         &self,
         q: &Query<'_>,
         reach: &[Reach],
         stats: &ParentStats,
         avg: f64,
-        from: FocusFrom,
+        from: NearRareFrom,
     ) -> Option<Vec<Hit>> {
         let pr = self.params;
         let weights = [

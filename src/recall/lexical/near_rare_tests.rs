@@ -1,8 +1,8 @@
 //! The focused search answers as the full search, to the bit, or not at all; the sums and
 //! tables it reads answer as the postings they summarise.
 
-use super::focus::FocusFrom;
-use super::score::{FocusPlan, Plan};
+use super::near_rare::NearRareFrom;
+use super::score::{NearRarePlan, Plan};
 use super::*;
 
 /// 1 June 2023, 12:00 UTC.
@@ -57,9 +57,9 @@ fn build(docs: &[Spec], frozen: bool, changes: &[(usize, bool)]) -> LexicalIndex
     idx
 }
 
-fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: FocusPlan) -> Vec<(String, u64)> {
+fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: NearRarePlan) -> Vec<(String, u64)> {
     let plan = Plan {
-        focus,
+        near_rare: focus,
         ..Plan::default()
     };
     idx.search_planned(q, plan)
@@ -70,7 +70,7 @@ fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: FocusPlan) -> Vec<(String, u
 
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
-    /// Focused at any threshold, a search gives the full search's hits, to the bit: on
+    /// NearRare at any threshold, a search gives the full search's hits, to the bit: on
     /// indexes in memory, and frozen then changed; with filters, either order, any limit.
     #[test]
     fn a_focused_search_gives_the_full_search_hits(
@@ -99,14 +99,14 @@ proptest::proptest! {
             sort: if recency { Sort::Recency } else { Sort::Relevance },
             ..Default::default()
         };
-        let want = ranked(&idx, &q, FocusPlan::Off);
+        let want = ranked(&idx, &q, NearRarePlan::Off);
         for dense_from in [2, 10, 60] {
-            let from = FocusFrom { dense_from, sparse_most: usize::MAX };
-            proptest::prop_assert_eq!(&ranked(&idx, &q, FocusPlan::With(from)), &want, "dense from {}", dense_from);
+            let from = NearRareFrom { dense_from, sparse_most: usize::MAX };
+            proptest::prop_assert_eq!(&ranked(&idx, &q, NearRarePlan::With(from)), &want, "dense from {}", dense_from);
         }
     }
 
-    /// The frequencies under each parent that the frozen part stores, corrected for removed
+    /// The frequencies under each parent that the file part stores, corrected for removed
     /// and overlay documents, are the sums of the live postings; the records dated in a
     /// month or a year are those a scan of every record finds.
     #[test]
@@ -128,7 +128,7 @@ proptest::proptest! {
             proptest::prop_assert_eq!(got, want, "{}", name);
             stored += usize::from(t.base.is_some_and(|i| idx.base.parent_sums(i as usize).is_some()));
         }
-        // Every frozen term of enough postings has its sums stored.
+        // Every file-part term of enough postings has its sums stored.
         let want = (0..idx.base.n_terms())
             .filter(|&i| idx.base.term_postings(i).len() >= codec::PARENT_SUMS_FROM)
             .count();
@@ -224,15 +224,15 @@ fn the_focus_answers_when_a_rare_word_leads() {
             let stats = idx.stats();
             let avg = (idx.total_len / idx.len() as f64).max(1.0);
             let ask = |from| {
-                idx.search_focused(&q, &reach, stats, avg, from).map(|h| {
+                idx.search_near_rare(&q, &reach, stats, avg, from).map(|h| {
                     h.into_iter()
                         .map(|h| (h.path, h.score.to_bits()))
                         .collect::<Vec<_>>()
                 })
             };
             // 3,000 records are below the automatic threshold of 4,096 postings.
-            assert!(ask(FocusFrom::for_docs(idx.base.n_docs() + idx.docs.len())).is_none());
-            let focused = ask(FocusFrom {
+            assert!(ask(NearRareFrom::for_docs(idx.base.n_docs() + idx.docs.len())).is_none());
+            let focused = ask(NearRareFrom {
                 dense_from: 1000,
                 sparse_most: 100,
             })
@@ -240,7 +240,7 @@ fn the_focus_answers_when_a_rare_word_leads() {
             assert_eq!(focused.len(), 3);
             assert_eq!(
                 focused,
-                ranked(&idx, &q, FocusPlan::Off),
+                ranked(&idx, &q, NearRarePlan::Off),
                 "parameters {which}"
             );
         }

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use crate::store::{OpenOptions, Store, StoreError};
 
-/// The held store. The holder calls [`StoreHold::release_if_idle`] between operations: the
-/// store is closed after [`StoreHold::IDLE`] without use, and after [`StoreHold::MAX_HOLD`]
-/// of continuous use it is let go for [`StoreHold::GAP`].
+/// The held store. The holder calls [`KeptOpenStore::release_if_idle`] between operations: the
+/// store is closed after [`KeptOpenStore::IDLE`] without use, and after [`KeptOpenStore::MAX_HOLD`]
+/// of continuous use it is let go for [`KeptOpenStore::GAP`].
 #[derive(Debug, Default)]
-pub struct StoreHold {
+pub struct KeptOpenStore {
     slot: Mutex<Slot>,
 }
 
@@ -24,12 +24,12 @@ struct Slot {
     released: Option<Instant>,
 }
 
-impl StoreHold {
+impl KeptOpenStore {
     /// How long the store stays open after the last operation ended.
     pub const IDLE: Duration = Duration::from_millis(25);
     /// Longest continuous hold while busy.
     pub const MAX_HOLD: Duration = Duration::from_millis(1000);
-    /// After a release forced by [`StoreHold::MAX_HOLD`], how long the holder stays away
+    /// After a release forced by [`KeptOpenStore::MAX_HOLD`], how long the holder stays away
     /// (longer than a waiter's lock poll).
     pub const GAP: Duration = Duration::from_millis(25);
 
@@ -54,8 +54,8 @@ impl StoreHold {
     }
 
     /// Closes the store (its LOCK is released once the operations' handles are dropped) if it
-    /// was idle for [`StoreHold::IDLE`] since the last operation (began or, as
-    /// [`StoreHold::finished`] tells, ended) or held for [`StoreHold::MAX_HOLD`]. Call it
+    /// was idle for [`KeptOpenStore::IDLE`] since the last operation (began or, as
+    /// [`KeptOpenStore::finished`] tells, ended) or held for [`KeptOpenStore::MAX_HOLD`]. Call it
     /// between operations, never during one. Returns whether it was released.
     pub fn release_if_idle(&self) -> bool {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -73,8 +73,8 @@ impl StoreHold {
     }
 
     /// An operation just ended: the store is let go if it was held for
-    /// [`StoreHold::MAX_HOLD`] (operations arriving back to back leave a background check
-    /// little room), else kept for [`StoreHold::IDLE`] from now. Returns whether it was
+    /// [`KeptOpenStore::MAX_HOLD`] (operations arriving back to back leave a background check
+    /// little room), else kept for [`KeptOpenStore::IDLE`] from now. Returns whether it was
     /// released.
     pub fn finished(&self) -> bool {
         let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -87,14 +87,14 @@ impl StoreHold {
         false
     }
 
-    /// Whether the store has been held for [`StoreHold::MAX_HOLD`].
+    /// Whether the store has been held for [`KeptOpenStore::MAX_HOLD`].
     fn held_long(slot: &Slot, now: Instant) -> bool {
         slot.opened
             .is_some_and(|t| now.duration_since(t) >= Self::MAX_HOLD)
     }
 
     /// Closes the store; after a hold cut short (`forced`), the next open waits out
-    /// [`StoreHold::GAP`] first.
+    /// [`KeptOpenStore::GAP`] first.
     fn let_go(slot: &mut Slot, forced: bool, now: Instant) {
         slot.store = None;
         slot.opened = None;

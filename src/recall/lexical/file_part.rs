@@ -1,4 +1,4 @@
-//! The frozen part of an index: documents, terms and parents in flat, offset-addressed
+//! The file part of an index: documents, terms and parents in flat, offset-addressed
 //! tables, read in place from the cache file's bytes (memory-mapped when read from disk), so
 //! that a search reads the tables of its terms and hits, never the whole file. Each 4 KiB
 //! block of the file is checked against its checksum the first time anything in it is read;
@@ -28,7 +28,7 @@ pub(super) struct Table {
     pub(super) n: usize,
 }
 
-/// The frozen part's tables, as [`super::codec`] lays them out.
+/// The file part's tables, as [`super::codec`] lays them out.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Layout {
     pub(super) term_off: Table,
@@ -62,14 +62,14 @@ pub(super) struct Layout {
     pub(super) sums: Table,
 }
 
-/// The frozen part of an index, as a cache file holds it: documents sorted by key (a
+/// The file part of an index, as a cache file holds it: documents sorted by key (a
 /// document's number is its rank), terms sorted, each term's postings ready to use, parents
 /// sorted by key with their lengths. Opening it checks its header and its block checksums'
 /// checksum; the tables are read where they lie.
 pub(super) struct Base {
     /// Checksum of the cache file it was read from (what a delta file names).
     pub(super) sum: Option<u128>,
-    /// None for an index with no frozen part.
+    /// None for an index with no file part.
     bytes: Option<Arc<Bytes>>,
     pub(super) t: Layout,
     /// One bit per block: checked already.
@@ -102,8 +102,8 @@ impl Default for Base {
 }
 
 /// The first of `0..n` for which `below` is false, where `below` holds for a prefix of the
-/// range (a binary search over indices, for the frozen index's offset-addressed tables).
-fn bound(n: usize, below: impl Fn(usize) -> bool) -> usize {
+/// range (a binary search over indices, for the file part's offset-addressed tables).
+fn first_not_below(n: usize, below: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
@@ -117,7 +117,7 @@ fn bound(n: usize, below: impl Fn(usize) -> bool) -> usize {
 }
 
 impl Base {
-    /// A frozen part over `bytes`, whose layout and checksum the caller has checked.
+    /// A file part over `bytes`, whose layout and checksum the caller has checked.
     pub(super) fn new(bytes: Arc<Bytes>, t: Layout, sum: u128) -> Base {
         let blocks = t.sums.n;
         Base {
@@ -444,7 +444,7 @@ impl Base {
     ) -> Vec<u32> {
         let n = self.t.date_order.n;
         let key = |i: usize| self.date_at(self.u32_at(self.t.date_order, i) as usize);
-        let first_at = |k: (i64, u8)| bound(n, |i| key(i) < k);
+        let first_at = |k: (i64, u8)| first_not_below(n, |i| key(i) < k);
         let mut out = Vec::new();
         let (lo_m, hi_m) = (*months.start(), *months.end());
         let mut take = |y: i64| {
@@ -525,13 +525,13 @@ impl Base {
 
     pub(super) fn find_parent(&self, key: &[u8]) -> Option<u32> {
         let n = self.n_parents();
-        let i = bound(n, |i| self.parent_key(i) < key);
+        let i = first_not_below(n, |i| self.parent_key(i) < key);
         (i < n && self.parent_key(i) == key).then_some(i as u32)
     }
 
     /// First term index whose name is above `name` (`or_equal`: at or above).
     pub(super) fn term_bound(&self, name: &str, or_equal: bool) -> usize {
-        bound(self.n_terms(), |i| {
+        first_not_below(self.n_terms(), |i| {
             let t = self.term(i);
             t < name || (!or_equal && t == name)
         })
@@ -544,7 +544,7 @@ impl Base {
 
     /// First document whose key is above `key` (`or_equal`: at or above).
     pub(super) fn key_bound(&self, key: &[u8], or_equal: bool) -> usize {
-        bound(self.n_docs(), |i| {
+        first_not_below(self.n_docs(), |i| {
             let k = self.key(i);
             k < key || (!or_equal && k == key)
         })
@@ -603,7 +603,7 @@ impl<'a> Postings<'a> {
 
     /// The posting for document `d`, if any.
     pub(super) fn find(&self, d: u32) -> Option<Posting> {
-        let i = bound(self.len(), |i| self.doc(i) < d);
+        let i = first_not_below(self.len(), |i| self.doc(i) < d);
         (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
     }
 
