@@ -29,6 +29,7 @@ mod recall;
 mod remember;
 mod remote;
 mod search;
+mod shell;
 mod status;
 mod summarize;
 mod taxonomy;
@@ -77,6 +78,7 @@ pub struct Cli {
 /// Options accepted before or after the subcommand (`memoir -s m get a.b` and
 /// `memoir get a.b -s m` alike: host configurations and scripts write both).
 #[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Global options")]
 struct GlobalArgs {
     /// Store directory; a leading `~/` is the home directory [default: the current directory]
     #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH", global = true, value_parser = parse_store_path)]
@@ -167,6 +169,27 @@ fn meant_command(word: &str) -> Option<&'static str> {
     })
 }
 
+/// What `memoir --version` prints: the version and the commit it was built from, the store
+/// format it reads and writes, and the optional parts built in.
+fn version_text() -> String {
+    let features: Vec<&str> = [
+        ("cli", cfg!(feature = "cli")),
+        ("remote", cfg!(feature = "remote")),
+        ("http", cfg!(feature = "http")),
+        ("testing", cfg!(feature = "testing")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
+    format!(
+        "memoir {} (commit {})\nstore format {}\nfeatures: {}\n",
+        env!("CARGO_PKG_VERSION"),
+        env!("MEMOIR_COMMIT"),
+        memoir::store::FORMAT_VERSION,
+        features.join(", ")
+    )
+}
+
 /// Puts [`meant_command`]'s tip in an unknown command's error, in place of clap's spelling
 /// suggestions (`rm` is `forget`, not `remember`).
 fn with_meant_command(mut e: clap::Error) -> clap::Error {
@@ -193,9 +216,11 @@ fn run(args: Vec<OsString>) -> u8 {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
-            let informational =
-                matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
-            if informational {
+            if e.kind() == ErrorKind::DisplayVersion {
+                print!("{}", version_text());
+                return exit::OK;
+            }
+            if e.kind() == ErrorKind::DisplayHelp {
                 let _ = e.print();
                 return exit::OK;
             }

@@ -10,6 +10,7 @@ mod output;
 mod read;
 mod repair;
 mod rest;
+mod shell;
 mod store;
 mod watch;
 mod write;

@@ -122,11 +122,21 @@ impl Golden {
         text.replace(TMP, &self.roots[0])
     }
 
-    /// `text` with the temporary directory's paths replaced by `<TMP>`.
+    /// `text` with the temporary directory's paths replaced by `<TMP>`, and the commit the
+    /// binary was built from (in `--version`) by `<COMMIT>`.
     fn normalise(&self, text: &str) -> String {
-        self.roots
+        let text = self
+            .roots
             .iter()
-            .fold(text.to_string(), |t, root| t.replace(root.as_str(), TMP))
+            .fold(text.to_string(), |t, root| t.replace(root.as_str(), TMP));
+        let version = format!("memoir {} (commit ", env!("CARGO_PKG_VERSION"));
+        match text.split_once(version.as_str()) {
+            Some((before, rest)) => match rest.split_once(')') {
+                Some((_, after)) => format!("{before}{version}<COMMIT>){after}"),
+                None => text,
+            },
+            None => text,
+        }
     }
 
     /// A scripted model `bin/NAME`: reads the prompt, prints `reply`.
