@@ -346,6 +346,16 @@ impl Memoir {
                             });
                             m.content
                         });
+                    // The credential rules hold for what the model writes too.
+                    let result =
+                        result.and_then(|merged| match crate::memory::secrets::detect(&merged) {
+                            Some(kind) if !req.allow_secrets => Err(ModelError::BadMerge(format!(
+                                "the merged text looks like it holds a credential (rule {}: {})",
+                                kind.rule(),
+                                kind.describe()
+                            ))),
+                            _ => Ok(merged),
+                        });
                     planned.insert(i, Planned { base, result });
                 }
             }

@@ -94,14 +94,37 @@ pub fn render(ctx: &Ctx, out: &SummarizeOutcome) -> Report {
     }
     let scope = &out.namespaces;
     let s = &ctx.style;
-    let mut lines = vec![s.info(&format!(
-        "{} memories in {} namespace{}",
-        out.total_memories,
-        scope.len(),
-        if scope.len() == 1 { "" } else { "s" }
-    ))];
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    // With globs, what matched against what exists.
+    let matched = out
+        .matching_keys
+        .as_ref()
+        .map(|m| m.values().map(Vec::len).sum::<usize>());
+    let mut lines = vec![s.info(&match matched {
+        Some(m) => format!(
+            "{m} key{} of {} memories in {} namespace{} match{}",
+            plural(m),
+            out.total_memories,
+            scope.len(),
+            plural(scope.len()),
+            if m == 1 { "es" } else { "" }
+        ),
+        None => format!(
+            "{} memories in {} namespace{}",
+            out.total_memories,
+            scope.len(),
+            plural(scope.len())
+        ),
+    })];
     for (ns, n) in scope {
-        lines.push(format!("  {}: {n}", s.bold(&esc(ns))));
+        let matching = out
+            .matching_keys
+            .as_ref()
+            .map(|m| m.get(ns).map_or(0, Vec::len));
+        lines.push(match matching {
+            Some(m) => format!("  {}: {m} of {n}", s.bold(&esc(ns))),
+            None => format!("  {}: {n}", s.bold(&esc(ns))),
+        });
         if let Some(pc) = out.prefix_counts.as_ref().and_then(|p| p.get(ns)) {
             for (p, c) in pc.iter() {
                 // Built in place: a deep summary has a line per key.

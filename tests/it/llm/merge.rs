@@ -195,6 +195,14 @@ fn llm_merge_falls_back_to_append() {
         ),
         (openai(r#"{"content": ["Deploy"]}"#), "not a string"),
         (openai(r#"{"content": "  "}"#), "\"content\" is empty"),
+        // The credential rules hold for the model's text too: its merge is not stored.
+        (
+            openai(&format!(
+                r#"{{"content": "Deploy with make release using token ghp_{}"}}"#,
+                "x9".repeat(18)
+            )),
+            "looks like it holds a credential",
+        ),
     ]
     .into_iter()
     .enumerate()
