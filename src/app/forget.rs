@@ -117,6 +117,27 @@ pub struct ForgetOutcome {
     pub notes: Vec<String>,
 }
 
+impl ForgetOutcome {
+    /// The outcome of a forget of `key` that leaves its branch at `commit`; purges and
+    /// previews add what they did.
+    fn of(key: &Key, commit: ObjectId, message: String) -> ForgetOutcome {
+        ForgetOutcome {
+            success: true,
+            key: key.path().to_string(),
+            namespace: key.namespace().to_string(),
+            commit_hash: commit.to_hex(),
+            message,
+            purged: None,
+            would_purge: None,
+            remotes_keep: Vec::new(),
+            branch_created: None,
+            full_key: key.to_string(),
+            commit,
+            notes: Vec::new(),
+        }
+    }
+}
+
 impl Outcome for ForgetOutcome {
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
@@ -152,18 +173,8 @@ impl Memoir {
         let committed = tx.finish(vec![Edit::Delete(key.encode())], &message)?;
         let id = committed.id;
         Ok(ForgetOutcome {
-            success: true,
-            key: key.path().to_string(),
-            namespace: key.namespace().to_string(),
-            commit_hash: id.to_hex(),
-            message,
-            purged: None,
-            would_purge: None,
-            remotes_keep: Vec::new(),
             branch_created: committed.created.clone(),
-            full_key: key.to_string(),
-            commit: id,
-            notes: Vec::new(),
+            ..ForgetOutcome::of(&key, id, message)
         })
     }
 
@@ -177,10 +188,7 @@ impl Memoir {
         who: &WriteAs,
     ) -> MemoirResult<(Vec<String>, crate::object::ObjectId)> {
         let notes = self.prune_caches(repo.store())?;
-        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
-            Some(Ok(tip)) => tip,
-            _ => repo.head_commit()?,
-        };
+        let tip = reported_tip(&repo, who)?;
         Ok((notes, tip))
     }
 
@@ -190,10 +198,7 @@ impl Memoir {
             validate_branch_name(b)?;
         }
         let plan = repo.purge_plan(&[key.encode()], &[])?;
-        let tip = match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
-            Some(Ok(tip)) => tip,
-            _ => repo.head_commit()?,
-        };
+        let tip = reported_tip(&repo, who)?;
         drop(repo);
         let hex = |ids: &[ObjectId]| ids.iter().map(ObjectId::to_hex).collect();
         let message = format!(
@@ -206,22 +211,12 @@ impl Memoir {
             plan.refs.len()
         );
         Ok(ForgetOutcome {
-            success: true,
-            key: key.path().to_string(),
-            namespace: key.namespace().to_string(),
-            commit_hash: tip.to_hex(),
-            message,
-            purged: None,
             would_purge: Some(PurgePreview {
                 commits_with_key: hex(&plan.commits_with_key),
                 commits_rewritten: hex(&plan.commits_rewritten),
                 refs: plan.refs,
             }),
-            remotes_keep: Vec::new(),
-            branch_created: None,
-            full_key: key.to_string(),
-            commit: tip,
-            notes: Vec::new(),
+            ..ForgetOutcome::of(key, tip, message)
         })
     }
 
@@ -249,20 +244,20 @@ impl Memoir {
             )
         };
         Ok(ForgetOutcome {
-            success: true,
-            key: key.path().to_string(),
-            namespace: key.namespace().to_string(),
-            commit_hash: tip.to_hex(),
-            message,
             purged: Some(PurgeCounts::of(&report)),
-            would_purge: None,
             remotes_keep: crate::store::read_remotes(self.path())
                 .map(|r| r.into_keys().collect())
                 .unwrap_or_default(),
-            branch_created: None,
-            full_key: key.to_string(),
-            commit: tip,
             notes,
+            ..ForgetOutcome::of(key, tip, message)
         })
+    }
+}
+
+/// The commit a purge reports: the tip of `who`'s branch when it exists, else HEAD's.
+fn reported_tip(repo: &Repo, who: &WriteAs) -> MemoirResult<ObjectId> {
+    match who.branch.as_deref().map(|b| repo.branch_tip(b)) {
+        Some(Ok(tip)) => Ok(tip),
+        _ => Ok(repo.head_commit()?),
     }
 }
