@@ -61,6 +61,10 @@ fn typos_get_the_nearest_name_and_revisions_say_why() {
         "{msg}"
     );
 
+    // Every command that limits takes --limit (log keeps git's -n/--max-count).
+    assert_eq!(f.ok(&["log", "--limit", "1"])["count"], 1);
+    assert_eq!(f.ok(&["log", "-n", "2"])["count"], 2);
+
     // Commands memoir names otherwise.
     for (word, meant) in [("init", "new"), ("rm", "forget"), ("ls", "summarize")] {
         let o = cmd(&[], &[word], None);
