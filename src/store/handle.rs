@@ -30,8 +30,8 @@ use super::resting_head::{self, RestingHead, RestingHeadFile};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
 use super::{
-    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
-    RefMove, RefStore, SharedBytes, SledBackend, StoreError, StoreResult,
+    Backend, BackendKind, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim,
+    ReclaimReport, RefMove, RefStore, SledBackend, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -300,16 +300,8 @@ impl Store {
 }
 
 impl ObjectStore for Store {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         self.backend().get(id)
-    }
-
-    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        self.backend().get_shared(id)
-    }
-
-    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        self.backend().lend(id, f)
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {

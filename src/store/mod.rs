@@ -27,7 +27,6 @@ mod rest;
 mod resting_head;
 mod run_file;
 mod run_index;
-mod shared;
 mod sled_backend;
 mod upgrade;
 
@@ -52,10 +51,11 @@ pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::{RepairReport, SkippedBytes, VerifyRecord};
 pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
-pub use shared::SharedBytes;
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
+
+pub use bytes::Bytes;
 
 /// A raw object id as the store sees it: 32 bytes, opaque here.
 pub type RawId = [u8; 32];
@@ -269,21 +269,11 @@ pub enum PutOutcome {
 /// is already present compares the stored bytes with the given ones, so a damaged copy is
 /// noticed (and replaced) instead of being trusted forever.
 pub trait ObjectStore: Send + Sync {
-    /// The bytes stored under `id`, if any. An object the store has whose stored copy is not
-    /// whole is [`StoreError::Damaged`], naming what is wrong.
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
-    /// The bytes stored under `id`, if any, as a handle that shares them: lent from the
-    /// store where it can (a store at rest lends them from its mapped packs), else a copy.
-    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        Ok(self.get(id)?.map(SharedBytes::from))
-    }
-    /// Passes the bytes stored under `id` to `f`, once, and returns whether there were any:
-    /// lent in place where the store can (a store at rest lends them from its mapped packs),
-    /// with no copy and no shared handle. The cheapest read of bytes used once and let go,
-    /// such as a record decoded into values of its own.
-    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        Ok(self.get_shared(id)?.map(|bytes| f(&bytes)).is_some())
-    }
+    /// The bytes stored under `id`, if any. They may be a window of a mapped pack (kept
+    /// mapped while any clone of them lives) rather than a copy, so holding them is cheap.
+    /// An object the store has whose stored copy is not whole is [`StoreError::Damaged`],
+    /// naming what is wrong.
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>>;
     /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
     /// Store several objects together (one engine batch where the backend has them).

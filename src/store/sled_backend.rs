@@ -18,8 +18,8 @@ use super::pack_index;
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::run_index::{RunIndex, Slot};
 use super::{
-    Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove, RefStore,
-    StoreError, StoreResult,
+    Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove,
+    RefStore, StoreError, StoreResult,
 };
 
 /// Name of the sled tree that mapped each object id to its location in format version 2;
@@ -500,9 +500,9 @@ impl SledBackend {
 }
 
 impl ObjectStore for SledBackend {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         match self.locate(id)? {
-            Some(loc) => Ok(Some(self.read_indexed(id, loc)?)),
+            Some(loc) => Ok(Some(self.read_indexed(id, loc)?.into())),
             None => Ok(None),
         }
     }
