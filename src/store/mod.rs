@@ -2,7 +2,7 @@
 //!
 //! Two backends implement the traits: [`SledBackend`] (on disk, the default) and
 //! [`MemoryBackend`] (tests, benches). A store directory ([`Store`]) adds the metadata file
-//! and the LOCK file on top of a backend, and keeps its resting head (what `HEAD` was at the
+//! and the LOCK file on top of a backend, and keeps its head cache (what `HEAD` was at the
 //! last close) for readers that do not open it. Nothing here knows how objects are encoded
 //! or hashed; the object layer does.
 //!
@@ -11,9 +11,11 @@
 //! bytes (`Store::overwrite_raw`); normal builds have neither.
 
 mod cache;
+mod closed;
 mod files;
 mod format_file;
 mod handle;
+mod head_cache;
 mod lifecycle;
 mod lock;
 mod memory;
@@ -23,8 +25,6 @@ mod read_only;
 pub mod reflog;
 mod remotes_file;
 mod repair;
-mod rest;
-mod resting_head;
 mod run_file;
 mod run_index;
 mod sled_backend;
@@ -44,13 +44,13 @@ pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
 pub(crate) use files::{write_cache_file, write_cache_file_with};
 pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
+pub use head_cache::{CachedHead, CachedRefs, HeadCache};
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::{RepairReport, SkippedBytes, VerifyRecord};
-pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
@@ -163,10 +163,10 @@ pub enum StoreError {
         /// Why not.
         reason: String,
     },
-    /// A write through a handle that only reads: a store read at rest (see
-    /// [`Store::open_at_rest`]) or one opened without write access (a read-only file
+    /// A write through a handle that only reads: a closed read (see
+    /// [`Store::read_closed`]) or one opened without write access (a read-only file
     /// system, or no permission to write its directory).
-    #[error("the store is open for reading only (read at rest, or without write access to it); it cannot be written this way")]
+    #[error("the store is open for reading only (a closed read, or without write access to it); it cannot be written this way")]
     ReadOnly,
     /// The index has an entry for the object, but its stored copy is not whole where the
     /// entry points: the object is damaged (never absent).

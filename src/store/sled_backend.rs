@@ -561,7 +561,7 @@ impl ObjectStore for SledBackend {
     /// The copy list comes from the index, never from parsing the old packs, so a torn
     /// record cannot hide the live records after it. See [`SledBackend::must_rewrite`] for
     /// which packs are picked; a pack kept with dead bytes gets its pack index rewritten from
-    /// the index, so that reads at rest do not see the objects it no longer has.
+    /// the index, so that closed reads do not see the objects it no longer has.
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
         let mut by_pack = self.entries_by_pack()?;
         let mut report = ReclaimReport::default();

@@ -1,5 +1,5 @@
-//! A store read at rest: the refs and pack lengths its last close recorded (the resting-head
-//! file), and objects found through the pack index files and the packs' tails, without
+//! A closed read: a store read as of its last close, from the refs and pack lengths that
+//! close recorded (the head cache file), and objects found through the pack index files and the packs' tails, without
 //! opening the database or taking the LOCK.
 //!
 //! What it shows is the store exactly as of that close: refs come from the record, and every
@@ -12,9 +12,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::head_cache::CachedRefs;
 use super::pack_index::{index_path, scan_bytes, Entry, PackIndex, MAX_TAIL};
 use super::packs::{pack_name, HEADER, PACKS_DIR, RECORD_HEAD};
-use super::resting_head::RestingRefs;
 use super::{
     Backend, Bytes, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
 };
@@ -26,7 +26,7 @@ type Places = Vec<Entry>;
 
 /// One pack as of the last close.
 #[derive(Debug)]
-struct RestPack {
+struct ClosedPack {
     no: u32,
     /// Its length at that close: nothing after it is read.
     len: u64,
@@ -38,7 +38,7 @@ struct RestPack {
     tail: OnceLock<Places>,
 }
 
-impl RestPack {
+impl ClosedPack {
     /// Where the tail starts.
     fn tail_start(&self) -> u64 {
         self.index.as_ref().map_or(HEADER, PackIndex::covered)
@@ -107,22 +107,22 @@ fn record_span(offset: u64, len: u32, mapped: u64) -> Option<std::ops::Range<usi
     Some(usize::try_from(offset).ok()?..usize::try_from(end).ok()?)
 }
 
-/// The read-only backend of a store at rest.
+/// The read-only backend of a closed read.
 #[derive(Debug)]
-pub(crate) struct RestBackend {
+pub(crate) struct ClosedBackend {
     refs: Vec<(String, Vec<u8>)>,
     /// The fingerprint of the engine's log at the close read.
     print: Vec<u8>,
     /// Newest first, so a later copy of an object (a repaired one) is found first.
-    packs: Vec<RestPack>,
+    packs: Vec<ClosedPack>,
 }
 
-impl RestBackend {
-    /// The store at `dir` as `rest` records it, or `None` if its packs are no longer as
+impl ClosedBackend {
+    /// The store at `dir` as `cached` records it, or `None` if its packs are no longer as
     /// recorded (one is gone or shorter) or a pack's unindexed tail is too long to read.
-    pub(crate) fn open(dir: &Path, rest: RestingRefs) -> Option<RestBackend> {
-        let mut packs = Vec::with_capacity(rest.packs.len());
-        for (no, len) in rest.packs.into_iter().rev() {
+    pub(crate) fn open(dir: &Path, cached: CachedRefs) -> Option<ClosedBackend> {
+        let mut packs = Vec::with_capacity(cached.packs.len());
+        for (no, len) in cached.packs.into_iter().rev() {
             let file = std::fs::File::open(dir.join(PACKS_DIR).join(pack_name(no))).ok()?;
             if file.metadata().ok()?.len() < len {
                 return None;
@@ -138,7 +138,7 @@ impl RestBackend {
                 ),
             };
             let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
-            let pack = RestPack {
+            let pack = ClosedPack {
                 no,
                 len,
                 map,
@@ -150,9 +150,9 @@ impl RestBackend {
             }
             packs.push(pack);
         }
-        Some(RestBackend {
-            refs: rest.refs,
-            print: rest.print,
+        Some(ClosedBackend {
+            refs: cached.refs,
+            print: cached.print,
             packs,
         })
     }
@@ -165,7 +165,7 @@ impl RestBackend {
     /// The object bytes of the record at `offset`, a window of the pack's map.
     fn read_record(
         &self,
-        pack: &RestPack,
+        pack: &ClosedPack,
         id: &RawId,
         offset: u64,
         len: u32,
@@ -198,7 +198,7 @@ impl RestBackend {
     }
 }
 
-impl ObjectStore for RestBackend {
+impl ObjectStore for ClosedBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         for pack in &self.packs {
             if let Some((offset, len)) = pack.find(id)? {
@@ -247,7 +247,7 @@ impl ObjectStore for RestBackend {
     }
 }
 
-impl RefStore for RestBackend {
+impl RefStore for ClosedBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
         Ok(self
             .refs
@@ -275,7 +275,7 @@ impl RefStore for RestBackend {
     }
 }
 
-impl Backend for RestBackend {
+impl Backend for ClosedBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.packs.iter().map(|p| p.len).sum())
     }
@@ -285,9 +285,9 @@ impl Backend for RestBackend {
 mod tests {
     use super::*;
 
-    /// A pack of `records` (id byte, object bytes) after a header, opened as at rest with
+    /// A pack of `records` (id byte, object bytes) after a header, as a closed read sees it, with
     /// no index (all of it is tail).
-    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> RestPack {
+    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> ClosedPack {
         let mut bytes = vec![0u8; HEADER as usize];
         for (id, object) in records {
             bytes.extend_from_slice(&[*id; 32]);
@@ -296,7 +296,7 @@ mod tests {
         }
         let path = dir.join("pack");
         std::fs::write(&path, &bytes).unwrap();
-        RestPack {
+        ClosedPack {
             no: 1,
             len: bytes.len() as u64,
             map: Bytes::from(bytes),
@@ -335,7 +335,7 @@ mod tests {
         pack.index = PackIndex::open(&ix_path, 1);
         assert!(pack.index.is_some());
         let map = pack.map.as_ptr() as usize;
-        let rest = RestBackend {
+        let rest = ClosedBackend {
             refs: Vec::new(),
             print: Vec::new(),
             packs: vec![pack],
