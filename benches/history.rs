@@ -154,7 +154,7 @@ fn path_bytes(repo: &Repo, old_root: &ObjectId, new_root: &ObjectId, k: &[u8]) -
         .filter(|id| !old.contains(id))
         .map(|id| {
             repo.objects()
-                .read_raw(id, memoir::object::Kind::Node)
+                .read_bytes(id, memoir::object::Kind::Node)
                 .unwrap()
                 .len() as u64
         })
@@ -186,7 +186,7 @@ fn growth(fx: &Fixture) {
         node_bytes += path_bytes(repo, &parent_root, &root, &k);
         commit_bytes += repo
             .objects()
-            .read_raw(&c, memoir::object::Kind::Commit)
+            .read_bytes(&c, memoir::object::Kind::Commit)
             .unwrap()
             .len() as u64;
         parent_root = root;

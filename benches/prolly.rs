@@ -265,7 +265,7 @@ fn bench_build<M: Measurement>(c: &mut Criterion<M>) {
 struct DiscardWrites(Arc<MemoryBackend>);
 
 impl ObjectStore for DiscardWrites {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<memoir::store::Bytes>> {
         self.0.get(id)
     }
     fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {

@@ -7,13 +7,13 @@ use crate::recall::LexicalCache;
 use crate::repo::graph_cache::GraphCache;
 use crate::store::{
     check_paths, remove_stray_temporaries, stray_findings, CacheFinding, CacheIssue, DerivedCache,
-    ObjectStore, RawId, RestingHeadCache, Store,
+    HeadCache, ObjectStore, RawId, Store,
 };
 
 use super::{Memoir, MemoirResult};
 
 /// Every derived cache whose contents name objects.
-static CACHES: &[&dyn DerivedCache] = &[&RestingHeadCache, &GraphCache, &LexicalCache];
+static CACHES: &[&dyn DerivedCache] = &[&HeadCache, &GraphCache, &LexicalCache];
 
 impl Memoir {
     /// Prunes every cache of the objects `store` no longer has, and removes the temporary

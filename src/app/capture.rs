@@ -176,14 +176,14 @@ impl Memoir {
         refuse_taxonomy_namespace(&ns)?;
 
         // The taxonomy and the existing paths, read before the model call: from the cached
-        // lexical index when it reflects the write target at rest (no store opened, no lock
+        // lexical index when it reflects the write target as of the store's last close (no store opened, no lock
         // taken), else from the store, which is closed again before the call.
         let at = ReadPoint {
             at: None,
             branch: who.branch.clone(),
         };
-        let (index, at_rest) = self.cached_index(&at);
-        let from_index = if at_rest {
+        let (index, at_closed_head) = self.cached_index(&at);
+        let from_index = if at_closed_head {
             let read = (indexed_taxonomy(&index)?, indexed_prefixes(&index, &ns));
             // A damaged block of the cache file: the store answers instead.
             (!index.damaged()).then_some(read)

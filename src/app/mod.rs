@@ -495,15 +495,15 @@ impl Memoir {
         }
     }
 
-    /// Runs the read `f` on the store at rest when it is (as of its last close, without
-    /// opening the database or taking the LOCK: see [`Store::open_at_rest`]), else, or when
+    /// Runs the read `f` on the closed store when it is closed (as of its last close, without
+    /// opening the database or taking the LOCK: see [`Store::read_closed`]), else, or when
     /// that read fails, on the opened store. A store kept open ([`Options::keep_open`]) is
-    /// read open. When the read at rest failed for want of an object, the opened store checks
+    /// read open. When the closed read failed for want of an object, the opened store checks
     /// its pack indexes whole as it closes, rebuilding a damaged one.
     pub(crate) fn reading<T>(&self, f: impl Fn(&Repo) -> MemoirResult<T>) -> MemoirResult<T> {
         let mut recheck = false;
         if !self.keeps_open() {
-            if let Some(store) = Store::open_at_rest(&self.path) {
+            if let Some(store) = Store::read_closed(&self.path) {
                 match self.repo_of(store).and_then(|repo| f(&repo)) {
                     Ok(v) => return Ok(v),
                     Err(e) => recheck = store_trouble(&e),

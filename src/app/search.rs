@@ -211,7 +211,7 @@ impl Memoir {
     }
 
     /// The lexical index at a read point, with diagnostics: the cached one when it reflects
-    /// HEAD at rest (no store opened, no lock taken), else brought there from the store,
+    /// HEAD as of the store's last close (no store opened, no lock taken), else brought there from the store,
     /// whose handle is dropped before this returns. Each hit carries its record's content.
     pub(crate) fn index_for_read(
         &self,
@@ -220,8 +220,8 @@ impl Memoir {
         if self.keeps_open() {
             return self.warm_index_for_read(at);
         }
-        let (index, at_rest) = self.cached_index(at);
-        if at_rest {
+        let (index, at_closed_head) = self.cached_index(at);
+        if at_closed_head {
             let note = "answered from the index of HEAD as of the store's last close";
             return Ok((Arc::new(index), vec![note.to_string()]));
         }
@@ -303,20 +303,20 @@ impl Memoir {
     }
 
     /// The cached index, and whether it reflects HEAD as of the store's last close (see
-    /// [`Repo::resting_head`]): a read at HEAD then needs neither the store nor its lock. Not
-    /// at rest when that is not known, the store is held open here, or the read is at another
+    /// [`Repo::cached_head`]): a read at HEAD then needs neither the store nor its lock. Not
+    /// so when that is not known, the store is held open here, or the read is at another
     /// revision or branch.
     pub(crate) fn cached_index(&self, at: &ReadPoint) -> (LexicalIndex, bool) {
         let index = load_cache(&cache_path(self.path()));
         if self.keeps_open() || at.at.is_some() {
             return (index, false);
         }
-        let at_rest = Repo::resting_head(self.path()).is_some_and(|rest| {
+        let at_closed_head = Repo::cached_head(self.path()).is_some_and(|head| {
             at.branch
                 .as_ref()
-                .is_none_or(|b| rest.head == Head::Branch(b.clone()))
-                && index.root() == Some(&rest.root)
+                .is_none_or(|b| head.head == Head::Branch(b.clone()))
+                && index.root() == Some(&head.root)
         });
-        (index, at_rest)
+        (index, at_closed_head)
     }
 }

@@ -474,13 +474,12 @@ impl Record {
 /// Reads the record stored at value id `id`. A value that is not a valid record is reported
 /// as corruption of that object.
 pub fn read_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
-    // Decoded from the bytes as the store holds them (at rest, where they lie in the
-    // mapped pack): no copy of the object, nor of the blob's payload, is made first.
+    // Decoded from the bytes as the store holds them (possibly where they lie in a mapped
+    // pack): no copy of the object, nor of the blob's payload, is made first.
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };
-    objects.read_with(id, Kind::Blob, |bytes| {
-        let payload = Blob::payload(bytes).map_err(|e| corrupt(e.to_string()))?;
-        Record::decode(payload).map_err(|e| corrupt(e.to_string()))
-    })?
+    let bytes = objects.read_bytes(id, Kind::Blob)?;
+    let payload = Blob::payload(&bytes).map_err(|e| corrupt(e.to_string()))?;
+    Record::decode(payload).map_err(|e| corrupt(e.to_string()))
 }
 
 fn entry_from_json(v: &Value, now: f64) -> Result<Entry, MemoryError> {

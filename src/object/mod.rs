@@ -13,7 +13,7 @@ pub use id::{from_hex, to_hex, ObjectId, ParseIdError};
 
 use std::sync::Arc;
 
-use crate::store::{ObjectStore, PutOutcome, SharedBytes, StoreError};
+use crate::store::{Bytes, ObjectStore, PutOutcome, StoreError};
 use cbor::{CborError, Decoder, Encoder};
 
 /// The kinds of stored objects, with their tag numbers (the first item of every object).
@@ -129,20 +129,6 @@ pub trait Object: Sized {
     }
 }
 
-/// What a store gave for `id`, checked: absent is [`ObjectError::Missing`]; bytes must be of
-/// `kind` and hash to `id`.
-fn checked<B: std::ops::Deref<Target = [u8]>>(
-    id: &ObjectId,
-    kind: Kind,
-    got: Result<Option<B>, StoreError>,
-) -> ObjectResult<B> {
-    let bytes = got
-        .map_err(|e| store_error(id, e))?
-        .ok_or(ObjectError::Missing(*id))?;
-    verify(id, kind, &bytes)?;
-    Ok(bytes)
-}
-
 /// A store's error reading `id`: a stored copy it reports damaged is corruption of `id`.
 fn store_error(id: &ObjectId, e: StoreError) -> ObjectError {
     match e {
@@ -246,43 +232,23 @@ impl Objects {
         &self.store
     }
 
-    /// The bytes of `id`, checked to be of `kind` and to hash to `id`. A stored copy the
-    /// store reports damaged is [`ObjectError::Corrupt`], saying what is wrong with it.
-    pub fn read_raw(&self, id: &ObjectId, kind: Kind) -> ObjectResult<Vec<u8>> {
-        checked(id, kind, self.store.get(id.as_bytes()))
-    }
-
-    /// [`Objects::read_raw`] as a handle that shares the bytes: a store at rest lends them
-    /// from its mapped pack instead of copying them, for a reader that keeps them (a tree
-    /// node) or only decodes them (a memory record).
-    pub fn read_shared(&self, id: &ObjectId, kind: Kind) -> ObjectResult<SharedBytes> {
-        checked(id, kind, self.store.get_shared(id.as_bytes()))
-    }
-
-    /// Reads an object of `kind` and returns what `f` makes of its bytes, checked as every
-    /// read checks them. The store lends them where it can (see `ObjectStore::lend`), so
-    /// bytes decoded once into values of their own are neither copied nor shared.
-    pub fn read_with<R>(
-        &self,
-        id: &ObjectId,
-        kind: Kind,
-        f: impl FnOnce(&[u8]) -> R,
-    ) -> ObjectResult<R> {
-        let mut f = Some(f);
-        let mut made = None;
-        self.store
-            .lend(id.as_bytes(), &mut |bytes| {
-                if let Some(f) = f.take() {
-                    made = Some(verify(id, kind, bytes).map(|()| f(bytes)));
-                }
-            })
-            .map_err(|e| store_error(id, e))?;
-        made.unwrap_or(Err(ObjectError::Missing(*id)))
+    /// The bytes of `id`, checked to be of `kind` and to hash to `id`, as the store holds
+    /// them (see [`ObjectStore::get`]: possibly a window of a mapped pack, not a copy). A
+    /// stored copy the store reports damaged is [`ObjectError::Corrupt`], saying what is
+    /// wrong with it.
+    pub fn read_bytes(&self, id: &ObjectId, kind: Kind) -> ObjectResult<Bytes> {
+        let bytes = self
+            .store
+            .get(id.as_bytes())
+            .map_err(|e| store_error(id, e))?
+            .ok_or(ObjectError::Missing(*id))?;
+        verify(id, kind, &bytes)?;
+        Ok(bytes)
     }
 
     /// Reads and decodes an object of type `T`.
     pub fn read<T: Object>(&self, id: &ObjectId) -> ObjectResult<T> {
-        let bytes = self.read_raw(id, T::KIND)?;
+        let bytes = self.read_bytes(id, T::KIND)?;
         T::decode(&bytes).map_err(|e| ObjectError::Corrupt {
             id: *id,
             reason: e.to_string(),

@@ -125,7 +125,7 @@ impl NodeStore {
         if let Some(n) = self.cache_lock().get(id) {
             return Ok(n);
         }
-        let bytes = self.objects.read_shared(id, crate::object::Kind::Node)?;
+        let bytes = self.objects.read_bytes(id, crate::object::Kind::Node)?;
         let node = Arc::new(Node::decode_shared(bytes).map_err(|e| corrupt(id, e.to_string()))?);
         if keep {
             self.cache_lock().put(*id, node.clone());

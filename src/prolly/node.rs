@@ -2,26 +2,26 @@
 
 use crate::object::cbor::{head_len, CborError, Decoder, Encoder};
 use crate::object::{decode_object, Kind, Object, ObjectId};
-use crate::store::SharedBytes;
+use crate::store::Bytes;
 
 /// The bytes of a key held by a node item.
 ///
-/// A node decoded by [`Node::decode_shared`] keeps its stored bytes once (as the store lends
-/// them: at rest, a window of the mapped pack) and every key of it is a window into them, so
+/// A node decoded by [`Node::decode_shared`] keeps its stored bytes once (as the store gives
+/// them: possibly a window of a mapped pack) and every key of it is a window into them, so
 /// decoding (and later dropping) a node costs no allocation per key and no copy. Keys made
 /// elsewhere (edits, tests) own their bytes. Either way it behaves as a `[u8]`: comparisons,
 /// ordering and hashing are those of the bytes.
 #[derive(Clone, Default)]
 pub struct KeyBytes {
     /// The bytes the key lies in; `None` for the empty key.
-    buf: Option<SharedBytes>,
+    buf: Option<Bytes>,
     start: u32,
     len: u32,
 }
 
 impl KeyBytes {
     /// A window `start..start + len` of shared bytes (the caller checked the bounds).
-    fn window(buf: &SharedBytes, start: usize, len: usize) -> KeyBytes {
+    fn window(buf: &Bytes, start: usize, len: usize) -> KeyBytes {
         KeyBytes {
             buf: Some(buf.clone()),
             start: start as u32,
@@ -70,7 +70,7 @@ impl From<Vec<u8>> for KeyBytes {
         }
         let len = v.len() as u32;
         KeyBytes {
-            buf: Some(SharedBytes::from(v)),
+            buf: Some(Bytes::from(v)),
             start: 0,
             len,
         }
@@ -254,7 +254,7 @@ impl Object for Node {
 impl Node {
     /// Decodes a node's stored bytes exactly as [`Object::decode`] does (same checks, same
     /// errors), keeping the bytes as the one buffer all its keys are windows into.
-    pub fn decode_shared(buf: SharedBytes) -> Result<Node, CborError> {
+    pub fn decode_shared(buf: Bytes) -> Result<Node, CborError> {
         decode_object(&buf, Kind::Node, |d, n| {
             decode_node(d, n, &mut |k, end| {
                 KeyBytes::window(&buf, end - k.len(), k.len())

@@ -128,7 +128,7 @@ impl Checker<'_> {
     }
 
     /// Fetches `id`, expecting `kind`; checks kind and hash. `from` says who refers to it.
-    fn fetch(&mut self, id: &ObjectId, kind: Kind, from: &str) -> Option<Vec<u8>> {
+    fn fetch(&mut self, id: &ObjectId, kind: Kind, from: &str) -> Option<crate::store::Bytes> {
         let bytes = match self.repo.store.get(id.as_bytes()) {
             Ok(Some(b)) => b,
             Ok(None) => {

@@ -150,11 +150,11 @@ pub enum Head {
 }
 
 /// What `HEAD` resolved to when the store was last closed: the store's
-/// [`store::RestingHead`](crate::store::RestingHead) in this layer's types. A reader that
+/// [`store::CachedHead`](crate::store::CachedHead) in this layer's types. A reader that
 /// knows it can answer from caches keyed by that root (the lexical index) without opening
 /// the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RestingHead {
+pub struct CachedHead {
     /// The branch (or commit) `HEAD` pointed at.
     pub head: Head,
     /// The commit it resolved to.
@@ -274,7 +274,7 @@ impl Repo {
                 Arc::make_mut(g).fill_filters(self, &todo)?;
             }
         }
-        // Only the LOCK's holder writes caches (a store read at rest takes it if it can).
+        // Only the LOCK's holder writes caches (a closed read takes it if it can).
         if g.is_dirty() {
             if let Some(p) = &path {
                 self.store.write_cache(|| {
@@ -318,9 +318,9 @@ impl Repo {
         &self.objects
     }
 
-    /// Describes `HEAD` as it is now to the store, which publishes it as the resting head
+    /// Describes `HEAD` as it is now to the store, which publishes it as the cached head
     /// when it closes unless a ref moves after it. Best effort: on any error nothing is
-    /// noted, and readers of the resting head fall back to opening the store.
+    /// noted, and readers of the cached head fall back to opening the store.
     pub fn note_head(&self) {
         let version = self.store.refs_version();
         let resolved = self.head().and_then(|head| {
@@ -332,7 +332,7 @@ impl Repo {
                 Head::Detached(id) => (None, id),
             };
             let root = self.root_of(&commit)?;
-            Ok(crate::store::RestingHead {
+            Ok(crate::store::CachedHead {
                 branch,
                 commit: *commit.as_bytes(),
                 root: *root.as_bytes(),
@@ -345,18 +345,18 @@ impl Repo {
 
     /// `HEAD` as of the last close of the store in directory `store_dir`, read without
     /// opening or locking it; `None` when that is not known exactly (the store was opened
-    /// since, a writer stopped half way, or there is no resting head).
-    pub fn resting_head(store_dir: &Path) -> Option<RestingHead> {
-        let rest = Store::resting_head(store_dir)?;
+    /// since, a writer stopped half way, or there is no cached head).
+    pub fn cached_head(store_dir: &Path) -> Option<CachedHead> {
+        let rest = Store::cached_head(store_dir)?;
         let commit = ObjectId::from_bytes(rest.commit);
-        Some(RestingHead {
+        Some(CachedHead {
             head: rest.branch.map_or(Head::Detached(commit), Head::Branch),
             commit,
             root: ObjectId::from_bytes(rest.root),
         })
     }
 
-    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the resting head.
+    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the cached head.
     fn cas(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> RepoResult<()> {
         self.store
             .cas_ref(name, old, new)?

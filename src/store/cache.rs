@@ -1,7 +1,7 @@
 //! The derived caches under `<store>/cache/`, as one mechanism: each cache whose contents
 //! name objects implements [`DerivedCache`], so that garbage collection (and purge, which
 //! ends with one) prunes every cache of what it removed, and fsck checks every cache the
-//! same way. The layer that owns a cache implements it (the resting head here, the commit
+//! same way. The layer that owns a cache implements it (the cached head here, the commit
 //! graph in the repository layer, the lexical index in recall); the application lists them.
 //!
 //! Caches are derived: a cache that names an object the store does not have is rebuilt by

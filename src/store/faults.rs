@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::{
-    Backend, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
+    Backend, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, StoreError,
+    StoreResult,
 };
 
 /// A kind of backend operation.
@@ -94,7 +95,7 @@ impl Faults {
     }
 }
 
-type Snapshot = (BTreeMap<RawId, Vec<u8>>, BTreeMap<String, Vec<u8>>);
+type Snapshot = (BTreeMap<RawId, Bytes>, BTreeMap<String, Vec<u8>>);
 
 /// An in-memory backend with injected faults and a durable snapshot taken at each flush.
 pub struct FaultyBackend {
@@ -157,7 +158,7 @@ impl FaultyBackend {
 }
 
 impl ObjectStore for FaultyBackend {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         self.faults.tick(FaultOp::Read)?;
         self.live().get(id)
     }

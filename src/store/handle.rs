@@ -1,6 +1,6 @@
 //! The [`Store`] handle: an open engine, plus for a store directory the lock on it and its
-//! resting-head file. Opening and creating are in `lifecycle`; the files of the directory
-//! in `format_file`, `lock` and `resting_head`.
+//! head cache file. Opening and creating are in `lifecycle`; the files of the directory
+//! in `format_file`, `lock` and `head_cache`.
 //!
 //! Layout of a store directory:
 //!
@@ -19,19 +19,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::closed::ClosedBackend;
+use super::head_cache::{self, CachedHead, HeadCacheFile};
 use super::lifecycle::log_path;
 use super::lock;
 use super::pack_index;
 use super::packs::{pack_files, PACKS_DIR};
 use super::read_only::Scratch;
 use super::reflog::{RefLog, RefNote};
-use super::rest::RestBackend;
-use super::resting_head::{self, RestingHead, RestingHeadFile};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
 use super::{
-    Backend, BackendKind, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
-    RefMove, RefStore, SharedBytes, SledBackend, StoreError, StoreResult,
+    Backend, BackendKind, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim,
+    ReclaimReport, RefMove, RefStore, SledBackend, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -39,8 +39,8 @@ use super::{
 pub(super) enum Engine {
     Sled(SledBackend),
     Memory(MemoryBackend),
-    /// A store read at rest: no database, no lock, no writes.
-    Rest(RestBackend),
+    /// A closed read: no database, no lock, no writes.
+    Closed(ClosedBackend),
     #[cfg(any(test, feature = "testing"))]
     Faulty(FaultyBackend),
 }
@@ -50,7 +50,7 @@ impl Engine {
         match self {
             Engine::Sled(b) => b,
             Engine::Memory(b) => b,
-            Engine::Rest(b) => b,
+            Engine::Closed(b) => b,
             #[cfg(any(test, feature = "testing"))]
             Engine::Faulty(b) => b,
         }
@@ -62,14 +62,14 @@ impl Engine {
 struct Inner {
     engine: Engine,
     /// Published when dropped: after the engine has closed, before the lock is released.
-    head: RestingHeadFile,
+    head: HeadCacheFile,
     /// The open LOCK file, holding the exclusive lock (`None` for a memory store).
     _lock: Option<File>,
     path: Option<PathBuf>,
     kind: BackendKind,
     /// Where ref moves are logged (a store directory opened for writing).
     reflog: Option<RefLog>,
-    /// Check the pack indexes' checksums when the store closes (a read at rest found one
+    /// Check the pack indexes' checksums when the store closes (a closed read found one
     /// wanting).
     verify_indexes: AtomicBool,
     /// A store opened without write access: every write fails.
@@ -80,7 +80,7 @@ struct Inner {
 
 impl Drop for Inner {
     /// Before the engine closes, while the LOCK is still held: brings the pack indexes up to
-    /// date for readers at rest (see `pack_index::refresh`).
+    /// date for closed reads (see `pack_index::refresh`).
     fn drop(&mut self) {
         let (Engine::Sled(engine), Some(dir), Some(_)) = (&self.engine, &self.path, &self._lock)
         else {
@@ -134,13 +134,13 @@ impl Store {
         path: Option<PathBuf>,
         kind: BackendKind,
     ) -> Store {
-        // A store read at rest publishes nothing: it changed nothing, and holds no LOCK.
-        let publishes = kind == BackendKind::Sled && !matches!(engine, Engine::Rest(_));
+        // A closed read publishes nothing: it changed nothing, and holds no LOCK.
+        let publishes = kind == BackendKind::Sled && !matches!(engine, Engine::Closed(_));
         let reflog = path.as_deref().filter(|_| publishes).map(RefLog::new);
         Store {
             inner: Arc::new(Inner {
                 engine,
-                head: RestingHeadFile::new(
+                head: HeadCacheFile::new(
                     path.as_ref()
                         .filter(|_| publishes)
                         .map(|p| (p.clone(), log_path(p))),
@@ -162,7 +162,7 @@ impl Store {
         Store {
             inner: Arc::new(Inner {
                 engine,
-                head: RestingHeadFile::new(None),
+                head: HeadCacheFile::new(None),
                 _lock: None,
                 path: Some(path),
                 kind: BackendKind::Sled,
@@ -188,18 +188,18 @@ impl Store {
         &self.inner.engine
     }
 
-    /// Ref changes made through this handle so far: the version a resting head given to
+    /// Ref changes made through this handle so far: the version a cached head given to
     /// [`Store::note_head`] describes.
     pub fn refs_version(&self) -> u64 {
         self.inner.head.version()
     }
 
-    /// Gives the resting head to publish when the store closes: what `HEAD` resolved to
+    /// Gives the cached head to publish when the store closes: what `HEAD` resolved to
     /// when the refs were at `version` (from [`Store::refs_version`], read before the refs).
     /// It is kept only if no ref changed since, and published only if every change it
     /// reflects was flushed and no ref changed after it.
-    pub fn note_head(&self, version: u64, head: RestingHead) {
-        if self.is_at_rest() {
+    pub fn note_head(&self, version: u64, head: CachedHead) {
+        if self.is_closed_read() {
             return;
         }
         let refs = self.backend().list_refs("").unwrap_or_default();
@@ -207,26 +207,26 @@ impl Store {
     }
 
     /// The store in directory `path` as of its last close, read without opening the
-    /// database or taking the LOCK: `None` unless the resting-head file is whole, no one
+    /// database or taking the LOCK: `None` unless the head cache file is whole, no one
     /// opened the store since it was written, and its packs are still as that close left
     /// them. The handle reads only (writes fail with [`super::StoreError::ReadOnly`]); a
     /// read through it that fails (garbage collection may delete a pack meanwhile) should
     /// be retried with the store opened.
-    pub fn open_at_rest(path: &Path) -> Option<Store> {
-        let (_, rest) = resting_head::read_all(path, &log_path(path))?;
-        let backend = RestBackend::open(path, rest)?;
+    pub fn read_closed(path: &Path) -> Option<Store> {
+        let (_, cached) = head_cache::read_all(path, &log_path(path))?;
+        let backend = ClosedBackend::open(path, cached)?;
         Some(Store::from_parts(
-            Engine::Rest(backend),
+            Engine::Closed(backend),
             None,
             Some(path.to_path_buf()),
             BackendKind::Sled,
         ))
     }
 
-    /// Whether this handle reads a store at rest ([`Store::open_at_rest`]): it writes
+    /// Whether this handle is a closed read ([`Store::read_closed`]): it writes
     /// nothing, caches included.
-    pub fn is_at_rest(&self) -> bool {
-        matches!(self.inner.engine, Engine::Rest(_))
+    pub fn is_closed_read(&self) -> bool {
+        matches!(self.inner.engine, Engine::Closed(_))
     }
 
     /// Says what the next ref moves through this handle are logged with in the ref log
@@ -247,12 +247,12 @@ impl Store {
     }
 
     /// Runs `write`, a write of a derived cache, if this handle may write caches: a store
-    /// opened for writing always may; a store read at rest only while it can take the LOCK
+    /// opened for writing always may; a closed read only while it can take the LOCK
     /// at once and nobody opened the store since the close it reads (so no garbage
     /// collection ran since, and what the cache describes still holds). Returns whether
     /// `write` ran.
     pub fn write_cache(&self, write: impl FnOnce()) -> bool {
-        let Engine::Rest(rest) = &self.inner.engine else {
+        let Engine::Closed(rest) = &self.inner.engine else {
             write();
             return true;
         };
@@ -262,7 +262,7 @@ impl Store {
         let Ok(held) = lock::lock_existing(dir, Duration::ZERO) else {
             return false;
         };
-        if !resting_head::unopened_since(&log_path(dir), rest.print()) {
+        if !head_cache::unopened_since(&log_path(dir), rest.print()) {
             return false;
         }
         write();
@@ -271,16 +271,16 @@ impl Store {
     }
 
     /// Asks that the pack indexes be checked whole (checksums) and rebuilt where damaged
-    /// when this store closes: a read at rest found them wanting.
+    /// when this store closes: a closed read found them wanting.
     pub fn verify_indexes_at_close(&self) {
         self.inner.verify_indexes.store(true, Ordering::Relaxed);
     }
 
-    /// The resting head of the closed store in directory `path`, read without opening or
+    /// The cached head of the closed store in directory `path`, read without opening or
     /// locking the store: `None` unless its file is whole and no one opened the store since
     /// it was written. A reader that uses it sees the store as it was at that close.
-    pub fn resting_head(path: &Path) -> Option<RestingHead> {
-        resting_head::read(path, &log_path(path))
+    pub fn cached_head(path: &Path) -> Option<CachedHead> {
+        head_cache::read(path, &log_path(path))
     }
 
     /// The store directory (`None` for a memory store).
@@ -300,16 +300,8 @@ impl Store {
 }
 
 impl ObjectStore for Store {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         self.backend().get(id)
-    }
-
-    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        self.backend().get_shared(id)
-    }
-
-    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        self.backend().lend(id, f)
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
@@ -383,7 +375,7 @@ impl RefStore for Store {
 
 impl Store {
     /// Makes the ref `moves` with `make` (one compare-and-swap, or one transaction), on a
-    /// writable handle, voiding the resting head first and queueing the moves for the ref log
+    /// writable handle, voiding the cached head first and queueing the moves for the ref log
     /// when they were made.
     fn moving<E>(
         &self,

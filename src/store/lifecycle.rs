@@ -1,7 +1,7 @@
 //! Making and opening stores: `create` lays out a new store directory (FORMAT last), `open`
 //! checks and locks an existing one and upgrades an older format in place, `memory` makes a
 //! store without a directory. Closing is dropping the last [`Store`] handle, which closes
-//! the engine, publishes the resting head and releases the lock, in that order.
+//! the engine, publishes the cached head and releases the lock, in that order.
 
 use std::fs;
 use std::io;

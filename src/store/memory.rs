@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
+use super::{Backend, Bytes, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
 
 /// A backend that keeps objects and refs in memory.
 ///
@@ -13,7 +13,7 @@ use super::{Backend, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
 /// compare-and-swap semantics), so upper layers can be tested without touching the disk.
 #[derive(Debug, Default)]
 pub struct MemoryBackend {
-    objects: RwLock<BTreeMap<MemKey, Vec<u8>>>,
+    objects: RwLock<BTreeMap<MemKey, Bytes>>,
     refs: RwLock<BTreeMap<String, Vec<u8>>>,
 }
 
@@ -52,21 +52,20 @@ fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 }
 
 /// Store `bytes` under `id` in `map`, with the dedup-or-repair rule of [`ObjectStore::put`].
-fn put_into(map: &mut BTreeMap<MemKey, Vec<u8>>, id: &RawId, bytes: &[u8]) -> PutOutcome {
+fn put_into(map: &mut BTreeMap<MemKey, Bytes>, id: &RawId, bytes: &[u8]) -> PutOutcome {
     // One descent of the map whether the id is new or not.
     match map.entry(MemKey::of(id)) {
         std::collections::btree_map::Entry::Occupied(mut e) => {
             let stored = e.get_mut();
-            if stored.as_slice() == bytes {
+            if stored[..] == *bytes {
                 PutOutcome::Existing
             } else {
-                stored.clear();
-                stored.extend_from_slice(bytes);
+                *stored = Bytes::copy_from_slice(bytes);
                 PutOutcome::Repaired
             }
         }
         std::collections::btree_map::Entry::Vacant(e) => {
-            e.insert(bytes.to_vec());
+            e.insert(Bytes::copy_from_slice(bytes));
             PutOutcome::Written
         }
     }
@@ -82,12 +81,12 @@ impl MemoryBackend {
     /// absent), to simulate a damaged copy (feature `testing`).
     #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
-        write(&self.objects).insert(MemKey::of(id), bytes.to_vec());
+        write(&self.objects).insert(MemKey::of(id), Bytes::copy_from_slice(bytes));
     }
 }
 
 impl ObjectStore for MemoryBackend {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         Ok(read(&self.objects).get(&MemKey::of(id)).cloned())
     }
 

@@ -2,7 +2,7 @@
 //!
 //! Two backends implement the traits: [`SledBackend`] (on disk, the default) and
 //! [`MemoryBackend`] (tests, benches). A store directory ([`Store`]) adds the metadata file
-//! and the LOCK file on top of a backend, and keeps its resting head (what `HEAD` was at the
+//! and the LOCK file on top of a backend, and keeps its head cache (what `HEAD` was at the
 //! last close) for readers that do not open it. Nothing here knows how objects are encoded
 //! or hashed; the object layer does.
 //!
@@ -11,9 +11,11 @@
 //! bytes (`Store::overwrite_raw`); normal builds have neither.
 
 mod cache;
+mod closed;
 mod files;
 mod format_file;
 mod handle;
+mod head_cache;
 mod lifecycle;
 mod lock;
 mod memory;
@@ -23,11 +25,8 @@ mod read_only;
 pub mod reflog;
 mod remotes_file;
 mod repair;
-mod rest;
-mod resting_head;
 mod run_file;
 mod run_index;
-mod shared;
 mod sled_backend;
 mod upgrade;
 
@@ -45,17 +44,18 @@ pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
 pub(crate) use files::{write_cache_file, write_cache_file_with};
 pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
+pub use head_cache::{CachedHead, CachedRefs, HeadCache};
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::{RepairReport, SkippedBytes, VerifyRecord};
-pub use resting_head::{RestingHead, RestingHeadCache, RestingRefs};
-pub use shared::SharedBytes;
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
+
+pub use bytes::Bytes;
 
 /// A raw object id as the store sees it: 32 bytes, opaque here.
 pub type RawId = [u8; 32];
@@ -163,10 +163,10 @@ pub enum StoreError {
         /// Why not.
         reason: String,
     },
-    /// A write through a handle that only reads: a store read at rest (see
-    /// [`Store::open_at_rest`]) or one opened without write access (a read-only file
+    /// A write through a handle that only reads: a closed read (see
+    /// [`Store::read_closed`]) or one opened without write access (a read-only file
     /// system, or no permission to write its directory).
-    #[error("the store is open for reading only (read at rest, or without write access to it); it cannot be written this way")]
+    #[error("the store is open for reading only (a closed read, or without write access to it); it cannot be written this way")]
     ReadOnly,
     /// The index has an entry for the object, but its stored copy is not whole where the
     /// entry points: the object is damaged (never absent).
@@ -269,21 +269,11 @@ pub enum PutOutcome {
 /// is already present compares the stored bytes with the given ones, so a damaged copy is
 /// noticed (and replaced) instead of being trusted forever.
 pub trait ObjectStore: Send + Sync {
-    /// The bytes stored under `id`, if any. An object the store has whose stored copy is not
-    /// whole is [`StoreError::Damaged`], naming what is wrong.
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>>;
-    /// The bytes stored under `id`, if any, as a handle that shares them: lent from the
-    /// store where it can (a store at rest lends them from its mapped packs), else a copy.
-    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        Ok(self.get(id)?.map(SharedBytes::from))
-    }
-    /// Passes the bytes stored under `id` to `f`, once, and returns whether there were any:
-    /// lent in place where the store can (a store at rest lends them from its mapped packs),
-    /// with no copy and no shared handle. The cheapest read of bytes used once and let go,
-    /// such as a record decoded into values of its own.
-    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        Ok(self.get_shared(id)?.map(|bytes| f(&bytes)).is_some())
-    }
+    /// The bytes stored under `id`, if any. They may be a window of a mapped pack (kept
+    /// mapped while any clone of them lives) rather than a copy, so holding them is cheap.
+    /// An object the store has whose stored copy is not whole is [`StoreError::Damaged`],
+    /// naming what is wrong.
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>>;
     /// Store `bytes` under `id`, verifying existing bytes on a dedup hit.
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome>;
     /// Store several objects together (one engine batch where the backend has them).

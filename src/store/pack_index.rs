@@ -1,5 +1,5 @@
 //! Pack index files: for one pack, its object ids sorted, with a fan-out table and each
-//! record's place, so that a reader who does not open the database (a read at rest) finds an
+//! record's place, so that a reader who does not open the database (a closed read) finds an
 //! object without loading anything whole: the file is read in place (memory-mapped), and a
 //! lookup touches only the pages of its id's bucket and of its place.
 //!
@@ -34,7 +34,7 @@ const PLACE: usize = 12;
 /// rewritten when the store closes; a reader reads at most this much of a tail, give or take
 /// one close's appends.
 pub(crate) const REWRITE_TAIL: u64 = 1 << 20;
-/// A tail longer than this is not read at rest (the reader opens the store instead).
+/// A tail longer than this is not read by a closed read (the reader opens the store instead).
 pub(crate) const MAX_TAIL: u64 = 8 << 20;
 
 /// One record of a pack: its object id, where the record starts, the object's length.
@@ -246,7 +246,7 @@ impl PackIndex {
 /// old index and the records after it; with `verify`, an index whose checksum fails is
 /// rebuilt from the whole pack. Of the records read from a pack, only those `indexed` (the
 /// database's index points at them: pack number, record offset) are indexed, so that an
-/// object the store no longer has is not found at rest. Indexes of packs that are gone are
+/// object the store no longer has is not found by a closed read. Indexes of packs that are gone are
 /// removed. Best effort:
 /// the files are derived, and a missing one only costs readers time.
 pub(crate) fn refresh(

@@ -18,8 +18,8 @@ use super::pack_index;
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::run_index::{RunIndex, Slot};
 use super::{
-    Backend, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove, RefStore,
-    StoreError, StoreResult,
+    Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove,
+    RefStore, StoreError, StoreResult,
 };
 
 /// Name of the sled tree that mapped each object id to its location in format version 2;
@@ -500,9 +500,9 @@ impl SledBackend {
 }
 
 impl ObjectStore for SledBackend {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         match self.locate(id)? {
-            Some(loc) => Ok(Some(self.read_indexed(id, loc)?)),
+            Some(loc) => Ok(Some(self.read_indexed(id, loc)?.into())),
             None => Ok(None),
         }
     }
@@ -561,7 +561,7 @@ impl ObjectStore for SledBackend {
     /// The copy list comes from the index, never from parsing the old packs, so a torn
     /// record cannot hide the live records after it. See [`SledBackend::must_rewrite`] for
     /// which packs are picked; a pack kept with dead bytes gets its pack index rewritten from
-    /// the index, so that reads at rest do not see the objects it no longer has.
+    /// the index, so that closed reads do not see the objects it no longer has.
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
         let mut by_pack = self.entries_by_pack()?;
         let mut report = ReclaimReport::default();

@@ -21,7 +21,7 @@ impl Store {
                 b.overwrite_raw(id, bytes);
                 Ok(())
             }
-            Engine::Rest(_) => Err(StoreError::ReadOnly),
+            Engine::Closed(_) => Err(StoreError::ReadOnly),
         }
     }
 

@@ -683,7 +683,7 @@ impl CountingStore {
 }
 
 impl ObjectStore for CountingStore {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
+    fn get(&self, id: &RawId) -> StoreResult<Option<memoir::store::Bytes>> {
         self.count(id);
         self.inner.get(id)
     }

@@ -187,7 +187,7 @@ fn commit_ids_are_deterministic() {
 /// Every close of a repository publishes what HEAD resolves to; while a writer has moved a
 /// ref and not yet closed, nothing is published.
 #[test]
-fn resting_head_follows_every_close() {
+fn cached_head_follows_every_close() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let open = || Repo::open(Store::open(&path, &OpenOptions::default()).unwrap()).unwrap();
@@ -196,7 +196,7 @@ fn resting_head_follows_every_close() {
     let c0 = repo.head_commit().unwrap();
     let root0 = repo.root_of(&c0).unwrap();
     drop(repo);
-    let rest = Repo::resting_head(&path).unwrap();
+    let rest = Repo::cached_head(&path).unwrap();
     assert_eq!(
         (rest.head, rest.commit, rest.root),
         (Head::Branch("main".into()), c0, root0)
@@ -207,9 +207,9 @@ fn resting_head_follows_every_close() {
     let c1 = repo
         .commit("main", vec![e], &sig(1_700_000_100), "One")
         .unwrap();
-    assert_eq!(Repo::resting_head(&path), None, "a writer is at work");
+    assert_eq!(Repo::cached_head(&path), None, "a writer is at work");
     drop(repo);
-    let rest = Repo::resting_head(&path).unwrap();
+    let rest = Repo::cached_head(&path).unwrap();
     assert_eq!(rest.commit, c1);
     assert_eq!(rest.root, open().root_of(&c1).unwrap());
 
@@ -217,12 +217,12 @@ fn resting_head_follows_every_close() {
     repo.create_branch("agent", &c0).unwrap();
     repo.set_head(&Head::Branch("agent".into())).unwrap();
     drop(repo);
-    let rest = Repo::resting_head(&path).unwrap();
+    let rest = Repo::cached_head(&path).unwrap();
     assert_eq!((rest.head, rest.commit), (Head::Branch("agent".into()), c0));
 
     let repo = open();
     repo.set_head(&Head::Detached(c1)).unwrap();
     drop(repo);
-    let rest = Repo::resting_head(&path).unwrap();
+    let rest = Repo::cached_head(&path).unwrap();
     assert_eq!((rest.head, rest.commit), (Head::Detached(c1), c1));
 }

@@ -97,7 +97,7 @@ impl Repo {
                         .get(id.as_bytes())
                         .map_err(RepoError::from)?
                         .ok_or(RepoError::Object(crate::object::ObjectError::Missing(*id)))?;
-                    objects.push((*id, bytes));
+                    objects.push((*id, Vec::from(bytes)));
                 }
                 let built = build_pack(objects);
                 let written = built.pack.len() as u64;

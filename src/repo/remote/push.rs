@@ -133,13 +133,13 @@ impl Repo {
                 })
             })?;
             // A pack stays within MAX_PACK_BYTES, unless one object alone is larger.
-            let record = pack_bytes([bytes.as_slice()]) - pack_bytes([]);
+            let record = pack_bytes([&bytes[..]]) - pack_bytes([]);
             if !batch.is_empty() && batch_bytes + record > MAX_PACK_BYTES {
                 send(std::mem::take(&mut batch))?;
                 batch_bytes = pack_bytes([]);
             }
             batch_bytes += record;
-            batch.push((*id, bytes));
+            batch.push((*id, Vec::from(bytes)));
         }
         if !batch.is_empty() {
             send(batch)?;

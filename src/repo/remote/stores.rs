@@ -32,7 +32,7 @@ fn missing_objects(
             .map_err(RepoError::from)?
             .ok_or(RepoError::Object(crate::object::ObjectError::Missing(id)))?;
         verify_object(&id, &bytes, "the other store")?;
-        out.push((*id.as_bytes(), bytes));
+        out.push((*id.as_bytes(), Vec::from(bytes)));
     }
     Ok(out)
 }

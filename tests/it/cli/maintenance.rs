@@ -221,7 +221,7 @@ fn packs_of(store: &std::path::Path) -> Vec<(String, u64)> {
 }
 
 /// gc rewrites a pack only once a quarter of it is dead: below that its dead records stay on
-/// disk, found by no read (opened or at rest) and flagged by no fsck; above it, or at a
+/// disk, found by no read (opened or closed) and flagged by no fsck; above it, or at a
 /// purge, they leave every file.
 #[test]
 fn gc_rewrites_a_pack_once_a_quarter_of_it_is_dead_and_purge_erases_all() {
@@ -261,7 +261,7 @@ fn gc_rewrites_a_pack_once_a_quarter_of_it_is_dead_and_purge_erases_all() {
     );
     assert!(!holding(&f.store.join("packs"), b"ZZ-FIRST-SECRET-ZZ").is_empty());
     assert_eq!(f.ok(&["fsck"])["clean"], true);
-    // The removed commit is found by no read, with the store at rest or opened.
+    // The removed commit is found by no read, with the store closed or opened.
     f.ok(&["status"]);
     assert!(f.store.join("cache/head").exists());
     assert_error(&f.run(true, &["log", &tmp_commit]), 2);

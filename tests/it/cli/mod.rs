@@ -2,6 +2,7 @@
 //! codes, determinism, and human output safety.
 
 mod branch;
+mod closed;
 mod hints;
 mod history;
 mod hosts;
@@ -9,7 +10,6 @@ mod maintenance;
 mod output;
 mod read;
 mod repair;
-mod rest;
 mod shell;
 mod store;
 mod watch;

@@ -1,4 +1,4 @@
-//! `summarize` and `search`, at rest and on large stores.
+//! `summarize` and `search`, read closed and on large stores.
 
 use serde_json::Value;
 
@@ -92,7 +92,7 @@ fn summarize_semantics() {
 /// A search at HEAD is answered from the head file and the index cache when both describe
 /// the store as last closed: it needs no lock, and equals the search that opens the store.
 #[test]
-fn search_at_rest_needs_no_lock_and_sees_every_close() {
+fn search_of_a_closed_store_needs_no_lock_and_sees_every_close() {
     let f = Fixture::new();
     f.ok(&[
         "remember",
@@ -116,7 +116,7 @@ fn search_at_rest_needs_no_lock_and_sees_every_close() {
     let opened = f.ok(&["search", "deploy database", "--at", "HEAD"]);
     assert_eq!(opened["count"], 2);
     let rest = |args: &[&str]| {
-        // Another process holds the store: only an answer at rest can succeed.
+        // Another process holds the store: only a closed read can succeed.
         let held = f.repo();
         let o = run(args);
         assert_error(&run(&["get", "infra.db.engine"]), 7);
@@ -184,14 +184,14 @@ fn search_at_rest_needs_no_lock_and_sees_every_close() {
     assert_eq!(v["memories"][0]["content"], "deploys happen on fridays");
     lock.unlock().unwrap();
 
-    // `-v` says when an answer came from the index at rest.
-    let at_rest = |o: &Out| o.stderr.contains("answered from the index of HEAD");
+    // `-v` says when an answer came from the index of the last close.
+    let from_index = |o: &Out| o.stderr.contains("answered from the index of HEAD");
     let o = cmd(
         &[],
         &["-s", f.s(), "-v", "--json", "search", "fridays"],
         None,
     );
-    assert!(at_rest(&o), "{}", o.stderr);
+    assert!(from_index(&o), "{}", o.stderr);
     let o = cmd(
         &[],
         &[
@@ -207,7 +207,7 @@ fn search_at_rest_needs_no_lock_and_sees_every_close() {
         None,
     );
     assert_eq!(o.code, 0);
-    assert!(!at_rest(&o), "{}", o.stderr);
+    assert!(!from_index(&o), "{}", o.stderr);
 
     // A damaged head file is ignored: the search opens the store.
     let head = f.store.join("cache").join("head");

@@ -395,7 +395,7 @@ fn damaged_record_ids_are_reported_in_words() {
 
 /// gc prunes the lexical index by the trees its two files name: a full file of a removed
 /// tree whose delta reaches HEAD's tree is written whole there (the index stays warm and
-/// answers at rest), and a delta to a removed tree goes while the full file stays.
+/// closed reads), and a delta to a removed tree goes while the full file stays.
 #[test]
 fn gc_prunes_the_lexical_index_by_the_trees_its_files_name() {
     let cache_of = |store: &Path| -> Vec<String> {
@@ -439,7 +439,7 @@ fn gc_prunes_the_lexical_index_by_the_trees_its_files_name() {
         assert_eq!(cache_of(&store), ["lexical.idx"]);
         assert_eq!(files_holding(&store, b"gammaray"), Vec::<PathBuf>::new());
         assert_eq!(cache_findings(&store), Vec::<Value>::new());
-        // Warm: answered from the cache at rest, without rebuilding.
+        // Warm: answered from the cache of the last close, without rebuilding.
         let v = run(&store, &["-v", "search", "alpha"]);
         assert!(v.stdout.contains("a.b"), "{}", v.stdout);
         assert!(!v.stderr.contains("index built"), "{}", v.stderr);

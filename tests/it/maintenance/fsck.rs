@@ -57,7 +57,7 @@ fn fsck_names_every_damaged_object() {
         ("parent commit", parent_commit),
     ];
     for (what, id) in targets {
-        let orig = store.get(id.as_bytes()).unwrap().unwrap();
+        let orig = store.get(id.as_bytes()).unwrap().unwrap().to_vec();
         let mut flipped = orig.clone();
         let at = flipped.len() / 2;
         flipped[at] ^= 0x20;

@@ -397,7 +397,10 @@ pub(crate) fn dump(b: &dyn Backend) -> Dump {
         true
     })
     .unwrap();
-    let objects = ids.into_iter().map(|i| (i, b.get(&i).unwrap())).collect();
+    let objects = ids
+        .into_iter()
+        .map(|i| (i, b.get(&i).unwrap().map(Vec::from)))
+        .collect();
     (objects, b.list_refs("").unwrap())
 }
 

@@ -1,14 +1,14 @@
 //! Integration tests of the store layer: the backend contract (run on every backend), the
 //! store directory (create/open/refusals/reopen), the LOCK across threads and processes, the
-//! resting head, the pack files, and the upgrade of older stores.
+//! cached head, the pack files, and the upgrade of older stores.
 
 mod contract;
 mod dir;
+mod head_cache;
 mod lock;
 mod packs;
 mod read_only;
 mod release_store;
-mod resting_head;
 mod upgrade;
 
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! A store this process cannot write (another owner's, as on a read-only mount): every read
 //! command, `fsck` and `search` answer through the real binary, writes are refused with a
 //! clear error, and not one file of the store is made, changed or removed. The store's
-//! resting head is voided first, so the reads open the database rather than read at rest.
+//! cached head is voided first, so the reads open the database rather than read the store closed.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -88,7 +88,7 @@ fn a_store_without_write_access_is_read_and_never_written() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    // Void the resting head, and remove the LOCK file: nothing may make it again.
+    // Void the cached head, and remove the LOCK file: nothing may make it again.
     let _ = fs::remove_file(s.join("cache").join("head"));
     fs::remove_file(s.join("LOCK")).unwrap();
     let home = dir.path().join("home");

@@ -92,7 +92,7 @@ fn assert_upgraded(path: &Path, objects: &[(RawId, Vec<u8>)]) {
         "deleted by the older build"
     );
     for (k, v) in objects.iter().filter(|(k, _)| *k != objects[1].0) {
-        assert_eq!(s.get(k).unwrap().as_ref(), Some(v));
+        assert_eq!(s.get(k).unwrap().map(Vec::from).as_ref(), Some(v));
     }
     assert_eq!(s.get_ref("refs/heads/main").unwrap(), Some(vec![7u8; 32]));
     let mut n = 0;

@@ -1,5 +1,5 @@
-//! A store read at rest: the refs and pack lengths its last close recorded (the resting-head
-//! file), and objects found through the pack index files and the packs' tails, without
+//! A closed read: a store read as of its last close, from the refs and pack lengths that
+//! close recorded (the head cache file), and objects found through the pack index files and the packs' tails, without
 //! opening the database or taking the LOCK.
 //!
 //! What it shows is the store exactly as of that close: refs come from the record, and every
@@ -10,14 +10,13 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
+use super::head_cache::CachedRefs;
 use super::pack_index::{index_path, scan_bytes, Entry, PackIndex, MAX_TAIL};
-use super::packs::{pack_name, read_exact_at, HEADER, PACKS_DIR, RECORD_HEAD};
-use super::resting_head::RestingRefs;
+use super::packs::{pack_name, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::{
-    Backend, Damage, ObjectStore, PutOutcome, RawId, RefStore, SharedBytes, StoreError, StoreResult,
+    Backend, Bytes, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
 };
 
 /// Each object's id, where its record starts and its length, sorted by id and then place
@@ -27,48 +26,19 @@ type Places = Vec<Entry>;
 
 /// One pack as of the last close.
 #[derive(Debug)]
-struct RestPack {
+struct ClosedPack {
     no: u32,
     /// Its length at that close: nothing after it is read.
     len: u64,
-    /// Its first `len` bytes, mapped: from the second read in a window of the pack on (see
-    /// [`RestPack::through_map`]), a read is a copy out of the page cache with no system call
-    /// (a diff of a thousand records reads a thousand of them). `None` for an empty pack.
-    map: Option<Arc<memmap2::Mmap>>,
-    /// The pack, for the first read in each window of it (see [`RestPack::through_map`]).
-    file: std::fs::File,
-    /// One bit per [`WINDOW`] bytes of the pack: set once a record starting there was read.
-    touched: Box<[AtomicU64]>,
+    /// Its first `len` bytes, mapped (empty for an empty pack). An object read is a window
+    /// of it, shared rather than copied, which keeps the map alive while the bytes are held.
+    map: Bytes,
     index: Option<PackIndex>,
     /// The records between the index's end and `len`, read on first use.
     tail: OnceLock<Places>,
 }
 
-/// The span of a pack the kernel maps at once when a mapped page is first touched (its
-/// fault-around: 16 pages).
-const WINDOW: u64 = 64 << 10;
-
-/// Marks the window of `offset` in `touched` (one bit per [`WINDOW`]) as read; true when
-/// this is its first read. An offset past the bits is never a first read.
-fn first_in_window(touched: &[AtomicU64], offset: u64) -> bool {
-    let w = offset / WINDOW;
-    let Some(word) = touched.get((w / 64) as usize) else {
-        return false;
-    };
-    let bit = 1u64 << (w % 64);
-    word.fetch_or(bit, Ordering::Relaxed) & bit == 0
-}
-
-impl RestPack {
-    /// Whether the record at `offset` is read through the map. The first read in a window of
-    /// the pack is a plain read instead: touching a mapped page costs the kernel a fault that
-    /// maps the whole window (and unmaps it at exit), several times a read's cost, which only
-    /// pays when more records of the window are read, as a diff of many records does, and
-    /// as the second read in the window suggests. The tail, scanned whole, is always mapped.
-    fn through_map(&self, offset: u64) -> bool {
-        offset >= self.tail_start() || !first_in_window(&self.touched, offset)
-    }
-
+impl ClosedPack {
     /// Where the tail starts.
     fn tail_start(&self) -> u64 {
         self.index.as_ref().map_or(HEADER, PackIndex::covered)
@@ -76,7 +46,7 @@ impl RestPack {
 
     fn tail(&self) -> &Places {
         self.tail.get_or_init(|| {
-            let bytes = self.map.as_deref().map_or(&[][..], |m| &m[..]);
+            let bytes = &self.map[..];
             let from = self.tail_start().max(HEADER).min(bytes.len() as u64);
             let mut places = scan_bytes(&bytes[from as usize..], from);
             places.sort_unstable();
@@ -137,44 +107,41 @@ fn record_span(offset: u64, len: u32, mapped: u64) -> Option<std::ops::Range<usi
     Some(usize::try_from(offset).ok()?..usize::try_from(end).ok()?)
 }
 
-/// The read-only backend of a store at rest.
+/// The read-only backend of a closed read.
 #[derive(Debug)]
-pub(crate) struct RestBackend {
+pub(crate) struct ClosedBackend {
     refs: Vec<(String, Vec<u8>)>,
     /// The fingerprint of the engine's log at the close read.
     print: Vec<u8>,
     /// Newest first, so a later copy of an object (a repaired one) is found first.
-    packs: Vec<RestPack>,
+    packs: Vec<ClosedPack>,
 }
 
-impl RestBackend {
-    /// The store at `dir` as `rest` records it, or `None` if its packs are no longer as
+impl ClosedBackend {
+    /// The store at `dir` as `cached` records it, or `None` if its packs are no longer as
     /// recorded (one is gone or shorter) or a pack's unindexed tail is too long to read.
-    pub(crate) fn open(dir: &Path, rest: RestingRefs) -> Option<RestBackend> {
-        let mut packs = Vec::with_capacity(rest.packs.len());
-        for (no, len) in rest.packs.into_iter().rev() {
+    pub(crate) fn open(dir: &Path, cached: CachedRefs) -> Option<ClosedBackend> {
+        let mut packs = Vec::with_capacity(cached.packs.len());
+        for (no, len) in cached.packs.into_iter().rev() {
             let file = std::fs::File::open(dir.join(PACKS_DIR).join(pack_name(no))).ok()?;
             if file.metadata().ok()?.len() < len {
                 return None;
             }
             let map = match usize::try_from(len).ok()? {
-                0 => None,
+                0 => Bytes::new(),
                 // SAFETY: packs are only ever appended to (never written in place or
                 // truncated; gc removes whole packs, which leaves a map valid), so the first
                 // `len` bytes do not change under the map.
                 #[allow(unsafe_code)]
-                n => Some(Arc::new(
+                n => Bytes::from_owner(
                     unsafe { memmap2::MmapOptions::new().len(n).map(&file) }.ok()?,
-                )),
+                ),
             };
             let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
-            let windows = len.div_ceil(WINDOW).div_ceil(64);
-            let pack = RestPack {
+            let pack = ClosedPack {
                 no,
                 len,
                 map,
-                file,
-                touched: (0..windows).map(|_| AtomicU64::new(0)).collect(),
                 index,
                 tail: OnceLock::new(),
             };
@@ -183,9 +150,9 @@ impl RestBackend {
             }
             packs.push(pack);
         }
-        Some(RestBackend {
-            refs: rest.refs,
-            print: rest.print,
+        Some(ClosedBackend {
+            refs: cached.refs,
+            print: cached.print,
             packs,
         })
     }
@@ -195,18 +162,16 @@ impl RestBackend {
         &self.print
     }
 
-    /// The object bytes of the record at `offset`: where the pack's map covers them, their
-    /// place in it, else read.
-    fn read_record<'a>(
+    /// The object bytes of the record at `offset`, a window of the pack's map.
+    fn read_record(
         &self,
-        pack: &'a RestPack,
+        pack: &ClosedPack,
         id: &RawId,
         offset: u64,
         len: u32,
-    ) -> StoreResult<Found<'a>> {
+    ) -> StoreResult<Bytes> {
         let name = || format!("{PACKS_DIR}/{}", pack_name(pack.no));
-        let mapped = pack.map.as_ref().map_or(0, |m| m.len()) as u64;
-        let Some(span) = record_span(offset, len, mapped) else {
+        let Some(span) = record_span(offset, len, pack.map.len() as u64) else {
             return Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::CutShort {
@@ -216,80 +181,31 @@ impl RestBackend {
                 },
             });
         };
-        let check = |head: &[u8]| {
-            // As arrays, not slices: compared in registers, without a call.
-            let (at, rest) = head.split_first_chunk::<32>().expect("a record head");
-            if at == id && rest[..4] == len.to_be_bytes() {
-                return Ok(());
-            }
-            Err(StoreError::Damaged {
+        let head = &pack.map[span.start..span.start + RECORD_HEAD as usize];
+        // As arrays, not slices: compared in registers, without a call.
+        let (at, rest) = head.split_first_chunk::<32>().expect("a record head");
+        if at != id || rest[..4] != len.to_be_bytes() {
+            return Err(StoreError::Damaged {
                 id: *id,
                 damage: Damage::OtherId {
                     pack: name(),
                     offset,
                     found: super::hex(&head[..8]),
                 },
-            })
-        };
-        if let (true, Some(map)) = (pack.through_map(offset), &pack.map) {
-            check(&map[span.clone()])?;
-            return Ok(Found::Mapped(
-                map,
-                span.start + RECORD_HEAD as usize..span.end,
-            ));
+            });
         }
-        // Read into the buffer returned, so the object is not copied a second time.
-        let mut read = vec![0; span.len()];
-        read_exact_at(&pack.file, &mut read, offset).map_err(|source| StoreError::Io {
-            path: name().into(),
-            source,
-        })?;
-        check(&read)?;
-        read.drain(..RECORD_HEAD as usize);
-        Ok(Found::Read(read))
+        Ok(pack.map.slice(span.start + RECORD_HEAD as usize..span.end))
     }
+}
 
-    /// The object bytes of `id`, if a pack has them.
-    fn lookup(&self, id: &RawId) -> StoreResult<Option<Found<'_>>> {
+impl ObjectStore for ClosedBackend {
+    fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
         for pack in &self.packs {
             if let Some((offset, len)) = pack.find(id)? {
                 return self.read_record(pack, id, offset, len).map(Some);
             }
         }
         Ok(None)
-    }
-}
-
-/// Where an object's bytes were found: their place in a pack's map, or read.
-enum Found<'a> {
-    Mapped(&'a Arc<memmap2::Mmap>, std::ops::Range<usize>),
-    Read(Vec<u8>),
-}
-
-impl ObjectStore for RestBackend {
-    fn get(&self, id: &RawId) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self.lookup(id)?.map(|found| match found {
-            Found::Mapped(map, at) => map[at].to_vec(),
-            Found::Read(b) => b,
-        }))
-    }
-
-    fn get_shared(&self, id: &RawId) -> StoreResult<Option<SharedBytes>> {
-        Ok(self.lookup(id)?.map(|found| match found {
-            // A window of the map: the map is shared, not copied.
-            Found::Mapped(map, at) => SharedBytes::mapped(map, at.start, at.len()),
-            Found::Read(b) => SharedBytes::from(b),
-        }))
-    }
-
-    fn lend(&self, id: &RawId, f: &mut dyn FnMut(&[u8])) -> StoreResult<bool> {
-        Ok(self
-            .lookup(id)?
-            .map(|found| match found {
-                Found::Mapped(map, at) => f(&map[at]),
-                Found::Read(b) => f(&b),
-            })
-            .is_some())
     }
 
     fn put(&self, _id: &RawId, _bytes: &[u8]) -> StoreResult<PutOutcome> {
@@ -331,7 +247,7 @@ impl ObjectStore for RestBackend {
     }
 }
 
-impl RefStore for RestBackend {
+impl RefStore for ClosedBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
         Ok(self
             .refs
@@ -359,7 +275,7 @@ impl RefStore for RestBackend {
     }
 }
 
-impl Backend for RestBackend {
+impl Backend for ClosedBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.packs.iter().map(|p| p.len).sum())
     }
@@ -369,9 +285,9 @@ impl Backend for RestBackend {
 mod tests {
     use super::*;
 
-    /// A pack of `records` (id byte, object bytes) after a header, opened as at rest with
+    /// A pack of `records` (id byte, object bytes) after a header, as a closed read sees it, with
     /// no index (all of it is tail).
-    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> RestPack {
+    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> ClosedPack {
         let mut bytes = vec![0u8; HEADER as usize];
         for (id, object) in records {
             bytes.extend_from_slice(&[*id; 32]);
@@ -380,15 +296,10 @@ mod tests {
         }
         let path = dir.join("pack");
         std::fs::write(&path, &bytes).unwrap();
-        let file = std::fs::File::open(&path).unwrap();
-        #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
-        RestPack {
+        ClosedPack {
             no: 1,
             len: bytes.len() as u64,
-            map: Some(Arc::new(map)),
-            file,
-            touched: (0..1).map(|_| AtomicU64::new(0)).collect(),
+            map: Bytes::from(bytes),
             index: None,
             tail: OnceLock::new(),
         }
@@ -407,15 +318,12 @@ mod tests {
         assert_eq!(pack.in_tail(&[0; 32]), None);
     }
 
-    /// Both ways to read an object give the same bytes, whether the read is the first in its
-    /// window (a read into a buffer) or a later one (from the map); a shared read lends a
-    /// window of the map, a lent read passes the same bytes in place, and a record found
-    /// under another id is refused.
+    /// An indexed object reads as its bytes, a window of the pack's map; an absent one as
+    /// none; a record found under another id is refused.
     #[test]
-    fn every_read_gives_the_same_bytes_and_a_shared_one_lends_the_map() {
+    fn a_read_is_a_window_of_the_map() {
         let dir = tempfile::tempdir().unwrap();
         let mut pack = pack_of(dir.path(), &[(7, b"seven"), (3, b"three")]);
-        // Both records indexed, so that the first read in the window is a read.
         let head = RECORD_HEAD;
         let places = vec![([7; 32], HEADER, 5), ([3; 32], HEADER + head + 5, 5)];
         let ix_path = dir.path().join("pack-00000001.idx");
@@ -426,33 +334,17 @@ mod tests {
         .unwrap();
         pack.index = PackIndex::open(&ix_path, 1);
         assert!(pack.index.is_some());
-        let rest = RestBackend {
+        let map = pack.map.as_ptr() as usize;
+        let rest = ClosedBackend {
             refs: Vec::new(),
             print: Vec::new(),
             packs: vec![pack],
         };
-        let first = rest.get_shared(&[7; 32]).unwrap().unwrap();
-        assert_eq!(format!("{first:?}"), "SharedBytes(5 bytes, owned)");
-        assert_eq!(&*first, b"seven");
-        let lent = rest.get_shared(&[3; 32]).unwrap().unwrap();
-        assert_eq!(format!("{lent:?}"), "SharedBytes(5 bytes, mapped)");
-        assert_eq!(&*lent, b"three");
-        assert_eq!(rest.get(&[7; 32]).unwrap().unwrap(), b"seven");
-        // Copied out of the map, by a read after the window's first.
-        assert_eq!(rest.get(&[3; 32]).unwrap().unwrap(), b"three");
+        let seven = rest.get(&[7; 32]).unwrap().unwrap();
+        assert_eq!(&seven[..], b"seven");
+        assert_eq!(seven.as_ptr() as usize, map + (HEADER + head) as usize);
+        assert_eq!(&rest.get(&[3; 32]).unwrap().unwrap()[..], b"three");
         assert!(rest.get(&[5; 32]).unwrap().is_none());
-        assert!(rest.get_shared(&[5; 32]).unwrap().is_none());
-        // Lent in place, once, or not at all for an id the packs lack.
-        for (id, want) in [(7, &b"seven"[..]), (3, &b"three"[..])] {
-            let mut lent = Vec::new();
-            assert!(rest
-                .lend(&[id; 32], &mut |b| lent.push(b.to_vec()))
-                .unwrap());
-            assert_eq!(lent, [want]);
-        }
-        assert!(!rest
-            .lend(&[5; 32], &mut |_| panic!("lent bytes of no object"))
-            .unwrap());
         // The record of 3 named as 7's (an index pointing at the wrong place).
         let wrong = rest.read_record(&rest.packs[0], &[7; 32], HEADER + RECORD_HEAD + 5, 5);
         assert!(matches!(
@@ -462,22 +354,6 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    #[test]
-    fn a_window_is_mapped_from_its_second_read_on() {
-        let touched: Vec<AtomicU64> = (0..2).map(|_| AtomicU64::new(0)).collect();
-        assert!(first_in_window(&touched, 10));
-        assert!(!first_in_window(&touched, 20), "same window");
-        assert!(!first_in_window(&touched, WINDOW - 1), "same window");
-        assert!(first_in_window(&touched, WINDOW), "the next window");
-        assert!(
-            first_in_window(&touched, 64 * WINDOW),
-            "a window of the second word"
-        );
-        assert!(!first_in_window(&touched, 64 * WINDOW + 5));
-        // Past what the pack's length accounts for: mapped (the read is checked anyway).
-        assert!(!first_in_window(&touched, 128 * WINDOW));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Reads at rest through the real binary: every read command answers from the store's last
+//! Closed reads through the real binary: every read command answers from the store's last
 //! close without the LOCK, never from a state other than a close; writers, garbage
 //! collection and killed writers running beside them change nothing about that; a damaged
 //! pack index costs time, never a wrong answer, and is rebuilt.
@@ -127,10 +127,7 @@ fn every_read_answers_without_the_lock_exactly_as_with_it() {
     ok(&store, &["remember", "delta", "-p", "d.d"]);
     let _lock = hold_lock(&store);
     let (code, v) = now(&store, &["get", "d.d"]);
-    assert_eq!(
-        code, 0,
-        "the write's close is what a read at rest sees: {v}"
-    );
+    assert_eq!(code, 0, "the write's close is what a closed read sees: {v}");
     assert_eq!(v["items"][0]["value"]["content"], "delta");
 }
 
@@ -139,7 +136,7 @@ fn a_store_open_elsewhere_is_not_read_at_rest() {
     let dir = tempfile::tempdir().unwrap();
     let store = seeded(dir.path());
     ok(&store, &["get", "a.b"]);
-    // A writer holding the store open (its engine opened) voids the resting state.
+    // A writer holding the store open (its engine opened) voids the head cache.
     let app = memoir::Memoir::open(
         &store,
         memoir::app::Options {
@@ -278,8 +275,8 @@ fn killed_writers_never_leave_a_read_a_torn_or_stale_state() {
         if status.success() {
             acknowledged = i;
         }
-        // The first read after a kill opens the store (its resting state is void); the next
-        // is at rest. Both see the same commit, at least the last acknowledged one.
+        // The first read after a kill opens the store (its head cache is void); the next
+        // is closed. Both see the same commit, at least the last acknowledged one.
         let first = ok(&store, &["get", "c.n"]);
         let _lock = hold_lock(&store);
         let (code, second) = now(&store, &["get", "c.n"]);
@@ -349,7 +346,7 @@ fn a_damaged_pack_index_costs_time_not_answers_and_is_rebuilt() {
     );
 }
 
-/// Every block of the file in turn damaged: each search at rest still gives the answer of the
+/// Every block of the file in turn damaged: each closed search still gives the answer of the
 /// intact index. A damaged block the searches read makes them answer again from an index
 /// rebuilt from the store, which is written again as it was; one they never read is left.
 #[test]

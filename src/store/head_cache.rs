@@ -1,7 +1,7 @@
-//! The resting head: what `HEAD` resolved to when a store was last closed, for readers that
+//! The cached head: what `HEAD` resolved to when a store was last closed, for readers that
 //! answer from derived caches keyed by a tree root without opening (or locking) the store.
 //!
-//! `<store>/cache/head` holds the record ([`RestingHead`]) and a fingerprint of the engine's
+//! `<store>/cache/head` holds the record ([`CachedHead`]) and a fingerprint of the engine's
 //! log file taken after the engine closed. It is trusted only while the log file still has
 //! that fingerprint: every later open of the engine writes to the log (recovery), so a
 //! reader that finds another fingerprint ignores the file. A handle also removes the file
@@ -23,11 +23,11 @@ use super::files::write_cache_file;
 use super::packs::{pack_lengths, PACKS_DIR};
 use super::{RawId, StoreResult};
 
-/// First bytes of a resting-head file.
+/// First bytes of a head cache file.
 const MAGIC: &[u8] = b"MEMHEAD2";
 /// Bytes of a fingerprint: length, mtime (s, ns), ctime (s, ns), inode.
 const PRINT_LEN: usize = 8 + 8 + 4 + 8 + 4 + 8;
-/// A resting-head file larger than this is not one.
+/// A head cache file larger than this is not one.
 const MAX_BYTES: u64 = 4 << 20;
 /// Record kind byte: `HEAD` attached to a branch.
 const ATTACHED: u8 = 0;
@@ -36,7 +36,7 @@ const DETACHED: u8 = 1;
 
 /// What `HEAD` resolved to when a store was last closed, in the store's terms (raw ids).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RestingHead {
+pub struct CachedHead {
     /// The branch `HEAD` was attached to; `None` when it was detached at `commit`.
     pub branch: Option<String>,
     /// The commit `HEAD` resolved to.
@@ -45,7 +45,7 @@ pub struct RestingHead {
     pub root: RawId,
 }
 
-impl RestingHead {
+impl CachedHead {
     /// The record's bytes: kind (0 attached, 1 detached), commit id, tree root, then the
     /// branch name (UTF-8, empty when detached).
     fn encode(&self) -> Vec<u8> {
@@ -64,7 +64,7 @@ impl RestingHead {
 
     /// The record encoded in `b`, if it is one: an attached record names a branch, a
     /// detached one does not.
-    fn decode(b: &[u8]) -> Option<RestingHead> {
+    fn decode(b: &[u8]) -> Option<CachedHead> {
         let (&kind, rest) = b.split_first()?;
         if rest.len() < 64 {
             return None;
@@ -81,7 +81,7 @@ impl RestingHead {
             DETACHED if name.is_empty() => None,
             _ => return None,
         };
-        Some(RestingHead {
+        Some(CachedHead {
             branch,
             commit,
             root,
@@ -89,34 +89,34 @@ impl RestingHead {
     }
 }
 
-/// Where the resting-head file of the store at `store_dir` lives.
+/// Where the head cache file of the store at `store_dir` lives.
 fn head_path(store_dir: &Path) -> PathBuf {
     store_dir.join(CACHE_DIR).join(HEAD_FILE)
 }
 
-/// The resting-head file, relative to the store directory.
+/// The head cache file, relative to the store directory.
 const HEAD_FILE_PATH: &str = "cache/head";
 /// Its name inside the cache directory.
 const HEAD_FILE: &str = "head";
 
-/// Makes the resting-head file at `path` say nothing: removed, else emptied (best effort;
-/// see [`RestingHeadFile::before_ref_change`]).
+/// Makes the head cache file at `path` say nothing: removed, else emptied (best effort;
+/// see [`HeadCacheFile::before_ref_change`]).
 fn void(path: &Path) {
     if remove_cache_file(path).is_err() {
         let _ = fs::OpenOptions::new().write(true).truncate(true).open(path);
     }
 }
 
-/// The record of the resting-head file of the store at `store_dir`, whatever its
+/// The record of the head cache file of the store at `store_dir`, whatever its
 /// fingerprint says (so also while the store is open); `None` when the file is missing or
 /// not whole.
-fn read_record(store_dir: &Path) -> Option<RestingHead> {
+fn read_record(store_dir: &Path) -> Option<CachedHead> {
     let bytes = file_bytes(store_dir)?;
     let (_, record, _) = split(&bytes)?;
-    RestingHead::decode(record)
+    CachedHead::decode(record)
 }
 
-/// The bytes of the resting-head file of the store at `store_dir`, unless it is missing or
+/// The bytes of the head cache file of the store at `store_dir`, unless it is missing or
 /// too large to be one.
 fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
     let path = head_path(store_dir);
@@ -126,7 +126,7 @@ fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
     fs::read(&path).ok()
 }
 
-/// The fingerprint, record and the rest (refs and packs) of a resting-head file's bytes, if
+/// The fingerprint, record and the rest (refs and packs) of a head cache file's bytes, if
 /// they are whole.
 fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let body_len = bytes.len().checked_sub(16)?;
@@ -145,10 +145,10 @@ fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     Some((print, record, more))
 }
 
-/// Every ref and the length of every pack when the store closed, as the resting-head file
+/// Every ref and the length of every pack when the store closed, as the head cache file
 /// records them after the note.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RestingRefs {
+pub struct CachedRefs {
     /// Every ref (name, raw value), sorted by name.
     pub refs: Vec<(String, Vec<u8>)>,
     /// Every pack (number, length in bytes), ascending.
@@ -158,7 +158,7 @@ pub struct RestingRefs {
     pub print: Vec<u8>,
 }
 
-impl RestingRefs {
+impl CachedRefs {
     /// Refs count (u32), each ref as name and value (u32 length + bytes each); packs count
     /// (u32), each pack as number (u32) and length (u64).
     fn encode(&self, w: &mut Vec<u8>) {
@@ -176,7 +176,7 @@ impl RestingRefs {
         }
     }
 
-    fn decode(mut b: &[u8]) -> Option<RestingRefs> {
+    fn decode(mut b: &[u8]) -> Option<CachedRefs> {
         fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
             if b.len() < n {
                 return None;
@@ -188,7 +188,7 @@ impl RestingRefs {
         fn u32_of(b: &mut &[u8]) -> Option<u32> {
             Some(u32::from_le_bytes(take(b, 4)?.try_into().ok()?))
         }
-        let mut out = RestingRefs::default();
+        let mut out = CachedRefs::default();
         for _ in 0..u32_of(&mut b)? {
             let n = u32_of(&mut b)? as usize;
             let name = String::from_utf8(take(&mut b, n)?.to_vec()).ok()?;
@@ -211,18 +211,18 @@ impl RestingRefs {
     }
 }
 
-/// The resting head as a derived cache: it names `HEAD`'s commit and that commit's tree
+/// The cached head as a derived cache: it names `HEAD`'s commit and that commit's tree
 /// root, so a file naming objects the store no longer has is removed.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RestingHeadCache;
+pub struct HeadCache;
 
-impl RestingHeadCache {
-    fn stale_record(dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<RestingHead> {
+impl HeadCache {
+    fn stale_record(dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<CachedHead> {
         read_record(dir).filter(|r| !live(&r.commit) || !live(&r.root))
     }
 }
 
-impl DerivedCache for RestingHeadCache {
+impl DerivedCache for HeadCache {
     fn files(&self) -> &'static [&'static str] {
         &[HEAD_FILE_PATH]
     }
@@ -237,7 +237,7 @@ impl DerivedCache for RestingHeadCache {
             return Ok(None);
         }
         Ok(remove_cache_file(&head_path(dir))?
-            .then(|| "removed the resting head, which named a removed commit".to_string()))
+            .then(|| "removed the cached head, which named a removed commit".to_string()))
     }
 }
 
@@ -274,22 +274,22 @@ fn fingerprint(file: &Path) -> io::Result<[u8; PRINT_LEN]> {
     Ok(out)
 }
 
-/// The resting head of the store at `store_dir`, when its file is whole and the engine's
+/// The cached head of the store at `store_dir`, when its file is whole and the engine's
 /// log file at `log` still has the fingerprint it records; `None` otherwise.
-pub(super) fn read(store_dir: &Path, log: &Path) -> Option<RestingHead> {
+pub(super) fn read(store_dir: &Path, log: &Path) -> Option<CachedHead> {
     read_all(store_dir, log).map(|(head, _)| head)
 }
 
-/// The resting head with every ref and pack length of that close, as [`read`] trusts them.
-pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(RestingHead, RestingRefs)> {
+/// The cached head with every ref and pack length of that close, as [`read`] trusts them.
+pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
     let bytes = file_bytes(store_dir)?;
     let (print, record, more) = split(&bytes)?;
     if fingerprint(log).ok()?[..] != *print {
         return None;
     }
-    let mut rest = RestingRefs::decode(more)?;
+    let mut rest = CachedRefs::decode(more)?;
     rest.print = print.to_vec();
-    Some((RestingHead::decode(record)?, rest))
+    Some((CachedHead::decode(record)?, rest))
 }
 
 /// Whether the engine's log file at `log` still has fingerprint `print`: nobody opened the
@@ -301,34 +301,34 @@ pub(super) fn unopened_since(log: &Path, print: &[u8]) -> bool {
 /// Every ref (name, raw value), sorted by name.
 type Refs = Vec<(String, Vec<u8>)>;
 
-/// Ref changes seen by one store handle, and the resting head to publish when it closes.
+/// Ref changes seen by one store handle, and the cached head to publish when it closes.
 #[derive(Debug, Default)]
 struct State {
     /// Ref changes made through this handle.
     version: u64,
     /// The highest version made durable by a flush.
     durable: u64,
-    /// The resting head (and every ref) given for a version.
-    noted: Option<(u64, RestingHead, Refs)>,
+    /// The cached head (and every ref) given for a version.
+    noted: Option<(u64, CachedHead, Refs)>,
     /// Whether this handle removed the file (it does so once, before its first ref
     /// change).
     removed: bool,
 }
 
-/// The resting-head file of one open store directory: removed before the first ref change,
+/// The head cache file of one open store directory: removed before the first ref change,
 /// written when the store closes (when dropped, after the engine, before the LOCK).
 #[derive(Debug)]
-pub(super) struct RestingHeadFile {
+pub(super) struct HeadCacheFile {
     /// The store directory and the engine's log file (`None`: a store without a directory).
     paths: Option<(PathBuf, PathBuf)>,
     state: Mutex<State>,
 }
 
-impl RestingHeadFile {
-    /// The resting-head file of the store in `store_dir` whose engine logs to `log`, or of a
+impl HeadCacheFile {
+    /// The head cache file of the store in `store_dir` whose engine logs to `log`, or of a
     /// store without a directory (`None`), which has none.
     pub(super) fn new(paths: Option<(PathBuf, PathBuf)>) -> Self {
-        RestingHeadFile {
+        HeadCacheFile {
             paths,
             state: Mutex::new(State::default()),
         }
@@ -369,7 +369,7 @@ impl RestingHeadFile {
 
     /// Keeps `head` and `refs` (every ref, sorted by name) to publish at close if no ref
     /// changed since `version` was read.
-    pub(super) fn note(&self, version: u64, head: RestingHead, refs: Vec<(String, Vec<u8>)>) {
+    pub(super) fn note(&self, version: u64, head: CachedHead, refs: Vec<(String, Vec<u8>)>) {
         let mut st = self.state();
         if st.version == version {
             st.noted = Some((version, head, refs));
@@ -401,7 +401,7 @@ impl RestingHeadFile {
         w.extend_from_slice(&print);
         w.extend_from_slice(&(record.len() as u32).to_le_bytes());
         w.extend_from_slice(&record);
-        let rest = RestingRefs {
+        let rest = CachedRefs {
             refs: refs.clone(),
             packs,
             print: Vec::new(),
@@ -416,7 +416,7 @@ impl RestingHeadFile {
     }
 }
 
-impl Drop for RestingHeadFile {
+impl Drop for HeadCacheFile {
     fn drop(&mut self) {
         self.publish();
     }
@@ -429,7 +429,7 @@ mod tests {
     /// The vector of store-format.md: the refs and packs after the note.
     #[test]
     fn refs_vector() {
-        let r = RestingRefs {
+        let r = CachedRefs {
             refs: vec![
                 ("HEAD".into(), b"ref: refs/heads/main".to_vec()),
                 ("refs/heads/main".into(), vec![1; 32]),
@@ -448,34 +448,34 @@ mod tests {
                 "010101010101010101010101000000010000003400000000000000",
             )
         );
-        assert_eq!(RestingRefs::decode(&w), Some(r));
-        assert_eq!(RestingRefs::decode(&w[..w.len() - 1]), None);
+        assert_eq!(CachedRefs::decode(&w), Some(r));
+        assert_eq!(CachedRefs::decode(&w[..w.len() - 1]), None);
     }
 
     #[test]
     fn records_round_trip_and_reject_garbage() {
         for branch in [Some("agent/a".to_string()), None] {
-            let h = RestingHead {
+            let h = CachedHead {
                 branch,
                 commit: [7; 32],
                 root: [9; 32],
             };
             let bytes = h.encode();
-            assert_eq!(RestingHead::decode(&bytes), Some(h.clone()));
-            assert_eq!(RestingHead::decode(&bytes[..64]), None);
+            assert_eq!(CachedHead::decode(&bytes), Some(h.clone()));
+            assert_eq!(CachedHead::decode(&bytes[..64]), None);
         }
         let mut bad = vec![ATTACHED];
         bad.extend_from_slice(&[1; 64]);
-        assert_eq!(RestingHead::decode(&bad), None, "a branch needs a name");
+        assert_eq!(CachedHead::decode(&bad), None, "a branch needs a name");
         bad[0] = 2;
-        assert_eq!(RestingHead::decode(&bad), None, "unknown kind");
+        assert_eq!(CachedHead::decode(&bad), None, "unknown kind");
         let mut detached_named = vec![DETACHED];
         detached_named.extend_from_slice(&[1; 64]);
         detached_named.extend_from_slice(b"main");
-        assert_eq!(RestingHead::decode(&detached_named), None);
+        assert_eq!(CachedHead::decode(&detached_named), None);
         let mut not_utf8 = vec![ATTACHED];
         not_utf8.extend_from_slice(&[1; 64]);
         not_utf8.push(0xff);
-        assert_eq!(RestingHead::decode(&not_utf8), None);
+        assert_eq!(CachedHead::decode(&not_utf8), None);
     }
 }
