@@ -16,7 +16,12 @@ pub struct LogArgs {
     #[arg(value_name = "REV")]
     pub rev: Option<String>,
     /// Most commits listed
-    #[arg(short = 'n', long = "max-count", visible_alias = "limit", value_name = "N")]
+    #[arg(
+        short = 'n',
+        long = "max-count",
+        visible_alias = "limit",
+        value_name = "N"
+    )]
     pub limit: Option<usize>,
     /// Only commits that changed keys whose path matches (repeatable)
     #[arg(long = "keys", value_name = "GLOB")]

@@ -1,5 +1,5 @@
 //! The object index: a few sorted run files inside the database's directory, listed in
-//! sled, and the changes since the last spill as single sled entries.
+//! sled, and the changes since the last run was written as single sled entries.
 //!
 //! sled 0.34 reads and deserializes its whole page table when it opens, writes a new one
 //! after every write, and rewrites each free segment of its log with zeros, so one sled
@@ -40,10 +40,10 @@ const RECENT_TREE: &str = "recent";
 /// Name of the sled tree listing the runs: seq (u64, big-endian) -> entry count (u64,
 /// big-endian) and the run file's hash (32 bytes); and [`WRITES_KEY`].
 const LIST_TREE: &str = "run-list";
-/// Key of `run-list` counting the writes `recent` took since it was last spilled (u64,
-/// big-endian): when to spill, nothing more (a crash may leave it short).
+/// Key of `run-list` counting the writes `recent` took since its entries last went into a run file (u64,
+/// big-endian): when to write the next run, nothing more (a crash may leave it short).
 const WRITES_KEY: &[u8] = b"recent-writes";
-/// Writes into `recent` after which a flush spills it into a run file.
+/// Writes into `recent` after which a flush moves it into a new run file.
 pub(crate) const SPILL: u64 = 4096;
 /// Lookups that ask `recent` before it is read whole into memory for the ones after (a
 /// bulk read, such as an index build, then skips sled; reading `recent` costs about as much
@@ -60,7 +60,7 @@ struct State {
     runs: Vec<RunFile>,
     /// Changes since the last flush.
     pending: HashMap<RawId, Slot>,
-    /// Writes `recent` took since its last spill.
+    /// Writes `recent` took since it last went into a run file.
     recent_writes: u64,
     /// `recent` read whole, once lookups asked it [`RECENT_COPY_AFTER`] times; reset
     /// whenever `recent` changes (only this handle writes it: the LOCK holder's).
@@ -365,7 +365,7 @@ impl RunIndex {
         }
         let n = state.pending.len() as u64;
         if state.recent_writes + n >= SPILL {
-            return self.spill(&mut state);
+            return self.write_run(&mut state);
         }
         let mut batch = sled::Batch::default();
         for (id, slot) in &state.pending {
@@ -384,7 +384,7 @@ impl RunIndex {
     /// Moves `recent` and the unflushed changes into a new run: the file is written and
     /// listed, sled flushed, and only then is `recent` emptied (a crash in between leaves
     /// both saying the same).
-    fn spill(&self, state: &mut State) -> StoreResult<()> {
+    fn write_run(&self, state: &mut State) -> StoreResult<()> {
         let recent: Vec<(RawId, Slot)> = self.recent_entries()?;
         let mut batch = sled::Batch::default();
         for (id, _) in &recent {
@@ -597,7 +597,7 @@ mod tests {
         (db, index)
     }
 
-    /// Through many flushes, deletions, spills and merges, the index answers as a map would,
+    /// Through many flushes, deletions, new runs and merges, the index answers as a map would,
     /// before and after it is reopened, and its runs stay few.
     #[test]
     fn an_index_of_runs_answers_as_a_map() {
@@ -627,7 +627,7 @@ mod tests {
                 }
             }
         }
-        assert!(index.run_count() >= 1, "the index spilled");
+        assert!(index.run_count() >= 1, "the index wrote a run");
         assert!(index.run_count() <= 8, "{} runs", index.run_count());
         let check = |index: &RunIndex| {
             let mut want: Vec<(RawId, Location)> = model.iter().map(|(k, v)| (*k, *v)).collect();

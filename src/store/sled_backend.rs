@@ -546,7 +546,7 @@ impl ObjectStore for SledBackend {
         Ok(found)
     }
 
-    /// Syncs the packs, then hands the index its changes (into `recent`, or spilled into a
+    /// Syncs the packs, then hands the index its changes (into `recent`, or moved into a
     /// run), then flushes sled.
     fn flush(&self) -> StoreResult<()> {
         self.make_durable()
