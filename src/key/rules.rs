@@ -145,8 +145,8 @@ pub fn is_internal_namespace(ns: &str) -> bool {
 
 /// Checks a namespace under the input rules: 1..=64 bytes of printable characters without
 /// whitespace, glob or invisible characters, in NFC; `:` and `.` allowed inside, not at either
-/// end. (A namespace in another normalisation form is refused here; [`Key::new`] normalises
-/// it first.)
+/// end. (A namespace in another normalisation form is refused here;
+/// [`Key::new`](crate::key::Key::new) normalises it first.)
 pub fn validate_namespace(ns: &str) -> Result<(), KeyError> {
     check_namespace(ns, Rules::Input)?;
     if !is_nfc(ns) {
@@ -189,7 +189,8 @@ pub(super) fn check_namespace(ns: &str, rules: Rules) -> Result<(), KeyError> {
 
 /// Checks a dot path under the input rules: 1..=8 non-empty segments of at most 64 bytes,
 /// 256 bytes in all, no whitespace, control, glob or invisible characters, no `:`, in NFC.
-/// (A path in another normalisation form is refused here; [`Key::new`] normalises it first.)
+/// (A path in another normalisation form is refused here;
+/// [`Key::new`](crate::key::Key::new) normalises it first.)
 pub fn validate_path(path: &str) -> Result<(), KeyError> {
     check_path(path, Rules::Input)?;
     if !is_nfc(path) {

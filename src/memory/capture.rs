@@ -7,7 +7,7 @@
 //! allowed. Any other reply is refused ([`parse_reply`]) and the call counts as failed: a
 //! line without a tab, prose, numbering, the prompt repeated back (what an echo server
 //! answers). Every line of an accepted reply is then checked on its own ([`check_lines`]):
-//! its path must be acceptable to the classifier's rules ([`super::classify`]: three plain
+//! its path must be acceptable to the classifier's rules ([`super::classify()`]: three plain
 //! segments, the target namespace) and begin with a category of the taxonomy, and its fact
 //! must be a complete statement, not a fragment; a line that fails is dropped with the
 //! reason, the others are kept.

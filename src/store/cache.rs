@@ -113,7 +113,7 @@ pub fn stray_temporaries(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The finding of each stray temporary file (see [`stray_temporaries`]).
+/// The finding of each stray temporary file (see `stray_temporaries`).
 pub fn stray_findings(dir: &Path) -> Vec<CacheFinding> {
     stray_temporaries(dir)
         .into_iter()
@@ -126,7 +126,7 @@ pub fn stray_findings(dir: &Path) -> Vec<CacheFinding> {
         .collect()
 }
 
-/// Removes every stray temporary file (see [`stray_temporaries`]); returns how many.
+/// Removes every stray temporary file (see `stray_temporaries`); returns how many.
 pub fn remove_stray_temporaries(dir: &Path) -> StoreResult<usize> {
     let strays = stray_temporaries(dir);
     for p in &strays {

@@ -559,7 +559,7 @@ impl ObjectStore for SledBackend {
     /// then are the old packs deleted. A crash part way leaves every object readable from
     /// one copy or the other, and whatever it leaves behind is rewritten by the next call.
     /// The copy list comes from the index, never from parsing the old packs, so a torn
-    /// record cannot hide the live records after it. See [`SledBackend::must_rewrite`] for
+    /// record cannot hide the live records after it. See `SledBackend::must_rewrite` for
     /// which packs are picked; a pack kept with dead bytes gets its pack index rewritten from
     /// the index, so that closed reads do not see the objects it no longer has.
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {

@@ -7,8 +7,8 @@
 //! put-if-absent write, so of two machines pushing at once exactly one creates it and the
 //! other is told the branch moved. The layout is [`layout`]'s, written in `store-format.md`.
 //!
-//! What moves is only what the other side lacks: [`Repo::delta`] walks the difference of
-//! trees (equal subtrees are never entered), and a fetch downloads only the objects (byte
+//! What moves is only what the other side lacks: [`Repo::delta`](crate::repo::Repo::delta)
+//! walks the difference of trees (equal subtrees are never entered), and a fetch downloads only the objects (byte
 //! ranges of packs) absent locally, re-hashing every one before anything points at it.
 //!
 //! Nothing a remote says is trusted: every read states the most it accepts (the layout's
