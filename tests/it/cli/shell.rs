@@ -77,20 +77,12 @@ fn the_manual_page_is_roff_naming_every_command() {
     ) else {
         return;
     };
-    let mut child = std::process::Command::new(groff)
-        .args(["-man", "-Tutf8", "-ww", "-z"])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(o.stdout.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::common::run_with_stdin(
+        std::process::Command::new(groff)
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .stderr(std::process::Stdio::piped()),
+        o.stdout.as_bytes(),
+    );
     assert!(out.status.success());
     assert_eq!(String::from_utf8_lossy(&out.stderr), "", "groff warned");
 }

@@ -86,6 +86,17 @@ pub fn cli(store: &Path, args: &[&str]) -> (i32, Value) {
 }
 
 /// A new store at `dir/store`.
+/// Runs `command` with `input` on its stdin (piped), waiting for it to exit.
+pub fn run_with_stdin(command: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the command");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn new_store(dir: &Path) -> PathBuf {
     let store = dir.join("store");
     let o = memoir().arg("new").arg(&store).output().unwrap();

@@ -3,7 +3,6 @@
 //! return at once; the facts arrive in the store a moment later. The Stop hook runs with
 //! the project's virtual environment's Python (see `crate::common::venv_program`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -87,17 +86,11 @@ fn claude_code_stop_hook_captures_the_last_turn_in_the_background() {
                        "hook_event_name": "Stop", "stop_hook_active": false});
 
     let started = Instant::now();
-    let mut child = hook_command(&python, &store, &format!("{}/v1", s.url), &log)
-        .arg(hook("claude-code-stop.py"))
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::common::run_with_stdin(
+        hook_command(&python, &store, &format!("{}/v1", s.url), &log)
+            .arg(hook("claude-code-stop.py")),
+        input.to_string().as_bytes(),
+    );
     let took = started.elapsed();
     assert!(
         out.status.success(),
@@ -128,17 +121,11 @@ fn claude_code_stop_hook_captures_the_last_turn_in_the_background() {
         "not json",
         "{\"transcript_path\": \"/nonexistent/t.jsonl\"}",
     ] {
-        let mut child = hook_command(&python, &store, "http://127.0.0.1:9", &log)
-            .arg(hook("claude-code-stop.py"))
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = crate::common::run_with_stdin(
+            hook_command(&python, &store, "http://127.0.0.1:9", &log)
+                .arg(hook("claude-code-stop.py")),
+            input.as_bytes(),
+        );
         assert!(out.status.success() && out.stdout.is_empty(), "{input}");
     }
 }
