@@ -319,6 +319,10 @@ class MemoirStore(BaseStore):
             if e.result is None or "items" not in e.result:
                 raise
             out = e.result
+        except MemoirError as e:
+            if e.code == 1 and "not found" in e.message:
+                return {}  # no item was ever stored: the namespace does not exist yet
+            raise
         found = {}
         for entry in out["items"]:
             if entry["found"]:

@@ -344,3 +344,53 @@ fn non_loopback_addresses_are_refused_before_anything_listens() {
     assert_eq!(v["code"], 2);
     assert!(v["error"].as_str().unwrap().contains("loopback"), "{v}");
 }
+
+/// Sessions are bounded: each `initialize` opens one, and past the cap the oldest is ended
+/// (its id is then unknown, 404) while the newest still answer.
+#[test]
+fn sessions_are_capped_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let mut server = Listening::start(&store, "127.0.0.1:0");
+    let host = server.authority().to_string();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let post = |body: &str, session: Option<&str>| {
+        let extra = session.map_or(String::new(), |id| {
+            format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n")
+        });
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut ids = Vec::new();
+    for _ in 0..70 {
+        let (code, text) = raw_request(&host, &post(init, None));
+        assert_eq!(code, 200, "{text}");
+        let id = text
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("mcp-session-id")
+                    .then(|| value.trim().to_string())
+            })
+            .expect("a session id");
+        ids.push(id);
+    }
+    let notify = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    // The last 64 answer; the 6 before them were ended.
+    for (i, id) in ids.iter().enumerate() {
+        let (code, text) = raw_request(&host, &post(notify, Some(id)));
+        if i < ids.len() - 64 {
+            assert_eq!(code, 404, "session {i} was ended: {text}");
+            continue;
+        }
+        assert!(code == 202 || code == 200, "session {i}: {text}");
+        let (code, text) = raw_request(&host, &post(list, Some(id)));
+        assert_eq!(code, 200, "session {i} answers: {text}");
+    }
+    assert_eq!(server.terminate().code(), Some(0));
+}

@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
@@ -125,6 +126,50 @@ pub const HTTP_PATH: &str = "/mcp";
 const LOCAL_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
 type HttpService = StreamableHttpService<Handler, LocalSessionManager>;
+
+/// Most HTTP sessions kept at once: a client that opens sessions without end (each
+/// `initialize` is one) pushes out the oldest instead of growing the server without bound.
+pub const MAX_SESSIONS: usize = 64;
+
+/// How long a session may go unused before the server ends it.
+const SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The sessions the server keeps, oldest first, for [`MAX_SESSIONS`].
+struct Sessions {
+    manager: Arc<LocalSessionManager>,
+    order: tokio::sync::Mutex<std::collections::VecDeque<SessionId>>,
+}
+
+impl Sessions {
+    /// Before a session is made: forgets the ones that ended, and ends the oldest while
+    /// there are [`MAX_SESSIONS`].
+    async fn make_room(&self) {
+        let mut order = self.order.lock().await;
+        let mut live = std::collections::VecDeque::with_capacity(order.len());
+        for id in order.drain(..) {
+            if self.manager.has_session(&id).await.unwrap_or(false) {
+                live.push_back(id);
+            }
+        }
+        while live.len() >= MAX_SESSIONS {
+            if let Some(oldest) = live.pop_front() {
+                let _ = self.manager.close_session(&oldest).await;
+            }
+        }
+        *order = live;
+    }
+
+    /// Records the session a response opened, if it did.
+    async fn opened(&self, response: &HttpResponse) {
+        let id = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok());
+        if let Some(id) = id {
+            self.order.lock().await.push_back(SessionId::from(id));
+        }
+    }
+}
 type HttpResponse = Response<BoxBody<Bytes, Infallible>>;
 
 /// Serves `tools` over MCP streamable HTTP at [`HTTP_PATH`] on `listener` (already bound by
@@ -142,13 +187,19 @@ pub fn serve_http(
     net::runtime()?.block_on(async move {
         let config = StreamableHttpServerConfig::default().with_allowed_origins(LOCAL_ORIGINS);
         let stop = config.cancellation_token.clone();
-        let service: HttpService = StreamableHttpService::new(
-            move || Ok(handler.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let served =
-            net::serve_http1(listener, ready, move |req| route(service.clone(), req)).await;
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(SESSION_IDLE);
+        let manager = Arc::new(manager);
+        let sessions = Arc::new(Sessions {
+            manager: manager.clone(),
+            order: Default::default(),
+        });
+        let service: HttpService =
+            StreamableHttpService::new(move || Ok(handler.clone()), manager, config);
+        let served = net::serve_http1(listener, ready, move |req| {
+            route(service.clone(), sessions.clone(), req)
+        })
+        .await;
         stop.cancel();
         served
     })
@@ -203,7 +254,11 @@ async fn checked_post(
     }
 }
 
-async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+async fn route(
+    service: HttpService,
+    sessions: Arc<Sessions>,
+    req: Request<Incoming>,
+) -> Result<HttpResponse, Infallible> {
     let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
     let host = header(hyper::header::HOST);
     let origin = header(hyper::header::ORIGIN);
@@ -228,7 +283,16 @@ async fn route(service: HttpService, req: Request<Incoming>) -> Result<HttpRespo
         return Ok(not_found);
     }
     if req.method() == hyper::Method::POST {
-        return checked_post(service, req).await;
+        // A POST without a session opens one (an `initialize`).
+        let opens = !req.headers().contains_key("mcp-session-id");
+        if opens {
+            sessions.make_room().await;
+        }
+        let response = checked_post(service, req).await?;
+        if opens {
+            sessions.opened(&response).await;
+        }
+        return Ok(response);
     }
     let deleting = req.method() == hyper::Method::DELETE;
     let mut response = service.handle(req).await;
