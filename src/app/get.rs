@@ -78,9 +78,6 @@ impl Memoir {
         let (items, keys, found_count, nearest) = self.reading(|repo| {
             let named = parse()?;
             let (_, root) = self.read_root(repo, at)?;
-            if let Some(ns) = namespace {
-                require_namespace(repo, &root, ns)?;
-            }
             let mut items = Vec::with_capacity(named.len());
             let mut keys = Vec::with_capacity(named.len());
             let mut found_count = 0u64;
@@ -99,6 +96,10 @@ impl Memoir {
                     found: record.is_some(),
                     record,
                 });
+            }
+            // A key found proves its namespace exists: only a miss looks the namespace up.
+            if let Some(ns) = namespace.filter(|_| found_count < keys.len() as u64) {
+                require_namespace(repo, &root, ns)?;
             }
             let nearest = match (keys.as_slice(), found_count) {
                 ([only], 0) => nearest_key(repo, &root, only)?,

@@ -311,15 +311,16 @@ impl Memoir {
                     .1,
                 ),
             };
-            if let Some(ns) = &q.scope.namespace {
-                require_namespace(repo, &repo.root_of(&include)?, ns)?;
-            }
             let exclude: Vec<ObjectId> = exclude.into_iter().collect();
             let commits: Vec<LogEntry> = repo
                 .log(&[include], &exclude, filter.as_ref(), q.limit)?
                 .into_iter()
                 .map(|(id, c)| LogEntry::new(id, c))
                 .collect();
+            // Commits listed prove the namespace exists: only an empty answer looks it up.
+            if let Some(ns) = q.scope.namespace.as_ref().filter(|_| commits.is_empty()) {
+                require_namespace(repo, &repo.root_of(&include)?, ns)?;
+            }
             Ok(LogOutcome {
                 success: true,
                 count: commits.len(),
@@ -342,9 +343,6 @@ impl Memoir {
         let key = parse_key(key, namespace)?;
         self.reading(|repo| {
             let (_, at) = self.read_commit(repo, at)?;
-            if let Some(ns) = namespace {
-                require_namespace(repo, &repo.root_of(&at)?, ns)?;
-            }
             // Without a limit, the entries and the lines come from one walk of the history.
             let (entries, blamed) = match (lines, limit) {
                 (true, None) => {
@@ -357,6 +355,10 @@ impl Memoir {
                 ),
                 (false, _) => (repo.blame(&at, &key, limit)?, None),
             };
+            // Entries prove the namespace exists: only an empty answer looks it up.
+            if let Some(ns) = namespace.filter(|_| entries.is_empty()) {
+                require_namespace(repo, &repo.root_of(&at)?, ns)?;
+            }
             let entries = entries
                 .into_iter()
                 .map(|e| BlameItem {
@@ -413,16 +415,16 @@ impl Memoir {
             let from = self.resolve_rev(repo, &from_rev)?;
             let to = self.resolve_rev(repo, &to_rev)?;
             let (from_root, to_root) = (repo.root_of(&from)?, repo.root_of(&to)?);
-            if let Some(ns) = &q.scope.namespace {
-                // Known on either side.
-                require_namespace(repo, &to_root, ns)
-                    .or_else(|e| require_namespace(repo, &from_root, ns).map_err(|_| e))?;
-            }
             // Each change's records are read, and its stat and patch made, on the thread
             // that found it.
             let out = repo.diff_each(&from_root, &to_root, filter.as_ref(), &|c| {
                 diff_entry(repo, c, records, q.stat, q.patch)
             })?;
+            // Changes prove the namespace exists; with none, it must be known on a side.
+            if let Some(ns) = q.scope.namespace.as_ref().filter(|_| out.is_empty()) {
+                require_namespace(repo, &to_root, ns)
+                    .or_else(|e| require_namespace(repo, &from_root, ns).map_err(|_| e))?;
+            }
             let mut stats = DiffStats::default();
             for e in &out {
                 match e.op {

@@ -179,9 +179,6 @@ impl Memoir {
             sort: req.sort,
         };
         let (mut index, mut notes) = self.index_for_read(at)?;
-        if let Some(ns) = &req.namespace {
-            require_indexed_namespace(&index, ns)?;
-        }
         let mut hits = lexical(&index, &req.query, &scope, req.limit);
         if index.damaged() {
             // A block of the cached index read above was not what was written: the hits are
@@ -189,6 +186,10 @@ impl Memoir {
             drop(index);
             (index, notes) = self.rebuild_index(at)?;
             hits = lexical(&index, &req.query, &scope, req.limit);
+        }
+        // Hits prove the namespace exists: only an empty answer looks it up.
+        if let Some(ns) = req.namespace.as_ref().filter(|_| hits.is_empty()) {
+            require_indexed_namespace(&index, ns)?;
         }
         let hits: Vec<SearchHit> = hits
             .into_iter()

@@ -136,6 +136,19 @@ impl std::ops::Deref for Server {
     }
 }
 
+/// A raw client's `initialize`.
+const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
+
+/// A raw HTTP/1.1 POST of `body` to `path`, with `extra` header lines (each ending `\r\n`).
+fn post_request(host: &str, path: &str, extra: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
 /// One raw HTTP/1.1 request to the server; returns the status code and the whole response.
 fn raw_request(authority: &str, request: &str) -> (u16, String) {
     let mut s = TcpStream::connect(authority).unwrap();
@@ -252,15 +265,7 @@ fn only_the_mcp_path_and_local_origins_are_served() {
     let store = new_store(dir.path());
     let mut server = Listening::start(&store, "127.0.0.1:0");
     let host = server.authority().to_string();
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
-    let post = |path: &str, extra: &str| {
-        format!(
-            "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
-             Connection: close\r\n\r\n{init}",
-            init.len()
-        )
-    };
+    let post = |path: &str, extra: &str| post_request(&host, path, extra, INIT);
     let (code, text) = raw_request(&host, &post("/elsewhere", ""));
     assert_eq!(code, 404, "{text}");
     let (code, text) = raw_request(&host, &post("/mcp", "Origin: https://evil.example\r\n"));
@@ -353,22 +358,16 @@ fn sessions_are_capped_oldest_first() {
     let store = new_store(dir.path());
     let mut server = Listening::start(&store, "127.0.0.1:0");
     let host = server.authority().to_string();
-    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#;
     let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
     let post = |body: &str, session: Option<&str>| {
         let extra = session.map_or(String::new(), |id| {
             format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n")
         });
-        format!(
-            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
-        )
+        post_request(&host, "/mcp", &extra, body)
     };
     let mut ids = Vec::new();
     for _ in 0..70 {
-        let (code, text) = raw_request(&host, &post(init, None));
+        let (code, text) = raw_request(&host, &post(INIT, None));
         assert_eq!(code, 200, "{text}");
         let id = text
             .lines()
