@@ -70,6 +70,9 @@ pub enum MemoirError {
     /// A document that cannot be read as text (exit 1).
     #[error(transparent)]
     Ingest(#[from] IngestError),
+    /// A settings file cannot be read, or a setting not set (exit 1).
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
     /// Invalid input or option combination (exit 1).
     #[error("{0}")]
     Invalid(String),
@@ -132,6 +135,7 @@ impl MemoirError {
             | MemoirError::Memory(_)
             | MemoirError::Rev(_)
             | MemoirError::Ingest(_)
+            | MemoirError::Config(_)
             | MemoirError::Invalid(_) => exit::ERROR,
             MemoirError::Recall(r) => match r {
                 RecallError::Tree(t) => tree_code(t),
