@@ -25,7 +25,7 @@ use super::lifecycle::log_path;
 use super::lock;
 use super::pack_index;
 use super::packs::{pack_files, PACKS_DIR};
-use super::read_only::Scratch;
+use super::read_only::{ReadOnly, Scratch};
 use super::reflog::{RefLog, RefNote};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
@@ -72,8 +72,9 @@ struct Inner {
     /// Check the pack indexes' checksums when the store closes (a closed read found one
     /// wanting).
     verify_indexes: AtomicBool,
-    /// A store opened without write access: every write fails.
-    read_only: bool,
+    /// Why every write through this handle fails, when it does: the store was opened
+    /// without write access, or for reading only because its disk was full.
+    read_only: Option<ReadOnly>,
     /// The private copy of the database such a store reads, removed after the engine closed.
     _scratch: Option<Scratch>,
 }
@@ -82,7 +83,8 @@ impl Drop for Inner {
     /// Before the engine closes, while the LOCK is still held: brings the pack indexes up to
     /// date for closed reads (see `pack_index::refresh`).
     fn drop(&mut self) {
-        let (Engine::Sled(engine), Some(dir), Some(_)) = (&self.engine, &self.path, &self._lock)
+        let (Engine::Sled(engine), Some(dir), Some(_), None) =
+            (&self.engine, &self.path, &self._lock, self.read_only)
         else {
             return;
         };
@@ -150,36 +152,47 @@ impl Store {
                 kind,
                 reflog,
                 verify_indexes: AtomicBool::new(false),
-                read_only: false,
+                read_only: None,
                 _scratch: None,
             }),
         }
     }
 
     /// A handle on `engine`, which reads the store in `path` from the private copy of its
-    /// database in `scratch`, holding no LOCK and writing nothing (see `read_only`).
-    pub(super) fn read_only_parts(engine: Engine, path: PathBuf, scratch: Scratch) -> Store {
+    /// database in `scratch`, writing nothing (see `read_only`); it holds the LOCK it is
+    /// given (a store whose disk is full), none otherwise.
+    pub(super) fn read_only_parts(
+        engine: Engine,
+        path: PathBuf,
+        scratch: Scratch,
+        lock: Option<File>,
+        why: ReadOnly,
+    ) -> Store {
         Store {
             inner: Arc::new(Inner {
                 engine,
                 head: HeadCacheFile::new(None),
-                _lock: None,
+                _lock: lock,
                 path: Some(path),
                 kind: BackendKind::Sled,
                 reflog: None,
                 verify_indexes: AtomicBool::new(false),
-                read_only: true,
+                read_only: Some(why),
                 _scratch: Some(scratch),
             }),
         }
     }
 
-    /// Fails with [`StoreError::ReadOnly`] on a handle opened without write access.
+    /// Fails on a handle that only reads: [`StoreError::ReadOnly`], or
+    /// [`StoreError::DiskFull`] when the disk's being full is why.
     fn writable(&self) -> StoreResult<()> {
-        if self.inner.read_only {
-            return Err(StoreError::ReadOnly);
+        match (self.inner.read_only, &self.inner.path) {
+            (None, _) => Ok(()),
+            (Some(ReadOnly::DiskFull), Some(path)) => {
+                Err(StoreError::DiskFull { path: path.clone() })
+            }
+            (Some(_), _) => Err(StoreError::ReadOnly),
         }
-        Ok(())
     }
 
     /// The engine, for the test hooks.
@@ -305,10 +318,12 @@ impl ObjectStore for Store {
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
+        self.writable()?;
         self.backend().put(id, bytes)
     }
 
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
+        self.writable()?;
         self.backend().put_many(objects)
     }
 

@@ -335,7 +335,7 @@ impl Store {
         let lock = match lock::lock_existing(path, opts.lock_timeout) {
             Ok(lock) => lock,
             Err(e) if read_only::is_read_only_error(&e) => {
-                return Store::open_read_only(path, opts, version, e)
+                return Store::open_read_only(path, opts, version, e, None)
             }
             Err(e) => return Err(e),
         };
@@ -356,7 +356,15 @@ impl Store {
                 if version != FORMAT_VERSION {
                     upgrade::rebuild(path, opts)?;
                 }
-                Engine::Sled(require_recovered(path, open_sled(path, opts)?)?)
+                match open_sled(path, opts) {
+                    Ok(backend) => Engine::Sled(require_recovered(path, backend)?),
+                    // sled writes as it opens: on a full disk the store is still read,
+                    // from a copy of its database elsewhere, holding the LOCK.
+                    Err(e) if read_only::is_disk_full(&e) => {
+                        return Store::open_read_only(path, opts, version, e, Some(lock));
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             // `read_format` never yields Memory; refuse rather than panic if it ever did.
             BackendKind::Memory => {

@@ -170,6 +170,13 @@ pub enum StoreError {
     /// system, or no permission to write its directory).
     #[error("the store is open for reading only (a closed read, or without write access to it); it cannot be written this way")]
     ReadOnly,
+    /// A write to a store whose disk is full (reads still work, from a copy of the
+    /// database made elsewhere).
+    #[error("no space left on the disk of {}: the store can be read but not written until space is freed", path.display())]
+    DiskFull {
+        /// The store directory.
+        path: PathBuf,
+    },
     /// The index has an entry for the object, but its stored copy is not whole where the
     /// entry points: the object is damaged (never absent).
     #[error("the stored copy of object {} is damaged: {damage}", hex(id))]

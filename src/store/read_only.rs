@@ -1,6 +1,7 @@
 //! Reading a store this process cannot write: a read-only file system, or no permission to
-//! write the store's directory. Such a store is read without its LOCK (which cannot be
-//! made or locked) and without writing a byte of it: sled must write to open its database,
+//! write the store's directory, read without its LOCK (which cannot be made or locked); or a
+//! store whose disk is full, read holding its LOCK. Either is read without writing a byte
+//! of it: sled must write to open its database,
 //! so it opens a private copy of `db/` in a scratch directory the caller names (the run
 //! files, immutable and the bulk of the index, are linked rather than copied), over the
 //! store's packs opened for reading. Every write through the handle fails with
@@ -22,12 +23,27 @@ use super::{OpenOptions, SledBackend, Store, StoreError, StoreResult};
 /// The directory of the index's run files inside a database (see `run_index`).
 const RUNS_DIR: &str = "runs";
 
+/// Why a store is read without writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ReadOnly {
+    /// No write access to it.
+    NoWriteAccess,
+    /// Its disk is full: sled could not open its database, which writes as it opens.
+    DiskFull,
+}
+
 /// Whether `e`, met taking a store's LOCK, means the store cannot be written here.
 pub(super) fn is_read_only_error(e: &StoreError) -> bool {
     matches!(e, StoreError::Io { source, .. } if matches!(
         source.kind(),
         io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem
     ))
+}
+
+/// Whether `e`, met opening the database, is a full disk (or quota).
+pub(super) fn is_disk_full(e: &StoreError) -> bool {
+    matches!(e, StoreError::Io { source, .. } if source.kind() == io::ErrorKind::StorageFull
+        || source.kind() == io::ErrorKind::QuotaExceeded)
 }
 
 /// A scratch directory of this process, removed when dropped (after the engine using it
@@ -42,24 +58,38 @@ impl Drop for Scratch {
 }
 
 impl Store {
-    /// Opens the store in `path`, of format `version`, for reading only (the caller found
-    /// its LOCK cannot be taken for want of write access). Needs `opts.scratch_dir`.
+    /// Opens the store in `path`, of format `version`, for reading only: the caller found
+    /// its LOCK cannot be taken for want of write access (`held` is `None`), or took it and
+    /// could not open the database for want of space (`held` is the LOCK, kept while the
+    /// handle lives). Needs `opts.scratch_dir`, on another disk for a full one; without it,
+    /// or when the copy cannot be made there, the error is `denied`.
     pub(super) fn open_read_only(
         path: &Path,
         opts: &OpenOptions,
         version: u32,
         denied: StoreError,
+        held: Option<fs::File>,
     ) -> StoreResult<Store> {
         let Some(scratch_root) = &opts.scratch_dir else {
             return Err(denied);
+        };
+        let why = match held {
+            Some(_) => ReadOnly::DiskFull,
+            None => ReadOnly::NoWriteAccess,
         };
         if version != FORMAT_VERSION {
             // An older store is upgraded by its first open with write access.
             return Err(StoreError::ReadOnly);
         }
         require_log(path)?;
-        let scratch = make_scratch(scratch_root)?;
-        copy_database(&path.join(DB_DIR), &scratch.0)?;
+        let copied = make_scratch(scratch_root)
+            .and_then(|scratch| copy_database(&path.join(DB_DIR), &scratch.0).map(|()| scratch));
+        let scratch = match copied {
+            Ok(scratch) => scratch,
+            // No room for the copy either: the full disk is the error to report.
+            Err(_) if why == ReadOnly::DiskFull => return Err(denied),
+            Err(e) => return Err(e),
+        };
         let backend =
             SledBackend::open_read_only(&scratch.0, &path.join(PACKS_DIR), opts.cache_bytes)?
                 .ok_or_else(|| StoreError::EngineDamaged {
@@ -70,6 +100,8 @@ impl Store {
             Engine::Sled(require_recovered(path, backend)?),
             path.to_path_buf(),
             scratch,
+            held,
+            why,
         ))
     }
 }

@@ -3,6 +3,7 @@
 
 mod branch;
 mod closed;
+mod full_disk;
 mod hints;
 mod history;
 mod hosts;
