@@ -129,8 +129,8 @@ impl PyMemoir {
             merge_policy,
             facet_cap,
         };
-        let opts = checked(py, args.options())?;
-        let who = identity(author, source, actor);
+        let opts = checked(py, args.options(&path))?;
+        let who = identity(author, source, actor, &path);
         checked(py, who.check())?;
         Ok(PyMemoir {
             inner: Memoir::open(path, opts),
@@ -163,8 +163,8 @@ impl PyMemoir {
             merge_policy,
             facet_cap,
         };
-        let opts = checked(py, args.options())?;
-        let who = identity(author, source, actor);
+        let opts = checked(py, args.options(&path))?;
+        let who = identity(author, source, actor, &path);
         let made = py.detach(|| {
             std::panic::catch_unwind(|| Memoir::create(&path, opts, &who))
                 .unwrap_or_else(|_| Err(MemoirError::invalid("internal error in memoir create")))

@@ -2,16 +2,30 @@
 //! the `memoir` command reads for the same setting, then the library's defaults. The library
 //! reads no environment; this face decides, once, when a handle is opened.
 
+use std::path::Path;
 use std::time::Duration;
 
+use memoir::app::config::Layers;
 use memoir::app::{
-    Clock, Env, MemoirError, MemoirResult, MergeStrategy, Options, ReadPoint, WriteAs, MAX_NOW,
+    user_config_path, Clock, Env, MemoirError, MemoirResult, MergeStrategy, Options, ReadPoint,
+    WriteAs, MAX_NOW,
 };
 use memoir::memory::{parse_facet_cap, MergePolicy};
 
 /// An environment variable; empty counts as unset.
 fn env_var(name: &str) -> Option<String> {
     Env::new(|name| std::env::var(name).ok()).var(name)
+}
+
+/// The settings files of the store at `store` and of the user, behind the environment (as
+/// the `memoir` command reads them).
+fn settings_files(store: &Path) -> MemoirResult<Layers> {
+    Layers::read(store, user_config_path(|n| std::env::var(n).ok()).as_deref())
+}
+
+/// A setting: its environment variable, else the settings files.
+fn setting(files: &Layers, name: &str) -> Option<String> {
+    env_var(name).or_else(|| files.from_files(name).map(|(v, _)| v))
 }
 
 /// What a handle is opened with, as given from Python (`None`: not given).
@@ -25,12 +39,15 @@ pub struct OpenArgs {
 }
 
 impl OpenArgs {
-    /// The library options ([`Options::from_env_lookup`]), each argument given taking the
-    /// place of its variable: `lock_timeout` else `MEMOIR_LOCK_TIMEOUT` else 5 s; `now` else
-    /// `MEMOIR_NOW` else the system clock; `merge_policy` else `MEMOIR_MERGE_POLICY`;
-    /// `facet_cap` else `MEMOIR_FACET_MAX_ENTRIES`. No model is configured (recall is
-    /// lexical). Malformed values are exit 1.
-    pub fn options(&self) -> MemoirResult<Options> {
+    /// The library options ([`Options::from_env_lookup`]) of the store at `store`, each
+    /// argument given taking the place of its variable: `lock_timeout` else
+    /// `MEMOIR_LOCK_TIMEOUT` else 5 s; `now` else `MEMOIR_NOW` else the system clock;
+    /// `merge_policy` else `MEMOIR_MERGE_POLICY`; `facet_cap` else
+    /// `MEMOIR_FACET_MAX_ENTRIES`; a variable not set is taken from the settings files (the
+    /// store's `config.toml`, else the user's). No model is configured (recall is lexical).
+    /// Malformed values, and settings files that do not read, are exit 1.
+    pub fn options(&self, store: &Path) -> MemoirResult<Options> {
+        let files = settings_files(store)?;
         let lookup = |name: &str| {
             let given = match name {
                 "MEMOIR_LOCK_TIMEOUT" => self.lock_timeout.is_some(),
@@ -42,7 +59,7 @@ impl OpenArgs {
             if given {
                 None
             } else {
-                std::env::var(name).ok()
+                setting(&files, name)
             }
         };
         // Opening fails on any malformed setting, even one only some operations use.
@@ -119,11 +136,14 @@ pub fn choice<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> MemoirR
     )))
 }
 
-/// The default author of a handle's writes: `MEMOIR_AUTHOR`, else `GIT_AUTHOR_NAME` and
-/// `GIT_AUTHOR_EMAIL`, else `USER`/`USERNAME`, else `unknown` (the command's order, without
-/// asking `git config`, which would start a process).
-pub fn default_author() -> String {
-    if let Some(a) = env_var("MEMOIR_AUTHOR") {
+/// The default author of a handle's writes on the store at `store`: `MEMOIR_AUTHOR`, else
+/// the settings files' `author`, else `GIT_AUTHOR_NAME` and `GIT_AUTHOR_EMAIL`, else
+/// `USER`/`USERNAME`, else `unknown` (the command's order, without asking `git config`, which
+/// would start a process).
+pub fn default_author(store: &Path) -> String {
+    // A file that does not read fails the open itself ([`OpenArgs::options`]).
+    let files = settings_files(store).unwrap_or_default();
+    if let Some(a) = setting(&files, "MEMOIR_AUTHOR") {
         return a;
     }
     match (env_var("GIT_AUTHOR_NAME"), env_var("GIT_AUTHOR_EMAIL")) {
@@ -138,10 +158,15 @@ pub fn default_author() -> String {
 }
 
 /// The provenance a handle writes with: given values, else `MEMOIR_SOURCE`/`MEMOIR_ACTOR`.
-pub fn identity(author: Option<String>, source: Option<String>, actor: Option<String>) -> WriteAs {
+pub fn identity(
+    author: Option<String>,
+    source: Option<String>,
+    actor: Option<String>,
+    store: &Path,
+) -> WriteAs {
     WriteAs {
         branch: None,
-        author: author.unwrap_or_else(default_author),
+        author: author.unwrap_or_else(|| default_author(store)),
         source: source.or_else(|| env_var("MEMOIR_SOURCE")),
         actor: actor.or_else(|| env_var("MEMOIR_ACTOR")),
     }

@@ -105,7 +105,7 @@ pub use remote_sync::{
     PushOutcome,
 };
 pub use settings::{
-    user_config_file, ConfigGetOutcome, ConfigListOutcome, ConfigSetOutcome, SettingItem,
+    user_config_path, ConfigGetOutcome, ConfigListOutcome, ConfigSetOutcome, SettingItem,
 };
 pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};

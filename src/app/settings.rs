@@ -78,10 +78,19 @@ pub struct ConfigSetOutcome {
 
 impl Outcome for ConfigSetOutcome {}
 
-/// The user's settings file under a configuration directory (`$XDG_CONFIG_HOME`, else
-/// `~/.config`).
-pub fn user_config_file(config_dir: &Path) -> PathBuf {
-    config_dir.join("memoir").join("config.toml")
+/// The user's settings file, from the environment `env` gives: `memoir/config.toml` under
+/// `XDG_CONFIG_HOME` (when absolute), else under `~/.config` (`HOME`, else `USERPROFILE`);
+/// `None` when neither is known.
+pub fn user_config_path(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty());
+    let dir = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            let home = var("HOME").or_else(|| var("USERPROFILE"))?;
+            Some(Path::new(&home).join(".config"))
+        })?;
+    Some(dir.join("memoir").join("config.toml"))
 }
 
 impl Layers {

@@ -35,18 +35,9 @@ pub fn process_env() -> Env<fn(&str) -> Option<String>> {
     Env::new(|name| std::env::var(name).ok())
 }
 
-/// The user's settings file: under `XDG_CONFIG_HOME` (when absolute), else `~/.config`.
+/// The user's settings file ([`memoir::app::user_config_path`] of the process's environment).
 pub fn user_config_path() -> Option<PathBuf> {
-    let raw = process_env();
-    let dir = raw
-        .var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            let home = raw.var("HOME").or_else(|| raw.var("USERPROFILE"))?;
-            Some(Path::new(&home).join(".config"))
-        })?;
-    Some(memoir::app::user_config_file(&dir))
+    memoir::app::user_config_path(|name| std::env::var(name).ok())
 }
 
 /// Reads the settings files of the store at `store` and of the user, once, for [`env`].
