@@ -22,6 +22,7 @@ mod input;
 mod kept_open;
 mod last_runs;
 mod maintenance;
+mod memory_files;
 mod merge;
 mod merge_preview;
 mod prefix_counts;
@@ -38,6 +39,7 @@ mod search;
 mod stats;
 mod status;
 mod summarize;
+mod sync_branch;
 mod taxonomy;
 mod transaction;
 mod transfer;
@@ -82,6 +84,7 @@ pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_
 pub use kept_open::KeptOpenStore;
 pub use last_runs::{FsckRun, GcRun, LastRuns, MAINTENANCE_FILE};
 pub use maintenance::{FsckOutcome, GcOutcome};
+pub use memory_files::{MemoryCommand, MemoryFileError, MemoryFileOutcome, MEMORY_ROOT};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
 pub use prefix_counts::PrefixCounts;
@@ -117,6 +120,7 @@ pub use recall::{
 };
 pub use search::{SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
+pub use sync_branch::{SyncBranchOutcome, SyncBranchRequest, SYNC_DEFAULT_TARGET};
 pub use taxonomy::{
     CategorySummary, TaxonomyListOutcome, TaxonomyShowOutcome, TaxonomySnippetOutcome,
     TaxonomyWriteOutcome,
