@@ -12,10 +12,10 @@ use serde::Serialize;
 use crate::key::{namespace_prefix, Key, DEFAULT_NAMESPACE};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit};
-use crate::repo::Head;
+use crate::repo::{Head, RepoError};
 
 use super::transaction::CreatedBranch;
-use super::{read_target, Memoir, MemoirResult, Outcome, WriteAs};
+use super::{did_you_mean, read_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// The branch memories are promoted into when none is named.
 pub const SYNC_DEFAULT_TARGET: &str = "main";
@@ -84,7 +84,7 @@ impl Memoir {
             .clone()
             .unwrap_or_else(|| SYNC_DEFAULT_TARGET.to_string());
         if target == req.source {
-            return Err(super::MemoirError::invalid(format!(
+            return Err(MemoirError::invalid(format!(
                 "cannot promote branch '{target}' into itself"
             )));
         }
@@ -92,11 +92,21 @@ impl Memoir {
             branch: Some(target.clone()),
             ..who.clone()
         };
-        // The target must exist: a write would create it, a promotion must not.
+        // Both must exist: a write would create the target, a promotion must not.
         {
             let repo = self.open_repo()?;
-            read_target(&repo, Some(&target))?;
-            read_target(&repo, Some(&req.source))?;
+            for b in [&req.source, &target] {
+                match repo.branch_tip(b) {
+                    Ok(_) => {}
+                    Err(RepoError::BranchNotFound(_)) => {
+                        return Err(MemoirError::not_found(format!(
+                            "branch '{b}' not found{}",
+                            did_you_mean(repo.nearest_branch(b)?)
+                        )))
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
         }
         let tx = self.start_transaction(&writer)?;
         let repo = tx.repo();

@@ -49,7 +49,7 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
 }
 
 /// A boolean, or `"true"`/`"false"`.
-fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(b),
