@@ -23,6 +23,7 @@ mod llm;
 mod maintenance;
 mod mcp;
 mod mcp_concurrency;
+mod mcp_hosts;
 mod mcp_http;
 mod names;
 mod prolly;
