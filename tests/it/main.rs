@@ -38,4 +38,5 @@ mod secrets;
 mod skill;
 mod store;
 mod taxonomy;
+mod typescript_sdk;
 mod ui;
