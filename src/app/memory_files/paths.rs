@@ -106,12 +106,15 @@ pub(crate) fn unescape(segment: &str) -> String {
     while let Some(i) = rest.find('%') {
         out.push_str(&rest[..i]);
         let tail = &rest[i..];
-        if tail.starts_with("%2E") || tail.starts_with("%2e") {
+        if let Some(after) = tail
+            .strip_prefix("%2E")
+            .or_else(|| tail.strip_prefix("%2e"))
+        {
             out.push('.');
-            rest = &tail[3..];
-        } else if tail.starts_with("%25") {
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("%25") {
             out.push('%');
-            rest = &tail[3..];
+            rest = after;
         } else {
             out.push('%');
             rest = &tail[1..];
