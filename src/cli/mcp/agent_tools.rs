@@ -17,7 +17,7 @@ use memoir::app::{
 use super::super::context::Ctx;
 use super::super::output::{exit, CliError, Report};
 use super::super::{capture, taxonomy};
-use super::params::flag;
+use super::params::{flag, integer, integers};
 use super::resources::uri_of;
 use super::tools::{parse, spec, Hints, Spec, Tools};
 
@@ -88,6 +88,7 @@ pub struct MemoryParams {
     /// The path, under /memories (every command but rename)
     pub path: Option<String>,
     /// view of a file: [first line, last line] (from 1; -1 for the end)
+    #[serde(default, deserialize_with = "integers")]
     pub view_range: Option<Vec<i64>>,
     /// create: the file's text
     pub file_text: Option<String>,
@@ -96,6 +97,7 @@ pub struct MemoryParams {
     /// str_replace: its replacement
     pub new_str: Option<String>,
     /// insert: lines kept above the new text (0: at the top)
+    #[serde(default, deserialize_with = "integer")]
     pub insert_line: Option<i64>,
     /// insert: the text inserted
     pub insert_text: Option<String>,
@@ -362,4 +364,27 @@ pub fn dispatch(
         }
     };
     NAMES.contains(&name).then(run)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_numbers_come_as_numbers_or_numeric_strings() {
+        let p: MemoryParams = serde_json::from_value(json!({
+            "command": "insert", "path": "/memories/a", "insert_line": "2", "insert_text": "x"
+        }))
+        .expect("string line");
+        assert_eq!(p.insert_line, Some(2));
+        let p: MemoryParams = serde_json::from_value(json!({
+            "command": "view", "path": "/memories/a", "view_range": [1, "-1"]
+        }))
+        .expect("mixed range");
+        assert_eq!(p.view_range, Some(vec![1, -1]));
+        assert!(serde_json::from_value::<MemoryParams>(
+            json!({"command": "view", "path": "/m", "view_range": ["x"]})
+        )
+        .is_err());
+    }
 }
