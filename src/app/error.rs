@@ -74,6 +74,9 @@ pub enum MemoirError {
     /// when nothing is at the path, else 1).
     #[error(transparent)]
     MemoryFile(#[from] super::memory_files::MemoryFileError),
+    /// A settings file cannot be read, or a setting not set (exit 1).
+    #[error(transparent)]
+    Config(#[from] super::config::ConfigError),
     /// Invalid input or option combination (exit 1).
     #[error("{0}")]
     Invalid(String),
@@ -136,6 +139,7 @@ impl MemoirError {
             | MemoirError::Memory(_)
             | MemoirError::Rev(_)
             | MemoirError::Ingest(_)
+            | MemoirError::Config(_)
             | MemoirError::Invalid(_) => exit::ERROR,
             MemoirError::Recall(r) => match r {
                 RecallError::Tree(t) => tree_code(t),

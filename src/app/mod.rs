@@ -12,6 +12,7 @@ mod branch;
 mod caches;
 mod capture;
 mod clock;
+pub mod config;
 mod env;
 mod error;
 mod forget;
@@ -37,6 +38,7 @@ mod remote;
 #[cfg(feature = "remote")]
 mod remote_sync;
 mod search;
+mod settings;
 mod stats;
 mod status;
 mod summarize;
@@ -106,6 +108,9 @@ pub use remote::{
 pub use remote_sync::{
     CloneOutcome, FetchOutcome, FetchedBranch, GcRemoteOutcome, ProgressFn, PullOutcome,
     PushOutcome,
+};
+pub use settings::{
+    user_config_file, ConfigGetOutcome, ConfigListOutcome, ConfigSetOutcome, SettingItem,
 };
 pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POINTS};
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};

@@ -12,9 +12,9 @@ use clap::{ArgMatches, FromArgMatches, Subcommand};
 
 use super::output::{CliError, Report};
 use super::{
-    branch, capture, checkout, export, forget, get, history, import, maintenance, mcp, merge, new,
-    proof, recall, remember, remote, search, shell, status, summarize, taxonomy, tour, ui, watch,
-    Ctx,
+    branch, capture, checkout, config, export, forget, get, history, import, maintenance, mcp,
+    merge, new, proof, recall, remember, remote, search, shell, status, summarize, taxonomy, tour,
+    ui, watch, Ctx,
 };
 
 /// Expands the table: `"name" Variant(Args) => runner, "description";` for each command.
@@ -175,6 +175,8 @@ commands! {
     "tour" Tour(tour::Args) => tour::run, "Walk through memoir on a throwaway store";
     "watch" Watch(watch::Args) => watch::run,
         "Keep documents (Markdown, text, HTML, PDF) as searchable memories";
+    "config" Config(config::Args) => config::run,
+        "Read and change settings: the store's config.toml and yours";
     "completions" Completions(shell::CompletionsArgs) => shell::completions,
         "Print a shell's completion script (bash, zsh, fish, powershell, elvish)";
     "man" Man(shell::ManArgs) => shell::man, "Print memoir's manual page (roff)";

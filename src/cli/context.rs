@@ -4,20 +4,56 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::Args;
 
+use memoir::app::config::Layers;
 use memoir::app::{Env, Memoir, Options, Outcome, ReadPoint, WriteAs};
 use memoir::llm::ProviderConfig;
 use memoir::memory::{FacetCap, MergePolicy};
 
 use super::output::{esc, CliError, Printer, Report, Style};
 
-/// The process's environment, as the library reads settings from it.
+/// The settings files behind the environment ([`load_settings`] reads them once, at start).
+static SETTINGS_FILES: OnceLock<Layers> = OnceLock::new();
+
+/// The settings: each variable from the process's environment, else the store's settings
+/// file, else the user's (flags, which win over both, are applied by each command).
 pub fn env() -> Env<fn(&str) -> Option<String>> {
+    Env::new(|name| {
+        std::env::var(name)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .or_else(|| SETTINGS_FILES.get()?.from_files(name).map(|(v, _)| v))
+    })
+}
+
+/// The process's environment alone, without the settings files.
+pub fn process_env() -> Env<fn(&str) -> Option<String>> {
     Env::new(|name| std::env::var(name).ok())
+}
+
+/// The user's settings file: under `XDG_CONFIG_HOME` (when absolute), else `~/.config`.
+pub fn user_config_path() -> Option<PathBuf> {
+    let raw = process_env();
+    let dir = raw
+        .var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            let home = raw.var("HOME").or_else(|| raw.var("USERPROFILE"))?;
+            Some(Path::new(&home).join(".config"))
+        })?;
+    Some(memoir::app::user_config_file(&dir))
+}
+
+/// Reads the settings files of the store at `store` and of the user, once, for [`env`].
+pub fn load_settings(store: &Path) -> Result<(), CliError> {
+    let layers = Layers::read(store, user_config_path().as_deref())?;
+    let _ = SETTINGS_FILES.set(layers);
+    Ok(())
 }
 
 /// Reads an environment variable; empty counts as unset.
@@ -75,9 +111,10 @@ pub(super) fn options_from_env(
     lock_timeout: Duration,
     command: &super::commands::Command,
 ) -> Result<Options, CliError> {
+    let settings = env();
     let options = Options::from_env_lookup(|name| match name {
         "MEMOIR_LOCK_TIMEOUT" => None,
-        _ => std::env::var(name).ok(),
+        _ => settings.var(name),
     })?;
     Ok(Options {
         lock_timeout,

@@ -14,6 +14,7 @@ mod branch;
 mod capture;
 mod checkout;
 mod commands;
+mod config;
 mod export;
 mod forget;
 mod get;
@@ -46,6 +47,7 @@ use std::time::Duration;
 
 use clap::Parser;
 
+use memoir::app::Options;
 use memoir::Memoir;
 
 use commands::{dispatch, Command};
@@ -92,9 +94,9 @@ struct GlobalArgs {
     /// Print more detail on stderr
     #[arg(short, long, global = true)]
     verbose: bool,
-    /// Seconds to wait for a store another process holds
-    #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", default_value = "5", value_parser = parse_seconds, global = true)]
-    lock_timeout: Duration,
+    /// Seconds to wait for a store another process holds [default: 5]
+    #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds, global = true)]
+    lock_timeout: Option<Duration>,
 }
 
 /// A store path with a leading `~` expanded (hosts start servers without a shell).
@@ -255,11 +257,27 @@ fn run(args: Vec<OsString>) -> u8 {
     let json = g.json || env_flag("MEMOIR_JSON");
     let quiet = g.quiet || env_flag("MEMOIR_QUIET");
     let p = printer(json, quiet);
-    let options = match options_from_env(g.lock_timeout, &cli.command) {
+    let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
+    // `config` reads the files itself, so that it can mend one that does not parse.
+    if !matches!(cli.command, Command::Config(_)) {
+        if let Err(e) = context::load_settings(&store_path) {
+            return p.emit(Err(e));
+        }
+    }
+    let lock_timeout = match g.lock_timeout.map(Ok).or_else(|| {
+        context::env()
+            .lock_timeout()
+            .map_err(CliError::from)
+            .transpose()
+    }) {
+        None => Options::default().lock_timeout,
+        Some(Ok(t)) => t,
+        Some(Err(e)) => return p.emit(Err(e)),
+    };
+    let options = match options_from_env(lock_timeout, &cli.command) {
         Ok(o) => o,
         Err(e) => return p.emit(Err(e)),
     };
-    let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
     let app = Arc::new(Memoir::open(&store_path, options));
     let ctx = Ctx {
         store_path,

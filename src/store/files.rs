@@ -60,6 +60,12 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> StoreResult<()> {
     replace_file(path, bytes, true)
 }
 
+/// As [`write_atomically`], for a file only its owner may read (mode 0600 from the moment it
+/// is created, so a secret in it is never readable by others, not even briefly).
+pub(crate) fn write_atomically_private(path: &Path, bytes: &[u8]) -> StoreResult<()> {
+    replace_with(path, true, PRIVATE, &mut |f| f.write_all(bytes))
+}
+
 /// As [`write_atomically`], without the two syncs: for derived caches, which are checked on
 /// load and rebuilt when missing or damaged, so a crash may lose the newest copy but never
 /// shows a torn one to a reader. Every command that closes the store publishes one, so the
@@ -74,7 +80,7 @@ pub(crate) fn write_cache_file_with(
     path: &Path,
     fill: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
 ) -> StoreResult<()> {
-    replace_with(path, false, &mut |f| {
+    replace_with(path, false, SHARED, &mut |f| {
         // Writes of 64 KiB, not more: the page cache keeps a file in folios as large as the
         // writes that made it, and a reader that maps the file is charged a whole folio for
         // each page it touches (a search at 1,000,000 memories, reading a few hundred pages
@@ -87,12 +93,18 @@ pub(crate) fn write_cache_file_with(
 }
 
 fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
-    replace_with(path, durable, &mut |f| f.write_all(bytes))
+    replace_with(path, durable, SHARED, &mut |f| f.write_all(bytes))
 }
+
+/// Permission bits a new file is created with: readable by all (less the umask), or by its
+/// owner only.
+const SHARED: u32 = 0o666;
+const PRIVATE: u32 = 0o600;
 
 fn replace_with(
     path: &Path,
     durable: bool,
+    mode: u32,
     fill: &mut dyn FnMut(&mut File) -> io::Result<()>,
 ) -> StoreResult<()> {
     let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -111,7 +123,14 @@ fn replace_with(
         return Err(io_err(dir)(e));
     }
     let tmp = temp_path(path);
-    let written = File::create(&tmp)
+    let mut open = fs::OpenOptions::new();
+    open.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut open, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let written = open
+        .open(&tmp)
         .and_then(|mut f| {
             fill(&mut f)?;
             if durable {

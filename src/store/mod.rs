@@ -41,7 +41,9 @@ pub use cache::{
 };
 #[cfg(any(test, feature = "testing"))]
 pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
-pub(crate) use files::{write_cache_file, write_cache_file_with};
+pub(crate) use files::{
+    write_atomically, write_atomically_private, write_cache_file, write_cache_file_with,
+};
 pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
 pub use head_cache::{CachedHead, CachedRefs, HeadCache};

@@ -10,6 +10,7 @@ mod maintenance;
 mod output;
 mod read;
 mod repair;
+mod settings;
 mod shell;
 mod store;
 mod watch;
