@@ -77,6 +77,11 @@ class Memoir:
         actor: Optional[str] = ...,
     ) -> Json:
         """``memoir forget KEY``; a missing key raises ``NotFoundError``."""
+    def memory_command(
+        self, command: str, *, namespace: Optional[str] = ..., branch: Optional[str] = ...,
+        author: Optional[str] = ..., source: Optional[str] = ..., actor: Optional[str] = ...,
+    ) -> Json:
+        """One command of Anthropic's memory tool, as JSON; ``text`` is its answer."""
     def log(
         self, rev: Optional[str] = ..., *, limit: Optional[int] = ...,
         namespace: Optional[str] = ..., keys: Optional[_Keys] = ..., branch: Optional[str] = ...,

@@ -3,8 +3,8 @@
 
 use memoir::app::{
     DiffQuery, ExportOutcome, ForgetRequest, ImportRequest, KeyScope, LogQuery, MemoirError,
-    MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest, SearchRequest, Sort,
-    SummarizeRequest, SummaryKind, WriteAs,
+    MemoryCommand, MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest,
+    SearchRequest, Sort, SummarizeRequest, SummaryKind, WriteAs,
 };
 use memoir::Memoir;
 use pyo3::exceptions::PyTypeError;
@@ -376,6 +376,37 @@ impl PyMemoir {
         };
         let who = self.write_as(branch, author, source, actor);
         self.call(py, move |m| m.forget(&req, &who))
+    }
+
+    /// Anthropic's memory tool (``memory_20250818``) over the store: runs one command, given
+    /// as the JSON the model sends (``{"command": "view", "path": "/memories"}``), on the
+    /// memories of ``namespace`` (default ``default``): directories are key prefixes, files
+    /// are memories, each change one commit. Returns the outcome dict; ``text`` is the
+    /// tool's answer. A refusal raises ``MemoirError`` whose message is the tool's error text
+    /// (``NotFoundError`` when nothing is at the path). ``memoir.anthropic.MemoirMemoryTool``
+    /// wraps this in the ``anthropic`` SDK's tool class.
+    #[pyo3(signature = (command, *, namespace=None, branch=None, author=None, source=None, actor=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn memory_command(
+        &self,
+        py: Python<'_>,
+        command: String,
+        namespace: Option<String>,
+        branch: Option<String>,
+        author: Option<String>,
+        source: Option<String>,
+        actor: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let parsed: MemoryCommand = serde_json::from_str(&command).map_err(|e| {
+            invalid(
+                py,
+                MemoirError::invalid(format!("not a memory tool command: {e}")),
+            )
+        })?;
+        let who = self.write_as(branch, author, source, actor);
+        self.call(py, move |m| {
+            m.memory_files(&parsed, namespace.as_deref(), &who)
+        })
     }
 
     /// ``memoir log [REV or A..B]``: commits newest first (``limit`` of them), only those that

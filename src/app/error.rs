@@ -70,6 +70,10 @@ pub enum MemoirError {
     /// A document that cannot be read as text (exit 1).
     #[error(transparent)]
     Ingest(#[from] IngestError),
+    /// A memory tool command refused (its message is the text the model is shown; exit 2
+    /// when nothing is at the path, else 1).
+    #[error(transparent)]
+    MemoryFile(#[from] super::memory_files::MemoryFileError),
     /// A settings file cannot be read, or a setting not set (exit 1).
     #[error(transparent)]
     Config(#[from] super::config::ConfigError),
@@ -143,6 +147,8 @@ impl MemoirError {
                 _ => exit::ERROR,
             },
             MemoirError::Remote(r) => remote_code(r),
+            MemoirError::MemoryFile(m) if m.is_not_found() => exit::NOT_FOUND,
+            MemoirError::MemoryFile(_) => exit::ERROR,
             MemoirError::NotFound(_) => exit::NOT_FOUND,
             MemoirError::Coded { code, .. } => *code,
         }

@@ -22,7 +22,9 @@ mod ids;
 mod input;
 mod kept_open;
 mod last_runs;
+mod listing;
 mod maintenance;
+mod memory_files;
 mod merge;
 mod merge_preview;
 mod prefix_counts;
@@ -40,6 +42,7 @@ mod settings;
 mod stats;
 mod status;
 mod summarize;
+mod sync_branch;
 mod taxonomy;
 mod transaction;
 mod transfer;
@@ -83,7 +86,9 @@ pub use input::{parse_key, read_import, read_text};
 pub use input::{MAX_CONTENT_BYTES, MAX_IMPORT_BYTES, MAX_IMPORT_LINE_BYTES, MAX_PROOF_TEXT_BYTES};
 pub use kept_open::KeptOpenStore;
 pub use last_runs::{FsckRun, GcRun, LastRuns, MAINTENANCE_FILE};
+pub use listing::{KeyPage, MAX_PAGE};
 pub use maintenance::{FsckOutcome, GcOutcome};
+pub use memory_files::{MemoryCommand, MemoryFileError, MemoryFileOutcome, MEMORY_ROOT};
 pub use merge::{MergeOutcome, MergeRequest, MergeResultKind, MergeStrategy};
 pub use merge_preview::{MergePreviewOutcome, PreviewConflict};
 pub use prefix_counts::PrefixCounts;
@@ -122,6 +127,7 @@ pub use recall::{
 };
 pub use search::{SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
+pub use sync_branch::{SyncBranchOutcome, SyncBranchRequest, SYNC_DEFAULT_TARGET};
 pub use taxonomy::{
     CategorySummary, TaxonomyListOutcome, TaxonomyShowOutcome, TaxonomySnippetOutcome,
     TaxonomyWriteOutcome,

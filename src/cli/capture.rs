@@ -88,7 +88,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
     Ok(render(ctx, &out))
 }
 
-fn render(ctx: &Ctx, out: &CaptureOutcome) -> Report {
+/// Renders capture's outcome (also the MCP tool's answer).
+pub fn render(ctx: &Ctx, out: &CaptureOutcome) -> Report {
     let s = &ctx.style;
     let mut r = ctx.report(out);
     let verb = if out.dry_run {

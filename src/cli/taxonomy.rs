@@ -152,7 +152,8 @@ fn origin(stored: bool) -> &'static str {
     }
 }
 
-fn list(ctx: &Ctx, out: &TaxonomyListOutcome) -> Report {
+/// Renders `taxonomy list`.
+pub fn list(ctx: &Ctx, out: &TaxonomyListOutcome) -> Report {
     let s = &ctx.style;
     let mut r = ctx.report(out).line(s.bold(&format!(
         "Taxonomy {} ({})",
@@ -171,7 +172,8 @@ fn list(ctx: &Ctx, out: &TaxonomyListOutcome) -> Report {
     r
 }
 
-fn show(ctx: &Ctx, out: &TaxonomyShowOutcome) -> Report {
+/// Renders `taxonomy show`.
+pub fn show(ctx: &Ctx, out: &TaxonomyShowOutcome) -> Report {
     let c = &out.category;
     let mut r = ctx.report(out).line(ctx.style.bold(&format!(
         "{} (taxonomy {}, {})",

@@ -47,18 +47,33 @@ fn tool_list_matches_the_golden_file() {
             "memoir_forget",
             "memoir_checkout",
             "memoir_merge",
+            "memoir_capture",
+            "memoir_taxonomy",
+            "memoir_sync_branch",
+            "memoir_memory",
+            "search",
+            "fetch",
         ]
     );
     for t in &tools {
         let a = t.annotations.as_ref().expect("annotations");
         let read_only = !matches!(
             t.name.as_ref(),
-            "memoir_remember" | "memoir_forget" | "memoir_checkout" | "memoir_merge"
+            "memoir_remember"
+                | "memoir_forget"
+                | "memoir_checkout"
+                | "memoir_merge"
+                | "memoir_capture"
+                | "memoir_sync_branch"
+                | "memoir_memory"
         );
         assert_eq!(a.read_only_hint, Some(read_only), "{}", t.name);
         assert_eq!(
             a.destructive_hint,
-            Some(t.name == "memoir_forget"),
+            Some(matches!(
+                t.name.as_ref(),
+                "memoir_forget" | "memoir_sync_branch" | "memoir_memory"
+            )),
             "{}",
             t.name
         );

@@ -32,5 +32,5 @@ fn official_python_sdk_drives_the_server() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "pytest failed:\n{text}");
-    assert!(text.contains("6 passed"), "{text}");
+    assert!(text.contains("7 passed"), "{text}");
 }

@@ -22,7 +22,31 @@ from conftest import memoir_bin
 EXPECTED_TOOLS = {
     "memoir_summarize", "memoir_get", "memoir_recall", "memoir_search", "memoir_log",
     "memoir_blame", "memoir_diff", "memoir_status", "memoir_branches", "memoir_remember",
-    "memoir_forget", "memoir_checkout", "memoir_merge",
+    "memoir_forget", "memoir_checkout", "memoir_merge", "memoir_capture", "memoir_taxonomy",
+    "memoir_sync_branch", "memoir_memory", "search", "fetch",
+}
+
+#: (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) of every tool.
+ANNOTATIONS = {
+    "memoir_summarize": (True, False, True, False),
+    "memoir_get": (True, False, True, False),
+    "memoir_recall": (True, False, True, False),
+    "memoir_search": (True, False, True, False),
+    "memoir_log": (True, False, True, False),
+    "memoir_blame": (True, False, True, False),
+    "memoir_diff": (True, False, True, False),
+    "memoir_status": (True, False, True, False),
+    "memoir_branches": (True, False, True, False),
+    "memoir_remember": (False, False, False, False),
+    "memoir_forget": (False, True, False, False),
+    "memoir_checkout": (False, False, True, False),
+    "memoir_merge": (False, False, False, False),
+    "memoir_capture": (False, False, False, True),
+    "memoir_taxonomy": (True, False, True, False),
+    "memoir_sync_branch": (False, True, True, False),
+    "memoir_memory": (False, True, False, False),
+    "search": (True, False, True, False),
+    "fetch": (True, False, True, False),
 }
 
 
@@ -61,6 +85,92 @@ async def exercise(session: ClientSession) -> None:
     r = await session.call_tool("memoir_get", {"keys": ["no.such"]})
     assert r.is_error
     assert r.structured_content["code"] == 2
+
+
+async def every_tool_and_resource(session: ClientSession) -> None:
+    """Lists and calls every tool (capture with a scripted model), checks each tool's
+    annotations, and lists and reads the memories as resources."""
+    await session.initialize()
+    tools = (await session.list_tools()).tools
+    assert {t.name for t in tools} == set(ANNOTATIONS)
+    for t in tools:
+        a = t.annotations
+        got = (a.read_only_hint, a.destructive_hint, a.idempotent_hint, a.open_world_hint)
+        assert got == ANNOTATIONS[t.name], t.name
+
+    calls = [
+        ("memoir_summarize", {"depth": 1}),
+        ("memoir_get", {"keys": ["infra.database"]}),
+        ("memoir_recall", {"query": "database"}),
+        ("memoir_search", {"query": "pytest"}),
+        ("memoir_log", {"limit": 5}),
+        ("memoir_blame", {"key": "infra.database"}),
+        ("memoir_diff", {}),
+        ("memoir_status", {}),
+        ("memoir_branches", {}),
+        ("memoir_checkout", {"target": "side", "create": True}),
+        ("memoir_remember", {"content": "ruff lints the code", "path": "tools.lint"}),
+        ("memoir_checkout", {"target": "main"}),
+        ("memoir_sync_branch", {"source": "side"}),
+        ("memoir_merge", {"source": "side"}),
+        ("memoir_forget", {"key": "preferences.coding.style"}),
+        ("memoir_capture", {"turn": "[Human] Jobs go through RabbitMQ now.\n[Assistant] Noted."}),
+        ("memoir_taxonomy", {"action": "show", "id": "preferences"}),
+        ("memoir_memory", {"command": "create", "path": "/memories/a.md", "file_text": "hello"}),
+        ("search", {"query": "postgres"}),
+        ("fetch", {"id": "default:infra.database"}),
+    ]
+    assert {name for name, _ in calls} == set(ANNOTATIONS)
+    answers = {}
+    for name, args in calls:
+        r = await session.call_tool(name, args)
+        assert not r.is_error, (name, r.content)
+        answers[name] = r.structured_content
+    assert answers["memoir_sync_branch"]["added_keys"] == ["tools.lint"]
+    assert answers["memoir_capture"]["captured"][0]["key"] == "project.infra.queue"
+    assert answers["search"]["results"][0] == {
+        "id": "default:infra.database",
+        "title": "infra.database",
+        "url": "memoir://default/infra.database",
+    }
+    assert answers["fetch"]["text"] == "the staging database is postgres 16"
+    r = await session.call_tool("memoir_memory", {"command": "view", "path": "/memories/../x"})
+    assert r.is_error and r.content[0].text == "Path /memories/../x would escape /memories directory"
+
+    listed = await session.list_resources()
+    uris = [str(r.uri) for r in listed.resources]
+    assert "memoir://default/infra.database" in uris and listed.next_cursor is None
+    read = await session.read_resource("memoir://default/infra.database")
+    assert read.contents[0].text == "the staging database is postgres 16"
+    # The store's first memory, at the commit that wrote it.
+    log = (await session.call_tool("memoir_log", {"limit": 100})).structured_content["commits"]
+    first = log[-2]["hash"]
+    old = await session.read_resource(f"memoir://default/preferences.coding.testing?at={first}")
+    assert old.contents[0].text == "prefers pytest over unittest"
+    templates = await session.list_resource_templates()
+    assert templates.resource_templates[0].uri_template == "memoir://{namespace}/{path}"
+
+
+def model_script(tmp_path) -> str:
+    script = tmp_path / "model.sh"
+    script.write_text(
+        "cat >/dev/null\nprintf 'project.infra.queue\\tJobs go through RabbitMQ.\\n'\n"
+    )
+    return f"sh {script}"
+
+
+def test_every_tool_and_resource_over_stdio(store, tmp_path):
+    async def main():
+        params = StdioServerParameters(
+            command=memoir_bin(),
+            args=["mcp", "--store", store],
+            env={"MEMOIR_LLM_COMMAND": model_script(tmp_path), "MEMOIR_AUTHOR": "tester"},
+        )
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await every_tool_and_resource(session)
+
+    asyncio.run(main())
 
 
 def test_stdio_session(store):

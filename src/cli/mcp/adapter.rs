@@ -13,8 +13,9 @@ use hyper::{Request, Response, StatusCode};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -23,7 +24,9 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 
 use super::super::net;
+use super::super::output::{exit, CliError};
 use super::jsonrpc::{error_response, triage, Triage, INVALID_REQUEST};
+use super::resources::TEMPLATE;
 use super::tools::{specs, Tools, INSTRUCTIONS};
 
 #[derive(Clone)]
@@ -38,15 +41,20 @@ fn tool_of(s: super::tools::Spec) -> Tool {
             .read_only(s.read_only)
             .destructive(s.destructive)
             .idempotent(s.idempotent)
-            .open_world(false),
+            .open_world(s.open_world),
     )
 }
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("memoir", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("memoir", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -76,6 +84,73 @@ impl ServerHandler for Handler {
         };
         result.structured_content = Some(answer.structured);
         Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let tools = Arc::clone(&self.tools);
+        let cursor = request.and_then(|r| r.cursor);
+        let (listed, next) = blocking(move || tools.list_resources(cursor.as_deref())).await?;
+        let resources = listed
+            .into_iter()
+            .map(|l| {
+                Resource::new(l.uri, l.name)
+                    .with_title(l.title)
+                    .with_mime_type("text/plain")
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template = ResourceTemplate::new(TEMPLATE, "memory")
+            .with_title("A memory")
+            .with_description(
+                "The memory at a key: memoir://NAMESPACE/PATH (percent-encoded); \
+                 add ?at=REV to read it at a revision",
+            )
+            .with_mime_type("text/plain");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let tools = Arc::clone(&self.tools);
+        let uri = request.uri;
+        let asked = uri.clone();
+        let text = blocking(move || tools.read_resource(&asked)).await?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+    }
+}
+
+/// Runs a blocking resource read off the executor; its failure as the protocol's error (a
+/// missing memory is "resource not found", a malformed URI "invalid params").
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, CliError> + Send + 'static,
+) -> Result<T, ErrorData> {
+    match tokio::task::spawn_blocking(work).await {
+        Err(e) => Err(ErrorData::internal_error(format!("read failed: {e}"), None)),
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => {
+            let data = Some(serde_json::json!({ "code": e.code }));
+            Err(match e.code {
+                exit::NOT_FOUND => ErrorData::resource_not_found(e.message, data),
+                exit::ERROR => ErrorData::internal_error(e.message, data),
+                _ => ErrorData::invalid_params(e.message, data),
+            })
+        }
     }
 }
 

@@ -16,8 +16,10 @@
 //! authentication, so anything that can reach the port can read and write the store.
 
 mod adapter;
+mod agent_tools;
 mod jsonrpc;
 mod params;
+mod resources;
 mod schema;
 mod stdio;
 pub mod tools;

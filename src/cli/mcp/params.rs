@@ -38,6 +38,34 @@ fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
         .transpose()
 }
 
+/// An integer (negative too), or a string holding one.
+pub fn integer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
+        Some(Value::String(s)) if s.trim().parse::<i64>().is_ok() => Ok(s.trim().parse().ok()),
+        Some(other) => Err(serde::de::Error::custom(format!(
+            "expected an integer, got {other}"
+        ))),
+    }
+}
+
+/// A list of integers (or strings holding them), or none.
+pub fn integers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<i64>>, D::Error> {
+    let Some(items) = Option::<Vec<Value>>::deserialize(d)? else {
+        return Ok(None);
+    };
+    items
+        .into_iter()
+        .map(|v| {
+            integer(v)
+                .map_err(serde::de::Error::custom)?
+                .ok_or_else(|| serde::de::Error::custom("expected an integer, got null"))
+        })
+        .collect::<Result<Vec<i64>, D::Error>>()
+        .map(Some)
+}
+
 /// A number, or a string holding one.
 fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     match Option::<Value>::deserialize(d)? {
@@ -49,7 +77,7 @@ fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
 }
 
 /// A boolean, or `"true"`/`"false"`.
-fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(b),

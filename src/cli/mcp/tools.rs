@@ -25,6 +25,7 @@ use super::super::output::{error_json, exit, CliError, Report};
 use super::super::{
     branch, checkout, forget, get, history, merge, recall, remember, search, status, summarize,
 };
+use super::agent_tools;
 use super::params::{
     BlameParams, CheckoutParams, DiffParams, ForgetParams, GetParams, LogParams, MergeParams,
     NoParams, RecallParams, RememberParams, SearchParams, SummarizeParams,
@@ -57,6 +58,8 @@ pub struct Spec {
     pub destructive: bool,
     /// Calling twice with the same arguments has no further effect.
     pub idempotent: bool,
+    /// Reaches beyond the store (a model).
+    pub open_world: bool,
 }
 
 /// A tool's answer: the structured content (the CLI's JSON), a short text, and whether it is
@@ -92,14 +95,29 @@ fn schema_of<T: JsonSchema>() -> Map<String, Value> {
 
 // ---- the tool table --------------------------------------------------------------------
 
-/// Read-only, destructive, idempotent.
-type Hints = (bool, bool, bool);
-const READ: Hints = (true, false, true);
-const WRITE: Hints = (false, false, false);
-const DESTROY: Hints = (false, true, false);
-const MOVE: Hints = (false, false, true);
+/// A tool's annotations: read-only, destructive, idempotent, open-world.
+#[derive(Debug, Clone, Copy)]
+pub struct Hints(bool, bool, bool, bool);
 
-fn spec<T: JsonSchema>(name: &'static str, description: &'static str, h: Hints) -> Spec {
+impl Hints {
+    /// The hints `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`.
+    pub const fn new(
+        read_only: bool,
+        destructive: bool,
+        idempotent: bool,
+        open_world: bool,
+    ) -> Self {
+        Hints(read_only, destructive, idempotent, open_world)
+    }
+}
+
+const READ: Hints = Hints::new(true, false, true, false);
+const WRITE: Hints = Hints::new(false, false, false, false);
+const DESTROY: Hints = Hints::new(false, true, false, false);
+const MOVE: Hints = Hints::new(false, false, true, false);
+
+/// A tool whose arguments are `T`.
+pub fn spec<T: JsonSchema>(name: &'static str, description: &'static str, h: Hints) -> Spec {
     Spec {
         name,
         description,
@@ -107,11 +125,19 @@ fn spec<T: JsonSchema>(name: &'static str, description: &'static str, h: Hints) 
         read_only: h.0,
         destructive: h.1,
         idempotent: h.2,
+        open_world: h.3,
     }
 }
 
-/// Every tool, in a fixed order.
+/// Every tool, in a fixed order: the command line's, then those of [`agent_tools`].
 pub fn specs() -> Vec<Spec> {
+    let mut all = command_specs();
+    all.extend(agent_tools::specs());
+    all
+}
+
+/// The tools that are commands of the command line.
+fn command_specs() -> Vec<Spec> {
     vec![
         spec::<SummarizeParams>(
             "memoir_summarize",
@@ -185,7 +211,8 @@ pub fn specs() -> Vec<Spec> {
     ]
 }
 
-fn parse<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<T, CliError> {
+/// The arguments of a call to `tool`, or a usage error naming what is wrong.
+pub fn parse<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> Result<T, CliError> {
     serde_json::from_value(Value::Object(args))
         .map_err(|e| CliError::new(exit::USAGE, format!("invalid arguments for {tool}: {e}")))
 }
@@ -221,10 +248,25 @@ impl Tools {
         self.ctx.app.release();
     }
 
+    /// Runs `work` on the server's context as one call (serialised with tool calls; the
+    /// store stays open for the next one as after a tool call). Blocking.
+    pub fn run<T>(&self, work: impl FnOnce(&Ctx) -> T) -> T {
+        let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let out = work(&self.ctx);
+        self.ctx.app.operation_done();
+        out
+    }
+
     /// Runs one tool call to completion (blocking: call it off the async executor).
     pub fn call(&self, name: &str, args: Map<String, Value>) -> Answer {
         let _turn = self.gate.lock().unwrap_or_else(|p| p.into_inner());
-        let answer = answer(self.dispatch(name, args));
+        let mut answer = answer(self.dispatch(name, args));
+        if answer.is_error && name == "memoir_memory" {
+            // The model sees the memory tool's own error text, as the tool defines it.
+            if let Some(e) = answer.structured.get("error").and_then(Value::as_str) {
+                answer.text = e.to_string();
+            }
+        }
         // Calls arriving back to back leave the background thread little room between them:
         // a store held for its longest turn is given up here, before the next call, so other
         // processes get the LOCK; else it stays open for the idle delay from now.
@@ -391,16 +433,18 @@ impl Tools {
                 };
                 Ok(merge::render(ctx, &app.merge(&req, &self.write_as(None))?))
             }
-            other => Err(CliError::new(
-                exit::USAGE,
-                format!("unknown tool '{other}'"),
-            )),
+            other => agent_tools::dispatch(self, ctx, other, args).unwrap_or_else(|| {
+                Err(CliError::new(
+                    exit::USAGE,
+                    format!("unknown tool '{other}'"),
+                ))
+            }),
         }
     }
 
     /// Provenance of writes made through the server: the author and source of the
     /// server's environment, as the CLI resolves them.
-    fn write_as(&self, branch: Option<String>) -> WriteAs {
+    pub(super) fn write_as(&self, branch: Option<String>) -> WriteAs {
         let write = WriteArgs {
             author: None,
             source: env_var("MEMOIR_SOURCE"),

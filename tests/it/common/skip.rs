@@ -1,6 +1,6 @@
 //! Tests that need a tool from outside the project (the virtual environment's Python,
-//! llm-katan and moto, Chromium, strace) skip without it, saying why on one line, unless
-//! `MEMOIR_REQUIRE_ALL_TESTS=1` (CI sets it) makes every such skip a failure.
+//! llm-katan and moto, Chromium, strace, Node.js packages) skip without it, saying why on one
+//! line, unless `MEMOIR_REQUIRE_ALL_TESTS=1` (CI sets it) makes every such skip a failure.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
