@@ -20,7 +20,10 @@ fn env_var(name: &str) -> Option<String> {
 /// The settings files of the store at `store` and of the user, behind the environment (as
 /// the `memoir` command reads them).
 fn settings_files(store: &Path) -> MemoirResult<Layers> {
-    Layers::read(store, user_config_path(|n| std::env::var(n).ok()).as_deref())
+    Layers::read(
+        store,
+        user_config_path(|n| std::env::var(n).ok()).as_deref(),
+    )
 }
 
 /// A setting: its environment variable, else the settings files.
