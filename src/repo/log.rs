@@ -36,10 +36,28 @@ impl Repo {
         filter: Option<&KeyFilter>,
         limit: Option<usize>,
     ) -> RepoResult<Vec<(ObjectId, Commit)>> {
+        self.log_where(include, exclude, filter, limit, (None, None), None)
+    }
+
+    /// [`Repo::log`] listing only the commits made in `window` (unix seconds, both ends
+    /// included, checked on the commit graph before a commit is read) that `keep` accepts
+    /// (by their author or metadata); the limit counts the commits listed, so the walk goes
+    /// on past the ones it drops.
+    pub fn log_where(
+        &self,
+        include: &[ObjectId],
+        exclude: &[ObjectId],
+        filter: Option<&KeyFilter>,
+        limit: Option<usize>,
+        window: (Option<i64>, Option<i64>),
+        keep: Option<&dyn Fn(&Commit) -> bool>,
+    ) -> RepoResult<Vec<(ObjectId, Commit)>> {
         if limit == Some(0) {
             return Ok(Vec::new());
         }
-        if let (Some(n), [tip], [], None) = (limit, include, exclude, filter) {
+        if let (Some(n), [tip], [], None, None, (None, None)) =
+            (limit, include, exclude, filter, keep, window)
+        {
             if let Some(line) = self.single_parent_line(tip, n)? {
                 return Ok(line);
             }
@@ -64,6 +82,10 @@ impl Repo {
             excluded: &excluded,
         };
         walk.collect(&mut follow, limit, |_, pos| {
+            let t = graph.timestamp(pos);
+            if window.0.is_some_and(|s| t < s) || window.1.is_some_and(|u| t > u) {
+                return Ok(None);
+            }
             if probes.as_deref().is_some_and(|p| ruled_out(&graph, pos, p)) {
                 return Ok(None);
             }
@@ -71,7 +93,8 @@ impl Repo {
                 return Ok(None);
             }
             let id = graph.id(pos);
-            Ok(Some((id, self.read_commit(&id)?)))
+            let c = self.read_commit(&id)?;
+            Ok(keep.is_none_or(|k| k(&c)).then_some((id, c)))
         })
     }
 

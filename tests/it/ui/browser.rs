@@ -244,7 +244,7 @@ fn the_interface_in_a_real_browser() {
         assert!(text(&c, "#memory-content").await.starts_with("uses helix now"));
         until(&c, "document.querySelectorAll('#blame tbody tr').length === 2", "blame rows").await;
         assert_eq!(text(&c, "#blame tbody tr td.author").await, crate::common::AUTHOR);
-        until(&c, "document.querySelectorAll('#blame-lines tr').length === 2", "line blame").await;
+        until(&c, "document.querySelectorAll('#blame-lines tbody tr').length === 2", "line blame").await;
         shot(&c, "memory").await;
 
         // The time slider: two steps back, the older value.
@@ -270,9 +270,13 @@ fn the_interface_in_a_real_browser() {
         click(&c, "#log tbody tr:nth-child(2) a").await;
         let change = text(&c, "#diff .change[data-key='default:preferences.editor']").await;
         assert!(change.contains("modified"), "{change}");
+        // The patch is fetched when its change is opened.
+        click(&c, "#diff .change[data-key='default:preferences.editor'] summary").await;
         let patch = text(&c, "#diff .patch").await;
         assert!(patch.contains("+uses helix now") && patch.contains("-uses vim"), "{patch}");
         click(&c, "#sbs-toggle").await;
+        text(&c, "#sbs-toggle[aria-pressed='true']").await;
+        click(&c, "#diff .change[data-key='default:preferences.editor'] summary").await;
         text(&c, "#diff .patch.sbs").await;
         shot(&c, "commit").await;
 

@@ -4,6 +4,7 @@
 mod api;
 mod browser;
 mod security;
+mod supervise;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
