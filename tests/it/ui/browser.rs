@@ -21,13 +21,13 @@ use super::{cli_at, seeded, Ui, T0};
 use crate::common::{on_path, require};
 
 /// chromedriver on a free loopback port; killed when dropped.
-struct Driver {
+pub(super) struct Driver {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Driver {
-    fn start(program: &Path) -> Driver {
+    pub(super) fn start(program: &Path) -> Driver {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -64,7 +64,7 @@ impl Drop for Driver {
 }
 
 /// Polls `script` (a JS expression) until it is truthy; its last value otherwise panics.
-async fn until(c: &Client, script: &str, what: &str) -> Value {
+pub(super) async fn until(c: &Client, script: &str, what: &str) -> Value {
     let start = Instant::now();
     loop {
         let v = c
@@ -94,7 +94,7 @@ async fn until(c: &Client, script: &str, what: &str) -> Value {
 }
 
 /// Text of the first element matching a CSS selector, once there.
-async fn text(c: &Client, css: &str) -> String {
+pub(super) async fn text(c: &Client, css: &str) -> String {
     let sel = serde_json::to_string(css).unwrap();
     until(c, &format!("document.querySelector({sel})"), css).await;
     c.execute(
@@ -108,7 +108,7 @@ async fn text(c: &Client, css: &str) -> String {
     .to_string()
 }
 
-async fn click(c: &Client, css: &str) {
+pub(super) async fn click(c: &Client, css: &str) {
     c.wait()
         .at_most(Duration::from_secs(15))
         .for_element(Locator::Css(css))
@@ -119,7 +119,7 @@ async fn click(c: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
-async fn fill(c: &Client, css: &str, value: &str) {
+pub(super) async fn fill(c: &Client, css: &str, value: &str) {
     let el = c
         .wait()
         .at_most(Duration::from_secs(15))
@@ -142,7 +142,7 @@ async fn shot(c: &Client, name: &str) {
 }
 
 /// The browser's console log (chromedriver's `goog:loggingPrefs`), severe entries only.
-async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
+pub(super) async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
     let sid = c.session_id().await.unwrap().expect("a session");
     let http = {
         // The crate's S3 client builds reqwest with rustls and no default provider.

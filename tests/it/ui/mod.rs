@@ -3,6 +3,7 @@
 
 mod api;
 mod browser;
+mod browser_views;
 mod security;
 mod supervise;
 

@@ -26,7 +26,7 @@ fn as_agent(store: &Path, actor: &str, source: &str, now: i64, args: &[&str]) ->
 }
 
 /// The seeded store, and two agents writing on branches of their own.
-fn with_agents(dir: &Path) -> std::path::PathBuf {
+pub(super) fn with_agents(dir: &Path) -> std::path::PathBuf {
     let store = seeded(dir);
     let day = 86_400;
     as_agent(

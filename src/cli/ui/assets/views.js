@@ -92,7 +92,7 @@ export async function memoryView(main, p) {
   if (blame.ok) {
     const b = blame.data;
     parts.push(h('h3', {}, 'History of this memory'), h('table', { id: 'blame' },
-      h('thead', {}, h('tr', {}, ['Commit', 'Change', 'Agent', 'Source', 'Date', 'Author', 'Message', ''].map((c) => h('th', { text: c })))),
+      h('thead', {}, h('tr', {}, ['Commit', 'Change', 'Agent', 'Source', 'Date', 'Author', 'Message', 'Show'].map((c) => h('th', { text: c })))),
       h('tbody', {}, b.entries.map((e) => h('tr', {},
         h('td', {}, commitLink(e.commit)), h('td', { class: 'op-' + e.operation, text: e.operation }),
         h('td', { class: 'actor' }, agent(e)), h('td', { class: 'source', text: e.source || '' }),
@@ -188,7 +188,7 @@ export async function agentsView(main) {
   put(main, h('h2', { text: 'Agents' }),
     h('p', { class: 'muted' }, `${num(d.agents.length)} agent(s) over ${num(d.commits)} commit(s) reachable from a branch.`),
     h('table', { id: 'agents' },
-      h('thead', {}, h('tr', {}, ['Agent', 'Commits', 'Branches', 'Sources', 'Authors', 'Last activity', ''].map((c) => h('th', { text: c })))),
+      h('thead', {}, h('tr', {}, ['Agent', 'Commits', 'Branches', 'Sources', 'Authors', 'Last activity', 'History'].map((c) => h('th', { text: c })))),
       h('tbody', {}, d.agents.map((a) => h('tr', { 'data-actor': a.actor || '' },
         h('td', {}, a.actor ? h('strong', {}, a.actor) : h('em', { class: 'muted' }, 'none recorded')),
         h('td', { class: 'num', text: num(a.commits) }),
