@@ -278,6 +278,28 @@ fn a_commit_of_100000_changes_paints_a_bounded_page() {
     assert_eq!(code, 0, "{out}");
     let (_, log) = cli_at(&store, T0, &["log", "-n", "1"]);
     let id = log["commits"][0]["hash"].as_str().unwrap().to_string();
+    // More commits than the slider's window of 300, made through the library.
+    {
+        use memoir::key::Key;
+        use memoir::memory::{Entry, Record};
+        use memoir::prolly::Edit;
+        use memoir::repo::{Repo, Signature};
+        use memoir::store::{OpenOptions, Store};
+        let repo = Repo::open(Store::open(&store, &OpenOptions::default()).unwrap()).unwrap();
+        let key = Key::new("default", "bulk.counter").unwrap();
+        for i in 0..320 {
+            let rec = Record::new(&key, Entry::new(&format!("count {i}"), 1.0, 0.0), vec![]);
+            let v = repo.objects().write(&rec.to_blob().unwrap()).unwrap();
+            let sig = Signature::new("Tester <t@example.org>", T0 + 2 * 86_400 + i);
+            repo.commit(
+                "main",
+                vec![Edit::Put(key.encode(), v)],
+                &sig,
+                &format!("count {i}"),
+            )
+            .unwrap();
+        }
+    }
     let ui = Ui::start(&store, &[]);
     let driver = Driver::start(&chromedriver);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -321,6 +343,15 @@ fn a_commit_of_100000_changes_paints_a_bounded_page() {
         click(&c, "#diff-list .change summary").await;
         let patch = text(&c, "#diff-list .change .patch").await;
         assert!(patch.contains("+bulk memory 0"), "{patch}");
+        // The slider reaches the whole history: its oldest step moves its window back.
+        view(&c, &ui.base, "#/tree").await;
+        let slider = c.find(Locator::Css("#time-slider")).await.unwrap();
+        slider.send_keys("\u{E011}").await.unwrap();
+        until(&c, "location.hash.includes('at=') && !document.getElementById('past-banner').hidden", "a step back").await;
+        until(&c, "document.getElementById('time-slider').value === document.getElementById('time-slider').max", "the window moved").await;
+        let slider = c.find(Locator::Css("#time-slider")).await.unwrap();
+        slider.send_keys("\u{E011}").await.unwrap();
+        until(&c, "document.getElementById('past-banner').textContent.includes('Initialize memoir store')", "the first commit").await;
         // Speed is the benchmark's to judge; this says what it saw.
         eprintln!(
             "commit of {n} changes: first page in {} ms, {nodes} DOM nodes",

@@ -178,8 +178,10 @@ async function loadHeader() {
   header.at = at;
   header.atCommit = a && a.ok ? a.data.commits[0] : null;
   header.atError = a && !a.ok ? a : null;
-  // A past commit older than the newest 300: the slider's window ends there instead.
-  if (header.atCommit && !header.log.some((c) => c.hash === header.atCommit.hash)) {
+  // A past commit older than the newest 300, or the oldest of a full window: the slider's
+  // window then ends there, so stepping on reaches the whole history.
+  const i = header.atCommit ? header.log.findIndex((c) => c.hash === header.atCommit.hash) : -1;
+  if (header.atCommit && (i < 0 || (i === 0 && header.log.length === 300))) {
     const w = await api('/api/log', { rev: header.atCommit.hash, limit: 300 });
     if (w.ok) { header.log = w.data.commits.slice().reverse(); header.windowed = true; }
   } else header.windowed = false;
