@@ -266,7 +266,7 @@ fn a_commit_of_100000_changes_paints_a_bounded_page() {
     let mut lines = String::with_capacity(n * 120);
     for i in 0..n {
         lines.push_str(
-            &json!({"key": format!("bulk.g{:03}.k{i:06}", i % 500), "namespace": "default",
+            &json!({"key": format!("bulk.g{:02}.k{i:06}", i % 50), "namespace": "default",
                     "content": format!("bulk memory {i}"), "confidence": 1.0, "timestamp": 1767225600.0})
             .to_string(),
         );
@@ -352,6 +352,16 @@ fn a_commit_of_100000_changes_paints_a_bounded_page() {
         let slider = c.find(Locator::Css("#time-slider")).await.unwrap();
         slider.send_keys("\u{E011}").await.unwrap();
         until(&c, "document.getElementById('past-banner').textContent.includes('Initialize memoir store')", "the first commit").await;
+        // A level of 2,000 children pages on past the first 1,000.
+        click(&c, "#rev-latest").await;
+        until(&c, "document.getElementById('past-banner').hidden", "the latest").await;
+        click(&c, "#tree li[data-path='bulk'] > .row").await;
+        click(&c, "li[data-path='bulk.g00'] > .row").await;
+        until(&c, "document.querySelectorAll(\"li[data-path='bulk.g00'] > ul > li[data-path]\").length === 1000", "a page of 1,000").await;
+        let more = text(&c, "li[data-path='bulk.g00'] > ul > li.more").await;
+        assert!(more.contains("(1,000 more)"), "{more}");
+        click(&c, "li[data-path='bulk.g00'] > ul > li.more").await;
+        until(&c, "document.querySelectorAll(\"li[data-path='bulk.g00'] > ul > li[data-path]\").length === 2000", "all 2,000").await;
         // Speed is the benchmark's to judge; this says what it saw.
         eprintln!(
             "commit of {n} changes: first page in {} ms, {nodes} DOM nodes",
