@@ -2,14 +2,14 @@
 //! which branches and when. [`Memoir::history`] is `log` with filters by agent and date and
 //! over every branch at once; [`Memoir::agents`] sums up each agent's writes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::object::ObjectId;
 use crate::repo::revision::{format_iso8601, parse_date};
-use crate::repo::{Commit, Repo};
+use crate::repo::{KeepCommit, Repo, RepoResult};
 
 use super::history::{LogEntry, LogQuery};
 use super::ids::hex;
@@ -103,10 +103,19 @@ impl Outcome for AgentsOutcome {}
 /// Every branch and its tip.
 type Tips = Vec<(String, ObjectId)>;
 
-/// The last [`AgentsOutcome`] made, with the branch tips it was made from: the answer stays
-/// right until a branch moves.
+/// Every commit reachable from a branch, read once per position of the branches: the
+/// agents' summary, and each commit's actor (so a history by agent reads only the commits
+/// it lists).
+#[derive(Debug)]
+struct Census {
+    tips: Tips,
+    agents: AgentsOutcome,
+    actors: HashMap<ObjectId, Option<String>>,
+}
+
+/// The last [`Census`] taken: it stays right until a branch moves.
 #[derive(Debug, Default)]
-pub(crate) struct AgentsCache(std::sync::Mutex<Option<(Tips, Arc<AgentsOutcome>)>>);
+pub(crate) struct AgentsCache(std::sync::Mutex<Option<Arc<Census>>>);
 
 impl Memoir {
     /// `log` with the filters of `f`: by agent, by date, and over every branch. The answer
@@ -137,11 +146,19 @@ impl Memoir {
                     (Vec::new(), vec![self.read_commit(repo, &at)?.1])
                 }
             };
-            let actor = f.actor.as_deref();
-            let keep = |c: &Commit| {
-                c.metadata.get("actor").map(String::as_str).unwrap_or("") == actor.unwrap_or("")
+            let census = match &f.actor {
+                Some(_) => Some(self.census(repo, &branches)?),
+                None => None,
             };
-            let keep: Option<&dyn Fn(&Commit) -> bool> = actor.map(|_| &keep as _);
+            let keep = |id: &ObjectId| -> RepoResult<bool> {
+                let want = f.actor.as_deref().filter(|a| !a.is_empty());
+                let actor = match census.as_ref().and_then(|c| c.actors.get(id)) {
+                    Some(a) => a.clone(),
+                    None => repo.read_commit(id)?.metadata.get("actor").cloned(),
+                };
+                Ok(actor.as_deref() == want)
+            };
+            let keep: Option<&KeepCommit<'_>> = f.actor.as_ref().map(|_| &keep as _);
             let commits: Vec<LogEntry> = repo
                 .log_where(&include, &exclude, filter.as_ref(), q.limit, window, keep)?
                 .into_iter()
@@ -211,21 +228,23 @@ impl Memoir {
     /// whom, from which sources, on which branches, first and last. The answer is kept until
     /// a branch moves.
     pub fn agents(&self) -> MemoirResult<AgentsOutcome> {
-        self.reading(|repo| {
-            let tips = repo.branches()?;
-            let mut cache = self.agents.0.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, out)) = cache.as_ref().filter(|(t, _)| *t == tips) {
-                return Ok((**out).clone());
-            }
-            let out = agents_of(repo, &tips)?;
-            *cache = Some((tips, Arc::new(out.clone())));
-            Ok(out)
-        })
+        self.reading(|repo| Ok(self.census(repo, &repo.branches()?)?.agents.clone()))
+    }
+
+    /// The census of the commits reachable from `tips`, taken anew when a branch moved.
+    fn census(&self, repo: &Repo, tips: &Tips) -> MemoirResult<Arc<Census>> {
+        let mut cache = self.agents.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.as_ref().filter(|c| c.tips == *tips) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(census_of(repo, tips)?);
+        *cache = Some(c.clone());
+        Ok(c)
     }
 }
 
 /// Reads every commit reachable from `tips` and sums them up by actor.
-fn agents_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<AgentsOutcome> {
+fn census_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<Census> {
     let ids: Vec<ObjectId> = tips.iter().map(|(_, id)| *id).collect();
     let graph = repo.commit_graph(&ids, false)?;
     // Which branches reach each commit: one bit per branch (`words` words per commit), by
@@ -257,6 +276,7 @@ fn agents_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<AgentsOut
     }
     let mut by: BTreeMap<Option<String>, Acc> = BTreeMap::new();
     let mut read = 0u64;
+    let mut actors = HashMap::with_capacity(graph.len());
     for (pos, bits) in reach.chunks(words).enumerate() {
         if bits.iter().all(|w| *w == 0) {
             continue;
@@ -265,6 +285,7 @@ fn agents_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<AgentsOut
             graph.id(u32::try_from(pos).map_err(|_| MemoirError::invalid("too many commits"))?);
         let c = repo.read_commit(&id)?;
         read += 1;
+        actors.insert(id, c.metadata.get("actor").cloned());
         let a = by
             .entry(c.metadata.get("actor").cloned())
             .or_insert_with(|| Acc {
@@ -314,9 +335,13 @@ fn agents_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<AgentsOut
             .cmp(&x.last_timestamp)
             .then_with(|| x.actor.cmp(&y.actor))
     });
-    Ok(AgentsOutcome {
-        success: true,
-        agents,
-        commits: read,
+    Ok(Census {
+        tips: tips.to_vec(),
+        agents: AgentsOutcome {
+            success: true,
+            agents,
+            commits: read,
+        },
+        actors,
     })
 }

@@ -8,6 +8,9 @@ use super::walk::{AllParents, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;
 
+/// Whether [`Repo::log_where`] lists a commit, asked by its id before it is read.
+pub type KeepCommit<'a> = dyn Fn(&ObjectId) -> RepoResult<bool> + 'a;
+
 impl Repo {
     /// The commits reachable from `include` and not from `exclude`, newest first.
     ///
@@ -40,9 +43,10 @@ impl Repo {
     }
 
     /// [`Repo::log`] listing only the commits made in `window` (unix seconds, both ends
-    /// included, checked on the commit graph before a commit is read) that `keep` accepts
-    /// (by their author or metadata); the limit counts the commits listed, so the walk goes
-    /// on past the ones it drops.
+    /// included, checked on the commit graph before a commit is read) whose id `keep`
+    /// accepts (asked before the commit is read, so a caller that knows the answer spares
+    /// the read); the limit counts the commits listed, so the walk goes on past the ones it
+    /// drops.
     pub fn log_where(
         &self,
         include: &[ObjectId],
@@ -50,7 +54,7 @@ impl Repo {
         filter: Option<&KeyFilter>,
         limit: Option<usize>,
         window: (Option<i64>, Option<i64>),
-        keep: Option<&dyn Fn(&Commit) -> bool>,
+        keep: Option<&KeepCommit<'_>>,
     ) -> RepoResult<Vec<(ObjectId, Commit)>> {
         if limit == Some(0) {
             return Ok(Vec::new());
@@ -93,8 +97,12 @@ impl Repo {
                 return Ok(None);
             }
             let id = graph.id(pos);
-            let c = self.read_commit(&id)?;
-            Ok(keep.is_none_or(|k| k(&c)).then_some((id, c)))
+            if let Some(k) = keep {
+                if !k(&id)? {
+                    return Ok(None);
+                }
+            }
+            Ok(Some((id, self.read_commit(&id)?)))
         })
     }
 
