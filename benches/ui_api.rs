@@ -179,6 +179,17 @@ fn main() {
         .as_str()
         .expect("hash")
         .to_string();
+    // The import commit (100,000 changes against the first commit) and its parent.
+    let (_, import) = http.call("GET", &format!("/api/log?rev=HEAD~{commits}&limit=2"), "");
+    let import: serde_json::Value = serde_json::from_str(&import).expect("json");
+    let import_id = import["commits"][0]["hash"]
+        .as_str()
+        .expect("hash")
+        .to_string();
+    let first_id = import["commits"][1]["hash"]
+        .as_str()
+        .expect("hash")
+        .to_string();
     let calls: Vec<(&str, &str, String, String)> = vec![
         (
             "tree: first level",
@@ -208,6 +219,24 @@ fn main() {
             "tree: open topic01.area02 (leaves)",
             "GET",
             "/api/tree?prefix=topic01.area02".into(),
+            String::new(),
+        ),
+        (
+            "tree: first level, previews",
+            "GET",
+            "/api/tree?previews=1".into(),
+            String::new(),
+        ),
+        (
+            "tree: topic01.area02, previews",
+            "GET",
+            "/api/tree?prefix=topic01.area02&previews=1".into(),
+            String::new(),
+        ),
+        (
+            "tree: topic01.area02 from offset 100",
+            "GET",
+            "/api/tree?prefix=topic01.area02&offset=100&limit=100&previews=1".into(),
             String::new(),
         ),
         (
@@ -268,6 +297,73 @@ fn main() {
             "history: log 200 --keys topic01.*",
             "GET",
             "/api/log?rev=HEAD&keys=topic01.*&limit=200".into(),
+            String::new(),
+        ),
+        (
+            "history: every branch (200)",
+            "GET",
+            "/api/history?all=1&limit=200".into(),
+            String::new(),
+        ),
+        (
+            "history: by an agent with no commits",
+            "GET",
+            "/api/history?all=1&actor=nobody&limit=200".into(),
+            String::new(),
+        ),
+        (
+            "history: since a date",
+            "GET",
+            "/api/history?all=1&since=2026-01-01T01:00:00&limit=200".into(),
+            String::new(),
+        ),
+        ("agents", "GET", "/api/agents".into(), String::new()),
+        (
+            "commit: changes page (import, 100 of N)",
+            "GET",
+            format!("/api/changes?from={first_id}&to={import_id}&limit=100"),
+            String::new(),
+        ),
+        (
+            "commit: change counts (import)",
+            "GET",
+            format!("/api/change-counts?from={first_id}&to={import_id}"),
+            String::new(),
+        ),
+        (
+            "commit: changes page (head)",
+            "GET",
+            format!("/api/changes?from={parent}&to={head}&limit=100"),
+            String::new(),
+        ),
+        (
+            "commit: change counts (head)",
+            "GET",
+            format!("/api/change-counts?from={parent}&to={head}"),
+            String::new(),
+        ),
+        (
+            "commit: one patch on demand",
+            "GET",
+            format!("/api/change?from={parent}&to={head}&key={hot}"),
+            String::new(),
+        ),
+        (
+            "compare: side from the merge base",
+            "GET",
+            "/api/changes?from=main&to=side&base=1".into(),
+            String::new(),
+        ),
+        (
+            "compare: counts from the merge base",
+            "GET",
+            "/api/change-counts?from=main&to=side&base=1".into(),
+            String::new(),
+        ),
+        (
+            "search: 2 words by an agent",
+            "GET",
+            "/api/search?q=memory+4242&limit=50&actor=nobody".into(),
             String::new(),
         ),
         (

@@ -33,7 +33,7 @@ pub struct KeyScope {
 impl KeyScope {
     /// The repository filter, or none when every key is in scope (a bad namespace or glob:
     /// exit 1).
-    fn filter(&self) -> MemoirResult<Option<KeyFilter>> {
+    pub(crate) fn filter(&self) -> MemoirResult<Option<KeyFilter>> {
         if let Some(ns) = &self.namespace {
             validate_namespace(ns)?;
         }
@@ -83,7 +83,7 @@ pub struct LogEntry {
 }
 
 impl LogEntry {
-    fn new(id: ObjectId, c: Commit) -> LogEntry {
+    pub(crate) fn new(id: ObjectId, c: Commit) -> LogEntry {
         LogEntry {
             id,
             short_hash: id.short(8),
@@ -151,6 +151,10 @@ pub struct BlameLine {
     pub author: String,
     /// That commit's date, ISO 8601 (UTC).
     pub date: String,
+    /// That commit's `source`, if recorded.
+    pub source: Option<String>,
+    /// That commit's `actor` (the agent), if recorded.
+    pub actor: Option<String>,
 }
 
 /// What `blame` found.
@@ -386,6 +390,8 @@ impl Memoir {
                         commit: l.commit,
                         author: c.author.clone(),
                         date: format_iso8601(c.timestamp),
+                        source: c.metadata.get("source").cloned(),
+                        actor: c.metadata.get("actor").cloned(),
                     });
                 }
                 Some(out)

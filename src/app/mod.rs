@@ -8,9 +8,11 @@
 //! configuration and write defaults come in as [`Options`]; provenance of a write comes in as
 //! [`WriteAs`]; the revision a read looks at as [`ReadPoint`].
 
+mod agents;
 mod branch;
 mod caches;
 mod capture;
+mod changes;
 mod clock;
 pub mod config;
 mod env;
@@ -67,10 +69,17 @@ use crate::store::{OpenOptions, Store};
 pub use crate::repo::remote::{Progress as TransferProgress, S3Settings};
 /// A problem with a derived cache, as `fsck` lists it.
 pub use crate::store::CacheFinding;
+pub use agents::{
+    AgentSummary, AgentsOutcome, BranchTip, HistoryFilter, HistoryOutcome, SEARCH_BY_AGENT_POOL,
+};
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use capture::{
     CaptureOutcome, CaptureRequest, CaptureTimings, CapturedFact, SkippedFact, CAPTURE_CONFIDENCE,
     CAPTURE_SOURCE,
+};
+pub use changes::{
+    ChangeCounts, ChangeName, ChangeOutcome, ChangesPage, ChangesQuery, CHANGES_DEFAULT_LIMIT,
+    CHANGES_MAX_LIMIT,
 };
 pub use clock::{round_ms, Clock, Timer};
 pub use env::{parse_seconds, Env, MAX_NOW};
@@ -116,7 +125,10 @@ pub use stats::{GrowthPoint, StatsOutcome, GROWTH_DEFAULT_POINTS, GROWTH_MAX_POI
 pub use status::{CreateOutcome, LlmInfo, StatusOutcome, INIT_MESSAGE};
 pub use transaction::CreatedBranch;
 pub use transfer::{parse_lines, sorted, ExportOutcome, ImportOutcome, ImportRequest};
-pub use tree::{TreeChild, TreeOutcome, TreeRequest, TREE_DEFAULT_LIMIT, TREE_MAX_LIMIT};
+pub use tree::{
+    natural_cmp, TreeChild, TreeOutcome, TreeRequest, TREE_DEFAULT_LIMIT, TREE_MAX_LIMIT,
+    TREE_PREVIEW_CHARS,
+};
 
 pub use crate::memory::capture::{Dropped, Profile};
 pub use crate::memory::MergePolicy;
@@ -362,6 +374,8 @@ pub struct Memoir {
     warm: search::WarmIndex,
     /// The commit graph and tree nodes every repository handle opened here shares.
     caches: SharedCaches,
+    /// The last summary of agents, kept until a branch moves.
+    agents: agents::AgentsCache,
 }
 
 impl Memoir {
@@ -377,6 +391,7 @@ impl Memoir {
                 ..SharedCaches::default()
             },
             opts: options,
+            agents: agents::AgentsCache::default(),
         }
     }
 

@@ -11,6 +11,7 @@ use crate::key::{
     validate_namespace,
 };
 use crate::key::{validate_path, Key};
+use crate::memory::read_record;
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, KeyRange};
 
@@ -34,7 +35,14 @@ pub struct TreeRequest {
     pub keys: Vec<String>,
     /// Most children listed [default [`TREE_DEFAULT_LIMIT`], at most [`TREE_MAX_LIMIT`]].
     pub limit: Option<usize>,
+    /// Children skipped before the listed ones (paging through a large level).
+    pub offset: usize,
+    /// Give each child that holds a memory the start of its content.
+    pub previews: bool,
 }
+
+/// Most characters of a child's content given as its preview.
+pub const TREE_PREVIEW_CHARS: usize = 120;
 
 /// One child of the listed prefix: a path one segment longer.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -49,6 +57,9 @@ pub struct TreeChild {
     pub has_record: bool,
     /// Whether memories are stored below this path.
     pub has_children: bool,
+    /// With previews asked for: the start of the memory stored at this path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
 }
 
 /// One level of the taxonomy.
@@ -74,9 +85,12 @@ pub struct TreeOutcome {
     pub namespaces: Vec<(String, u64)>,
     /// The globs applied.
     pub keys: Vec<String>,
-    /// The children, in key order.
+    /// The children, in natural order of their names (digit runs compare as numbers:
+    /// `n7`, `n8`, `n70`).
     pub children: Vec<TreeChild>,
-    /// Children left out by the limit.
+    /// Children skipped before them (the request's offset).
+    pub offset: usize,
+    /// Children left out after them by the limit.
     pub omitted: usize,
 }
 
@@ -178,16 +192,30 @@ impl Memoir {
             }
         }
         let total = groups.iter().map(|(_, n, _)| n).sum::<u64>() + u64::from(has_record);
-        let omitted = groups.len().saturating_sub(limit);
-        groups.truncate(limit);
-        let mut children = Vec::with_capacity(groups.len());
-        for (g, count, exact) in groups {
+        let named: Vec<(String, Vec<u8>, u64, bool)> = groups
+            .into_iter()
+            .map(|(g, n, exact)| (split_encoded(&g).1, g, n, exact))
+            .collect();
+        let mut named = named;
+        named.sort_by(|a, b| natural_cmp(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        let offset = req.offset.min(named.len());
+        let omitted = named.len().saturating_sub(offset + limit);
+        let mut children = Vec::with_capacity(named.len().min(limit));
+        for (path, g, count, exact) in named.into_iter().skip(offset).take(limit) {
+            let value = if globs.is_some() && !(exact && req.previews) {
+                None
+            } else {
+                repo.tree().get(&root, &g)?
+            };
             let exact = if globs.is_some() {
                 exact
             } else {
-                repo.tree().get(&root, &g)?.is_some()
+                value.is_some()
             };
-            let (_, path) = split_encoded(&g);
+            let preview = match value.filter(|_| req.previews && exact) {
+                Some(id) => Some(preview_of(&read_record(repo.objects(), &id)?.content())),
+                None => None,
+            };
             let name = path.rsplit('.').next().unwrap_or(&path).to_string();
             children.push(TreeChild {
                 name,
@@ -195,6 +223,7 @@ impl Memoir {
                 count,
                 has_record: exact,
                 has_children: count > u64::from(exact),
+                preview,
             });
         }
         Ok(TreeOutcome {
@@ -208,6 +237,7 @@ impl Memoir {
             namespaces,
             keys: req.keys.clone(),
             children,
+            offset,
             omitted,
         })
     }
@@ -257,4 +287,73 @@ fn glob_ranges(namespace: &str, patterns: &[String], range: &KeyRange) -> Vec<Ke
         }
     }
     merged
+}
+
+/// The start of a memory's content, on one line: at most [`TREE_PREVIEW_CHARS`] characters.
+fn preview_of(content: &str) -> String {
+    let line: String = content.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(TREE_PREVIEW_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// Natural order of two names: runs of ASCII digits compare by their value (`n7` < `n8` <
+/// `n70`; with equal values, fewer leading zeros first), everything else character by
+/// character.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let (si, sj) = (i, j);
+            while i < a.len() && a[i].is_ascii_digit() {
+                i += 1;
+            }
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let (x, y) = (&a[si..i], &b[sj..j]);
+            let (tx, ty) = (trim_zeros(x), trim_zeros(y));
+            let by_value = tx.len().cmp(&ty.len()).then_with(|| tx.cmp(ty));
+            match by_value.then_with(|| x.len().cmp(&y.len())) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+        } else {
+            match a[i].cmp(&b[j]) {
+                Ordering::Equal => {
+                    i += 1;
+                    j += 1;
+                }
+                o => return o,
+            }
+        }
+    }
+    (a.len() - i).cmp(&(b.len() - j))
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let n = digits.iter().take_while(|d| **d == b'0').count();
+    &digits[n..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order() {
+        let mut v = vec!["n70", "n8", "n7", "a", "n07", "b2c10", "b2c9", "n"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["a", "b2c9", "b2c10", "n", "n7", "n07", "n8", "n70"]);
+    }
+
+    #[test]
+    fn previews_are_one_bounded_line() {
+        assert_eq!(preview_of("a\n  b"), "a b");
+        let long = "x".repeat(200);
+        assert_eq!(preview_of(&long).chars().count(), TREE_PREVIEW_CHARS + 1);
+    }
 }

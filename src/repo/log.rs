@@ -8,6 +8,9 @@ use super::walk::{AllParents, TopoWalk};
 use super::{Commit, Repo, RepoResult};
 use crate::object::ObjectId;
 
+/// Whether [`Repo::log_where`] lists a commit, asked by its id before it is read.
+pub type KeepCommit<'a> = dyn Fn(&ObjectId) -> RepoResult<bool> + 'a;
+
 impl Repo {
     /// The commits reachable from `include` and not from `exclude`, newest first.
     ///
@@ -36,10 +39,29 @@ impl Repo {
         filter: Option<&KeyFilter>,
         limit: Option<usize>,
     ) -> RepoResult<Vec<(ObjectId, Commit)>> {
+        self.log_where(include, exclude, filter, limit, (None, None), None)
+    }
+
+    /// [`Repo::log`] listing only the commits made in `window` (unix seconds, both ends
+    /// included, checked on the commit graph before a commit is read) whose id `keep`
+    /// accepts (asked before the commit is read, so a caller that knows the answer spares
+    /// the read); the limit counts the commits listed, so the walk goes on past the ones it
+    /// drops.
+    pub fn log_where(
+        &self,
+        include: &[ObjectId],
+        exclude: &[ObjectId],
+        filter: Option<&KeyFilter>,
+        limit: Option<usize>,
+        window: (Option<i64>, Option<i64>),
+        keep: Option<&KeepCommit<'_>>,
+    ) -> RepoResult<Vec<(ObjectId, Commit)>> {
         if limit == Some(0) {
             return Ok(Vec::new());
         }
-        if let (Some(n), [tip], [], None) = (limit, include, exclude, filter) {
+        if let (Some(n), [tip], [], None, None, (None, None)) =
+            (limit, include, exclude, filter, keep, window)
+        {
             if let Some(line) = self.single_parent_line(tip, n)? {
                 return Ok(line);
             }
@@ -64,6 +86,10 @@ impl Repo {
             excluded: &excluded,
         };
         walk.collect(&mut follow, limit, |_, pos| {
+            let t = graph.timestamp(pos);
+            if window.0.is_some_and(|s| t < s) || window.1.is_some_and(|u| t > u) {
+                return Ok(None);
+            }
             if probes.as_deref().is_some_and(|p| ruled_out(&graph, pos, p)) {
                 return Ok(None);
             }
@@ -71,6 +97,11 @@ impl Repo {
                 return Ok(None);
             }
             let id = graph.id(pos);
+            if let Some(k) = keep {
+                if !k(&id)? {
+                    return Ok(None);
+                }
+            }
             Ok(Some((id, self.read_commit(&id)?)))
         })
     }

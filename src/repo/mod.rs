@@ -13,6 +13,7 @@ mod fsck;
 mod gc;
 pub mod graph_cache;
 mod log;
+pub use log::KeepCommit;
 mod merge;
 mod purge;
 pub mod remote;

@@ -8,9 +8,9 @@
 use serde_json::Value;
 
 use memoir::app::{
-    exit, DiffQuery, ForgetRequest, KeyScope, LogQuery, MergePolicy, MergeRequest, MergeStrategy,
-    Outcome, ReadPoint, RecallMode, RecallRequest, RememberRequest, SearchRequest,
-    SummarizeRequest, TreeRequest, WriteAs,
+    exit, ChangesQuery, DiffQuery, ForgetRequest, HistoryFilter, KeyScope, LogQuery, MergePolicy,
+    MergeRequest, MergeStrategy, Outcome, ReadPoint, RecallMode, RecallRequest, RememberRequest,
+    SearchRequest, SummarizeRequest, TreeRequest, WriteAs,
 };
 
 use super::params::{Body, Query};
@@ -89,8 +89,13 @@ pub fn is_post_route(path: &str) -> bool {
 }
 
 /// The GET routes.
-pub const GET_ROUTES: [&str; 13] = [
+pub const GET_ROUTES: [&str; 18] = [
     "/api/status",
+    "/api/history",
+    "/api/agents",
+    "/api/changes",
+    "/api/change-counts",
+    "/api/change",
     "/api/tree",
     "/api/summarize",
     "/api/memory",
@@ -130,6 +135,8 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
                 prefix: q.get("prefix"),
                 keys: q.all("keys"),
                 limit: q.number("limit")?,
+                offset: q.number("offset")?.unwrap_or(0),
+                previews: q.flag("previews"),
             };
             Ok(app.tree(&req, &query_point(q))?)
         })()),
@@ -168,6 +175,37 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
             };
             Ok(app.log(&query)?)
         })()),
+        "/api/history" => reply((|| {
+            let query = LogQuery {
+                rev: q.get("rev"),
+                branch: q.get("branch"),
+                limit: Some(q.number("limit")?.unwrap_or(200)),
+                scope: KeyScope {
+                    namespace: q.get("ns"),
+                    keys: q.all("keys"),
+                },
+            };
+            let filter = HistoryFilter {
+                actor: q.get("actor"),
+                since: q.get("since"),
+                until: q.get("until"),
+                all_branches: q.flag("all"),
+            };
+            Ok(app.history(&query, &filter)?)
+        })()),
+        "/api/agents" => reply(app.agents().map_err(CliError::from)),
+        "/api/changes" => reply((|| {
+            Ok(app.changes(
+                &changes_query(q),
+                q.get("after").as_deref(),
+                q.number("limit")?,
+            )?)
+        })()),
+        "/api/change-counts" => reply((|| Ok(app.change_counts(&changes_query(q))?))()),
+        "/api/change" => reply((|| {
+            let key = q.required("key")?;
+            Ok(app.change(&changes_query(q), &key, q.get("ns").as_deref())?)
+        })()),
         "/api/diff" => reply((|| {
             let query = DiffQuery {
                 from: q.get("from"),
@@ -198,7 +236,10 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
                 until: q.get("until"),
                 ..SearchRequest::default()
             };
-            Ok(app.search(&req, &query_point(q))?)
+            match q.get("actor") {
+                Some(actor) => Ok(app.search_by_agent(&req, &actor, &query_point(q))?),
+                None => Ok(app.search(&req, &query_point(q))?),
+            }
         })()),
         "/api/stats" => reply((|| Ok(app.stats(&query_point(q), q.number("points")?)?))()),
         "/api/proof" => reply((|| {
@@ -206,6 +247,20 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
             Ok(app.proof(&key, q.get("ns").as_deref(), &query_point(q))?)
         })()),
         _ => not_found("GET", path),
+    }
+}
+
+/// The two sides of a paged diff: `from`, `to`, `base=1` (from their merge base), and the
+/// key scope (`ns`, `keys`).
+fn changes_query(q: &Query) -> ChangesQuery {
+    ChangesQuery {
+        from: q.get("from"),
+        to: q.get("to"),
+        since_base: q.flag("base"),
+        scope: KeyScope {
+            namespace: q.get("ns"),
+            keys: q.all("keys"),
+        },
     }
 }
 

@@ -153,10 +153,12 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<HttpRespo
             )))
             .tap_status(405));
         }
-        return Ok(match assets::asset(&path, &shared.token) {
-            Some((content_type, body)) => respond(200, content_type, body),
-            None => respond(404, "text/plain; charset=utf-8", Bytes::from("not found\n")),
-        });
+        return Ok(
+            match assets::asset(&path, &shared.token, &shared.ctx.abs_store_path()) {
+                Some((content_type, body)) => respond(200, content_type, body),
+                None => respond(404, "text/plain; charset=utf-8", Bytes::from("not found\n")),
+            },
+        );
     }
     let query = match Query::parse(req.uri().query().unwrap_or("")) {
         Ok(q) => q,

@@ -21,13 +21,13 @@ use super::{cli_at, seeded, Ui, T0};
 use crate::common::{on_path, require};
 
 /// chromedriver on a free loopback port; killed when dropped.
-struct Driver {
+pub(super) struct Driver {
     child: Child,
-    url: String,
+    pub(super) url: String,
 }
 
 impl Driver {
-    fn start(program: &Path) -> Driver {
+    pub(super) fn start(program: &Path) -> Driver {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -64,7 +64,7 @@ impl Drop for Driver {
 }
 
 /// Polls `script` (a JS expression) until it is truthy; its last value otherwise panics.
-async fn until(c: &Client, script: &str, what: &str) -> Value {
+pub(super) async fn until(c: &Client, script: &str, what: &str) -> Value {
     let start = Instant::now();
     loop {
         let v = c
@@ -94,7 +94,7 @@ async fn until(c: &Client, script: &str, what: &str) -> Value {
 }
 
 /// Text of the first element matching a CSS selector, once there.
-async fn text(c: &Client, css: &str) -> String {
+pub(super) async fn text(c: &Client, css: &str) -> String {
     let sel = serde_json::to_string(css).unwrap();
     until(c, &format!("document.querySelector({sel})"), css).await;
     c.execute(
@@ -108,7 +108,7 @@ async fn text(c: &Client, css: &str) -> String {
     .to_string()
 }
 
-async fn click(c: &Client, css: &str) {
+pub(super) async fn click(c: &Client, css: &str) {
     c.wait()
         .at_most(Duration::from_secs(15))
         .for_element(Locator::Css(css))
@@ -119,7 +119,7 @@ async fn click(c: &Client, css: &str) {
         .unwrap_or_else(|e| panic!("click {css}: {e}"));
 }
 
-async fn fill(c: &Client, css: &str, value: &str) {
+pub(super) async fn fill(c: &Client, css: &str, value: &str) {
     let el = c
         .wait()
         .at_most(Duration::from_secs(15))
@@ -142,7 +142,7 @@ async fn shot(c: &Client, name: &str) {
 }
 
 /// The browser's console log (chromedriver's `goog:loggingPrefs`), severe entries only.
-async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
+pub(super) async fn console_errors(driver: &str, c: &Client) -> Vec<String> {
     let sid = c.session_id().await.unwrap().expect("a session");
     let http = {
         // The crate's S3 client builds reqwest with rustls and no default provider.
@@ -244,7 +244,7 @@ fn the_interface_in_a_real_browser() {
         assert!(text(&c, "#memory-content").await.starts_with("uses helix now"));
         until(&c, "document.querySelectorAll('#blame tbody tr').length === 2", "blame rows").await;
         assert_eq!(text(&c, "#blame tbody tr td.author").await, crate::common::AUTHOR);
-        until(&c, "document.querySelectorAll('#blame-lines tr').length === 2", "line blame").await;
+        until(&c, "document.querySelectorAll('#blame-lines tbody tr').length === 2", "line blame").await;
         shot(&c, "memory").await;
 
         // The time slider: two steps back, the older value.
@@ -270,9 +270,13 @@ fn the_interface_in_a_real_browser() {
         click(&c, "#log tbody tr:nth-child(2) a").await;
         let change = text(&c, "#diff .change[data-key='default:preferences.editor']").await;
         assert!(change.contains("modified"), "{change}");
+        // The patch is fetched when its change is opened.
+        click(&c, "#diff .change[data-key='default:preferences.editor'] summary").await;
         let patch = text(&c, "#diff .patch").await;
         assert!(patch.contains("+uses helix now") && patch.contains("-uses vim"), "{patch}");
         click(&c, "#sbs-toggle").await;
+        text(&c, "#sbs-toggle[aria-pressed='true']").await;
+        click(&c, "#diff .change[data-key='default:preferences.editor'] summary").await;
         text(&c, "#diff .patch.sbs").await;
         shot(&c, "commit").await;
 

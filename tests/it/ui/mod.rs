@@ -3,7 +3,9 @@
 
 mod api;
 mod browser;
+mod browser_views;
 mod security;
+mod supervise;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -1,6 +1,7 @@
 // memoir ui: the page's core. Helpers (DOM building, API calls), the revision picker and
-// time slider that set the revision every view reads at, the router, and the tree view.
-// No framework and no build step: plain modules served by the binary.
+// time slider that set the revision every view reads at, the banner that says when the page
+// shows the past, and the router. No framework and no build step: plain modules served by
+// the binary.
 
 // Every error the page meets is kept here (the browser tests read it) and logged.
 const pageErrors = [];
@@ -19,6 +20,8 @@ const consoleError = console.error.bind(console);
 console.error = (...args) => { pageErrors.push(args.map(String).join(' ')); consoleError(...args); };
 
 import * as views from './views.js';
+import * as history from './history.js';
+import { treeView } from './tree.js';
 
 /** The launch token, sent with every write. */
 export const token = document.querySelector('meta[name="memoir-token"]').content;
@@ -129,26 +132,59 @@ export function num(n) {
   return Number(n).toLocaleString('en-US');
 }
 
-// ---- header: branch picker and time slider ----
+// ---- header: branch picker, time slider, and where writes go ----
 
-const header = { rev: null, branches: null, log: null };
+const header = { rev: null, branches: null, log: null, at: null, atCommit: null };
 
-/** Forgets the header's branches and log (after a write). */
+/** Forgets the header's branches and log (after a write): the next render reads them anew. */
 export function refreshHeader() {
   header.rev = null;
+}
+
+/** The branch picked in the header (none: HEAD's). */
+export function pickedBranch() {
+  const rev = route().params.get('rev') || '';
+  return header.branches && header.branches.branches.includes(rev) ? rev : '';
+}
+
+/** The branch writes from the page go to: the one picked in the header, else HEAD's. */
+export function writeBranch() {
+  return pickedBranch() || (header.branches && header.branches.current) || '';
+}
+
+/** The branch names (after the header loaded). */
+export function branchNames() {
+  return header.branches ? header.branches.branches : [];
+}
+
+/** Where writes go, as a sentence for forms that write. */
+export function writesGo() {
+  const b = writeBranch();
+  return h('p', { class: 'writes-to' }, 'Writes go to branch ', h('strong', { class: 'write-branch' }, b || '(HEAD is detached)'),
+    pickedBranch() ? ' (picked in the header)' : ' (HEAD\'s branch)', '.');
 }
 
 async function loadHeader() {
   const p = route().params;
   const rev = p.get('rev') || '';
-  if (header.rev === rev && header.branches && header.log) return;
-  const [b, l] = await Promise.all([
-    api('/api/branches'),
-    api('/api/log', { rev: rev || 'HEAD', limit: 300 }),
-  ]);
+  const at = p.get('at') || '';
+  // Read anew at every navigation: agents write from the command line meanwhile.
+  const calls = [api('/api/branches'), api('/api/log', { rev: rev || 'HEAD', limit: 300 })];
+  if (at) calls.push(api('/api/log', { rev: at, limit: 1 }));
+  const [b, l, a] = await Promise.all(calls);
   header.rev = rev;
   header.branches = b.ok ? b.data : { branches: [], current: null };
   header.log = l.ok ? l.data.commits.slice().reverse() : [];
+  header.at = at;
+  header.atCommit = a && a.ok ? a.data.commits[0] : null;
+  header.atError = a && !a.ok ? a : null;
+  // A past commit older than the newest 300, or the oldest of a full window: the slider's
+  // window then ends there, so stepping on reaches the whole history.
+  const i = header.atCommit ? header.log.findIndex((c) => c.hash === header.atCommit.hash) : -1;
+  if (header.atCommit && (i < 0 || (i === 0 && header.log.length === 300))) {
+    const w = await api('/api/log', { rev: header.atCommit.hash, limit: 300 });
+    if (w.ok) { header.log = w.data.commits.slice().reverse(); header.windowed = true; }
+  } else header.windowed = false;
 }
 
 function drawHeader() {
@@ -163,15 +199,41 @@ function drawHeader() {
   const slider = document.getElementById('time-slider');
   const log = header.log;
   slider.max = String(Math.max(0, log.length - 1));
-  const at = p.get('at');
   let pos = log.length - 1;
-  if (at) {
-    const i = log.findIndex((c) => c.hash === at || c.hash.startsWith(at) || c.short_hash === at);
+  if (header.atCommit) {
+    const i = log.findIndex((c) => c.hash === header.atCommit.hash);
     if (i >= 0) pos = i;
   }
   slider.value = String(pos);
   slider.disabled = log.length < 2;
   labelSlider(pos);
+  drawBanner();
+}
+
+/** The tip of what the header shows: the newest commit of the picked branch (or HEAD). */
+function tip() {
+  return header.windowed ? null : header.log[header.log.length - 1];
+}
+
+function drawBanner() {
+  const banner = document.getElementById('past-banner');
+  const at = header.at;
+  const c = header.atCommit;
+  const latest = tip();
+  if (!at || (c && latest && c.hash === latest.hash)) {
+    banner.hidden = true;
+    banner.replaceChildren();
+    document.body.classList.remove('in-past');
+    return;
+  }
+  const on = pickedBranch() || header.branches.current || 'HEAD';
+  const what = c
+    ? [`Showing the past: ${at} is commit `, commitLink(c.hash), ` of ${c.date.slice(0, 16).replace('T', ' ')} (${c.message.split('\n')[0]}), not the latest of ${on}.`]
+    : [`Revision ${at} is unknown: ${(header.atError && header.atError.data.error) || 'not found'}.`];
+  banner.replaceChildren(h('strong', {}, 'Past. '), ...what, ' ',
+    h('button', { type: 'button', id: 'past-latest', onclick: () => document.getElementById('rev-latest').click() }, 'Back to the latest'));
+  banner.hidden = false;
+  document.body.classList.add('in-past');
 }
 
 function labelSlider(pos) {
@@ -180,8 +242,22 @@ function labelSlider(pos) {
   const slider = document.getElementById('time-slider');
   if (!c) { label.textContent = ''; return; }
   const text = `${c.short_hash} ${c.date.slice(0, 16).replace('T', ' ')} ${c.message.split('\n')[0]}`;
-  label.textContent = (pos === header.log.length - 1 ? 'latest: ' : '') + text;
+  const latest = tip();
+  label.textContent = (latest && c.hash === latest.hash ? 'latest: ' : '') + text;
   slider.setAttribute('aria-valuetext', text);
+}
+
+/** Re-reads the header when the shown branch moved (a write from the command line). */
+async function watchTip() {
+  if (document.visibilityState !== 'visible' || !header.log) return;
+  const rev = route().params.get('rev') || 'HEAD';
+  const r = await api('/api/log', { rev, limit: 1 });
+  const newest = r.ok && r.data.commits[0];
+  const known = header.log[header.log.length - 1];
+  if (!newest || header.windowed || (known && newest.hash === known.hash)) return;
+  await loadHeader();
+  drawHeader();
+  announce(`New commit on ${rev}: ${newest.message.split('\n')[0]}`);
 }
 
 function wireHeader() {
@@ -208,107 +284,19 @@ function wireHeader() {
   slider.addEventListener('change', () => {
     const pos = Number(slider.value);
     const r = route();
-    if (pos >= header.log.length - 1) r.params.delete('at');
+    const latest = tip();
+    if (latest && pos >= header.log.length - 1) r.params.delete('at');
     else r.params.set('at', header.log[pos].hash);
     location.hash = '#/' + r.view + '?' + r.params.toString();
   });
+  setInterval(() => { watchTip().catch(() => {}); }, 3000);
 }
 
-// ---- the tree view ----
-
-async function treeView(main, p) {
-  const ns = p.get('ns') || '';
-  const keys = p.get('keys') || '';
-  const res = await api('/api/tree', { ns, keys, at: readAt() });
-  if (!res.ok) return put(main, h('h2', { text: 'Tree' }), failure(res));
-  const t = res.data;
-  const nsSelect = h('select', { id: 'tree-ns', onchange: (e) => go('tree', { ns: e.target.value, keys }) },
-    Object.entries(t.namespaces).map(([n, c]) => h('option', { value: n, selected: n === t.namespace }, `${n} (${num(c)})`)));
-  if (!Object.keys(t.namespaces).length) nsSelect.append(h('option', { text: t.namespace }));
-  const glob = h('input', { id: 'tree-glob', name: 'keys', value: keys, placeholder: 'glob, e.g. preferences.*', spellcheck: 'false' });
-  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); go('tree', { ns: t.namespace, keys: glob.value.trim() }); } },
-    h('label', { for: 'tree-ns' }, 'Namespace'), nsSelect,
-    h('label', { for: 'tree-glob' }, 'Filter'), glob, h('button', { type: 'submit' }, 'Apply'),
-    h('span', { class: 'muted', id: 'tree-total' }, `${num(t.total)} memories`));
-  const tree = h('ul', { class: 'tree', role: 'tree', id: 'tree', 'aria-label': `Keys of ${t.namespace}` });
-  for (const c of t.children) tree.append(treeItem(t.namespace, keys, c, 1));
-  if (t.omitted) tree.append(h('li', { class: 'muted' }, `${num(t.omitted)} more not shown`));
-  tree.addEventListener('keydown', treeKeys);
-  const first = tree.querySelector('[role="treeitem"]');
-  if (first) first.tabIndex = 0;
-  put(main, h('h2', { text: 'Tree' }), form, t.children.length ? tree : h('p', { class: 'muted' }, 'No memories here.'));
-}
-
-function treeItem(ns, keys, c, level) {
-  const li = h('li', { role: 'treeitem', 'data-path': c.path, 'aria-level': level, tabindex: '-1',
-    'aria-expanded': c.has_children ? 'false' : null });
-  const toggle = c.has_children
-    ? h('button', { class: 'toggle', type: 'button', tabindex: '-1', 'aria-label': `Expand ${c.path}`, onclick: () => toggleItem(li, ns, keys, c, level) }, '▸')
-    : h('span', { class: 'spacer' });
-  const name = c.has_record
-    ? link('memory', { ns, key: c.path }, c.name, { tabindex: '-1', class: 'open' })
-    : h('span', { class: 'name' }, c.name);
-  li.append(h('div', { class: 'row' }, toggle, name, h('span', { class: 'badge count', title: 'memories at or below' }, num(c.count))));
-  li.dataset.count = String(c.count);
-  return li;
-}
-
-async function toggleItem(li, ns, keys, c, level) {
-  const open = li.getAttribute('aria-expanded') === 'true';
-  const btn = li.querySelector(':scope > .row > .toggle');
-  if (open) {
-    li.setAttribute('aria-expanded', 'false');
-    btn.textContent = '▸';
-    const group = li.querySelector(':scope > ul');
-    if (group) group.hidden = true;
-    return;
-  }
-  let group = li.querySelector(':scope > ul');
-  if (!group) {
-    const res = await api('/api/tree', { ns, prefix: c.path, keys, at: readAt() });
-    if (!res.ok) { li.append(failure(res)); return; }
-    group = h('ul', { role: 'group' });
-    for (const k of res.data.children) group.append(treeItem(ns, keys, k, level + 1));
-    if (res.data.omitted) group.append(h('li', { class: 'muted' }, `${num(res.data.omitted)} more not shown`));
-    li.append(group);
-  }
-  group.hidden = false;
-  li.setAttribute('aria-expanded', 'true');
-  btn.textContent = '▾';
-}
-
-function visibleItems(tree) {
-  return [...tree.querySelectorAll('[role="treeitem"]')].filter((el) => !el.closest('ul[hidden]'));
-}
-
-function treeKeys(e) {
-  const li = e.target.closest('[role="treeitem"]');
-  if (!li) return;
-  const items = visibleItems(e.currentTarget);
-  const i = items.indexOf(li);
-  const focus = (el) => { if (!el) return; items.forEach((x) => { x.tabIndex = -1; }); el.tabIndex = 0; el.focus(); };
-  const expanded = li.getAttribute('aria-expanded');
-  switch (e.key) {
-    case 'ArrowDown': focus(items[i + 1]); break;
-    case 'ArrowUp': focus(items[i - 1]); break;
-    case 'Home': focus(items[0]); break;
-    case 'End': focus(items[items.length - 1]); break;
-    case 'ArrowRight':
-      if (expanded === 'false') li.querySelector('.toggle').click();
-      else if (expanded === 'true') focus(li.querySelector('[role="treeitem"]'));
-      break;
-    case 'ArrowLeft':
-      if (expanded === 'true') li.querySelector('.toggle').click();
-      else focus(li.parentElement.closest('[role="treeitem"]'));
-      break;
-    case 'Enter': {
-      const open = li.querySelector(':scope > .row > a.open');
-      if (open) open.click(); else if (expanded) li.querySelector('.toggle').click();
-      break;
-    }
-    default: return;
-  }
-  e.preventDefault();
+/** Says `text` in the page's one live region (screen readers read it once). */
+export function announce(text) {
+  const el = document.getElementById('announce');
+  el.textContent = '';
+  setTimeout(() => { el.textContent = text; }, 30);
 }
 
 // ---- router ----
@@ -316,10 +304,11 @@ function treeKeys(e) {
 const routes = {
   tree: treeView,
   memory: views.memoryView,
-  history: views.historyView,
-  commit: views.commitView,
-  compare: views.compareView,
+  history: history.historyView,
+  commit: history.commitView,
+  compare: history.compareView,
   branches: views.branchesView,
+  agents: views.agentsView,
   search: views.searchView,
   stats: views.statsView,
   actions: views.actionsView,
@@ -341,8 +330,21 @@ async function render() {
   // The view draws into a section of its own, shown only if no later route replaced it.
   const section = h('section', { class: 'view', 'data-view': view });
   try {
-    await Promise.all([loadHeader().then(() => { if (turn === rendering) drawHeader(); }), fn(section, params)]);
-    if (turn === rendering) main.replaceChildren(section);
+    // The header first: views need its branches (where writes go, the branch pickers).
+    await loadHeader();
+    if (turn === rendering) drawHeader();
+    await fn(section, params);
+    if (turn === rendering) {
+      main.replaceChildren(section);
+      const title = section.querySelector('h2');
+      const name = title ? title.textContent : view;
+      document.title = `${name} · ${document.body.dataset.storeName} · memoir`;
+      // Focus follows the navigation, unless it came from the header's controls.
+      if (!document.activeElement || !document.activeElement.closest('.top, #past-banner')) {
+        if (title) { title.tabIndex = -1; title.focus({ preventScroll: true }); } else main.focus();
+      }
+      announce(`${name} loaded`);
+    }
   } catch (err) {
     if (turn === rendering) put(main, h('p', { class: 'error', role: 'alert' }, String(err)));
     throw err;

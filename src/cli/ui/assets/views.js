@@ -1,7 +1,8 @@
 // memoir ui: the views besides the tree. Each takes the main element and the route's
 // parameters, reads the JSON API at the page's revision, and draws with textContent only.
 
-import { h, put, api, post, failure, go, link, commitLink, readAt, num, refreshHeader } from './app.js';
+import { h, put, api, post, failure, go, link, commitLink, readAt, num, refreshHeader, writeBranch, writesGo } from './app.js';
+import { agent } from './history.js';
 
 const keyParams = (p) => ({ ns: p.get('ns') || '', key: p.get('key') || '' });
 
@@ -14,7 +15,49 @@ function kv(pairs) {
   return h('dl', { class: 'kv' }, pairs.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', {}, v)]));
 }
 
-// ---- memory: record, entries, blame, per-line blame ----
+// ---- memory: record, entries, blame, per-line blame; edit and forget ----
+
+/** A confirmation dialog: `body` nodes, a confirm button labelled `yes`; resolves to true when confirmed. */
+function confirmDialog(id, title, body, yes) {
+  return new Promise((resolve) => {
+    const dialog = h('dialog', { id, 'aria-labelledby': `${id}-h` },
+      h('form', { method: 'dialog' }, h('h3', { id: `${id}-h` }, title), body,
+        h('div', { class: 'toolbar' }, h('button', { value: 'cancel', id: `${id}-cancel` }, 'Cancel'),
+          h('button', { value: 'yes', class: 'danger', id: `${id}-confirm` }, yes))));
+    dialog.addEventListener('close', () => { dialog.remove(); resolve(dialog.returnValue === 'yes'); });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}
+
+function memoryActions(ns, key, v, out) {
+  const branch = writeBranch();
+  const text = h('textarea', { id: 'edit-content' }, v.content);
+  const edit = h('form', { id: 'edit-form', class: 'card', hidden: true, onsubmit: async (e) => {
+    e.preventDefault();
+    const r = await post('/api/remember', { content: text.value, paths: [key], namespace: ns, merge_policy: 'replace', branch: branch || undefined });
+    out.replaceChildren(r.ok ? h('p', { class: 'ok' }, `Saved ${r.data.full_keys.join(', ')} on ${branch}: `, r.data.commit_hash ? commitLink(r.data.commit_hash) : 'nothing changed') : failure(r));
+    refreshHeader();
+    if (r.ok) go('memory', { ns, key, at: '' });
+  } },
+  h('h3', {}, 'Edit'), h('p', {}, 'The new content replaces the memory on branch ', h('strong', {}, branch), '; the old one stays in the history.'),
+  h('label', { for: 'edit-content' }, 'Content'), text,
+  h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'primary', id: 'edit-save' }, 'Save'),
+    h('button', { type: 'button', onclick: () => { edit.hidden = true; } }, 'Cancel')));
+  const forget = async () => {
+    const yes = await confirmDialog('forget-dialog', `Forget ${ns}:${key} on branch ${branch}?`, [
+      h('p', {}, 'It is removed in a new commit on ', h('strong', { id: 'forget-branch' }, branch), '; its history stays readable. Its content:'),
+      h('pre', { class: 'card', id: 'forget-content' }, v.content)], 'Forget');
+    if (!yes) return;
+    const r = await post('/api/forget', { key, namespace: ns, branch: branch || undefined });
+    out.replaceChildren(r.ok ? h('p', { class: 'ok' }, `${r.data.message} on ${branch}: `, r.data.commit_hash ? commitLink(r.data.commit_hash) : '') : failure(r));
+    refreshHeader();
+  };
+  return [h('div', { class: 'toolbar' },
+    h('button', { type: 'button', id: 'memory-edit', onclick: () => { edit.hidden = false; text.focus(); } }, 'Edit…'),
+    h('button', { type: 'button', class: 'danger', id: 'memory-forget', onclick: forget }, 'Forget…'),
+    writesGo()), edit];
+}
 
 export async function memoryView(main, p) {
   const { ns, key } = keyParams(p);
@@ -24,7 +67,8 @@ export async function memoryView(main, p) {
     api('/api/blame', { key, ns, at, lines: 1 }),
   ]);
   const title = h('h2', {}, 'Memory ', h('code', { id: 'memory-key' }, `${ns || 'default'}:${key}`));
-  const parts = [title];
+  const out = h('div', { id: 'memory-result', role: 'status' });
+  const parts = [title, out];
   const item = got.data.items && got.data.items[0];
   if (!got.ok && !item) parts.push(failure(got));
   else if (!item.found) parts.push(h('p', { class: 'muted', id: 'memory-missing' }, at ? `No memory here at ${at}.` : 'No memory here.'));
@@ -38,186 +82,32 @@ export async function memoryView(main, p) {
         ['Written', when(v.timestamp)],
         ['Related', v.related_keys.length ? v.related_keys.map((k) => [link('memory', { ns: v.namespace, key: k }, k), ' ']) : '—'],
       ])));
+    parts.push(...memoryActions(v.namespace, key, v, out));
     parts.push(h('h3', {}, 'Entries'), h('table', { id: 'memory-entries' },
-      h('thead', {}, h('tr', {}, ['Content', 'Status', 'Confidence', 'Time', 'Source', 'Actor'].map((c) => h('th', { text: c })))),
+      h('thead', {}, h('tr', {}, ['Content', 'Status', 'Confidence', 'Time', 'Agent', 'Source'].map((c) => h('th', { text: c })))),
       h('tbody', {}, v.entries.map((e) => h('tr', {},
         h('td', {}, h('pre', {}, e.content)), h('td', { text: e.status }), h('td', { class: 'num', text: e.confidence }),
-        h('td', { text: when(e.timestamp) }), h('td', { text: e.source || '' }), h('td', { text: e.actor || '' }))))));
+        h('td', { text: when(e.timestamp) }), h('td', {}, agent(e)), h('td', { text: e.source || '' }))))));
   }
   if (blame.ok) {
     const b = blame.data;
     parts.push(h('h3', {}, 'History of this memory'), h('table', { id: 'blame' },
-      h('thead', {}, h('tr', {}, ['Commit', 'Change', 'Author', 'Date', 'Source', 'Actor', 'Message', ''].map((c) => h('th', { text: c })))),
+      h('thead', {}, h('tr', {}, ['Commit', 'Change', 'Agent', 'Source', 'Date', 'Author', 'Message', 'Show'].map((c) => h('th', { text: c })))),
       h('tbody', {}, b.entries.map((e) => h('tr', {},
         h('td', {}, commitLink(e.commit)), h('td', { class: 'op-' + e.operation, text: e.operation }),
-        h('td', { class: 'author', text: e.author }), h('td', { text: e.date.slice(0, 19).replace('T', ' ') }),
-        h('td', { text: e.source || '' }), h('td', { text: e.actor || '' }), h('td', { text: e.message.split('\n')[0] }),
+        h('td', { class: 'actor' }, agent(e)), h('td', { class: 'source', text: e.source || '' }),
+        h('td', { text: e.date.slice(0, 19).replace('T', ' ') }), h('td', { class: 'author', text: e.author }),
+        h('td', { text: e.message.split('\n')[0] }),
         h('td', {}, h('button', { type: 'button', class: 'show-at', onclick: () => go('memory', { ns, key, at: e.commit }) }, 'Show at this commit')))))));
     if (b.lines && b.lines.length) {
       parts.push(h('h3', {}, 'Line by line'), h('table', { id: 'blame-lines', class: 'mono' },
+        h('thead', {}, h('tr', {}, ['Commit', 'Agent', 'Source', 'Date', 'Line'].map((c) => h('th', { text: c })))),
         h('tbody', {}, b.lines.map((l) => h('tr', {},
-          h('td', {}, commitLink(l.commit)), h('td', { class: 'muted', text: l.author }), h('td', {}, h('pre', {}, l.line)))))));
+          h('td', {}, commitLink(l.commit)), h('td', { class: 'actor' }, agent(l)), h('td', { class: 'source muted', text: l.source || '' }),
+          h('td', { class: 'muted', text: l.date.slice(0, 10) }), h('td', {}, h('pre', {}, l.line)))))));
     }
   } else parts.push(failure(blame));
   put(main, ...parts);
-}
-
-// ---- history: log with its graph, commit pages ----
-
-/** Lanes of a commit graph, newest first: per row, the lane of its dot and the lines drawn. */
-function lanes(commits) {
-  const rows = [];
-  let active = [];
-  for (const c of commits) {
-    let lane = active.indexOf(c.hash);
-    if (lane < 0) { lane = active.indexOf(null); if (lane < 0) { lane = active.length; active.push(null); } }
-    const before = active.slice();
-    before[lane] = c.hash;
-    const after = active.map((x) => (x === c.hash ? null : x));
-    const targets = [];
-    c.parents.forEach((parent, i) => {
-      let at = after.indexOf(parent);
-      if (at < 0) {
-        if (i === 0) at = lane;
-        else { at = after.indexOf(null); if (at < 0) { at = after.length; after.push(null); } }
-        after[at] = parent;
-      }
-      targets.push(at);
-    });
-    while (after.length && after[after.length - 1] === null) after.pop();
-    rows.push({ lane, before, after, targets });
-    active = after;
-  }
-  return rows;
-}
-
-function graphCell(row, width) {
-  const W = 14, H = 28, x = (i) => 7 + i * W;
-  const ns = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(ns, 'svg');
-  svg.setAttribute('width', String(Math.max(1, width) * W));
-  svg.setAttribute('height', String(H));
-  svg.setAttribute('class', 'graph');
-  svg.setAttribute('aria-hidden', 'true');
-  const line = (x1, y1, x2, y2) => {
-    const l = document.createElementNS(ns, 'line');
-    Object.entries({ x1, y1, x2, y2, stroke: 'currentColor', 'stroke-width': 1.5 }).forEach(([k, v]) => l.setAttribute(k, v));
-    svg.append(l);
-  };
-  row.before.forEach((id, i) => { if (id !== null && i !== row.lane) line(x(i), 0, x(i), H / 2); });
-  if (row.before[row.lane] !== null && row.incoming) line(x(row.lane), 0, x(row.lane), H / 2);
-  row.after.forEach((id, i) => {
-    if (id === null) return;
-    if (row.targets.includes(i)) line(x(row.lane), H / 2, x(i), H);
-    else line(x(i), H / 2, x(i), H);
-  });
-  row.before.forEach((id, i) => { if (id !== null && i !== row.lane && row.after[i] === id) line(x(i), H / 2, x(i), H / 2); });
-  const dot = document.createElementNS(ns, 'circle');
-  dot.setAttribute('cx', String(x(row.lane))); dot.setAttribute('cy', String(H / 2)); dot.setAttribute('r', '4');
-  dot.setAttribute('fill', 'currentColor');
-  svg.append(dot);
-  return svg;
-}
-
-export async function historyView(main, p) {
-  const keys = p.get('keys') || '';
-  const res = await api('/api/log', { rev: readAt() || 'HEAD', keys, limit: 200 });
-  const glob = h('input', { id: 'history-glob', value: keys, placeholder: 'key glob', spellcheck: 'false' });
-  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); go('history', { keys: glob.value.trim() }); } },
-    h('label', { for: 'history-glob' }, 'Only commits changing'), glob, h('button', { type: 'submit' }, 'Filter'));
-  if (!res.ok) return put(main, h('h2', { text: 'History' }), form, failure(res));
-  const commits = res.data.commits;
-  const rows = keys ? null : lanes(commits);
-  const seen = new Set();
-  if (rows) rows.forEach((r, i) => { r.incoming = seen.has(commits[i].hash); commits[i].parents.forEach((x) => seen.add(x)); });
-  const width = rows ? Math.max(1, ...rows.map((r) => Math.max(r.before.length, r.after.length))) : 0;
-  const table = h('table', { class: 'log', id: 'log' },
-    h('thead', {}, h('tr', {}, rows ? h('th', { class: 'g' }, h('span', { class: 'skip' }, 'Graph')) : null,
-      ['Commit', 'Message', 'Author', 'Date'].map((c) => h('th', { text: c })))),
-    h('tbody', {}, commits.map((c, i) => h('tr', { 'data-hash': c.hash },
-      rows ? h('td', { class: 'g' }, graphCell(rows[i], width)) : null,
-      h('td', {}, commitLink(c.hash)),
-      h('td', {}, c.message.split('\n')[0], c.parents.length > 1 ? h('span', { class: 'badge' }, 'merge') : null),
-      h('td', { text: c.author }), h('td', { text: c.date.slice(0, 19).replace('T', ' ') })))));
-  put(main, h('h2', { text: 'History' }), form, table,
-    commits.length === 200 ? h('p', { class: 'muted' }, 'The 200 newest commits; set the revision to see older ones.') : null);
-}
-
-/** A content patch drawn unified or side by side. */
-function patchView(text, sideBySide) {
-  const lines = text.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1);
-  if (!sideBySide) {
-    return h('div', { class: 'patch mono' }, lines.map((l) => h('span', {
-      class: 'l ' + (l.startsWith('@@') ? 'hunk' : l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : ''),
-    }, l || ' ')));
-  }
-  const left = [], right = [];
-  for (const l of lines) {
-    if (l.startsWith('---') || l.startsWith('+++')) continue;
-    if (l.startsWith('@@')) { left.push(['hunk', l]); right.push(['hunk', '']); }
-    else if (l.startsWith('-')) left.push(['del', l.slice(1)]);
-    else if (l.startsWith('+')) right.push(['add', l.slice(1)]);
-    else { while (left.length < right.length) left.push(['', '']); while (right.length < left.length) right.push(['', '']); left.push(['', l.slice(1)]); right.push(['', l.slice(1)]); }
-  }
-  while (left.length < right.length) left.push(['', '']);
-  while (right.length < left.length) right.push(['', '']);
-  const col = (xs) => h('div', {}, xs.map(([c, t]) => h('span', { class: 'l ' + c }, t || ' ')));
-  return h('div', { class: 'patch sbs mono' }, col(left), col(right));
-}
-
-/** A diff outcome: summary and, per key, its change and patch. */
-function diffView(d, sideBySide) {
-  const s = d.stats || {};
-  const summary = h('p', { id: 'diff-stat' },
-    `${d.count} key(s) changed: `, h('span', { class: 'op-added' }, `${s.added ?? 0} added`), ', ',
-    h('span', { class: 'op-modified' }, `${s.modified ?? 0} modified`), ', ',
-    h('span', { class: 'op-removed' }, `${s.removed ?? 0} removed`),
-    s.lines_added !== undefined ? `; ${s.lines_added} line(s) added, ${s.lines_removed} removed` : '');
-  const list = d.changes.map((c) => h('section', { class: 'card change', 'data-key': `${c.namespace}:${c.key}` },
-    h('h3', {}, h('span', { class: 'op-' + c.operation }, c.operation), ' ',
-      link('memory', { ns: c.namespace, key: c.key, at: d.to }, `${c.namespace}:${c.key}`),
-      c.lines_added !== undefined ? h('span', { class: 'muted' }, ` +${c.lines_added} −${c.lines_removed}`) : null),
-    c.patch ? patchView(c.patch, sideBySide) : null));
-  return h('div', { id: 'diff' }, summary, list);
-}
-
-function sbsToggle(p, view, extra) {
-  const on = p.get('sbs') === '1';
-  return h('button', { type: 'button', id: 'sbs-toggle', 'aria-pressed': String(on), onclick: () => go(view, { ...extra, sbs: on ? '' : '1' }) },
-    on ? 'Unified' : 'Side by side');
-}
-
-export async function commitView(main, p) {
-  const id = p.get('id') || '';
-  const res = await api('/api/log', { rev: id, limit: 1 });
-  if (!res.ok) return put(main, h('h2', { text: 'Commit' }), failure(res));
-  const c = res.data.commits[0];
-  const meta = kv([
-    ['Commit', h('code', { id: 'commit-hash' }, c.hash)],
-    ['Author', c.author], ['Date', c.date],
-    ['Parents', c.parents.length ? c.parents.map((x) => [commitLink(x), ' ']) : 'none (first commit)'],
-    ...Object.entries(c.metadata || {}).map(([k, v]) => [k, v]),
-  ]);
-  const parts = [h('h2', {}, 'Commit ', h('code', {}, c.short_hash)), h('p', { id: 'commit-message' }, c.message), meta,
-    h('div', { class: 'toolbar' }, sbsToggle(p, 'commit', { id }),
-      h('button', { type: 'button', onclick: () => go('tree', { at: c.hash }) }, 'Browse at this commit'))];
-  if (c.parents.length) {
-    const d = await api('/api/diff', { from: c.parents[0], to: c.hash, stat: 1, patch: 1 });
-    parts.push(d.ok ? diffView(d.data, p.get('sbs') === '1') : failure(d));
-  }
-  put(main, ...parts);
-}
-
-export async function compareView(main, p) {
-  const from = p.get('from') || 'HEAD~1';
-  const to = p.get('to') || readAt() || 'HEAD';
-  const a = h('input', { id: 'cmp-from', value: from, spellcheck: 'false' });
-  const b = h('input', { id: 'cmp-to', value: to, spellcheck: 'false' });
-  const form = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go('compare', { from: a.value.trim(), to: b.value.trim(), sbs: p.get('sbs') }); } },
-    h('label', { for: 'cmp-from' }, 'From'), a, h('label', { for: 'cmp-to' }, 'To'), b, h('button', { type: 'submit', class: 'primary' }, 'Compare'),
-    sbsToggle(p, 'compare', { from, to }));
-  const d = await api('/api/diff', { from, to, stat: 1, patch: 1 });
-  put(main, h('h2', { text: 'Compare' }), form, d.ok ? diffView(d.data, p.get('sbs') === '1') : failure(d));
 }
 
 // ---- branches and merging ----
@@ -252,22 +142,28 @@ export async function branchesView(main, p) {
   const into = h('select', { id: 'merge-into' }, opts(p.get('into') || current));
   const strategy = h('select', { id: 'merge-strategy' }, ['', 'ours', 'theirs', 'union'].map((s) => h('option', { value: s }, s || 'none (stop on conflicts)')));
   const preview = h('div', { id: 'merge-preview' });
-  const mergeForm = h('form', { class: 'toolbar', onsubmit: async (e) => {
-    e.preventDefault();
+  const showPreview = async () => {
     const r = await api('/api/merge-preview', { source: source.value, into: into.value });
     preview.replaceChildren(r.ok ? previewView(r.data) : failure(r));
-  } },
+  };
+  const mergeForm = h('form', { class: 'toolbar', onsubmit: async (e) => { e.preventDefault(); await showPreview(); } },
   h('label', { for: 'merge-source' }, 'Merge'), source, h('label', { for: 'merge-into' }, 'into'), into,
   h('button', { type: 'submit' }, 'Preview'),
   h('label', { for: 'merge-strategy' }, 'Strategy'), strategy,
   h('button', { type: 'button', class: 'primary', id: 'merge-run', onclick: async () => {
-    done(await post('/api/merge', { source: source.value, into: into.value, strategy: strategy.value }));
+    const r = await post('/api/merge', { source: source.value, into: into.value, strategy: strategy.value });
+    out.replaceChildren(r.ok ? h('p', { class: 'ok', id: 'merge-result' }, r.data.message || 'merged', ' ',
+      r.data.commit_hash ? ['(', h('a', { href: `#/commit?id=${r.data.commit_hash}`, id: 'merge-commit' }, `commit ${r.data.commit_hash.slice(0, 8)}`), ')'] : null) : failure(r));
+    refreshHeader();
+    // The preview is redone: after the merge it says what merging again would do.
+    await showPreview();
   } }, 'Merge'));
   put(main, h('h2', { text: 'Branches' }), list, out, h('h3', { text: 'Remote-tracking' }), remoteList, h('h3', { text: 'Create' }), create, h('h3', { text: 'Merge' }), mergeForm, preview);
 }
 
 function previewView(m) {
   const record = (r) => (r ? h('pre', {}, r.content) : h('em', { class: 'muted' }, 'absent'));
+  const shown = m.changes.slice(0, 100);
   return h('div', {},
     h('p', { id: 'merge-kind' }, `Merging ${m.source_branch} into ${m.target_branch}: ${m.kind.replace(/_/g, ' ')}`,
       `; ${m.changes.length} key(s) would change, ${m.conflicts.length} conflict(s).`),
@@ -275,8 +171,31 @@ function previewView(m) {
       h('thead', {}, h('tr', {}, ['Key', 'Base', 'Ours', 'Theirs'].map((c) => h('th', { text: c })))),
       h('tbody', {}, m.conflicts.map((c) => h('tr', { 'data-key': c.full_key },
         h('td', {}, h('code', {}, c.full_key)), h('td', {}, record(c.base)), h('td', {}, record(c.ours)), h('td', {}, record(c.theirs)))))) : null,
-    m.changes.length ? h('ul', { id: 'merge-changes' }, m.changes.map((c) => h('li', {},
-      h('span', { class: 'op-' + c.operation }, c.operation), ' ', h('code', {}, `${c.namespace}:${c.key}`)))) : null);
+    shown.length ? h('table', { id: 'merge-changes' },
+      h('thead', {}, h('tr', {}, ['Change', 'Key', `Now on ${m.target_branch}`, 'After the merge'].map((c) => h('th', { text: c })))),
+      h('tbody', {}, shown.map((c) => h('tr', { 'data-key': `${c.namespace}:${c.key}` },
+        h('td', { class: 'op-' + c.operation, text: c.operation }), h('td', {}, h('code', {}, `${c.namespace}:${c.key}`)),
+        h('td', {}, record(c.old)), h('td', {}, record(c.new)))))) : null,
+    m.changes.length > shown.length ? h('p', { class: 'muted' }, `and ${num(m.changes.length - shown.length)} more; Compare shows them all.`) : null);
+}
+
+// ---- agents: who wrote, where and when ----
+
+export async function agentsView(main) {
+  const r = await api('/api/agents');
+  if (!r.ok) return put(main, h('h2', { text: 'Agents' }), failure(r));
+  const d = r.data;
+  put(main, h('h2', { text: 'Agents' }),
+    h('p', { class: 'muted' }, `${num(d.agents.length)} agent(s) over ${num(d.commits)} commit(s) reachable from a branch.`),
+    h('table', { id: 'agents' },
+      h('thead', {}, h('tr', {}, ['Agent', 'Commits', 'Branches', 'Sources', 'Authors', 'Last activity', 'History'].map((c) => h('th', { text: c })))),
+      h('tbody', {}, d.agents.map((a) => h('tr', { 'data-actor': a.actor || '' },
+        h('td', {}, a.actor ? h('strong', {}, a.actor) : h('em', { class: 'muted' }, 'none recorded')),
+        h('td', { class: 'num', text: num(a.commits) }),
+        h('td', {}, a.branches.map((b) => [h('span', { class: 'branch-label' }, b), ' '])),
+        h('td', { text: a.sources.join(', ') }), h('td', { text: a.authors.join(', ') }),
+        h('td', {}, a.last.slice(0, 16).replace('T', ' '), ' ', commitLink(a.last_commit), ' ', h('span', { class: 'muted' }, a.last_message)),
+        h('td', {}, a.actor ? [link('history', { actor: a.actor, all: '1' }, 'writes'), ' '] : null))))));
 }
 
 // ---- search and recall ----
@@ -290,16 +209,27 @@ function highlight(text, terms) {
 export async function searchView(main, p) {
   const q = p.get('q') || '';
   const mode = p.get('mode') || 'search';
-  const input = h('input', { id: 'search-q', type: 'search', value: q, placeholder: 'words to look for', size: 40 });
+  const f = { actor: p.get('actor') || '', since: p.get('since') || '', until: p.get('until') || '' };
+  const input = h('input', { id: 'search-q', type: 'search', value: q, placeholder: 'words to look for', size: 32 });
   const modeSel = h('select', { id: 'search-mode' }, [['search', 'Search (lexical, ranked)'], ['lexical', 'Recall: lexical'], ['single', 'Recall: single model call'], ['tiered', 'Recall: tiered model calls']]
     .map(([v, t]) => h('option', { value: v, selected: v === mode }, t)));
-  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); go('search', { q: input.value.trim(), mode: modeSel.value }); } },
-    h('label', { for: 'search-q' }, 'Query'), input, h('label', { for: 'search-mode' }, 'Mode'), modeSel, h('button', { type: 'submit', class: 'primary' }, 'Go'));
+  const field = (id, value, placeholder) => h('input', { id, value, placeholder, size: 11, spellcheck: 'false' });
+  const who = field('search-actor', f.actor, 'any agent');
+  const since = field('search-since', f.since, 'e.g. 2026-01-01');
+  const until = field('search-until', f.until, 'e.g. yesterday');
+  const form = h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => {
+    e.preventDefault();
+    go('search', { q: input.value.trim(), mode: modeSel.value, actor: who.value.trim(), since: since.value.trim(), until: until.value.trim() });
+  } },
+  h('label', { for: 'search-q' }, 'Query'), input, h('label', { for: 'search-mode' }, 'Mode'), modeSel,
+  h('label', { for: 'search-actor' }, 'Agent'), who, h('label', { for: 'search-since' }, 'Since'), since,
+  h('label', { for: 'search-until' }, 'Until'), until,
+  h('button', { type: 'submit', class: 'primary' }, 'Go'));
   const parts = [h('h2', { text: 'Search and recall' }), form];
   if (q) {
     const terms = q.split(/\s+/).filter((t) => t.length > 1);
     if (mode === 'search') {
-      const r = await api('/api/search', { q, at: readAt(), limit: 50 });
+      const r = await api('/api/search', { q, at: readAt(), limit: 50, ...f });
       if (!r.ok) parts.push(failure(r));
       else {
         parts.push(h('p', { class: 'muted' }, `${r.data.count} hit(s) in ${r.data.timing_ms} ms`));
@@ -308,6 +238,7 @@ export async function searchView(main, p) {
           h('span', { class: 'badge' }, x.score.toFixed(2)), h('pre', {}, highlight(x.content, terms))))));
       }
     } else {
+      if (f.actor || f.since || f.until) parts.push(h('p', { class: 'muted' }, 'Recall does not filter by agent or date; Search does.'));
       const r = await post('/api/recall', { query: q, mode, at: readAt(), limit: 20 });
       if (!r.ok) parts.push(failure(r));
       else parts.push(recallView(r.data, terms));
@@ -342,19 +273,28 @@ function chart(points) {
   svg.setAttribute('class', 'chart');
   svg.setAttribute('role', 'img');
   const max = Math.max(1, ...points.map((x) => x.memories));
-  const t0 = points.length ? points[0].commits : 0, t1 = points.length ? points[points.length - 1].commits : 1;
-  const px = (x) => pad + ((x.commits - t0) / Math.max(1, t1 - t0)) * (W - 2 * pad);
+  // Spaced by time, as the axis is labelled with dates: a burst of commits in an hour takes
+  // the width of an hour, not of its number of commits.
+  const t0 = points.length ? points[0].timestamp : 0, t1 = points.length ? points[points.length - 1].timestamp : 1;
+  const px = (x) => pad + ((x.timestamp - t0) / Math.max(1, t1 - t0)) * (W - 2 * pad);
   const py = (x) => H - pad + 10 - (x.memories / max) * (H - 2 * pad);
-  svg.setAttribute('aria-label', `Memories over ${t1} commits, up to ${max}`);
+  const last = points[points.length - 1];
+  svg.setAttribute('aria-label', points.length
+    ? `Memories from ${points[0].date.slice(0, 10)} to ${last.date.slice(0, 10)}: ${num(points[0].memories)} to ${num(last.memories)}, at most ${num(max)}`
+    : 'No history');
   const add = (tag, attrs, text) => { const el = document.createElementNS(ns, tag); Object.entries(attrs).forEach(([k, v]) => el.setAttribute(k, v)); if (text) el.textContent = text; svg.append(el); };
   add('line', { x1: pad, y1: H - pad + 10, x2: W - pad, y2: H - pad + 10, class: 'axis' });
   add('line', { x1: pad, y1: 10, x2: pad, y2: H - pad + 10, class: 'axis' });
-  add('polyline', { class: 'line', points: points.map((x) => `${px(x)},${py(x)}`).join(' ') });
+  // A step line: the count holds until the next commit changes it.
+  const steps = points.flatMap((x, i) => (i ? [`${px(x)},${py(points[i - 1])}`, `${px(x)},${py(x)}`] : [`${px(x)},${py(x)}`]));
+  add('polyline', { class: 'line', points: steps.join(' ') });
   add('text', { x: 4, y: 20 }, num(max));
   add('text', { x: 4, y: H - pad + 10 }, '0');
   if (points.length) {
+    const mid = t0 + (t1 - t0) / 2;
     add('text', { x: pad, y: H - 8 }, points[0].date.slice(0, 10));
-    add('text', { x: W - pad - 70, y: H - 8 }, points[points.length - 1].date.slice(0, 10));
+    if (t1 - t0 > 86400 * 2) add('text', { x: W / 2 - 35, y: H - 8 }, new Date(mid * 1000).toISOString().slice(0, 10));
+    add('text', { x: W - pad - 70, y: H - 8 }, last.date.slice(0, 10));
   }
   return svg;
 }
@@ -407,7 +347,8 @@ async function completions(list, ns, text) {
 }
 
 export async function actionsView(main, p) {
-  const out = h('div', { id: 'action-result', role: 'status', 'aria-live': 'polite' });
+  const out = h('div', { id: 'action-result', role: 'status' });
+  const branch = writeBranch();
   const show = (r, what) => out.replaceChildren(r.ok ? h('div', { class: 'ok' }, what(r.data)) : failure(r));
   const ns = h('input', { id: 'rem-ns', placeholder: 'default', size: 12, spellcheck: 'false' });
   const path = h('input', { id: 'rem-path', required: true, list: 'rem-paths', placeholder: 'preferences.coding.testing', size: 36, spellcheck: 'false', autocomplete: 'off' });
@@ -419,11 +360,11 @@ export async function actionsView(main, p) {
     .map((x) => h('option', { value: x }, x || 'default for the key')));
   const remember = h('form', { id: 'remember-form', class: 'card', onsubmit: async (e) => {
     e.preventDefault();
-    const r = await post('/api/remember', { content: content.value, paths: path.value.split(',').map((x) => x.trim()).filter(Boolean), namespace: ns.value.trim(), merge_policy: policy.value });
-    show(r, (d) => [`Stored ${d.full_keys.join(', ')} in `, d.commit_hash ? commitLink(d.commit_hash) : 'no commit (nothing changed)']);
+    const r = await post('/api/remember', { content: content.value, paths: path.value.split(',').map((x) => x.trim()).filter(Boolean), namespace: ns.value.trim(), merge_policy: policy.value, branch: branch || undefined });
+    show(r, (d) => [`Stored ${d.full_keys.join(', ')} on branch ${branch} in `, d.commit_hash ? commitLink(d.commit_hash) : 'no commit (nothing changed)']);
     refreshHeader();
   } },
-  h('h3', { text: 'Remember' }),
+  h('h3', { text: 'Remember' }), writesGo(),
   h('p', {}, h('label', { for: 'rem-path' }, 'Key path(s), comma separated'), h('br'), path, paths, ' ', h('label', { for: 'rem-ns' }, 'Namespace'), ' ', ns),
   h('p', {}, h('label', { for: 'rem-content' }, 'Content'), content),
   h('p', {}, h('label', { for: 'rem-policy' }, 'Merge policy'), ' ', policy, ' ', h('button', { type: 'submit', class: 'primary', id: 'rem-submit' }, 'Remember')));
@@ -432,26 +373,31 @@ export async function actionsView(main, p) {
   const fkey = h('input', { id: 'forget-key', required: true, size: 36, spellcheck: 'false', value: p.get('forget') || '' });
   const fns = h('input', { id: 'forget-ns', placeholder: 'default', size: 12, spellcheck: 'false' });
   const dialog = h('dialog', { id: 'forget-dialog', 'aria-labelledby': 'forget-dialog-h' });
-  const ask = (purge) => {
+  const ask = async (purge) => {
     const key = fkey.value.trim();
     if (!key) return;
+    // The confirmation shows what is forgotten, as the branch written to has it.
+    const now = await api('/api/memory', { key, ns: fns.value.trim(), branch: branch || undefined });
+    const item = now.ok && now.data.items[0];
     dialog.replaceChildren(h('form', { method: 'dialog' },
-      h('h3', { id: 'forget-dialog-h' }, purge ? `Purge ${key}?` : `Forget ${key}?`),
+      h('h3', { id: 'forget-dialog-h' }, purge ? `Purge ${key}?` : `Forget ${key} on branch ${branch}?`),
       h('p', {}, purge ? 'Purging rewrites history: the memory is removed from every commit and its bytes are erased. This cannot be undone.'
-        : 'The memory is removed in a new commit; its history stays readable.'),
+        : ['The memory is removed in a new commit on ', h('strong', { id: 'forget-branch' }, branch), '; its history stays readable.']),
+      item && item.found ? h('pre', { class: 'card', id: 'forget-content' }, item.value.content)
+        : h('p', { class: 'muted' }, `No memory ${key} on ${branch}.`),
       h('div', { class: 'toolbar' },
         h('button', { value: 'cancel', id: 'forget-cancel' }, 'Cancel'),
         h('button', { value: 'yes', class: 'danger', id: 'forget-confirm' }, purge ? 'Purge' : 'Forget'))));
     dialog.onclose = async () => {
       if (dialog.returnValue !== 'yes') return;
-      const r = await post('/api/forget', { key, namespace: fns.value.trim(), purge });
-      show(r, (d) => [d.message, ' ', d.commit_hash ? commitLink(d.commit_hash) : '']);
+      const r = await post('/api/forget', { key, namespace: fns.value.trim(), purge, branch: branch || undefined });
+      show(r, (d) => [d.message, ` on branch ${branch} `, d.commit_hash ? commitLink(d.commit_hash) : '']);
       refreshHeader();
     };
     dialog.showModal();
   };
   const forget = h('form', { id: 'forget-form', class: 'card', onsubmit: (e) => { e.preventDefault(); ask(false); } },
-    h('h3', { text: 'Forget' }),
+    h('h3', { text: 'Forget' }), writesGo(),
     h('p', {}, h('label', { for: 'forget-key' }, 'Key'), ' ', fkey, ' ', h('label', { for: 'forget-ns' }, 'Namespace'), ' ', fns),
     h('div', { class: 'toolbar' }, h('button', { type: 'submit', class: 'danger', id: 'forget-submit' }, 'Forget…'),
       h('button', { type: 'button', class: 'danger', id: 'purge-submit', onclick: () => ask(true) }, 'Purge from history…')));
@@ -462,13 +408,13 @@ export async function actionsView(main, p) {
     e.preventDefault();
     const r = await api('/api/proof', { key: pkey.value.trim(), at: readAt() });
     if (r.ok) proofText.value = r.data.proof;
-    show(r, (d) => `Proof of ${d.full_key} (${d.found ? 'present' : 'absent'}) at ${d.commit.slice(0, 8)}: ${d.proof_bytes} bytes, root ${d.root.slice(0, 12)}`);
+    show(r, (d) => `Proof of ${d.namespace}:${d.key} (${d.found ? 'present' : 'absent'}) at ${d.commit.slice(0, 8)}: ${d.proof_bytes} bytes, root ${d.root.slice(0, 12)}`);
   } },
   h('h3', { text: 'Proofs' }),
   h('p', {}, h('label', { for: 'proof-key' }, 'Key'), ' ', pkey, ' ', h('button', { type: 'submit' }, 'Make proof'), ' ',
     h('button', { type: 'button', id: 'verify-submit', onclick: async () => {
       const r = await post('/api/verify', { key: pkey.value.trim(), proof: proofText.value, at: readAt() });
-      show(r, (d) => (d.valid ? `Valid: ${d.full_key} is ${d.found ? 'present' : 'absent'} under root ${d.root.slice(0, 12)}` : 'Not valid'));
+      show(r, (d) => (d.valid ? `Valid: ${d.namespace}:${d.key} is ${d.found ? 'present' : 'absent'} under root ${d.root.slice(0, 12)}` : 'Not valid'));
     } }, 'Verify')),
   h('p', {}, h('label', { for: 'proof-text' }, 'Proof (hex)'), proofText));
 
