@@ -115,7 +115,7 @@ pub use crate::repo::Op;
 pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
-pub use search::{SearchHit, SearchOutcome, SearchRequest};
+pub use search::{ScoreExplain, SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 pub use taxonomy::{
     CategorySummary, TaxonomyListOutcome, TaxonomyShowOutcome, TaxonomySnippetOutcome,

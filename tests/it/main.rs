@@ -34,6 +34,7 @@ mod reliability;
 mod remote;
 mod repo;
 mod secrets;
+mod signals;
 mod skill;
 mod store;
 mod taxonomy;
