@@ -10,10 +10,21 @@
 //! - ingest time, index build from scratch, query latency (median, p95), the incremental index
 //!   update after one more memory, and the whole `memoir search` process.
 //!
-//! `cargo bench --bench locomo_recall -- [PATH]`; PATH defaults to
+//! The recall figures are printed twice: as search ranks (words and signals, the default)
+//! and by words alone (the signals off).
+//!
+//! With `--tune`, the weights of the signals (speaker, time, date, question; see
+//! `memoir::recall::lexical::rerank`) are chosen on the data by grid search for turn
+//! recall@10: on all of it, and leaving each conversation out (the weights chosen on the
+//! others, scored on it); each with a paired-bootstrap 95% confidence interval of the change
+//! from words alone.
+//!
+//! `cargo bench --bench locomo_recall -- [PATH] [--tune] [--keep DIR]`; PATH defaults to
 //! `../shared/data/locomo_dev.json`. Without the file it says so and exits 0.
 
 mod common;
+#[path = "locomo/tune.rs"]
+mod tune;
 use common::{args, binary, stats as median_p95};
 
 use std::collections::{BTreeMap, HashMap};
@@ -24,6 +35,7 @@ use memoir::calendar;
 use memoir::key::Key;
 use memoir::memory::{Entry, Record};
 use memoir::prolly::Edit;
+use memoir::recall::lexical::LexicalIndex;
 use memoir::recall::{self, Query};
 use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
@@ -72,9 +84,12 @@ fn main() {
     // Arguments: [DATA.json] [--keep DIR] (keep the built store in DIR for further timing).
     let mut path = "../shared/data/locomo_dev.json".to_string();
     let mut keep: Option<PathBuf> = None;
+    let mut tuning = false;
     let mut argv = args().into_iter();
     while let Some(a) = argv.next() {
-        if a == "--keep" {
+        if a == "--tune" {
+            tuning = true;
+        } else if a == "--keep" {
             keep = argv.next().map(PathBuf::from);
         } else {
             path = a;
@@ -158,66 +173,10 @@ fn main() {
         recall::synced_index(&store_path, repo.tree(), repo.objects(), &root).expect("index");
     let build = t0.elapsed();
 
-    let session = |dia: &str| dia.split(':').next().unwrap_or("").to_string();
-    let mut tallies: BTreeMap<u64, Tally> = BTreeMap::new();
-    let mut latencies = Vec::new();
-    for q in &questions {
-        let t = Instant::now();
-        let hits = index.search(&Query {
-            text: &q.text,
-            namespace: Some(&q.namespace),
-            limit: 200,
-            ..Default::default()
-        });
-        latencies.push(t.elapsed().as_secs_f64() * 1e3);
-        let got: Vec<String> = hits
-            .iter()
-            .map(|h| dia_of[&(h.namespace.clone(), h.path.clone())].clone())
-            .collect();
-        let mut ranked_sessions: Vec<String> = Vec::new();
-        for d in &got {
-            let s = session(d);
-            if !ranked_sessions.contains(&s) {
-                ranked_sessions.push(s);
-            }
-        }
-        let mut ev_sessions: Vec<String> = q.evidence.iter().map(|e| session(e)).collect();
-        ev_sessions.sort();
-        ev_sessions.dedup();
-        let tally = tallies.entry(q.category).or_default();
-        tally.n += 1;
-        for (i, k) in [1usize, 5, 10].iter().enumerate() {
-            let top = &got[..got.len().min(*k)];
-            let found = q.evidence.iter().filter(|e| top.contains(e)).count();
-            tally.turn[i] += found as f64 / q.evidence.len() as f64;
-        }
-        for (i, k) in [5usize, 10].iter().enumerate() {
-            let top: Vec<String> = got[..got.len().min(*k)]
-                .iter()
-                .map(|d| session(d))
-                .collect();
-            let found = ev_sessions.iter().filter(|s| top.contains(s)).count();
-            tally.session_turns[i] += found as f64 / ev_sessions.len() as f64;
-            let top = &ranked_sessions[..ranked_sessions.len().min(*k)];
-            let found = ev_sessions.iter().filter(|s| top.contains(s)).count();
-            tally.session_ranked[i] += found as f64 / ev_sessions.len() as f64;
-        }
-    }
-    let mut all = Tally::default();
-    println!("                          turn recall      session@k (top-k turns)  session@k (top-k sessions)");
-    println!("category      n      @1     @5    @10          @5    @10                  @5    @10");
-    for (c, t) in &tallies {
-        print_row(&format!("{c}"), t);
-        all.n += t.n;
-        for i in 0..3 {
-            all.turn[i] += t.turn[i];
-        }
-        for i in 0..2 {
-            all.session_turns[i] += t.session_turns[i];
-            all.session_ranked[i] += t.session_ranked[i];
-        }
-    }
-    print_row("all", &all);
+    println!("ranked as search ranks (words and signals):");
+    let latencies = evaluate(&index, &questions, &dia_of, |ix, q| ix.search(q));
+    println!("ranked by words alone:");
+    evaluate(&index, &questions, &dia_of, |ix, q| ix.search_by_words(q));
     let (med, p95) = median_p95(latencies);
     // The same queries on the index as a later process loads it from the cache file.
     let t_load = Instant::now();
@@ -293,12 +252,89 @@ fn main() {
         let (med, p95) = median_p95(times);
         println!("memoir search, whole process (warm index): median {med:.2} ms  p95 {p95:.2} ms");
     }
+    if tuning {
+        tune::run(&index, &questions, &dia_of);
+    }
     if let Some(k) = keep {
         let _ = std::fs::remove_dir_all(&k);
         std::fs::rename(&store_path, &k).expect("keep the store");
         println!("store kept at {}", k.display());
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Searches every question with `search` (top 200) and prints the recall table; returns the
+/// query latencies (ms).
+fn evaluate(
+    index: &LexicalIndex,
+    questions: &[Question],
+    dia_of: &HashMap<(String, String), String>,
+    search: impl Fn(&LexicalIndex, &Query<'_>) -> Vec<recall::Hit>,
+) -> Vec<f64> {
+    let session = |dia: &str| dia.split(':').next().unwrap_or("").to_string();
+    let mut tallies: BTreeMap<u64, Tally> = BTreeMap::new();
+    let mut latencies = Vec::new();
+    for q in questions {
+        let t = Instant::now();
+        let hits = search(
+            index,
+            &Query {
+                text: &q.text,
+                namespace: Some(&q.namespace),
+                limit: 200,
+                ..Default::default()
+            },
+        );
+        latencies.push(t.elapsed().as_secs_f64() * 1e3);
+        let got: Vec<String> = hits
+            .iter()
+            .map(|h| dia_of[&(h.namespace.clone(), h.path.clone())].clone())
+            .collect();
+        let mut ranked_sessions: Vec<String> = Vec::new();
+        for d in &got {
+            let s = session(d);
+            if !ranked_sessions.contains(&s) {
+                ranked_sessions.push(s);
+            }
+        }
+        let mut ev_sessions: Vec<String> = q.evidence.iter().map(|e| session(e)).collect();
+        ev_sessions.sort();
+        ev_sessions.dedup();
+        let tally = tallies.entry(q.category).or_default();
+        tally.n += 1;
+        for (i, k) in [1usize, 5, 10].iter().enumerate() {
+            let top = &got[..got.len().min(*k)];
+            let found = q.evidence.iter().filter(|e| top.contains(e)).count();
+            tally.turn[i] += found as f64 / q.evidence.len() as f64;
+        }
+        for (i, k) in [5usize, 10].iter().enumerate() {
+            let top: Vec<String> = got[..got.len().min(*k)]
+                .iter()
+                .map(|d| session(d))
+                .collect();
+            let found = ev_sessions.iter().filter(|s| top.contains(s)).count();
+            tally.session_turns[i] += found as f64 / ev_sessions.len() as f64;
+            let top = &ranked_sessions[..ranked_sessions.len().min(*k)];
+            let found = ev_sessions.iter().filter(|s| top.contains(s)).count();
+            tally.session_ranked[i] += found as f64 / ev_sessions.len() as f64;
+        }
+    }
+    let mut all = Tally::default();
+    println!("                          turn recall      session@k (top-k turns)  session@k (top-k sessions)");
+    println!("category      n      @1     @5    @10          @5    @10                  @5    @10");
+    for (c, t) in &tallies {
+        print_row(&format!("{c}"), t);
+        all.n += t.n;
+        for i in 0..3 {
+            all.turn[i] += t.turn[i];
+        }
+        for i in 0..2 {
+            all.session_turns[i] += t.session_turns[i];
+            all.session_ranked[i] += t.session_ranked[i];
+        }
+    }
+    print_row("all", &all);
+    latencies
 }
 
 fn tempfile_dir() -> PathBuf {

@@ -232,6 +232,7 @@ impl PyMemoir {
             confidence,
             model: None,
             allow_secrets,
+            event_time: None,
         };
         let who = self.write_as(branch, author, source, actor);
         self.call(py, move |m| m.remember(&req, &who))
@@ -321,6 +322,7 @@ impl PyMemoir {
             since,
             until,
             sort,
+            explain: false,
         };
         let point = read_point(at, branch);
         self.call(py, move |m| m.search(&req, &point))

@@ -137,7 +137,7 @@ pub use crate::repo::Op;
 pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
-pub use search::{SearchHit, SearchOutcome, SearchRequest};
+pub use search::{ScoreExplain, SearchHit, SearchOutcome, SearchRequest};
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 pub use sync_branch::{SyncBranchOutcome, SyncBranchRequest, SYNC_DEFAULT_TARGET};
 pub use taxonomy::{

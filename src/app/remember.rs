@@ -20,6 +20,7 @@ use crate::memory::{
 };
 use crate::object::ObjectId;
 use crate::prolly::Edit;
+use crate::repo::revision::parse_date;
 use crate::repo::Repo;
 
 use super::input::{
@@ -50,6 +51,10 @@ pub struct RememberRequest {
     pub model: Option<String>,
     /// Store content that looks like a credential anyway (refused by default).
     pub allow_secrets: bool,
+    /// When what the memory says happened (ISO date, `yesterday`, `2.days.ago`, ...): the
+    /// new entry's timestamp, which search reads as the record's event time; default now.
+    /// The commit keeps the time of the write.
+    pub event_time: Option<String>,
 }
 
 /// Most paths one `remember` writes the same content under. Each record holds the content
@@ -291,6 +296,10 @@ impl Memoir {
         }
         let cap = self.options().facet_cap;
         let now = self.clock().now();
+        let stamp = match &req.event_time {
+            Some(d) => parse_date(d, now as i64)? as f64,
+            None => now,
+        };
         let mut llm = LazyLlm {
             app: self,
             model: req.model.as_deref(),
@@ -379,7 +388,7 @@ impl Memoir {
             let incoming = Incoming {
                 content: req.content.clone(),
                 confidence,
-                timestamp: now,
+                timestamp: stamp,
                 source: who.source.clone().filter(|x| !x.is_empty()),
                 actor: who.actor.clone().filter(|x| !x.is_empty()),
                 related_keys: paths.iter().filter(|p| *p != key.path()).cloned().collect(),

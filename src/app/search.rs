@@ -9,6 +9,7 @@ use crate::recall::tokenize::is_stopword;
 use std::sync::{Arc, Mutex};
 
 use crate::object::ObjectId;
+use crate::recall::lexical::ScoreTerms;
 use crate::recall::{
     cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort, SyncStats,
 };
@@ -47,6 +48,41 @@ pub struct SearchRequest {
     pub until: Option<String>,
     /// Order of the hits.
     pub sort: Sort,
+    /// Give each hit the terms of its score ([`SearchHit::explain`]).
+    pub explain: bool,
+}
+
+/// The terms of a hit's score (`search --explain`): the lexical score and the factors of the
+/// signals (1 when one does not apply); their product is the score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ScoreExplain {
+    /// BM25F over key and content, with the context of siblings and parent.
+    #[serde(serialize_with = "rounded")]
+    pub lexical: f64,
+    /// The record is a turn spoken by a speaker the query names.
+    #[serde(serialize_with = "rounded")]
+    pub speaker: f64,
+    /// The query asks about time and the record holds a time expression.
+    #[serde(serialize_with = "rounded")]
+    pub time: f64,
+    /// The record's event time falls in a date or month the query names.
+    #[serde(serialize_with = "rounded")]
+    pub date: f64,
+    /// The record is a turn that asks.
+    #[serde(serialize_with = "rounded")]
+    pub question: f64,
+}
+
+impl From<ScoreTerms> for ScoreExplain {
+    fn from(t: ScoreTerms) -> Self {
+        ScoreExplain {
+            lexical: t.lexical,
+            speaker: t.speaker,
+            time: t.time,
+            date: t.date,
+            question: t.question,
+        }
+    }
 }
 
 /// One hit of a [`SearchOutcome`].
@@ -61,6 +97,9 @@ pub struct SearchHit {
     pub score: f64,
     /// The record's content.
     pub content: String,
+    /// The terms of the score, when asked for (JSON: present only then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<ScoreExplain>,
 }
 
 /// What `search` found.
@@ -198,6 +237,7 @@ impl Memoir {
                 namespace: h.namespace,
                 score: h.score,
                 content: h.content,
+                explain: req.explain.then(|| h.terms.into()),
             })
             .collect();
         Ok(SearchOutcome {

@@ -71,6 +71,10 @@ pub struct Args {
     /// Store the content even if it looks like a credential (refused by default)
     #[arg(long)]
     pub allow_secrets: bool,
+    /// When what it says happened (ISO date, `yesterday`, `2.days.ago`, ...): the record's
+    /// timestamp, which search reads as its event time [default: now]
+    #[arg(long, value_name = "DATE")]
+    pub event_time: Option<String>,
     #[command(flatten)]
     pub branch: BranchArg,
     #[command(flatten)]
@@ -101,6 +105,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         confidence: args.confidence,
         model: args.model,
         allow_secrets: args.allow_secrets,
+        event_time: args.event_time,
     };
     check(ctx, &req)?;
     let out = ctx

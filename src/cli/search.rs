@@ -17,7 +17,13 @@ Examples:
 Words are matched after splitting camelCase, snake_case and kebab-case, lower-casing and
 stemming; a word of 4+ letters also matches longer words it starts, and one of 5+ letters that
 matches nothing also matches near misses. Key segments weigh more than content. No match is
-an empty result (exit 0).";
+an empty result (exit 0).
+
+Ranked by relevance, the best hits by words are scored again with what records say besides
+their words: a conversation turn (`Name: text`) whose speaker the query names counts more, a
+turn that asks (ends with `?`) less; a question about time (`when ...`, `what year`, `how
+long`) favours records that name a time; a date or month in the query (`in May 2023`,
+`2023-05-08`) favours records whose event time falls in it. --explain shows each term.";
 
 /// Order of search hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,6 +65,9 @@ pub struct Args {
     /// Order of the hits
     #[arg(long, value_enum, default_value_t = SortArg::Relevance)]
     pub sort: SortArg,
+    /// Show the terms of each hit's score (lexical, speaker, time, date, question)
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub branch: BranchArg,
 }
@@ -106,6 +115,7 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         since: args.since,
         until: args.until,
         sort: args.sort.into(),
+        explain: args.explain,
     };
     let out = ctx.app.search(&req, &read_point(&args.at, &args.branch))?;
     Ok(render(ctx, &out))
@@ -117,6 +127,12 @@ pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     let mut lines = Vec::new();
     for h in &out.hits {
         hit_lines(ctx, &mut lines, &h.namespace, &h.key, h.score, &h.content);
+        if let Some(e) = &h.explain {
+            lines.push(format!(
+                "  = lexical {:.6} x speaker {} x time {} x date {} x question {}",
+                e.lexical, e.speaker, e.time, e.date, e.question
+            ));
+        }
     }
     if out.hits.is_empty() {
         lines.push(ctx.style.warn("no memories match"));

@@ -66,6 +66,10 @@ pub fn find_duplicate(
         parent_weight: 0.0,
         feedback_docs: 0,
         date_weight: 0.0,
+        speaker_boost: 0.0,
+        time_boost: 0.0,
+        date_boost: 0.0,
+        question_penalty: 0.0,
         ..saved
     };
     let hits = index.search(&Query {

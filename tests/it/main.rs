@@ -35,6 +35,7 @@ mod reliability;
 mod remote;
 mod repo;
 mod secrets;
+mod signals;
 mod skill;
 mod store;
 mod taxonomy;

@@ -338,6 +338,34 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A store without speakers, dates or times ranks as by its words alone, whatever the
+    /// query asks: the signals of search change nothing there.
+    #[test]
+    fn stores_without_speakers_or_dates_rank_by_words(
+        docs in prop::collection::vec(prop::collection::vec(0usize..WORDS.len(), 1..6), 1..30),
+        w in 0usize..WORDS.len(),
+    ) {
+        let mut f = Fixture::new();
+        for (i, ws) in docs.iter().enumerate() {
+            let text: Vec<&str> = ws.iter().map(|&w| WORDS[w]).filter(|w| *w != "2024").collect();
+            f.put("default", &format!("topic{}.item{i}", i % 3), &text.join(" "), i as f64);
+        }
+        let idx = f.index();
+        for text in [
+            WORDS[w].to_string(),
+            format!("When did we {}?", WORDS[w]),
+            format!("What did Caroline say about {} in May 2023?", WORDS[w]),
+        ] {
+            let q = Query { text: &text, limit: 10, ..Default::default() };
+            let strip = |hs: Vec<recall::Hit>| hs.into_iter().map(|h| (h.path, h.score.to_bits())).collect::<Vec<_>>();
+            prop_assert_eq!(strip(idx.search(&q)), strip(idx.search_by_words(&q)));
+        }
+    }
+}
+
 /// Searches compared by path and score (to 1e-9).
 fn answers(idx: &LexicalIndex) -> Vec<Vec<(String, i64)>> {
     WORDS

@@ -332,6 +332,7 @@ impl Tools {
                     since: p.since,
                     until: p.until,
                     sort: p.sort.unwrap_or_default(),
+                    explain: false,
                 };
                 Ok(search::render(
                     ctx,
@@ -401,6 +402,7 @@ impl Tools {
                     confidence: p.confidence,
                     model: None,
                     allow_secrets: false,
+                    event_time: None,
                 };
                 remember::check(ctx, &req)?;
                 let out = app.remember(&req, &self.write_as(p.branch))?;

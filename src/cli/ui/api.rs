@@ -312,6 +312,7 @@ pub fn post(ctx: &Ctx, path: &str, b: &Body) -> Reply {
                 confidence: b.number("confidence")?,
                 model: b.text("model")?,
                 allow_secrets: false,
+                event_time: None,
             };
             crate::cli::remember::check(ctx, &req)?;
             Ok(app.remember(&req, &write_as(ctx, b.text("branch")?))?)

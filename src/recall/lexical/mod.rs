@@ -12,6 +12,8 @@
 //! - `score`: BM25F ranking and the choice of hits, with a record's context of siblings and
 //!   parent (`context`), pseudo-relevance feedback (`feedback`) and the date field
 //!   (`dates`); `params` holds the weights;
+//! - `signals` and `rerank`: what a record and a query say besides their words (speaker,
+//!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
 
 mod build;
@@ -28,7 +30,9 @@ mod near_rare;
 #[cfg(test)]
 mod near_rare_tests;
 mod params;
+mod rerank;
 mod score;
+pub mod signals;
 mod sync;
 mod tables;
 mod terms;
@@ -43,6 +47,7 @@ pub use build::Builder;
 pub use expand::{FUZZY_MIN_CHARS, PREFIX_MIN_CHARS};
 pub use index::LexicalIndex;
 pub use params::Params;
+pub use rerank::{rerank, score_terms, QuerySignals, ScoreTerms};
 
 use crate::glob::KeyGlobs;
 use crate::key;
@@ -149,6 +154,8 @@ pub struct Hit {
     pub score: f64,
     /// The record's timestamp.
     pub timestamp: f64,
+    /// The terms `score` is made of (see `rerank`).
+    pub terms: ScoreTerms,
 }
 
 /// One indexed document as [`LexicalIndex::docs_in`] lists it.

@@ -46,6 +46,19 @@ pub struct Params {
     /// timestamp (its date read as a field of the record: "June", "2023"). Zero turns the
     /// date field off.
     pub date_weight: f64,
+    /// Share of the score added to a conversation turn whose speaker the query names.
+    pub speaker_boost: f64,
+    /// Share of the score added to a record holding a time expression when the query asks
+    /// about time (`when`, `what year`, `how long`).
+    pub time_boost: f64,
+    /// Share of the score added to a record whose event time falls in a date or month the
+    /// query names.
+    pub date_boost: f64,
+    /// Share of the score taken from a conversation turn that asks (ends with `?`).
+    pub question_penalty: f64,
+    /// How many of the best hits by words are scored again with the signals (at least the
+    /// hits asked for).
+    pub rerank_pool: usize,
 }
 
 impl Default for Params {
@@ -65,6 +78,12 @@ impl Default for Params {
             feedback_terms: 10,
             feedback_weight: 0.3,
             date_weight: 1.0,
+            // Chosen on the LoCoMo development split (`benches/locomo_recall.rs --tune`).
+            speaker_boost: 0.5,
+            time_boost: 0.3,
+            date_boost: 1.0,
+            question_penalty: 0.1,
+            rerank_pool: 200,
         }
     }
 }

@@ -319,7 +319,27 @@ impl Default for Plan {
 
 impl LexicalIndex {
     /// Ranked hits for `q`; an empty result when nothing matches (never invented hits).
+    /// Ranked by relevance, the best hits by words are scored again with the signals (see
+    /// `rerank`).
     pub fn search(&self, q: &Query<'_>) -> Vec<Hit> {
+        let p = &self.params;
+        if q.sort != Sort::Relevance || !p.signals_on() || q.limit == 0 {
+            return self.search_by_words(q);
+        }
+        let qs = super::QuerySignals::new(q.text);
+        let mut hits = self.search_by_words(q);
+        if super::rerank::wants_pool(&qs, &hits, q.limit, p) {
+            hits = self.search_by_words(&Query {
+                limit: p.rerank_pool,
+                ..*q
+            });
+        }
+        super::rerank::rerank_with(&mut hits, &qs, p, q.limit);
+        hits
+    }
+
+    /// [`LexicalIndex::search`] by the query's words alone: the lexical score.
+    pub fn search_by_words(&self, q: &Query<'_>) -> Vec<Hit> {
         // An index without memoir's own records has nothing to leave out: its unscoped
         // searches skip the per-record namespace test.
         if q.namespace.is_none() && !q.with_internal && !self.has_internal() {
@@ -560,6 +580,7 @@ impl LexicalIndex {
             content: e.content.to_string(),
             score,
             timestamp: e.timestamp,
+            terms: super::ScoreTerms::lexical(score),
         })
     }
 }

@@ -1,0 +1,142 @@
+//! The signals' terms of the score: the best hits by words (the lexical score, BM25F with
+//! context) are scored again with what their records and the query say besides their words
+//! (see `signals`), each signal a factor of the score:
+//!
+//! score = lexical x speaker x time x date x question
+//!
+//! - speaker: `1 + speaker_boost` for a turn whose speaker the query names;
+//! - time: `1 + time_boost` for a record holding a time expression, when the query asks
+//!   about time;
+//! - date: `1 + date_boost` for a record whose event time falls in a date or month the
+//!   query names;
+//! - question: `1 - question_penalty` for a turn that asks (a question is rarely its own
+//!   answer).
+//!
+//! A factor that does not apply is 1. The hits asked for by words are scored again; when
+//! the query asks about time or names a date, or one of those hits is a conversation turn,
+//! the best [`Params::rerank_pool`] by words are (when that is more). A search of a store
+//! without turns for a query that says nothing of time costs what it did by words alone, and
+//! a record that no query word reaches is never a hit.
+
+use super::signals::{
+    has_time_expression, is_temporal_question, names_speaker, periods, words, Parts,
+};
+use super::{Hit, Params};
+
+/// The terms of a hit's score (see the module documentation): the lexical score and the
+/// factors it is multiplied by (1 when a signal does not apply).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreTerms {
+    /// BM25F over the key and the content, with the context of siblings and parent.
+    pub lexical: f64,
+    /// The turn is spoken by a speaker the query names.
+    pub speaker: f64,
+    /// The query asks about time and the record holds a time expression.
+    pub time: f64,
+    /// The record's event time falls in a date or month the query names.
+    pub date: f64,
+    /// The record is a turn that asks.
+    pub question: f64,
+}
+
+impl ScoreTerms {
+    /// The terms of a score that is all lexical.
+    pub fn lexical(score: f64) -> Self {
+        ScoreTerms {
+            lexical: score,
+            speaker: 1.0,
+            time: 1.0,
+            date: 1.0,
+            question: 1.0,
+        }
+    }
+
+    /// The score the terms make.
+    pub fn score(&self) -> f64 {
+        self.lexical * self.speaker * self.time * self.date * self.question
+    }
+}
+
+/// What a query says besides its words.
+pub struct QuerySignals {
+    words: Vec<String>,
+    temporal: bool,
+    periods: Vec<super::signals::Period>,
+}
+
+impl QuerySignals {
+    /// Reads the query text.
+    pub fn new(text: &str) -> Self {
+        QuerySignals {
+            words: words(text).collect(),
+            temporal: is_temporal_question(text),
+            periods: periods(text),
+        }
+    }
+}
+
+impl Params {
+    /// Whether any signal has a weight.
+    pub fn signals_on(&self) -> bool {
+        self.speaker_boost != 0.0
+            || self.time_boost != 0.0
+            || self.date_boost != 0.0
+            || self.question_penalty != 0.0
+    }
+}
+
+/// The terms of a hit's score for a query (its `terms.lexical` is the lexical score).
+pub fn score_terms(hit: &Hit, q: &QuerySignals, p: &Params) -> ScoreTerms {
+    let r = Parts::of(&hit.content);
+    let mut t = ScoreTerms::lexical(hit.terms.lexical);
+    if r.speaker.is_some_and(|s| names_speaker(&q.words, s)) {
+        t.speaker = 1.0 + p.speaker_boost;
+    }
+    if q.temporal && has_time_expression(r.text) {
+        t.time = 1.0 + p.time_boost;
+    }
+    if !q.periods.is_empty() {
+        let event = r.leading_date().map_or(hit.timestamp, |d| d as f64);
+        if q.periods.iter().any(|per| per.contains(event)) {
+            t.date = 1.0 + p.date_boost;
+        }
+    }
+    if r.question() {
+        t.question = 1.0 - p.question_penalty;
+    }
+    t
+}
+
+/// Whether a search that found `hits` by words (asked for `limit`) must look at the best
+/// [`Params::rerank_pool`] instead: there may be more, and the query asks about time or
+/// names a date, or a hit is a conversation turn.
+pub(super) fn wants_pool(q: &QuerySignals, hits: &[Hit], limit: usize, p: &Params) -> bool {
+    p.rerank_pool > limit
+        && hits.len() == limit
+        && (q.temporal
+            || !q.periods.is_empty()
+            || hits.iter().any(|h| Parts::of(&h.content).speaker.is_some()))
+}
+
+/// Scores `hits` (ranked by their lexical score) again with the signals and orders them by
+/// the new score, ties by key; keeps the first `limit`.
+pub fn rerank(hits: &mut Vec<Hit>, text: &str, p: &Params, limit: usize) {
+    rerank_with(hits, &QuerySignals::new(text), p, limit);
+}
+
+/// [`rerank`] for a query already read.
+pub(super) fn rerank_with(hits: &mut Vec<Hit>, q: &QuerySignals, p: &Params, limit: usize) {
+    let mut changed = false;
+    for h in hits.iter_mut() {
+        let t = score_terms(h, q, p);
+        if t != h.terms {
+            changed = true;
+            h.terms = t;
+            h.score = t.score();
+        }
+    }
+    if changed {
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.key.cmp(&b.key)));
+    }
+    hits.truncate(limit);
+}
