@@ -319,6 +319,7 @@ pub fn dispatch(
                     since: None,
                     until: None,
                     sort: Sort::default(),
+                    explain: false,
                 };
                 let out = app.search(&req, &ReadPoint::head())?;
                 let results: Vec<Value> = out
