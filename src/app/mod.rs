@@ -12,11 +12,14 @@ mod branch;
 mod caches;
 mod capture;
 mod clock;
+pub mod code_repo;
 mod env;
 mod error;
+mod follow;
 mod forget;
 mod get;
 mod history;
+pub mod hook;
 mod ids;
 mod input;
 mod kept_open;
@@ -37,7 +40,9 @@ mod remote_sync;
 mod search;
 mod stats;
 mod status;
+mod store_git;
 mod summarize;
+mod sync_branch;
 mod taxonomy;
 mod transaction;
 mod transfer;
@@ -70,6 +75,7 @@ pub use capture::{
 pub use clock::{round_ms, Clock, Timer};
 pub use env::{parse_seconds, Env, MAX_NOW};
 pub use error::{exit, MemoirError, MemoirResult};
+pub use follow::{BranchMatchOutcome, FollowOutcome, MemoryBranch, BRANCH_MATCH_FILE, MAIN_BRANCH};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts, PurgePreview};
 pub use get::{GetItem, GetOutcome};
 pub use history::{
@@ -116,7 +122,9 @@ pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
 pub use search::{SearchHit, SearchOutcome, SearchRequest};
+pub use store_git::ensure_store_git;
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
+pub use sync_branch::{SyncBranchOutcome, SyncBranchRequest};
 pub use taxonomy::{
     CategorySummary, TaxonomyListOutcome, TaxonomyShowOutcome, TaxonomySnippetOutcome,
     TaxonomyWriteOutcome,
