@@ -131,10 +131,9 @@ pub(super) fn session_start(
         line.push_str(&format!(" · {} unmerged", plural(unmerged.len(), "branch")));
     }
     if !promoted.is_empty() {
-        line.push_str(&format!(
-            " · promoted {} merged",
-            plural(promoted.len(), "branch")
-        ));
+        let n = promoted.len();
+        let noun = if n == 1 { "branch" } else { "branches" };
+        line.push_str(&format!(" · promoted {n} merged {noun}"));
     }
 
     let mut c = String::new();
