@@ -5,6 +5,7 @@
 mod claude_code;
 mod codex;
 mod memory_branches;
+mod plugins;
 mod reference_calls;
 
 use std::path::{Path, PathBuf};
