@@ -29,18 +29,19 @@ pub struct CodeRepo {
 impl CodeRepo {
     /// The working tree `start` is in, if any: the nearest directory at or above it holding
     /// `.git` (a directory, or a file `gitdir: PATH` of a linked worktree or submodule). A
-    /// memoir store's own `.git` (made for the reference plugin) is not a code repository:
-    /// its directory, and anything inside it, is not in one.
+    /// memoir store is not in a code repository, even one around it: a store's own `.git`
+    /// (made for the reference plugin) is none, and a store kept inside a project is the
+    /// store, not the project's.
     pub fn find(start: &Path) -> Option<CodeRepo> {
         let start = crate::app::absolute(start);
         for dir in start.ancestors() {
+            if dir.join(FORMAT_FILE).is_file() {
+                return None;
+            }
             let dot_git = dir.join(".git");
             let Ok(meta) = fs::metadata(&dot_git) else {
                 continue;
             };
-            if dir.join(FORMAT_FILE).is_file() {
-                return None;
-            }
             let top = dir.to_path_buf();
             if meta.is_dir() {
                 return Some(CodeRepo {
@@ -206,7 +207,11 @@ mod tests {
         assert!(!r.has_branch("gone") && !r.has_branch("../x"));
         let m = CodeRepo::find(&main).unwrap();
         assert_eq!(m.current_branch().as_deref(), Some("main"));
-        // A store's own `.git` is no code repository.
+        // A store's own `.git` is no code repository, nor is one around a store.
+        let inner = main.join("mem");
+        fs::create_dir_all(&inner).unwrap();
+        fs::write(inner.join(FORMAT_FILE), "memoir-store\n").unwrap();
+        assert_eq!(CodeRepo::find(&inner), None);
         fs::write(main.join(FORMAT_FILE), "memoir-store\n").unwrap();
         assert_eq!(CodeRepo::find(&main), None);
     }

@@ -475,6 +475,11 @@ mod tests {
             "memoir --lock-timeout x status",
             "memoir status extra",
             "memoir search",
+            "memoir hook claude-code stop",
+            "memoir hook codex",
+            "memoir --repo sync-branch feature/x --yes",
+            "memoir branch-match follow",
+            "memoir new s --taxonomy-builtin -t a.md -t b.md",
         ];
         for line in lines {
             let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
