@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use memoir::app::hook::{
     hook_store, run_hook, CaptureJob, HookEvent, HookInput, HookSettings, Host,
 };
-use memoir::app::round_ms;
+use memoir::app::{round_ms, WriteAs};
 
-use super::context::{env, env_flag, env_var, Ctx, WriteArgs};
+use super::context::{env, env_flag, env_var, Ctx};
 use super::output::{CliError, Report};
 
 const HELP: &str = "\
@@ -30,6 +30,7 @@ session-end); codex (session-start, user-prompt-submit, stop, pre-compact). The 
 MEMOIR_STORE, else ~/.memoir/<slug> of the session's git repository (the input's cwd),
 created at session start. Context goes in hookSpecificOutput.additionalContext: at most 6000
 bytes at session start, 2000 with a prompt (MEMOIR_HOOK_CONTEXT_BYTES overrides both).
+Commits a hook makes are signed MEMOIR_AUTHOR, else GIT_AUTHOR_NAME/EMAIL, else the host.
 stop and pre-compact start `memoir capture` detached and return at once (MEMOIR_NO_CAPTURE=1:
 no capture). A hook always exits 0; a failure prints nothing and is written to the hook log,
 MEMOIR_HOOK_LOG or ~/.memoir/hooks.log, which also collects the captures' output.";
@@ -99,13 +100,12 @@ fn answer(ctx: &Ctx, args: &Args) -> Result<(String, Vec<String>), String> {
         auto_promote: env_var("MEMOIR_AUTO_PROMOTE_MERGED").is_none_or(|v| v != "0"),
         create_store: true,
         budget: env_var("MEMOIR_HOOK_CONTEXT_BYTES").and_then(|b| b.trim().parse().ok()),
-        who: ctx.write_as(
-            &WriteArgs {
-                actor: Some(args.host.name().to_string()),
-                ..WriteArgs::default()
-            },
-            &Default::default(),
-        ),
+        who: WriteAs {
+            branch: None,
+            author: hook_author(args.host),
+            source: None,
+            actor: Some(args.host.name().to_string()),
+        },
     };
     let options = ctx.app.options().clone();
     let reply = run_hook(&store, options, args.host, event, &input, &cwd, &settings)
@@ -120,6 +120,21 @@ fn answer(ctx: &Ctx, args: &Args) -> Result<(String, Vec<String>), String> {
     }
     let out = reply.output.map(|v| format!("{v}\n")).unwrap_or_default();
     Ok((out, notes))
+}
+
+/// Who signs the commits a hook makes (the store's creation, promotions): `MEMOIR_AUTHOR`,
+/// else `GIT_AUTHOR_NAME`/`GIT_AUTHOR_EMAIL`, else the host. Unlike the other commands, a
+/// hook does not ask `git config`: that is a process, on every prompt.
+fn hook_author(host: Host) -> String {
+    if let Some(a) = env_var("MEMOIR_AUTHOR") {
+        return a;
+    }
+    match (env_var("GIT_AUTHOR_NAME"), env_var("GIT_AUTHOR_EMAIL")) {
+        (Some(n), Some(e)) => format!("{n} <{e}>"),
+        (Some(n), None) => n,
+        (None, Some(e)) => e,
+        (None, None) => format!("memoir hook ({})", host.name()),
+    }
 }
 
 /// The host's JSON: stdin until it ends, holds a whole JSON value, or [`STDIN_WAIT`] passes

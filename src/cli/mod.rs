@@ -83,7 +83,8 @@ pub struct Cli {
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Global options")]
 struct GlobalArgs {
-    /// Store directory; a leading `~/` is the home directory [default: the current directory]
+    /// Store directory; a leading `~/` is the home directory [default: in a git repository
+    /// its ~/.memoir/<slug>, else the current directory]
     #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH", global = true, value_parser = parse_store_path)]
     store: Option<PathBuf>,
     /// Print one JSON object on stdout (also MEMOIR_JSON=1)
@@ -98,11 +99,10 @@ struct GlobalArgs {
     /// Seconds to wait for a store another process holds
     #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", default_value = "5", value_parser = parse_seconds, global = true)]
     lock_timeout: Duration,
-    /// Use the store of the git repository here, ~/.memoir/<slug> (repo mode), even where
-    /// it would not be chosen
+    /// Use the git repository's store, ~/.memoir/<slug> (repo mode); exit 3 outside one
     #[arg(long, global = true)]
     repo: bool,
-    /// Print the commands and options as JSON, for agents (alias --machine-readable)
+    /// Print the commands and options as JSON, for agents
     #[arg(
         long = "json-schema",
         visible_alias = "machine-readable",
