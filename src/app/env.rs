@@ -77,18 +77,51 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
     /// without a key is refused here. How the choice was made, and which other provider's
     /// variables are set but unused, is the configuration's `origin` (`status` and `-v` show
     /// it).
+    ///
+    /// `MEMOIR_LLM_BACKEND=claude-cli` (also `claude_cli`, `cli`) sends prompts through the
+    /// `claude` command instead ([`Env::claude_cli`]); `direct` (also `litellm`, `api`)
+    /// keeps to the HTTP providers. Without either, a Claude model (`MEMOIR_LLM_MODEL`, or
+    /// `MEMOIR_LLM_PROVIDER=anthropic`) with no `ANTHROPIC_API_KEY` and no base URL falls
+    /// back to the `claude` command when one is on `PATH`.
     pub fn llm(&self) -> MemoirResult<Option<ProviderConfig>> {
-        let timeout = match self.var("MEMOIR_LLM_TIMEOUT") {
-            Some(t) => t
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
-                .map(Duration::from_secs_f64)
-                .ok_or_else(|| {
-                    MemoirError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds"))
-                })?,
-            None => Duration::from_secs(30),
+        let timeout_set = match self.var("MEMOIR_LLM_TIMEOUT") {
+            Some(t) => Some(
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(|| {
+                        MemoirError::invalid(format!("MEMOIR_LLM_TIMEOUT={t:?} is not seconds"))
+                    })?,
+            ),
+            None => None,
+        };
+        let timeout = timeout_set.unwrap_or(Duration::from_secs(30));
+        let backend = self
+            .var("MEMOIR_LLM_BACKEND")
+            .map(|b| b.trim().to_ascii_lowercase());
+        let direct = match backend.as_deref() {
+            None => false,
+            Some("claude-cli" | "claude_cli" | "cli") => {
+                let origin = "MEMOIR_LLM_BACKEND=claude-cli".to_string();
+                return self.claude_cli(timeout_set, origin).map(Some);
+            }
+            Some("direct" | "litellm" | "api") => true,
+            Some(other) => {
+                return Err(MemoirError::invalid(format!(
+                    "MEMOIR_LLM_BACKEND={other:?}: expected claude-cli (the `claude` command) \
+                     or direct (the HTTP providers)"
+                )))
+            }
+        };
+        // A Claude model without a key, and the `claude` command at hand.
+        let claude_fallback = |why: &str| -> MemoirResult<Option<ProviderConfig>> {
+            if direct || self.var("ANTHROPIC_API_KEY").is_some() || !self.claude_on_path() {
+                return Ok(None);
+            }
+            let origin = format!("{why}; the claude command on PATH answers");
+            self.claude_cli(timeout_set, origin).map(Some)
         };
         let set = |names: &[&'static str]| -> Vec<&'static str> {
             names
@@ -116,7 +149,14 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             None if command.is_some() => ("command", "MEMOIR_LLM_COMMAND is set".to_string()),
             None if !openai.is_empty() => ("openai", format!("{} set", are(&openai))),
             None if !anthropic.is_empty() => ("anthropic", format!("{} set", are(&anthropic))),
-            None => return Ok(None),
+            None => {
+                return match self.var("MEMOIR_LLM_MODEL") {
+                    Some(m) if is_claude_model(&m) => claude_fallback(&format!(
+                        "MEMOIR_LLM_MODEL={m} names a Claude model and no ANTHROPIC_API_KEY is set"
+                    )),
+                    _ => Ok(None),
+                }
+            }
         };
         // Say what else is set and unused, and how to choose it instead.
         let mut unused = Vec::new();
@@ -181,6 +221,13 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             let base_url = memoir_base.or_else(|| self.var(own_base));
             let api_key = self.var(own_key);
             if base_url.is_none() && api_key.is_none() {
+                if kind == "anthropic" {
+                    if let Some(cfg) =
+                        claude_fallback("MEMOIR_LLM_PROVIDER=anthropic and no ANTHROPIC_API_KEY")?
+                    {
+                        return Ok(Some(cfg));
+                    }
+                }
                 return Err(MemoirError::invalid(format!(
                     "MEMOIR_LLM_PROVIDER={kind} needs {own_key} for the {own_base_name} API, or a \
                      base URL (MEMOIR_LLM_BASE_URL or {own_base}) of a server that needs no key"
@@ -201,6 +248,70 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             }
         };
         Ok(Some(cfg))
+    }
+
+    /// The `claude-cli` provider: `claude -p --model M` with the options that keep a
+    /// model call plain (no session saved, no MCP servers, slash commands or settings files
+    /// of the user; `--bare` when `ANTHROPIC_API_KEY` is set), the prompt on stdin, run from
+    /// the temporary directory. The model is `MEMOIR_LLM_MODEL` (default
+    /// `claude-haiku-4-5`; an `anthropic/` prefix is dropped), which must be a Claude model;
+    /// the timeout `MEMOIR_LLM_TIMEOUT`, else 180 s (a `claude` process starts slowly).
+    pub fn claude_cli(
+        &self,
+        timeout: Option<Duration>,
+        origin: String,
+    ) -> MemoirResult<ProviderConfig> {
+        let model = self
+            .var("MEMOIR_LLM_MODEL")
+            .unwrap_or_else(|| CLAUDE_CLI_MODEL.to_string());
+        let model = model
+            .strip_prefix("anthropic/")
+            .unwrap_or(&model)
+            .to_string();
+        if !is_claude_model(&model) {
+            return Err(MemoirError::invalid(format!(
+                "MEMOIR_LLM_MODEL={model:?} is not a Claude model; the claude-cli backend runs \
+                 Claude models only (haiku, sonnet, opus, claude-...)"
+            )));
+        }
+        let mut argv: Vec<String> = [
+            "claude",
+            "-p",
+            "--model",
+            &model,
+            "--no-session-persistence",
+            "--strict-mcp-config",
+            "--mcp-config",
+            r#"{"mcpServers":{}}"#,
+            "--disable-slash-commands",
+            "--setting-sources",
+            "",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        if self.var("ANTHROPIC_API_KEY").is_some() {
+            argv.push("--bare".into());
+        }
+        let dir = self.var("TMPDIR").map_or_else(
+            || std::path::PathBuf::from("/tmp"),
+            std::path::PathBuf::from,
+        );
+        Ok(ProviderConfig {
+            kind: ProviderKind::ClaudeCli { argv, dir },
+            base_url: String::new(),
+            api_key: None,
+            model,
+            timeout: timeout.unwrap_or(Duration::from_secs(180)),
+            max_tokens: 512,
+            origin,
+        })
+    }
+
+    /// Whether a `claude` program is in one of `PATH`'s directories.
+    fn claude_on_path(&self) -> bool {
+        self.var("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("claude").is_file()))
     }
 
     /// The merge policy of `MEMOIR_MERGE_POLICY`, if set.
@@ -251,6 +362,18 @@ impl Options {
     }
 }
 
+/// The model the `claude-cli` backend uses unless `MEMOIR_LLM_MODEL` names another.
+pub const CLAUDE_CLI_MODEL: &str = "claude-haiku-4-5";
+
+/// Whether a model name is a Claude model's (`claude-...`, or a `haiku`, `sonnet` or `opus`
+/// alias).
+pub fn is_claude_model(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    ["claude", "haiku", "sonnet", "opus"]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
 /// The provider a `MEMOIR_LLM_PROVIDER` value names (already checked).
 fn kind_of(p: &str) -> &'static str {
     match p {
@@ -294,6 +417,60 @@ mod tests {
         assert!(o.llm.is_none() && o.merge_policy.is_none());
         let env = Env::new(lookup(vars));
         assert!(env.merge_policy().is_err() && env.llm().is_err() && env.facet_cap().is_err());
+    }
+
+    fn owned(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        move |name| vars.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn the_claude_cli_backend_and_its_fallback() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().to_str().unwrap();
+        let forced = Env::new(owned(&[("MEMOIR_LLM_BACKEND", "claude-cli")]));
+        let cfg = forced.llm().unwrap().unwrap();
+        assert_eq!(cfg.provider_name(), "claude-cli");
+        assert_eq!(cfg.model, "claude-haiku-4-5");
+        assert_eq!(cfg.timeout, Duration::from_secs(180));
+        assert!(cfg
+            .endpoint()
+            .starts_with("claude -p --model claude-haiku-4-5"));
+        let gpt = [
+            ("MEMOIR_LLM_BACKEND", "cli"),
+            ("MEMOIR_LLM_MODEL", "gpt-4o"),
+        ];
+        assert!(Env::new(owned(&gpt)).llm().is_err());
+        // A Claude model and no key: the `claude` command, once one is on PATH.
+        let vars = [("MEMOIR_LLM_MODEL", "claude-sonnet-4-5"), ("PATH", path)];
+        assert!(Env::new(owned(&vars)).llm().unwrap().is_none());
+        std::fs::write(d.path().join("claude"), "").unwrap();
+        let cfg = Env::new(owned(&vars)).llm().unwrap().unwrap();
+        assert_eq!(
+            (cfg.provider_name(), cfg.model.as_str()),
+            ("claude-cli", "claude-sonnet-4-5")
+        );
+        let direct = [
+            ("MEMOIR_LLM_MODEL", "claude-sonnet-4-5"),
+            ("PATH", path),
+            ("MEMOIR_LLM_BACKEND", "direct"),
+        ];
+        assert!(Env::new(owned(&direct)).llm().unwrap().is_none());
+        let keyed = [("MEMOIR_LLM_PROVIDER", "anthropic"), ("PATH", path)];
+        assert_eq!(
+            Env::new(owned(&keyed))
+                .llm()
+                .unwrap()
+                .unwrap()
+                .provider_name(),
+            "claude-cli"
+        );
+        assert!(Env::new(owned(&[("MEMOIR_LLM_BACKEND", "bogus")]))
+            .llm()
+            .is_err());
     }
 
     #[test]

@@ -83,6 +83,16 @@ pub enum MemoirError {
     /// What was asked for does not exist (exit 2).
     #[error("{0}")]
     NotFound(String),
+    /// A hook event the host does not have (exit 2).
+    #[error("{host} has no hook event '{event}' (events: {})", known.join(", "))]
+    UnknownHookEvent {
+        /// The host.
+        host: &'static str,
+        /// The event asked for.
+        event: String,
+        /// The host's events memoir handles.
+        known: Vec<&'static str>,
+    },
     /// A failure with an explicit exit code and message.
     #[error("{message}")]
     Coded {
@@ -150,6 +160,7 @@ impl MemoirError {
             MemoirError::MemoryFile(m) if m.is_not_found() => exit::NOT_FOUND,
             MemoirError::MemoryFile(_) => exit::ERROR,
             MemoirError::NotFound(_) => exit::NOT_FOUND,
+            MemoirError::UnknownHookEvent { .. } => exit::USAGE,
             MemoirError::Coded { code, .. } => *code,
         }
     }

@@ -14,12 +14,15 @@ mod caches;
 mod capture;
 mod changes;
 mod clock;
+pub mod code_repo;
 pub mod config;
 mod env;
 mod error;
+mod follow;
 mod forget;
 mod get;
 mod history;
+pub mod hook;
 mod ids;
 mod input;
 mod kept_open;
@@ -43,6 +46,7 @@ mod search;
 mod settings;
 mod stats;
 mod status;
+mod store_git;
 mod summarize;
 mod sync_branch;
 mod taxonomy;
@@ -84,6 +88,7 @@ pub use changes::{
 pub use clock::{round_ms, Clock, Timer};
 pub use env::{parse_seconds, Env, MAX_NOW};
 pub use error::{exit, MemoirError, MemoirResult};
+pub use follow::{BranchMatchOutcome, FollowOutcome, MemoryBranch, BRANCH_MATCH_FILE, MAIN_BRANCH};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts, PurgePreview};
 pub use get::{GetItem, GetOutcome};
 pub use history::{
@@ -138,6 +143,7 @@ pub use recall::{
     LlmPrompt, RecallMetadata, RecallMode, RecallOutcome, RecallRequest, RecalledMemory,
 };
 pub use search::{ScoreExplain, SearchHit, SearchOutcome, SearchRequest};
+pub use store_git::ensure_store_git;
 pub use summarize::{SummarizeOutcome, SummarizeRequest, SummaryKind};
 pub use sync_branch::{SyncBranchOutcome, SyncBranchRequest, SYNC_DEFAULT_TARGET};
 pub use taxonomy::{

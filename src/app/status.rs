@@ -123,6 +123,11 @@ impl Memoir {
         let repo = Repo::init(store, &sig, INIT_MESSAGE)?;
         let commit = repo.head_commit()?;
         drop(repo);
+        super::ensure_store_git(path.as_ref()).map_err(|e| {
+            MemoirError::invalid(format!(
+                "created the store, but not its .git directory: {e}"
+            ))
+        })?;
         let path = super::absolute(path.as_ref()).display().to_string();
         let out = CreateOutcome {
             success: true,

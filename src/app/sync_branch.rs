@@ -1,33 +1,28 @@
-//! `sync-branch`: promote a branch's memories into another branch (by default `main`) as
-//! inserts and updates in one commit, never deleting anything there.
-//!
-//! Only the `default` namespace is promoted, as the reference does. A key is promoted when
-//! the source's value differs from the target's and the source changed it since the two
-//! branches parted (their merge base): a memory the target changed or removed on its own, and
-//! the source left as it was, stays as the target has it. Branches without a common ancestor
-//! promote every key whose value differs. HEAD never moves.
+//! `sync-branch`: promote a branch's `default`-namespace memories into another branch (by
+//! default `main`) as inserts and updates, never deletes, in one commit on the target. HEAD
+//! does not move.
 
 use serde::Serialize;
 
-use crate::key::{namespace_prefix, Key, DEFAULT_NAMESPACE};
+use crate::glob::KeyGlobs;
+use crate::key::DEFAULT_NAMESPACE;
 use crate::object::ObjectId;
-use crate::prolly::{prefix_range, Edit};
-use crate::repo::{Head, RepoError};
+use crate::prolly::Edit;
+use crate::repo::{Head, KeyFilter, Repo, RepoError};
 
-use super::transaction::CreatedBranch;
-use super::{did_you_mean, read_target, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
+use super::{did_you_mean, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// The branch memories are promoted into when none is named.
 pub const SYNC_DEFAULT_TARGET: &str = "main";
 
 /// What to promote where.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncBranchRequest {
-    /// The branch whose memories are promoted.
+    /// The branch (or any revision) whose memories are promoted.
     pub source: String,
-    /// The branch they go to (default [`SYNC_DEFAULT_TARGET`]); it must exist.
-    pub into: Option<String>,
-    /// Say what would be promoted, and write nothing.
+    /// The branch they go to (it must exist).
+    pub into: String,
+    /// Say what would change; write nothing.
     pub dry_run: bool,
 }
 
@@ -36,158 +31,188 @@ pub struct SyncBranchRequest {
 pub struct SyncBranchOutcome {
     /// Always true (a failure is an error).
     pub success: bool,
-    /// The branch promoted from.
+    /// The source.
     pub source_branch: String,
-    /// The branch promoted into.
+    /// The target branch.
     pub target_branch: String,
-    /// Paths (default namespace) new on the target, sorted.
+    /// Paths (namespace `default`) new on the target, sorted.
     pub added_keys: Vec<String>,
-    /// Paths whose value on the target was replaced by the source's, sorted.
+    /// Paths (namespace `default`) whose value the source's replaced, sorted.
     pub updated_keys: Vec<String>,
     /// Whether nothing was written on purpose.
     pub dry_run: bool,
     /// The commit on the target (null when nothing was written).
     pub commit_hash: Option<String>,
-    /// The branch checked out before and after (HEAD never moves; null when detached).
+    /// The commit's date, ISO 8601 (null when nothing was written).
+    pub commit_date: Option<String>,
+    /// The branch HEAD is on, as before: memoir never moves it to sync (the reference checks
+    /// the target out and back; this says where it is).
     pub restored_branch: Option<String>,
     /// What happened, in one line.
     pub message: String,
-    /// Never set: the target must exist.
-    #[serde(skip)]
-    pub branch_created: Option<CreatedBranch>,
+    /// Why nothing was written though it was asked (a write refused for want of a
+    /// confirmation); the outcome is then a failure (exit 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
-impl Outcome for SyncBranchOutcome {}
+impl SyncBranchOutcome {
+    /// This preview as the refusal of a write that was not confirmed.
+    pub fn refused(mut self, why: impl Into<String>) -> Self {
+        self.success = false;
+        self.error = Some(why.into());
+        self
+    }
+}
 
-/// One key to promote: its encoding, path, the source's value, and whether it is new there.
-struct Promoted {
-    key: Vec<u8>,
-    path: String,
-    value: ObjectId,
-    added: bool,
+impl Outcome for SyncBranchOutcome {
+    fn exit_code(&self) -> u8 {
+        if self.error.is_some() {
+            super::exit::ERROR
+        } else {
+            super::exit::OK
+        }
+    }
+
+    fn error_message(&self) -> Option<String> {
+        self.error.clone()
+    }
+}
+
+/// The `default`-namespace changes that promoting the tree at `from` into the tree at `to`
+/// makes: keys the source has and the target lacks or holds with another value. With the
+/// tree of the two branches' merge base (`base_root`), a key whose source value is the
+/// base's is left out: the source did not change it, so the target's newer value stays.
+pub(crate) fn pending_promotions(
+    repo: &Repo,
+    target_root: &ObjectId,
+    source_root: &ObjectId,
+    base_root: Option<&ObjectId>,
+) -> MemoirResult<Vec<(crate::key::Key, bool, ObjectId)>> {
+    if target_root == source_root {
+        return Ok(Vec::new());
+    }
+    let filter = KeyFilter::new(Some(DEFAULT_NAMESPACE), KeyGlobs::all());
+    let changes = repo.diff(target_root, source_root, Some(&filter))?;
+    let mut out = Vec::new();
+    for c in changes {
+        let Some(new) = c.new else { continue };
+        if let (Some(base), Some(_)) = (base_root, c.old) {
+            if repo.tree().get(base, &c.key.encode())? == Some(new) {
+                continue;
+            }
+        }
+        out.push((c.key, c.old.is_none(), new));
+    }
+    Ok(out)
 }
 
 impl Memoir {
-    /// Promotes `req.source`'s `default`-namespace memories into `req.into` (default `main`)
-    /// in one commit by `who` (whose own branch is ignored): keys new on the target are
-    /// added, keys whose value differs are updated, nothing is deleted (see the module
-    /// documentation for keys both sides changed). A missing branch is exit 2; promoting a
-    /// branch into itself is exit 1. With nothing to promote, or `req.dry_run`, no commit.
+    /// Promotes `req.source`'s `default`-namespace memories into branch `req.into`: each key
+    /// the target lacks is added and each it holds with another value is set to the source's
+    /// record, in one commit signed by `who` (whose `branch` is not used); keys only the
+    /// target has are kept. A missing target or source is exit 2, the same branch twice exit
+    /// 1. Nothing to promote writes nothing.
     pub fn sync_branch(
         &self,
         req: &SyncBranchRequest,
         who: &WriteAs,
     ) -> MemoirResult<SyncBranchOutcome> {
         who.check()?;
-        let target = req
-            .into
-            .clone()
-            .unwrap_or_else(|| SYNC_DEFAULT_TARGET.to_string());
-        if target == req.source {
+        let repo = self.open_repo()?;
+        let target_tip = match repo.branch_tip(&req.into) {
+            Err(RepoError::BranchNotFound(_)) => {
+                return Err(MemoirError::not_found(format!(
+                    "branch '{}' not found (the target of sync-branch){}",
+                    req.into,
+                    did_you_mean(repo.nearest_branch(&req.into)?)
+                )))
+            }
+            other => other?,
+        };
+        let source = self.resolve_rev(&repo, &req.source)?;
+        if req.source == req.into || source == target_tip {
             return Err(MemoirError::invalid(format!(
-                "cannot promote branch '{target}' into itself"
+                "'{}' and '{}' are the same; name another branch to promote",
+                req.source, req.into
             )));
         }
-        let writer = WriteAs {
-            branch: Some(target.clone()),
-            ..who.clone()
-        };
-        // Both must exist: a write would create the target, a promotion must not.
-        {
-            let repo = self.open_repo()?;
-            for b in [&req.source, &target] {
-                match repo.branch_tip(b) {
-                    Ok(_) => {}
-                    Err(RepoError::BranchNotFound(_)) => {
-                        return Err(MemoirError::not_found(format!(
-                            "branch '{b}' not found{}",
-                            did_you_mean(repo.nearest_branch(b)?)
-                        )))
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-            }
-        }
-        let tx = self.start_transaction(&writer)?;
-        let repo = tx.repo();
-        let (_, source_tip) = read_target(repo, Some(&req.source))?;
-        let target_tip = repo.branch_tip(&target)?;
-        let source_root = repo.root_of(&source_tip)?;
-        let target_root = tx.root();
-        let base_root = match repo.merge_base(&source_tip, &target_tip)? {
-            Some(base) => Some(repo.root_of(&base)?),
-            None => None,
-        };
         let restored_branch = match repo.head()? {
             Head::Branch(b) => Some(b),
             Head::Detached(_) => None,
         };
-        let range = prefix_range(&namespace_prefix(DEFAULT_NAMESPACE));
-        let mut promoted = Vec::new();
-        for (key, value) in repo.tree().collect(&source_root, &range)? {
-            let theirs = repo.tree().get(&target_root, &key)?;
-            if theirs == Some(value) {
-                continue;
-            }
-            if let Some(base) = &base_root {
-                if repo.tree().get(base, &key)? == Some(value) {
-                    // Unchanged on the source since the branches parted.
-                    continue;
-                }
-            }
-            let path = Key::decode(&key)?.path().to_string();
-            promoted.push(Promoted {
-                key,
-                path,
-                value,
-                added: theirs.is_none(),
-            });
+        let target_root = repo.root_of(&target_tip)?;
+        let source_root = repo.root_of(&source)?;
+        let base_root = match repo.merge_base(&source, &target_tip)? {
+            Some(base) => Some(repo.root_of(&base)?),
+            None => None,
+        };
+        let pending = pending_promotions(&repo, &target_root, &source_root, base_root.as_ref())?;
+        drop(repo);
+        let mut added_keys = Vec::new();
+        let mut updated_keys = Vec::new();
+        let mut edits = Vec::new();
+        for (key, added, value) in pending {
+            let list = if added {
+                &mut added_keys
+            } else {
+                &mut updated_keys
+            };
+            list.push(key.path().to_string());
+            edits.push(Edit::Put(key.encode(), value));
         }
-        let added_keys: Vec<String> = promoted
-            .iter()
-            .filter(|p| p.added)
-            .map(|p| p.path.clone())
-            .collect();
-        let updated_keys: Vec<String> = promoted
-            .iter()
-            .filter(|p| !p.added)
-            .map(|p| p.path.clone())
-            .collect();
-        let counts = format!("{} added, {} updated", added_keys.len(), updated_keys.len());
-        let mut outcome = SyncBranchOutcome {
+        let (n_add, n_upd) = (added_keys.len(), updated_keys.len());
+        let mut out = SyncBranchOutcome {
             success: true,
             source_branch: req.source.clone(),
-            target_branch: target.clone(),
+            target_branch: req.into.clone(),
             added_keys,
             updated_keys,
             dry_run: req.dry_run,
             commit_hash: None,
+            commit_date: None,
             restored_branch,
             message: String::new(),
-            branch_created: None,
+            error: None,
         };
-        if req.dry_run {
-            outcome.message = format!(
-                "Would promote '{}' into {target}: {counts}; nothing changed",
-                req.source
-            );
-            return Ok(outcome);
+        if req.dry_run || edits.is_empty() {
+            out.message = if edits.is_empty() {
+                format!(
+                    "'{}' has no default-namespace changes to promote into '{}'",
+                    req.source, req.into
+                )
+            } else {
+                format!(
+                    "Would promote '{}' into '{}': {n_add} added, {n_upd} updated",
+                    req.source, req.into
+                )
+            };
+            return Ok(out);
         }
-        if promoted.is_empty() {
-            outcome.message = format!(
-                "Nothing to promote from '{}' into {target}: it has every memory",
-                req.source
-            );
-            return Ok(outcome);
-        }
-        let edits = promoted
-            .into_iter()
-            .map(|p| Edit::Put(p.key, p.value))
-            .collect();
-        let message = format!("Sync branch '{}' into {target}: {counts}", req.source);
+        let into = WriteAs {
+            branch: Some(req.into.clone()),
+            ..who.clone()
+        };
+        let tx = self.start_transaction(&into)?;
+        // The target moved since it was read: promote against what it is now.
+        let edits = if tx.root() == target_root {
+            edits
+        } else {
+            let now = pending_promotions(tx.repo(), &tx.root(), &source_root, base_root.as_ref())?;
+            now.into_iter()
+                .map(|(k, _, v)| Edit::Put(k.encode(), v))
+                .collect()
+        };
+        let message = format!("Sync branch '{}' into {}", req.source, req.into);
         let committed = tx.finish(edits, &message)?;
-        outcome.commit_hash = Some(committed.id.to_hex());
-        outcome.message = message;
-        Ok(outcome)
+        out.commit_hash = Some(committed.id.to_hex());
+        out.commit_date = Some(committed.date);
+        out.message = format!(
+            "Promoted '{}' into '{}': {n_add} added, {n_upd} updated (commit {})",
+            req.source,
+            req.into,
+            committed.id.short(8)
+        );
+        Ok(out)
     }
 }

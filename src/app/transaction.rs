@@ -138,6 +138,9 @@ impl Transaction<'_> {
         };
         let sig = self.app.signature(self.who);
         let id = self.repo.commit(&self.branch, edits, &sig, message)?;
+        // A store made before stores had one gets its `.git` (for host plugins) now; the
+        // write succeeded whether or not it can be made.
+        let _ = super::ensure_store_git(self.app.path());
         let committed = Committed {
             id,
             date: format_iso8601(sig.timestamp),

@@ -8,14 +8,14 @@ use super::output::{esc, CliError, Report};
 /// Switch HEAD to a branch, create one with -b, or detach at a commit
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir checkout experiment\n  memoir checkout -b experiment   # create it at HEAD and switch\n  memoir checkout 3b2cb5b7        # detached HEAD at a commit"
+    after_help = "Examples:\n  memoir checkout experiment\n  memoir checkout -b experiment   # create it at HEAD and switch (also --create)\n  memoir checkout 3b2cb5b7        # detached HEAD at a commit"
 )]
 pub struct Args {
     /// Branch name, or a revision to detach at
     #[arg(value_name = "TARGET")]
     pub target: String,
     /// Create TARGET as a new branch at HEAD first
-    #[arg(short = 'b')]
+    #[arg(short = 'b', long = "create")]
     pub create: bool,
 }
 

@@ -12,9 +12,9 @@ use clap::{ArgMatches, FromArgMatches, Subcommand};
 
 use super::output::{CliError, Report};
 use super::{
-    branch, capture, checkout, config, export, forget, get, history, import, maintenance, mcp,
-    merge, new, proof, recall, remember, remote, search, shell, status, summarize, taxonomy, tour,
-    ui, watch, Ctx,
+    branch, capture, checkout, config, export, forget, get, history, hook, import, maintenance,
+    mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell, status,
+    summarize, taxonomy, tour, ui, watch, Ctx,
 };
 
 /// Expands the table: `"name" Variant(Args) => runner, "description";` for each command.
@@ -147,6 +147,10 @@ commands! {
     "recall" Recall(recall::Args) => recall::run,
         "Find the memories that answer a question (LLM picker or lexical)";
     "merge" Merge(merge::Args) => merge::run, "Merge a branch into another";
+    "sync-branch" SyncBranch(memory_branches::SyncArgs) => memory_branches::sync_branch,
+        "Promote a branch's default-namespace memories into main (inserts and updates)";
+    "branch-match" BranchMatch(memory_branches::MatchArgs) => memory_branches::branch_match,
+        "Make the memory branch follow the code branch: on, off, status, follow";
     "remote" Remote(remote::RemoteArgs) => remote::remote, "Manage remotes: add, list, remove";
     "push" Push(remote::PushArgs) => remote::push, "Upload a branch to a remote";
     "fetch" Fetch(remote::FetchArgs) => remote::fetch, "Download a remote's branches as REMOTE/BRANCH";
@@ -170,6 +174,8 @@ commands! {
         "The store's taxonomy: init, load FILE, list, show ID, prompt-snippet";
     "mcp" Mcp(mcp::Args) => mcp::run,
         "Serve the store to an agent host over MCP (stdio, or HTTP on loopback)";
+    "hook" Hook(hook::Args) => hook::run,
+        "Run an agent host's hook (Claude Code, Codex): JSON in, the host's JSON out";
     "ui" Ui(ui::Args) => ui::run,
         "Browse memories, history and provenance in a web browser (loopback)";
     "tour" Tour(tour::Args) => tour::run, "Walk through memoir on a throwaway store";

@@ -149,8 +149,11 @@ pub struct BranchArg {
 /// What a command runs with.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    /// The store directory (`-s`, `MEMOIR_STORE`, else the current directory).
+    /// The store directory (`-s`, `MEMOIR_STORE`, else repo mode's, else the current
+    /// directory).
     pub store_path: PathBuf,
+    /// Whether the store was named (`-s` or `MEMOIR_STORE`) rather than found.
+    pub store_named: bool,
     /// `--json` / `MEMOIR_JSON=1` (printing is done by [`Ctx::printer`]; a command whose
     /// output is large may hand back only its JSON).
     pub json: bool,

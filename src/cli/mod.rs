@@ -19,9 +19,11 @@ mod export;
 mod forget;
 mod get;
 mod history;
+mod hook;
 mod import;
 mod maintenance;
 mod mcp;
+mod memory_branches;
 mod merge;
 mod net;
 mod new;
@@ -29,6 +31,7 @@ mod proof;
 mod recall;
 mod remember;
 mod remote;
+mod schema;
 mod search;
 mod shell;
 mod status;
@@ -82,7 +85,8 @@ pub struct Cli {
 #[derive(Debug, clap::Args)]
 #[command(next_help_heading = "Global options")]
 struct GlobalArgs {
-    /// Store directory; a leading `~/` is the home directory [default: the current directory]
+    /// Store directory; a leading `~/` is the home directory [default: in a git repository
+    /// its ~/.memoir/<slug>, else the current directory]
     #[arg(short = 's', long = "store", env = "MEMOIR_STORE", value_name = "PATH", global = true, value_parser = parse_store_path)]
     store: Option<PathBuf>,
     /// Print one JSON object on stdout (also MEMOIR_JSON=1)
@@ -97,6 +101,43 @@ struct GlobalArgs {
     /// Seconds to wait for a store another process holds [default: 5]
     #[arg(long, env = "MEMOIR_LOCK_TIMEOUT", value_name = "SECONDS", value_parser = parse_seconds, global = true)]
     lock_timeout: Option<Duration>,
+    /// Use the git repository's store, ~/.memoir/<slug> (repo mode); exit 3 outside one
+    #[arg(long, global = true)]
+    repo: bool,
+    /// Print the commands and options as JSON, for agents
+    #[arg(
+        long = "json-schema",
+        visible_alias = "machine-readable",
+        global = true
+    )]
+    json_schema: bool,
+}
+
+/// The store a command uses when `-s` and `MEMOIR_STORE` name none: in a git repository
+/// (not a store's own directory), the repository's `~/.memoir/<slug>` (repo mode; `--repo`
+/// insists on it), else the current directory.
+fn found_store(repo: bool) -> Result<PathBuf, CliError> {
+    let here = PathBuf::from(".");
+    let cwd = std::env::current_dir().unwrap_or_else(|_| here.clone());
+    let home = context::env_var("HOME");
+    let found = home
+        .as_deref()
+        .and_then(|h| memoir::app::code_repo::repo_store(std::path::Path::new(h), &cwd));
+    match found {
+        Some(p) => Ok(p),
+        None if repo => Err(CliError::new(
+            output::exit::NOT_A_STORE,
+            if home.is_none() {
+                "--repo: HOME is not set, so there is no ~/.memoir".to_string()
+            } else {
+                format!(
+                    "--repo: {} is not in a git repository (or is a store's own directory)",
+                    cwd.display()
+                )
+            },
+        )),
+        None => Ok(here),
+    }
 }
 
 /// A store path with a leading `~` expanded (hosts start servers without a shell).
@@ -212,10 +253,38 @@ fn with_meant_command(mut e: clap::Error) -> clap::Error {
     e
 }
 
+/// The subcommand `args` name, if any (the first argument that is one).
+fn named_command(args: &[OsString]) -> Option<&str> {
+    args.iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .filter_map(|a| a.to_str())
+        .find(|a| <Command as clap::Subcommand>::has_subcommand(a))
+}
+
 fn run(args: Vec<OsString>) -> u8 {
     let json_hint = env_flag("MEMOIR_JSON") || args.iter().skip(1).any(|a| a == "--json");
+    // `memoir --json-schema` needs no command (one named after it is parsed as usual).
+    let command_at = args
+        .iter()
+        .skip(1)
+        .position(|a| {
+            a.to_str()
+                .is_some_and(<Command as clap::Subcommand>::has_subcommand)
+        })
+        .map_or(args.len(), |i| i + 1);
+    if args[1.min(args.len())..command_at]
+        .iter()
+        .any(|a| a == "--json-schema" || a == "--machine-readable")
+    {
+        print!("{}", schema::render());
+        return exit::OK;
+    }
+    // A hook never fails the host's session: exit 0 and print nothing, whatever it is given.
+    let is_hook = named_command(&args) == Some("hook");
     let cli = match parse(&args).map_err(with_meant_command) {
         Ok(c) => c,
+        Err(_) if is_hook => return exit::OK,
         Err(e) => {
             use clap::error::ErrorKind;
             if e.kind() == ErrorKind::DisplayVersion {
@@ -257,11 +326,26 @@ fn run(args: Vec<OsString>) -> u8 {
     let json = g.json || env_flag("MEMOIR_JSON");
     let quiet = g.quiet || env_flag("MEMOIR_QUIET");
     let p = printer(json, quiet);
-    let store_path = g.store.unwrap_or_else(|| PathBuf::from("."));
-    // `config` reads the files itself, so that it can mend one that does not parse.
+    if g.json_schema {
+        print!("{}", schema::render());
+        return exit::OK;
+    }
+    let store_named = g.store.is_some();
+    let store_path = match g.store {
+        Some(p) => p,
+        None if is_hook => PathBuf::from("."),
+        None => match found_store(g.repo) {
+            Ok(p) => p,
+            Err(e) => return p.emit(Err(e)),
+        },
+    };
+    // `config` reads the files itself, so that it can mend one that does not parse; a hook
+    // never fails its host (it reports through its own log).
     if !matches!(cli.command, Command::Config(_)) {
         if let Err(e) = context::load_settings(&store_path) {
-            return p.emit(Err(e));
+            if !is_hook {
+                return p.emit(Err(e));
+            }
         }
     }
     let lock_timeout = match g.lock_timeout.map(Ok).or_else(|| {
@@ -272,15 +356,18 @@ fn run(args: Vec<OsString>) -> u8 {
     }) {
         None => Options::default().lock_timeout,
         Some(Ok(t)) => t,
+        Some(Err(_)) if is_hook => Options::default().lock_timeout,
         Some(Err(e)) => return p.emit(Err(e)),
     };
     let options = match options_from_env(lock_timeout, &cli.command) {
         Ok(o) => o,
+        Err(_) if is_hook => memoir::app::Options::default(),
         Err(e) => return p.emit(Err(e)),
     };
     let app = Arc::new(Memoir::open(&store_path, options));
     let ctx = Ctx {
         store_path,
+        store_named,
         json,
         lines_only: !json,
         quiet,
@@ -410,6 +497,11 @@ mod tests {
             "memoir --lock-timeout x status",
             "memoir status extra",
             "memoir search",
+            "memoir hook claude-code stop",
+            "memoir hook codex",
+            "memoir --repo sync-branch feature/x --yes",
+            "memoir branch-match follow",
+            "memoir new s --taxonomy-builtin -t a.md -t b.md",
         ];
         for line in lines {
             let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();

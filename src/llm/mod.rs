@@ -122,7 +122,20 @@ pub enum ProviderKind {
     Anthropic,
     /// An external program: prompt on stdin, answer on stdout.
     Command(Vec<String>),
+    /// The `claude` command (Claude Code's own sign-in): a command provider run with
+    /// `CLAUDECODE` emptied and `MEMOIR_NO_CAPTURE=1` (so that the hooks of the `claude` it
+    /// starts neither think they run inside a session nor capture its turn), from `dir` (so
+    /// that no project's `CLAUDE.md` is read into the prompt).
+    ClaudeCli {
+        /// The command line: `claude -p --model M ...`.
+        argv: Vec<String>,
+        /// The directory it runs in.
+        dir: std::path::PathBuf,
+    },
 }
+
+/// The variables a `claude` started as a model runs with.
+pub const CLAUDE_CLI_ENV: [(&str, &str); 2] = [("CLAUDECODE", ""), ("MEMOIR_NO_CAPTURE", "1")];
 
 /// Everything needed to call a model.
 #[derive(Debug, Clone)]
@@ -152,6 +165,7 @@ impl ProviderConfig {
             ProviderKind::OpenAi => "openai",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Command(_) => "command",
+            ProviderKind::ClaudeCli { .. } => "claude-cli",
         }
     }
 
@@ -168,7 +182,7 @@ impl ProviderConfig {
     pub fn endpoint(&self) -> String {
         let base = self.base_url.trim().trim_end_matches('/');
         match &self.kind {
-            ProviderKind::Command(argv) => argv.join(" "),
+            ProviderKind::Command(argv) | ProviderKind::ClaudeCli { argv, .. } => argv.join(" "),
             ProviderKind::OpenAi => {
                 if base.ends_with("/chat/completions") {
                     base.to_string()
@@ -208,6 +222,16 @@ pub fn provider(cfg: ProviderConfig) -> Box<dyn Llm> {
         ProviderKind::Command(argv) => Box::new(CommandLlm {
             argv,
             timeout: cfg.timeout,
+            env: Vec::new(),
+            dir: None,
+            name: "command",
+        }),
+        ProviderKind::ClaudeCli { argv, dir } => Box::new(CommandLlm {
+            argv,
+            timeout: cfg.timeout,
+            env: CLAUDE_CLI_ENV.to_vec(),
+            dir: Some(dir),
+            name: "claude-cli",
         }),
         _ => Box::new(http::HttpLlm::new(cfg)),
     }
@@ -216,6 +240,12 @@ pub fn provider(cfg: ProviderConfig) -> Box<dyn Llm> {
 struct CommandLlm {
     argv: Vec<String>,
     timeout: Duration,
+    /// Variables set for the command, over the inherited ones.
+    env: Vec<(&'static str, &'static str)>,
+    /// The directory it runs in (none: this process's).
+    dir: Option<std::path::PathBuf>,
+    /// The provider's name, for [`Llm::describe`].
+    name: &'static str,
 }
 
 /// Most bytes of an answer (or of the error output kept) read from the command.
@@ -321,9 +351,13 @@ impl Llm for CommandLlm {
         let deadline = started + self.timeout;
         let mut cmd = Command::new(prog);
         cmd.args(args)
+            .envs(self.env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(d) = &self.dir {
+            cmd.current_dir(d);
+        }
         #[cfg(unix)]
         {
             use std::os::unix::process::CommandExt;
@@ -399,7 +433,7 @@ impl Llm for CommandLlm {
     }
 
     fn describe(&self) -> String {
-        format!("command:{}", self.argv.join(" "))
+        format!("{}:{}", self.name, self.argv.join(" "))
     }
 }
 

@@ -7,7 +7,8 @@
 //! - JSON: one message `{"role": "user", "content": ...}`; a list of messages; an object
 //!   with a `messages` list (a chat request); a transcript line of an agent host, whose
 //!   message is under `message` (`{"type": "user", "message": {"role": ..., "content":
-//!   ...}}`); or JSON Lines, one of those per line.
+//!   ...}}`, Claude Code) or `payload` (`{"type": "response_item", "payload": {...}}`,
+//!   Codex); or JSON Lines, one of those per line.
 //!
 //! Roles `user` and `human` are the human; `assistant`, `ai` and `model` the assistant;
 //! `system`, `developer`, `tool` and `function` messages are left out. A content is a string
@@ -232,7 +233,9 @@ fn kind(v: &Value) -> &'static str {
 /// One message object (or a host transcript line holding one under `message`); `None` for
 /// a message that is left out (a system or tool message, no text).
 fn message_of(v: &Value, lenient: bool) -> Result<Option<Message>, MemoryError> {
-    let inner = match v.get("message") {
+    // Claude Code's transcript lines hold the message under `message`, Codex's rollout
+    // lines under `payload`.
+    let inner = match v.get("message").or_else(|| v.get("payload")) {
         Some(m @ Value::Object(_)) => m,
         _ => v,
     };
@@ -247,6 +250,10 @@ fn message_of(v: &Value, lenient: bool) -> Result<Option<Message>, MemoryError> 
         Some("assistant" | "ai" | "model") => Speaker::Assistant,
         Some("system" | "developer" | "tool" | "function") => return Ok(None),
         _ if lenient && !has_content && v.get("type").is_some() => return Ok(None),
+        // A line that names only its `type` (a Codex rollout's reasoning item) is no message.
+        Some(_) if lenient && inner.get("role").is_none() && v.get("role").is_none() => {
+            return Ok(None)
+        }
         Some(other) => {
             return Err(bad(format!(
                 "unknown role {other:?} (user, human, assistant, ai, model, system, tool)"

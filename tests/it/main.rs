@@ -17,6 +17,7 @@ mod format;
 mod golden;
 mod graph;
 mod history;
+mod hooks;
 mod hostile;
 mod input;
 mod llm;

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use memoir::app::{
     CaptureRequest, MemoryCommand, Profile, ReadPoint, SearchRequest, Sort, SyncBranchRequest,
+    SYNC_DEFAULT_TARGET,
 };
 
 use super::super::context::Ctx;
@@ -290,7 +291,7 @@ pub fn dispatch(
                 let p: SyncBranchParams = parse(name, args)?;
                 let req = SyncBranchRequest {
                     source: p.source,
-                    into: p.into,
+                    into: p.into.unwrap_or_else(|| SYNC_DEFAULT_TARGET.to_string()),
                     dry_run: p.dry_run,
                 };
                 let out = app.sync_branch(&req, &tools.write_as(None))?;

@@ -97,6 +97,8 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
             &ctx,
             super::new::Args {
                 path: ctx.store_path.clone(),
+                taxonomy_builtin: false,
+                taxonomy: Vec::new(),
                 write: WriteArgs::default(),
             },
         )?;
