@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::config::{ConfigFile, Layers, Origin, Scope, Setting, SETTINGS, STORE_CONFIG_FILE};
+use super::config::{
+    ConfigError, ConfigFile, Layers, Origin, Scope, Setting, SETTINGS, STORE_CONFIG_FILE,
+};
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome};
 use crate::store::FORMAT_FILE;
 
@@ -189,22 +191,11 @@ impl Memoir {
         user: Option<&Path>,
         env: impl Fn(&str) -> Option<String>,
     ) -> MemoirResult<ConfigSetOutcome> {
-        let s = known(key)?;
-        let scope = scope.unwrap_or(Scope::Store);
-        let mut f = self.config_file(scope, user)?;
-        let changed = f.get(key)?.as_deref() != Some(value);
-        f.set(key, value)?;
-        if changed {
-            f.save()?;
-        }
-        Ok(ConfigSetOutcome {
-            success: true,
-            key: key.into(),
-            value: Some(shown(s, value.into())),
-            scope: scope.as_str(),
-            path: f.path,
-            changed,
-            overridden_by: env(s.var).filter(|v| !v.is_empty()).map(|_| s.var),
+        let shown_value = shown(known(key)?, value.into());
+        self.config_edit(key, Some(shown_value), scope, user, env, |f| {
+            let changed = f.get(key)?.as_deref() != Some(value);
+            f.set(key, value)?;
+            Ok(changed)
         })
     }
 
@@ -216,17 +207,31 @@ impl Memoir {
         user: Option<&Path>,
         env: impl Fn(&str) -> Option<String>,
     ) -> MemoirResult<ConfigSetOutcome> {
+        self.config_edit(key, None, scope, user, env, |f| f.unset(key))
+    }
+
+    /// Applies `edit` to one file, saving it when `edit` says it changed; the outcome shows
+    /// `value` (the new value, or none after a removal).
+    fn config_edit(
+        &self,
+        key: &str,
+        value: Option<String>,
+        scope: Option<Scope>,
+        user: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+        edit: impl FnOnce(&mut ConfigFile) -> Result<bool, ConfigError>,
+    ) -> MemoirResult<ConfigSetOutcome> {
         let s = known(key)?;
         let scope = scope.unwrap_or(Scope::Store);
         let mut f = self.config_file(scope, user)?;
-        let changed = f.unset(key)?;
+        let changed = edit(&mut f)?;
         if changed {
             f.save()?;
         }
         Ok(ConfigSetOutcome {
             success: true,
             key: key.into(),
-            value: None,
+            value,
             scope: scope.as_str(),
             path: f.path,
             changed,

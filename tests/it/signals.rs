@@ -6,28 +6,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{memoir, new_store};
+use crate::common::{cli_at, memoir, new_store};
 
 /// 2026-01-01T00:00:00Z.
 const NOW: &str = "1767225600";
 
 fn run(store: &Path, args: &[&str]) -> (i32, Value) {
-    let o = memoir()
-        .env("MEMOIR_NOW", NOW)
-        .arg("-s")
-        .arg(store)
-        .arg("--json")
-        .args(args)
-        .output()
-        .expect("run memoir");
-    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout of {args:?} is not JSON ({e}): {} / {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
+    cli_at(store, NOW.parse().unwrap(), args)
 }
 
 /// A store holding `memories` (path, content, optional event time).

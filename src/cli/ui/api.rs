@@ -70,6 +70,20 @@ fn read_point(at: Option<String>, branch: Option<String>) -> ReadPoint {
     ReadPoint { at, branch }
 }
 
+/// The history a log or history request asks for: `rev`, `branch`, `limit` (200 unless
+/// given), `ns` and `keys`.
+fn log_query(q: &Query) -> Result<LogQuery, CliError> {
+    Ok(LogQuery {
+        rev: q.get("rev"),
+        branch: q.get("branch"),
+        limit: Some(q.number("limit")?.unwrap_or(200)),
+        scope: KeyScope {
+            namespace: q.get("ns"),
+            keys: q.all("keys"),
+        },
+    })
+}
+
 fn query_point(q: &Query) -> ReadPoint {
     read_point(q.get("at"), q.get("branch"))
 }
@@ -163,28 +177,9 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
                 q.flag("lines"),
             )?)
         })()),
-        "/api/log" => reply((|| {
-            let query = LogQuery {
-                rev: q.get("rev"),
-                branch: q.get("branch"),
-                limit: Some(q.number("limit")?.unwrap_or(200)),
-                scope: KeyScope {
-                    namespace: q.get("ns"),
-                    keys: q.all("keys"),
-                },
-            };
-            Ok(app.log(&query)?)
-        })()),
+        "/api/log" => reply((|| Ok(app.log(&log_query(q)?)?))()),
         "/api/history" => reply((|| {
-            let query = LogQuery {
-                rev: q.get("rev"),
-                branch: q.get("branch"),
-                limit: Some(q.number("limit")?.unwrap_or(200)),
-                scope: KeyScope {
-                    namespace: q.get("ns"),
-                    keys: q.all("keys"),
-                },
-            };
+            let query = log_query(q)?;
             let filter = HistoryFilter {
                 actor: q.get("actor"),
                 since: q.get("since"),

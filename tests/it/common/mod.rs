@@ -62,14 +62,27 @@ pub fn memoir() -> Command {
 /// Runs the CLI with `--json` on `store` (after any `global` options): exit code and JSON
 /// stdout.
 pub fn cli_with(store: &Path, global: &[&str], args: &[&str]) -> (i32, Value) {
-    let o = memoir()
+    let mut c = memoir();
+    c.arg("-s").arg(store).args(global).arg("--json").args(args);
+    json_run(&mut c, args)
+}
+
+/// Runs the CLI with `--json` on `store` at a fixed time `now` (unix seconds): exit code and
+/// JSON stdout.
+pub fn cli_at(store: &Path, now: i64, args: &[&str]) -> (i32, Value) {
+    let mut c = memoir();
+    c.env("MEMOIR_NOW", now.to_string())
         .arg("-s")
         .arg(store)
-        .args(global)
         .arg("--json")
-        .args(args)
-        .output()
-        .expect("run memoir");
+        .args(args);
+    json_run(&mut c, args)
+}
+
+/// Runs `c`, whose arguments end with `args`: exit code and stdout parsed as JSON (panics
+/// with both streams when it is not).
+fn json_run(c: &mut Command, args: &[&str]) -> (i32, Value) {
+    let o = c.output().expect("run memoir");
     let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "stdout of {args:?} is not JSON ({e}): {} / {}",

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder, Locator};
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
 use super::{cli_at, seeded, Ui, T0};
@@ -191,23 +191,7 @@ fn the_interface_in_a_real_browser() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
-                         "--disable-dev-shm-usage", "--window-size=1280,860",
-                         "--no-first-run", "--no-default-browser-check",
-                         format!("--user-data-dir={}", profile.display())],
-            }),
-        );
-        caps.insert("goog:loggingPrefs".into(), json!({"browser": "ALL"}));
-        let c = ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-            .capabilities(caps)
-            .connect(&driver.url)
-            .await
-            .expect("a WebDriver session");
+        let c = super::browser_views::session(&driver, &chromium, &profile).await;
         let base = &ui.base;
 
         // Tree: counts at the top, and of a node's children once expanded.

@@ -38,7 +38,8 @@ fn tools() -> Option<(PathBuf, PathBuf, String)> {
     Some((driver, chromium, axe))
 }
 
-async fn session(driver: &Driver, chromium: &Path, profile: &Path) -> Client {
+/// A WebDriver session of headless Chromium with its own `profile` directory.
+pub(super) async fn session(driver: &Driver, chromium: &Path, profile: &Path) -> Client {
     let mut caps = serde_json::Map::new();
     caps.insert(
         "goog:chromeOptions".into(),

@@ -172,25 +172,7 @@ pub fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
-/// Runs the CLI with `--json` at a fixed time `now` (unix seconds): exit code and JSON.
-pub fn cli_at(store: &Path, now: i64, args: &[&str]) -> (i32, Value) {
-    let o = memoir()
-        .env("MEMOIR_NOW", now.to_string())
-        .arg("-s")
-        .arg(store)
-        .arg("--json")
-        .args(args)
-        .output()
-        .expect("run memoir");
-    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout of {args:?} is not JSON ({e}): {} / {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    });
-    (o.status.code().unwrap_or(-1), v)
-}
+pub use crate::common::cli_at;
 
 /// The first of the seeded store's times.
 pub const T0: i64 = 1_767_225_600;
