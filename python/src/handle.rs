@@ -12,7 +12,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::convert::{invalid, run};
-use crate::settings::{choice, identity, merge_policy, merge_strategy, read_point, OpenArgs};
+use crate::settings::{
+    choice, identity, merge_policy, merge_strategy, read_point, settings_files, OpenArgs,
+};
 
 /// A handle on one memoir store.
 ///
@@ -129,8 +131,9 @@ impl PyMemoir {
             merge_policy,
             facet_cap,
         };
-        let opts = checked(py, args.options(&path))?;
-        let who = identity(author, source, actor, &path);
+        let files = checked(py, settings_files(&path))?;
+        let opts = checked(py, args.options(&files))?;
+        let who = identity(author, source, actor, &files);
         checked(py, who.check())?;
         Ok(PyMemoir {
             inner: Memoir::open(path, opts),
@@ -163,8 +166,9 @@ impl PyMemoir {
             merge_policy,
             facet_cap,
         };
-        let opts = checked(py, args.options(&path))?;
-        let who = identity(author, source, actor, &path);
+        let files = checked(py, settings_files(&path))?;
+        let opts = checked(py, args.options(&files))?;
+        let who = identity(author, source, actor, &files);
         let made = py.detach(|| {
             std::panic::catch_unwind(|| Memoir::create(&path, opts, &who))
                 .unwrap_or_else(|_| Err(MemoirError::invalid("internal error in memoir create")))

@@ -18,8 +18,8 @@ fn env_var(name: &str) -> Option<String> {
 }
 
 /// The settings files of the store at `store` and of the user, behind the environment (as
-/// the `memoir` command reads them).
-fn settings_files(store: &Path) -> MemoirResult<Layers> {
+/// the `memoir` command reads them); read once when a handle is opened.
+pub fn settings_files(store: &Path) -> MemoirResult<Layers> {
     Layers::read(
         store,
         user_config_path(|n| std::env::var(n).ok()).as_deref(),
@@ -49,8 +49,7 @@ impl OpenArgs {
     /// `MEMOIR_FACET_MAX_ENTRIES`; a variable not set is taken from the settings files (the
     /// store's `config.toml`, else the user's). No model is configured (recall is lexical).
     /// Malformed values, and settings files that do not read, are exit 1.
-    pub fn options(&self, store: &Path) -> MemoirResult<Options> {
-        let files = settings_files(store)?;
+    pub fn options(&self, files: &Layers) -> MemoirResult<Options> {
         let lookup = |name: &str| {
             let given = match name {
                 "MEMOIR_LOCK_TIMEOUT" => self.lock_timeout.is_some(),
@@ -62,7 +61,7 @@ impl OpenArgs {
             if given {
                 None
             } else {
-                setting(&files, name)
+                setting(files, name)
             }
         };
         // Opening fails on any malformed setting, even one only some operations use.
@@ -139,14 +138,12 @@ pub fn choice<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> MemoirR
     )))
 }
 
-/// The default author of a handle's writes on the store at `store`: `MEMOIR_AUTHOR`, else
+/// The default author of a handle's writes, given the settings `files`: `MEMOIR_AUTHOR`, else
 /// the settings files' `author`, else `GIT_AUTHOR_NAME` and `GIT_AUTHOR_EMAIL`, else
 /// `USER`/`USERNAME`, else `unknown` (the command's order, without asking `git config`, which
 /// would start a process).
-pub fn default_author(store: &Path) -> String {
-    // A file that does not read fails the open itself ([`OpenArgs::options`]).
-    let files = settings_files(store).unwrap_or_default();
-    if let Some(a) = setting(&files, "MEMOIR_AUTHOR") {
+pub fn default_author(files: &Layers) -> String {
+    if let Some(a) = setting(files, "MEMOIR_AUTHOR") {
         return a;
     }
     match (env_var("GIT_AUTHOR_NAME"), env_var("GIT_AUTHOR_EMAIL")) {
@@ -165,11 +162,11 @@ pub fn identity(
     author: Option<String>,
     source: Option<String>,
     actor: Option<String>,
-    store: &Path,
+    files: &Layers,
 ) -> WriteAs {
     WriteAs {
         branch: None,
-        author: author.unwrap_or_else(|| default_author(store)),
+        author: author.unwrap_or_else(|| default_author(files)),
         source: source.or_else(|| env_var("MEMOIR_SOURCE")),
         actor: actor.or_else(|| env_var("MEMOIR_ACTOR")),
     }
