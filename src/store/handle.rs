@@ -376,7 +376,7 @@ impl RefStore for Store {
             expected,
             new,
         }];
-        self.moving(&one, |b| b.cas_ref(name, expected, new))
+        Ok(self.moving(&one)?.map_err(|(_, current)| current))
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
@@ -384,28 +384,43 @@ impl RefStore for Store {
     }
 
     fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
-        self.moving(moves, |b| b.cas_refs(moves))
+        Ok(self.moving(moves)?.map_err(|(name, _)| name))
     }
 }
 
 impl Store {
-    /// Makes the ref `moves` with `make` (one compare-and-swap, or one transaction), on a
-    /// writable handle, voiding the cached head first and queueing the moves for the ref log
-    /// when they were made.
-    fn moving<E>(
-        &self,
-        moves: &[RefMove<'_>],
-        make: impl FnOnce(&dyn Backend) -> StoreResult<Result<(), E>>,
-    ) -> StoreResult<Result<(), E>> {
+    /// Makes the ref `moves` (all or none), on a writable handle, voiding the cached head
+    /// first; with a ref log, their lines replace in the ref journal, in the same
+    /// transaction, those the log already holds, and are queued for the log once the moves
+    /// are made. On a mismatch, the first ref that differs and its current value.
+    fn moving(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
         self.writable()?;
         self.inner.head.before_ref_change()?;
-        let moved = make(self.backend())?;
-        if let (Ok(()), Some(log)) = (&moved, &self.inner.reflog) {
-            for m in moves {
-                log.append(m.name, m.expected, m.new);
-            }
+        let Some(log) = &self.inner.reflog else {
+            return self.backend().cas_refs_journaled(moves, &[], &[]);
+        };
+        let (lines, logged) = (log.lines(moves), log.logged());
+        let moved = self.backend().cas_refs_journaled(moves, &lines, &logged)?;
+        if moved.is_ok() {
+            log.unjournaled(logged.len());
+            log.queue(&lines);
         }
         Ok(moved)
+    }
+
+    /// Logs the moves a crash left out of the ref log after the flush that made them
+    /// durable (what the ref journal holds and the log's tail lacks); the next move drops
+    /// them from the journal. Run by the LOCK holder as it opens the store; a failure
+    /// leaves the journal for the next open.
+    pub(super) fn settle_ref_journal(&self) -> StoreResult<()> {
+        let Some(log) = &self.inner.reflog else {
+            return Ok(());
+        };
+        let journal = self.backend().ref_journal()?;
+        if journal.is_empty() {
+            return Ok(());
+        }
+        log.complete_from(&journal)
     }
 }
 

@@ -371,12 +371,10 @@ impl Store {
                 return Err(not_a_store(path, "memory backend in a store directory"))
             }
         };
-        Ok(Store::from_parts(
-            engine,
-            Some(lock),
-            Some(path.to_path_buf()),
-            kind,
-        ))
+        let store = Store::from_parts(engine, Some(lock), Some(path.to_path_buf()), kind);
+        // History, not data: a journal the log cannot take now waits for the next open.
+        let _ = store.settle_ref_journal();
+        Ok(store)
     }
 
     /// A fresh, empty store in memory: no directory, no lock. For tests and benches.

@@ -22,6 +22,7 @@ mod memory;
 mod pack_index;
 mod packs;
 mod read_only;
+mod ref_journal;
 pub mod reflog;
 mod remotes_file;
 mod repair;
@@ -382,6 +383,31 @@ pub struct RefMove<'a> {
 
 /// A backend holds both objects and refs.
 pub trait Backend: ObjectStore + RefStore {
+    /// Moves refs as [`RefStore::cas_refs`] does and, in the same transaction, updates the
+    /// *ref journal*, the ref log's lines of the newest moves: drops `logged` (lines the log
+    /// holds) and appends `lines`. A crash between the flush that makes a move durable and
+    /// the log's append then leaves its line where the next open finds it. On a mismatch
+    /// nothing changes, and the name and current value of the first ref that differs are
+    /// returned. Backends without a ref log keep no journal.
+    fn cas_refs_journaled(
+        &self,
+        moves: &[RefMove<'_>],
+        lines: &[u8],
+        logged: &[u8],
+    ) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
+        let _ = (lines, logged);
+        match self.cas_refs(moves)? {
+            Ok(()) => Ok(Ok(())),
+            Err(name) => {
+                let current = self.get_ref(&name)?;
+                Ok(Err((name, current)))
+            }
+        }
+    }
+    /// The ref journal (see [`Backend::cas_refs_journaled`]); empty when there is none.
+    fn ref_journal(&self) -> StoreResult<Vec<u8>> {
+        Ok(Vec::new())
+    }
     /// Bytes the backend occupies on disk (0 for memory).
     fn size_on_disk(&self) -> StoreResult<u64>;
     /// The files of the backend that are damaged as a whole, such as a pack file that does

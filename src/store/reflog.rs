@@ -12,7 +12,10 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::files::io_err;
-use super::{hex, StoreResult};
+use super::{hex, RefMove, StoreResult};
+
+/// Bytes of the log read beyond a journal's length when looking for its lines.
+const TAIL_SLACK: u64 = 64 << 10;
 
 /// The ref log's file name in a store directory.
 pub const REFLOG_FILE: &str = "reflog";
@@ -64,7 +67,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// The appending side of a store's ref log. A ref move is recorded only once it is durable:
-/// [`RefLog::append`] queues the line, and [`RefLog::write_pending`], called after the
+/// [`RefLog::queue`] queues the lines, and [`RefLog::write_pending`], called after the
 /// database's flush, appends and syncs what is queued. The log is history, never ahead of
 /// the database it records.
 #[derive(Debug)]
@@ -74,6 +77,9 @@ pub(super) struct RefLog {
     note: Mutex<RefNote>,
     /// Lines of moves made but not yet flushed.
     pending: Mutex<Vec<u8>>,
+    /// Lines the log holds that the ref journal may still hold: the next move drops them
+    /// from it.
+    logged: Mutex<Vec<u8>>,
 }
 
 impl RefLog {
@@ -84,33 +90,43 @@ impl RefLog {
             file: Mutex::new(None),
             note: Mutex::new(RefNote::default()),
             pending: Mutex::new(Vec::new()),
+            logged: Mutex::new(Vec::new()),
         }
     }
 
     /// Sets what the next ref moves are recorded with.
     pub(super) fn set_note(&self, note: RefNote) {
-        *self.note.lock().unwrap_or_else(|p| p.into_inner()) = note;
+        *lock(&self.note) = note;
     }
 
     /// What the next ref moves are recorded with.
     pub(super) fn note(&self) -> RefNote {
-        self.note.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.note).clone()
     }
 
-    /// Queues the move of `name` from `old` to `new`, to be written once it is durable.
-    pub(super) fn append(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) {
-        let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let entry = RefLogEntry {
-            name: name.to_string(),
-            old: old.map(hex),
-            new: new.map(hex),
-            time: note.time,
-            author: note.author,
-            message: note.message,
-        };
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        serde_json::to_writer(&mut *pending, &entry).expect("a ref log entry serialises");
-        pending.push(b'\n');
+    /// The log's lines for `moves`, recorded with the current note.
+    pub(super) fn lines(&self, moves: &[RefMove<'_>]) -> Vec<u8> {
+        let note = self.note();
+        let mut out = Vec::new();
+        for m in moves {
+            let entry = RefLogEntry {
+                name: m.name.to_string(),
+                old: m.expected.map(hex),
+                new: m.new.map(hex),
+                time: note.time,
+                author: note.author.clone(),
+                message: note.message.clone(),
+            };
+            serde_json::to_writer(&mut out, &entry).expect("a ref log entry serialises");
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// Queues `lines` (of moves made), to be written once they are durable.
+    pub(super) fn queue(&self, lines: &[u8]) {
+        let mut pending = lock(&self.pending);
+        pending.extend_from_slice(lines);
     }
 
     /// Whether moves are queued that the log does not hold yet.
@@ -124,13 +140,68 @@ impl RefLog {
 
     /// Appends and syncs the queued moves. Called after the flush that made them durable.
     pub(super) fn write_pending(&self) -> StoreResult<()> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = lock(&self.pending);
         if pending.is_empty() {
             return Ok(());
         }
-        let mut lines = std::mem::take(&mut *pending);
+        let lines = std::mem::take(&mut *pending);
         drop(pending);
-        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        self.write(&lines)?;
+        lock(&self.logged).extend_from_slice(&lines);
+        Ok(())
+    }
+
+    /// The lines the log holds that the ref journal may still hold.
+    pub(super) fn logged(&self) -> Vec<u8> {
+        lock(&self.logged).clone()
+    }
+
+    /// Notes that the ref journal no longer holds the first `len` bytes of [`RefLog::logged`].
+    pub(super) fn unjournaled(&self, len: usize) {
+        lock(&self.logged).drain(..len);
+    }
+
+    /// Appends and syncs the lines of `journal` (see `ref_journal`) that the log's tail does
+    /// not hold: the moves a crash left unlogged after the flush that made them durable.
+    /// The whole journal is then logged, for the next move to drop.
+    pub(super) fn complete_from(&self, journal: &[u8]) -> StoreResult<()> {
+        let tail = self.tail(journal.len() as u64 + TAIL_SLACK)?;
+        let present: std::collections::HashSet<&[u8]> = tail.split(|b| *b == b'\n').collect();
+        let mut missing = Vec::new();
+        for line in journal.split_inclusive(|b| *b == b'\n') {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            if !text.is_empty() && !present.contains(text) {
+                missing.extend_from_slice(text);
+                missing.push(b'\n');
+            }
+        }
+        if !missing.is_empty() {
+            self.write(&missing)?;
+        }
+        *lock(&self.logged) = journal.to_vec();
+        Ok(())
+    }
+
+    /// The log's last `len` bytes at most (none when there is no log).
+    fn tail(&self, len: u64) -> StoreResult<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&self.path)(e)),
+        };
+        let size = file.metadata().map_err(io_err(&self.path))?.len();
+        let from = size.saturating_sub(len);
+        let mut buf = vec![0u8; (size - from) as usize];
+        file.read_exact_at(&mut buf, from)
+            .map_err(io_err(&self.path))?;
+        Ok(buf)
+    }
+
+    /// Appends `lines` and syncs them, ending first a line a crash or a full disk cut short.
+    fn write(&self, lines: &[u8]) -> StoreResult<()> {
+        let mut guard = lock(&self.file);
+        let mut fix = false;
         if guard.is_none() {
             let f = OpenOptions::new()
                 .create(true)
@@ -140,13 +211,13 @@ impl RefLog {
                 .map_err(io_err(&self.path))?;
             // A line a crash or a full disk cut short is ended first, so that it spoils
             // only itself, not the line written after it.
-            if !ends_a_line(&f).map_err(io_err(&self.path))? {
-                lines.insert(0, b'\n');
-            }
+            fix = !ends_a_line(&f).map_err(io_err(&self.path))?;
             *guard = Some(f);
         }
         let f = guard.as_mut().expect("opened above");
-        let written = f.write_all(&lines).and_then(|()| f.sync_data());
+        let written = (if fix { f.write_all(b"\n") } else { Ok(()) })
+            .and_then(|()| f.write_all(lines))
+            .and_then(|()| f.sync_data());
         if written.is_err() {
             // Whatever part was written is checked again by the next write.
             *guard = None;
@@ -202,4 +273,9 @@ pub fn final_refs(dir: &Path) -> StoreResult<Vec<(String, Vec<u8>)>> {
 /// Whether the store in `dir` has a ref log.
 pub fn exists(dir: &Path) -> bool {
     fs::metadata(dir.join(REFLOG_FILE)).is_ok_and(|m| m.is_file())
+}
+
+/// The value behind `m`, even if a panic poisoned it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use super::pack_index;
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
+use super::ref_journal;
 use super::run_index::{RunIndex, Slot};
 use super::{
     Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove,
@@ -656,26 +657,9 @@ impl RefStore for SledBackend {
     }
 
     fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
-        use sled::transaction::{abort, TransactionError};
-        let outcome = self.refs.transaction(|tx| {
-            for m in moves {
-                if tx.get(m.name)?.as_deref() != m.expected {
-                    return abort(m.name.to_string());
-                }
-            }
-            for m in moves {
-                match m.new {
-                    Some(v) => tx.insert(m.name, v)?,
-                    None => tx.remove(m.name)?,
-                };
-            }
-            Ok(())
-        });
-        match outcome {
-            Ok(()) => Ok(Ok(())),
-            Err(TransactionError::Abort(name)) => Ok(Err(name)),
-            Err(TransactionError::Storage(e)) => Err(self.engine()(e)),
-        }
+        Ok(self
+            .cas_refs_journaled(moves, &[], &[])?
+            .map_err(|(name, _)| name))
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
@@ -694,6 +678,19 @@ impl RefStore for SledBackend {
 }
 
 impl Backend for SledBackend {
+    fn cas_refs_journaled(
+        &self,
+        moves: &[RefMove<'_>],
+        lines: &[u8],
+        logged: &[u8],
+    ) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
+        ref_journal::move_refs(&self.refs, &self.meta, moves, lines, logged).map_err(self.engine())
+    }
+
+    fn ref_journal(&self) -> StoreResult<Vec<u8>> {
+        ref_journal::read(&self.meta).map_err(self.engine())
+    }
+
     fn size_on_disk(&self) -> StoreResult<u64> {
         Ok(self.db.size_on_disk().map_err(self.engine())?
             + self.index.size_on_disk()

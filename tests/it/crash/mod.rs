@@ -29,6 +29,7 @@
 
 mod cases;
 mod check;
+mod ref_journal;
 mod strace;
 
 use std::collections::BTreeMap;
