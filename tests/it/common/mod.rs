@@ -247,6 +247,22 @@ pub fn sorted(v: Value) -> Value {
     }
 }
 
+/// Every record of the pack file `path`, in order: object id, record offset, object
+/// length (the pack layout of store-format.md, section 1).
+pub fn pack_records(path: &Path) -> Vec<([u8; 32], u64, u32)> {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(&bytes[..8], b"MEMPACK1");
+    let mut out = Vec::new();
+    let mut at = 8usize;
+    while at + 36 <= bytes.len() {
+        let id: [u8; 32] = bytes[at..at + 32].try_into().unwrap();
+        let len = u32::from_be_bytes(bytes[at + 32..at + 36].try_into().unwrap());
+        out.push((id, at as u64, len));
+        at += 36 + len as usize;
+    }
+    out
+}
+
 /// sled's database at `path`, once the last handle on it (whose lock sled's background
 /// thread lets go of shortly after the drop) has released it.
 pub fn open_sled_when_free(path: &std::path::Path) -> sled::Db {

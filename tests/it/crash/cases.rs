@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::check::state;
 use super::{exec, run_case, Case};
+use crate::common::{open_sled_when_free, pack_records};
 
 /// `memoir -s STORE --json ARGS` in `root`, which must succeed (preparing a case).
 fn prep_at(root: &Path, store: &str, args: &[&str]) -> Value {
@@ -276,4 +277,62 @@ fn watch_scan() {
     prep(root.path(), &["watch", "add", doc.to_str().unwrap()]);
     std::fs::write(&doc, text("south, then west")).unwrap();
     run_case(&Case::new("watch scan", root, &["watch", "scan"]));
+}
+
+/// Rewrites the store at `store` in the version-2 layout: one sled entry per object in tree
+/// `index` (pack u32, record offset u64, length u32, big-endian), no runs, no `meta`, no
+/// caches, FORMAT saying 2.
+fn downgrade_to_v2(store: &Path) {
+    let mut index = std::collections::BTreeMap::new();
+    let mut packs: Vec<_> = std::fs::read_dir(store.join("packs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    packs.sort();
+    for pack in packs {
+        let name = pack.file_name().unwrap().to_str().unwrap().to_string();
+        let no: u32 = name.strip_prefix("pack-").unwrap().parse().unwrap();
+        for (id, offset, len) in pack_records(&pack) {
+            let loc = [
+                &no.to_be_bytes()[..],
+                &offset.to_be_bytes(),
+                &len.to_be_bytes(),
+            ]
+            .concat();
+            index.insert(id, loc);
+        }
+    }
+    let db = open_sled_when_free(&store.join("db"));
+    for tree in ["meta", "recent", "run-list"] {
+        db.drop_tree(tree).unwrap();
+    }
+    let tree = db.open_tree("index").unwrap();
+    for (id, loc) in &index {
+        tree.insert(id, loc.as_slice()).unwrap();
+    }
+    db.flush().unwrap();
+    drop(db);
+    for dir in [store.join("db").join("runs"), store.join("cache")] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+    std::fs::write(
+        store.join("FORMAT"),
+        "memoir-store\nformat-version: 2\nbackend: sled\n",
+    )
+    .unwrap();
+}
+
+/// The store upgrade: a write that opens a store of format version 2, which rebuilds its
+/// database in the current format first.
+#[test]
+fn upgrade() {
+    let root = base();
+    let before = state(root.path(), &["main"]).unwrap();
+    downgrade_to_v2(&root.path().join("s"));
+    let args = ["remember", "written after the upgrade", "-p", "up.x"];
+    let mut case = Case::new("upgrade", root, &args);
+    case.before = Some(before);
+    run_case(&case);
 }

@@ -8,22 +8,7 @@ use std::path::Path;
 use memoir::store::{ObjectStore, RawId, RefStore, Store, FORMAT_FILE, FORMAT_VERSION};
 
 use super::{id, opts};
-use crate::common::open_sled_when_free;
-
-/// Every record of pack file `path`: id, record offset, object length.
-fn records_of(path: &Path) -> Vec<(RawId, u64, u32)> {
-    let bytes = fs::read(path).unwrap();
-    assert_eq!(&bytes[..8], b"MEMPACK1");
-    let mut out = Vec::new();
-    let mut at = 8usize;
-    while at < bytes.len() {
-        let id: RawId = bytes[at..at + 32].try_into().unwrap();
-        let len = u32::from_be_bytes(bytes[at + 32..at + 36].try_into().unwrap());
-        out.push((id, at as u64, len));
-        at += 36 + len as usize;
-    }
-    out
-}
+use crate::common::{open_sled_when_free, pack_records as records_of};
 
 /// The objects of the stores below.
 fn objects() -> Vec<(RawId, Vec<u8>)> {
