@@ -31,7 +31,7 @@ use super::reflog::{RefLog, RefNote};
 use super::FaultyBackend;
 use super::{
     Backend, BackendKind, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim,
-    ReclaimReport, RefMove, RefStore, SledBackend, StoreError, StoreResult,
+    ReclaimReport, RefMismatch, RefMove, RefStore, SledBackend, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -393,7 +393,7 @@ impl Store {
     /// first; with a ref log, their lines replace in the ref journal, in the same
     /// transaction, those the log already holds, and are queued for the log once the moves
     /// are made. On a mismatch, the first ref that differs and its current value.
-    fn moving(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
+    fn moving(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), RefMismatch>> {
         self.writable()?;
         self.inner.head.before_ref_change()?;
         let Some(log) = &self.inner.reflog else {

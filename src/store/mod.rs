@@ -369,6 +369,10 @@ pub trait RefStore: Send + Sync {
     }
 }
 
+/// The ref whose value was not the one a move expected: its name and current value
+/// (`None`: absent).
+pub type RefMismatch = (String, Option<Vec<u8>>);
+
 /// One ref move of [`RefStore::cas_refs`]: ref `name` from `expected` to `new` (`None`:
 /// absent, deleted).
 #[derive(Debug, Clone, Copy)]
@@ -394,7 +398,7 @@ pub trait Backend: ObjectStore + RefStore {
         moves: &[RefMove<'_>],
         lines: &[u8],
         logged: &[u8],
-    ) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
+    ) -> StoreResult<Result<(), RefMismatch>> {
         let _ = (lines, logged);
         match self.cas_refs(moves)? {
             Ok(()) => Ok(Ok(())),

@@ -8,7 +8,7 @@
 use sled::transaction::{abort, ConflictableTransactionError, TransactionError};
 use sled::Transactional;
 
-use super::RefMove;
+use super::{RefMismatch, RefMove};
 
 /// Key of the `meta` tree holding the journal: ref log lines, each ending in a line feed.
 pub(super) const JOURNAL_KEY: &[u8] = b"ref-journal";
@@ -22,7 +22,7 @@ pub(super) fn move_refs(
     moves: &[RefMove<'_>],
     lines: &[u8],
     logged: &[u8],
-) -> Result<Result<(), (String, Option<Vec<u8>>)>, sled::Error> {
+) -> Result<Result<(), RefMismatch>, sled::Error> {
     let outcome = (refs, meta).transaction(|(refs, meta)| {
         for m in moves {
             let current = refs.get(m.name)?;
@@ -49,7 +49,7 @@ pub(super) fn move_refs(
                 meta.insert(JOURNAL_KEY, journal)?;
             }
         }
-        Ok::<(), ConflictableTransactionError<(String, Option<Vec<u8>>)>>(())
+        Ok::<(), ConflictableTransactionError<RefMismatch>>(())
     });
     match outcome {
         Ok(()) => Ok(Ok(())),

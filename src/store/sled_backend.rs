@@ -19,8 +19,8 @@ use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::ref_journal;
 use super::run_index::{RunIndex, Slot};
 use super::{
-    Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport, RefMove,
-    RefStore, StoreError, StoreResult,
+    Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
+    RefMismatch, RefMove, RefStore, StoreError, StoreResult,
 };
 
 /// Name of the sled tree that mapped each object id to its location in format version 2;
@@ -683,7 +683,7 @@ impl Backend for SledBackend {
         moves: &[RefMove<'_>],
         lines: &[u8],
         logged: &[u8],
-    ) -> StoreResult<Result<(), (String, Option<Vec<u8>>)>> {
+    ) -> StoreResult<Result<(), RefMismatch>> {
         ref_journal::move_refs(&self.refs, &self.meta, moves, lines, logged).map_err(self.engine())
     }
 
