@@ -690,3 +690,68 @@ fn a_cli_write_proceeds_while_the_model_of_a_recall_thinks() {
         "written while the model thinks"
     );
 }
+
+/// Over stdio, every id JSON-RPC 2.0 allows comes back as the host sent it: a fraction, a
+/// number past 64 bits, or `1.0` inside a batch (which then completes as one array).
+#[test]
+fn every_number_the_protocol_allows_is_an_id() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let store = new_store(dir.path());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
+        .args(["mcp", "--store", store.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut reply = || -> String {
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    };
+    // 2025-03-26 is the version whose transports carry batches.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    writeln!(stdin, "{init}").unwrap();
+    reply();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+
+    for id in [
+        "1.5",
+        "18446744073709551616",
+        "9223372036854775808",
+        "-0.25",
+    ] {
+        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).unwrap();
+        let line = reply();
+        assert!(line.contains(&format!(r#""id":{id}"#)), "{id}: {line}");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"], json!({}), "{id}: {line}");
+    }
+
+    writeln!(
+        stdin,
+        r#"[{{"jsonrpc":"2.0","id":1.0,"method":"ping"}},{{"jsonrpc":"2.0","id":"x","method":"ping"}}]"#
+    )
+    .unwrap();
+    let line = reply();
+    let batch: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(batch.as_array().map(Vec::len), Some(2), "{line}");
+    assert!(
+        line.contains(r#""id":1.0"#) && line.contains(r#""id":"x""#),
+        "{line}"
+    );
+
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"ping"}}"#).unwrap();
+    assert!(reply().contains(r#""id":4"#));
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

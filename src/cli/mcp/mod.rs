@@ -17,6 +17,7 @@
 
 mod adapter;
 mod agent_tools;
+mod ids;
 mod jsonrpc;
 mod params;
 mod resources;

@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use super::ids::Ids;
 use super::jsonrpc::{
     check, error_response, id_of, triage, version_allows_batches, Triage, INVALID_REQUEST,
     PARSE_ERROR,
@@ -88,6 +89,8 @@ struct Pending {
 
 #[derive(Default)]
 struct State {
+    /// Ids swapped for tokens the library can hold, until their replies go out.
+    ids: Ids,
     /// The protocol version the library agreed to in its initialize reply, or until it
     /// replies, the one the host asked for.
     version: Option<String>,
@@ -111,7 +114,10 @@ where
 {
     let (from_library, mut to_library) = tokio::io::split(library);
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-    let state: Shared = Arc::default();
+    let state: Shared = Arc::new(Mutex::new(State {
+        ids: Ids::new(nonce()),
+        ..State::default()
+    }));
 
     let writer = tokio::spawn(async move {
         let mut out = host_out;
@@ -182,11 +188,36 @@ fn incoming(state: &Shared, line: &str) -> (Vec<String>, Option<Value>) {
     match triage(line.as_bytes()) {
         Triage::Single => {
             note_requested_version(state, line);
-            (vec![line.to_string()], None)
+            let swapped = lock(state).ids.swap_in(line);
+            (vec![swapped.unwrap_or_else(|| line.to_string())], None)
         }
         Triage::Reject(error) => (Vec::new(), Some(error)),
-        Triage::Batch(items) => batch(state, items),
+        Triage::Batch(items) => {
+            let items = swap_batch_ids(state, line).unwrap_or(items);
+            batch(state, items)
+        }
     }
+}
+
+/// The elements of the batch `line`, each with its id swapped when the library cannot hold
+/// it (read from the text, so a large number keeps its every digit).
+fn swap_batch_ids(state: &Shared, line: &str) -> Option<Vec<Value>> {
+    let raws: Vec<&serde_json::value::RawValue> = serde_json::from_str(line).ok()?;
+    let mut st = lock(state);
+    raws.into_iter()
+        .map(|raw| {
+            let text = st.ids.swap_in(raw.get());
+            serde_json::from_str(text.as_deref().unwrap_or(raw.get())).ok()
+        })
+        .collect()
+}
+
+/// A number unlike any other process's, for the tokens of swapped ids.
+fn nonce() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }
 
 /// A host that sends a batch right behind its initialize request (without waiting for the
@@ -272,10 +303,10 @@ fn outgoing(state: &Shared, line: String) -> Option<String> {
         .filter(|_| is_reply)
         .map(|id| id.to_string())
     else {
-        return Some(line);
+        return Some(st.ids.swap_out(line));
     };
     let Some(at) = st.batches.iter().position(|b| b.waiting.contains(&key)) else {
-        return Some(line);
+        return Some(st.ids.swap_out(line));
     };
     let b = &mut st.batches[at];
     b.waiting.remove(&key);
@@ -284,5 +315,5 @@ fn outgoing(state: &Shared, line: String) -> Option<String> {
         return None;
     }
     let done = st.batches.remove(at);
-    Some(Value::Array(done.replies).to_string())
+    Some(st.ids.swap_out(Value::Array(done.replies).to_string()))
 }
