@@ -181,6 +181,15 @@ def _condition_holds(condition: MatchCondition, namespace: Namespace) -> bool:
     return all(p == "*" or n == p for n, p in pairs)
 
 
+def _list_namespaces(spaces: set, op: ListNamespacesOp) -> List[Namespace]:
+    """The namespaces of ``spaces`` a listing asks for, sorted and paged."""
+    if op.match_conditions:
+        spaces = {s for s in spaces if all(_condition_holds(c, s) for c in op.match_conditions)}
+    if op.max_depth is not None:
+        spaces = {s[: op.max_depth] for s in spaces}
+    return sorted(spaces)[op.offset : op.offset + op.limit]
+
+
 class MemoirStore(BaseStore):
     """A LangGraph ``BaseStore`` whose items are memoir records, every batch of writes a
     commit.
@@ -233,6 +242,10 @@ class MemoirStore(BaseStore):
             self.index_config = None
             self.embeddings = None
             self._fields = []
+
+    def setup(self) -> None:
+        """Nothing to prepare: a memoir store needs no tables. Kept so that code written for
+        ``SqliteStore`` or ``PostgresStore``, which create theirs here, runs unchanged."""
 
     # -- memoir's view -------------------------------------------------------------------
 
@@ -304,11 +317,21 @@ class MemoirStore(BaseStore):
             found = self._get_paths([p for _, p in gets])
             for i, path in gets:
                 results[i] = found.get(path)
+        # Equal searches of a batch (concurrent callers asking the same) are run once, and
+        # the namespaces are read once for all its listings.
+        searches: Dict[Tuple[Any, ...], List[SearchItem]] = {}
+        spaces: Optional[set] = None
         for i, op in enumerate(ops):
             if isinstance(op, SearchOp):
-                results[i] = self._search(op)
+                same = (tuple(op.namespace_prefix), op.query, op.limit, op.offset,
+                        json.dumps(op.filter, sort_keys=True, default=repr))
+                if same not in searches:
+                    searches[same] = self._search(op)
+                results[i] = list(searches[same])
             elif isinstance(op, ListNamespacesOp):
-                results[i] = self._list_namespaces(op)
+                if spaces is None:
+                    spaces = {self._item_of(p)[0] for p in self._keys(None)}
+                results[i] = _list_namespaces(spaces, op)
         if writes:
             self._write(writes)
         return results
@@ -446,7 +469,7 @@ class MemoirStore(BaseStore):
             score = self._vectors.score(self._item_of(path), query)
             (unscored if score is None else scored).append((score, path))
         scored.sort(key=lambda sp: -sp[0])  # stable: ties keep key order
-        ranked = scored + [(None, p) for p in unscored]
+        ranked = scored + unscored
         page = ranked[op.offset : op.offset + op.limit]
         items = self._get_paths([p for _, p in page])
         out = []
@@ -457,14 +480,6 @@ class MemoirStore(BaseStore):
                                       created_at=item.created_at, updated_at=item.updated_at,
                                       score=score))
         return out
-
-    def _list_namespaces(self, op: ListNamespacesOp) -> List[Namespace]:
-        spaces = {self._item_of(p)[0] for p in self._keys(None)}
-        if op.match_conditions:
-            spaces = {s for s in spaces if all(_condition_holds(c, s) for c in op.match_conditions)}
-        if op.max_depth is not None:
-            spaces = {s[: op.max_depth] for s in spaces}
-        return sorted(spaces)[op.offset : op.offset + op.limit]
 
     def _write(self, writes: Dict[Tuple[Namespace, str], PutOp]) -> None:
         """The batch's writes as one commit; then the vectors of the items written."""
