@@ -181,6 +181,21 @@ def _condition_holds(condition: MatchCondition, namespace: Namespace) -> bool:
     return all(p == "*" or n == p for n, p in pairs)
 
 
+#: A batch's embeddings: the vector of each search query, and the vectors of each item put.
+_Embedded = Tuple[Dict[str, List[float]], Dict[Tuple[Namespace, str], List[List[float]]]]
+
+
+def _grouped(owners: List[Tuple[Namespace, str]], vectors: Sequence[Sequence[float]]
+             ) -> Dict[Tuple[Namespace, str], List[List[float]]]:
+    """Vectors by the item each belongs to."""
+    if len(vectors) != len(owners):
+        raise ValueError(f"the embedder gave {len(vectors)} vectors for {len(owners)} texts")
+    out: Dict[Tuple[Namespace, str], List[List[float]]] = {}
+    for owner, vector in zip(owners, vectors):
+        out.setdefault(owner, []).append(list(vector))
+    return out
+
+
 def _list_namespaces(spaces: set, op: ListNamespacesOp) -> List[Namespace]:
     """The namespaces of ``spaces`` a listing asks for, sorted and paged."""
     if op.match_conditions:
@@ -305,6 +320,47 @@ class MemoirStore(BaseStore):
         then the writes, last write of an item winning, all in one commit."""
         ops = list(ops)
         self._check(ops)
+        return self._run(ops, self._embed(ops))
+
+    def _to_embed(self, ops: List[Op]) -> Tuple[List[str], List[str], List[Tuple[Namespace, str]]]:
+        """What a batch embeds: its search queries, and the texts of its puts with the item
+        each belongs to (none without an index)."""
+        if self.embeddings is None:
+            return [], [], []
+        queries = sorted({op.query for op in ops if isinstance(op, SearchOp) and op.query})
+        last: Dict[Tuple[Namespace, str], PutOp] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                last[(tuple(op.namespace), str(op.key))] = op
+        texts: List[str] = []
+        owners: List[Tuple[Namespace, str]] = []
+        for item, op in last.items():
+            if op.value is None or op.index is False:
+                continue
+            fields = self._fields if op.index is None else list(op.index)
+            for text in texts_of(op.value, fields):
+                texts.append(text)
+                owners.append(item)
+        return queries, texts, owners
+
+    def _embed(self, ops: List[Op]) -> "_Embedded":
+        queries, texts, owners = self._to_embed(ops)
+        if self.embeddings is None:
+            return {}, {}
+        by_query = {q: self.embeddings.embed_query(q) for q in queries}
+        vectors = self.embeddings.embed_documents(texts) if texts else []
+        return by_query, _grouped(owners, vectors)
+
+    async def _aembed(self, ops: List[Op]) -> "_Embedded":
+        queries, texts, owners = self._to_embed(ops)
+        if self.embeddings is None:
+            return {}, {}
+        found = await asyncio.gather(*(self.embeddings.aembed_query(q) for q in queries))
+        vectors = await self.embeddings.aembed_documents(texts) if texts else []
+        return dict(zip(queries, found)), _grouped(owners, vectors)
+
+    def _run(self, ops: List[Op], embedded: "_Embedded") -> List[Result]:
+        """Runs checked operations, given their embeddings."""
         results: List[Result] = [None] * len(ops)
         gets: List[Tuple[int, str]] = []
         writes: Dict[Tuple[Namespace, str], PutOp] = {}
@@ -326,14 +382,14 @@ class MemoirStore(BaseStore):
                 same = (tuple(op.namespace_prefix), op.query, op.limit, op.offset,
                         json.dumps(op.filter, sort_keys=True, default=repr))
                 if same not in searches:
-                    searches[same] = self._search(op)
+                    searches[same] = self._search(op, embedded[0])
                 results[i] = list(searches[same])
             elif isinstance(op, ListNamespacesOp):
                 if spaces is None:
                     spaces = {self._item_of(p)[0] for p in self._keys(None)}
                 results[i] = _list_namespaces(spaces, op)
         if writes:
-            self._write(writes)
+            self._write(writes, embedded[1])
         return results
 
     def _check(self, ops: List[Op]) -> None:
@@ -349,8 +405,6 @@ class MemoirStore(BaseStore):
                     _check_labels(c.path)
             elif isinstance(op, PutOp):
                 self.path_of(op.namespace, op.key)
-                if op.value is not None and self._at is not None:
-                    raise MemoirError(f"this store is a read-only view at {self._at!r}")
             else:
                 raise ValueError(f"unknown operation: {type(op).__name__}")
         if self._at is not None and any(isinstance(op, PutOp) for op in ops):
@@ -387,7 +441,8 @@ class MemoirStore(BaseStore):
                          calls: List[Tuple[List[Op], asyncio.Future]]) -> None:
         joint = [op for ops, _ in calls for op in ops]
         try:
-            results = await loop.run_in_executor(None, self.batch, joint)
+            embedded = await self._aembed(joint)
+            results = await loop.run_in_executor(None, self._run, joint, embedded)
         except Exception as e:
             if len(calls) == 1:
                 if not calls[0][1].done():
@@ -446,9 +501,9 @@ class MemoirStore(BaseStore):
             conditions=conditions(op.filter), **kwargs, **self._reads(),
         )
 
-    def _search(self, op: SearchOp) -> List[SearchItem]:
+    def _search(self, op: SearchOp, queries: Dict[str, List[float]]) -> List[SearchItem]:
         if op.query and self.embeddings is not None:
-            return self._semantic(op)
+            return self._semantic(op, queries[op.query])
         page = self._find(op, words=op.query or None, offset=op.offset, limit=op.limit)
         out = []
         for hit in page["items"]:
@@ -458,11 +513,9 @@ class MemoirStore(BaseStore):
                                   score=hit["score"]))
         return out
 
-    def _semantic(self, op: SearchOp) -> List[SearchItem]:
+    def _semantic(self, op: SearchOp, query: List[float]) -> List[SearchItem]:
         """Ranks the items that match the filter by their vectors' similarity to the query's;
         those without vectors follow, in key order. Only the page's items are read."""
-        assert self.embeddings is not None and op.query
-        query = self.embeddings.embed_query(op.query)
         keys = [h["key"] for h in self._find(op, keys_only=True)["items"]]
         scored, unscored = [], []
         for path in keys:
@@ -481,23 +534,9 @@ class MemoirStore(BaseStore):
                                       score=score))
         return out
 
-    def _write(self, writes: Dict[Tuple[Namespace, str], PutOp]) -> None:
+    def _write(self, writes: Dict[Tuple[Namespace, str], PutOp],
+               embedded: Dict[Tuple[Namespace, str], List[List[float]]]) -> None:
         """The batch's writes as one commit; then the vectors of the items written."""
-        embedded: Dict[Tuple[Namespace, str], List[List[float]]] = {}
-        if self.embeddings is not None:
-            texts: List[str] = []
-            owners: List[Tuple[Namespace, str]] = []
-            for item, op in writes.items():
-                if op.value is None or op.index is False:
-                    continue
-                fields = self._fields if op.index is None else list(op.index)
-                for text in texts_of(op.value, fields):
-                    texts.append(text)
-                    owners.append(item)
-            if texts:
-                vectors = self.embeddings.embed_documents(texts)
-                for owner, vector in zip(owners, vectors):
-                    embedded.setdefault(owner, []).append(vector)
         batch = []
         for (namespace, key), op in writes.items():
             path = self.path_of(namespace, key)

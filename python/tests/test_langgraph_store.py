@@ -384,3 +384,18 @@ def test_semantic_search_ranks_by_cosine_and_keeps_k(m):
     assert [h.key for h in store.search(("s",), query="zz", limit=2, offset=2)] == ["abc", "plain"]
     store.delete(("s",), "zoo")
     assert "zoo" not in [h.key for h in store.search(("s",), query="zz")]
+
+
+def test_an_async_embedder_serves_the_async_forms(m):
+    async def embed(texts):
+        return _embed(texts)
+
+    store = MemoirStore(m, index={"dims": 26, "embed": embed, "fields": ["text"]})
+
+    async def run():
+        await asyncio.gather(store.aput(("s",), "a", {"text": "aaa"}),
+                             store.aput(("s",), "b", {"text": "bbb"}))
+        return await store.asearch(("s",), query="bb")
+
+    hits = asyncio.run(run())
+    assert [h.key for h in hits] == ["b", "a"] and hits[0].score == pytest.approx(1.0)
