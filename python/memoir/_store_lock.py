@@ -4,15 +4,17 @@ memoir lets one process at a time hold a store (its ``LOCK`` file). Threads and 
 one process that share a store take this process-wide lock first, so they wait for each
 other here instead of meeting memoir's lock and failing with ``StoreBusyError`` after
 ``lock_timeout``. When the lock is held by another process, ``holder`` names it (from the
-system's table of file locks, on Linux), and the error raised says who.
+system's table of file locks, on Linux), and the error raised says who. ``IdleCloser`` keeps
+a store open across a burst of operations and closes it when the burst ends.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from contextlib import contextmanager
-from typing import Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from memoir.errors import StoreBusyError
 
@@ -26,6 +28,15 @@ class StoreLock:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self.owner: Optional[str] = None
+        #: The handles of this store kept open between operations, by ``id``.
+        self.kept: Dict[int, "IdleCloser"] = {}
+
+    def close_others(self, mine: Optional["IdleCloser"]) -> None:
+        """Closes the store's handles kept open other than ``mine``, so that the operation
+        about to run (holding this lock) does not wait on this process's own LOCK."""
+        for closer in list(self.kept.values()):
+            if closer is not mine:
+                closer.close_now()
 
     @contextmanager
     def held(self, path: str, timeout: float) -> Iterator[None]:
@@ -94,3 +105,53 @@ def busy(error: StoreBusyError, path: "os.PathLike[str] | str") -> StoreBusyErro
         return error
     message = f"{error.message}; the lock is held by {who}"
     return StoreBusyError(message, error.code, error.result)
+
+
+class IdleCloser:
+    """Closes a handle opened with ``keep_open=True`` once it has been idle for ``idle``
+    seconds, or after ``max_hold`` seconds of continuous use, so that a burst of operations
+    opens the store once while other processes still get their turn soon after."""
+
+    def __init__(self, memoir: Any, lock: StoreLock, idle: float = 0.05,
+                 max_hold: float = 1.0) -> None:
+        self._memoir = memoir
+        self._lock = lock
+        self._idle = idle
+        self._max_hold = max_hold
+        self._cv = threading.Condition()
+        self._last = 0.0
+        self._since: Optional[float] = None
+        self._watching = False
+
+    def used(self) -> None:
+        """An operation just ended (the store is open)."""
+        self._lock.kept[id(self)] = self
+        with self._cv:
+            now = time.monotonic()
+            self._last = now
+            if self._since is None:
+                self._since = now
+            if not self._watching:
+                self._watching = True
+                threading.Thread(target=self._watch, name="memoir-idle-close",
+                                 daemon=True).start()
+
+    def _watch(self) -> None:
+        with self._cv:
+            while True:
+                assert self._since is not None
+                due = min(self._last + self._idle, self._since + self._max_hold)
+                now = time.monotonic()
+                if now >= due:
+                    break
+                self._cv.wait(due - now)
+            self._since = None
+            self._watching = False
+        # Between operations of this process: the close never cuts one short.
+        with self._lock.held(str(self._memoir.path), 3600.0):
+            self.close_now()
+
+    def close_now(self) -> None:
+        """Closes the handle now (the caller holds the store's process-wide lock)."""
+        self._lock.kept.pop(id(self), None)
+        self._memoir.close()

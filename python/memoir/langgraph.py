@@ -97,7 +97,7 @@ from langgraph.store.base import (
 
 from memoir import Memoir
 from memoir._langgraph_index import Vectors, conditions, fields_of, texts_of
-from memoir._store_lock import busy, lock_for
+from memoir._store_lock import IdleCloser, busy, lock_for
 from memoir.errors import MemoirError, NotFoundError, StoreBusyError
 
 __all__ = ["MemoirStore", "encode_segment", "decode_segment"]
@@ -210,7 +210,10 @@ class MemoirStore(BaseStore):
     commit.
 
     ``store`` is a ``memoir.Memoir`` handle or the path of a store (opened with
-    ``open_options``; ``create=True`` makes the store if the path holds none). ``namespace``
+    ``open_options``; ``create=True`` makes the store if the path holds none; unless
+    ``keep_open`` is given, the store is kept open across a burst of operations and closed
+    50 ms after it, or after a second of continuous use, so other processes get their turn).
+    ``namespace``
     is the memoir namespace the items live in; ``branch`` the branch read and written (HEAD's
     when none); ``allow_secrets`` lets values that look like credentials be stored (refused
     by default, as everywhere in memoir); ``index`` is LangGraph's ``IndexConfig`` for
@@ -234,18 +237,24 @@ class MemoirStore(BaseStore):
         _vectors: Optional[Vectors] = None,
         **open_options: Any,
     ) -> None:
+        closes_idle = False
         if isinstance(store, Memoir):
             self.memoir = store
-        elif create and not os.path.exists(os.path.join(os.fspath(store), "FORMAT")):
-            self.memoir = Memoir.create(store, **open_options)
         else:
-            self.memoir = Memoir.open(store, **open_options)
+            # A burst of operations opens the store once; it is closed when the burst ends.
+            closes_idle = "keep_open" not in open_options
+            open_options.setdefault("keep_open", True)
+            if create and not os.path.exists(os.path.join(os.fspath(store), "FORMAT")):
+                self.memoir = Memoir.create(store, **open_options)
+            else:
+                self.memoir = Memoir.open(store, **open_options)
         self.namespace = namespace
         self.branch = branch
         self.allow_secrets = allow_secrets
         self.lock_wait = lock_wait
         self._at = _at
         self._lock = lock_for(self.memoir.path)
+        self._closer = IdleCloser(self.memoir, self._lock) if closes_idle else None
         self._vectors = _vectors if _vectors is not None else Vectors()
         self._pending: Dict[asyncio.AbstractEventLoop, List[Tuple[List[Op], asyncio.Future]]] = {}
         self._draining: set = set()
@@ -267,11 +276,13 @@ class MemoirStore(BaseStore):
     def at(self, rev: str) -> "MemoirStore":
         """A read-only view of the items as they were at revision ``rev`` (``HEAD~2``, a
         commit id, a branch, ``main@{yesterday}``); its writes raise ``MemoirError``."""
-        return MemoirStore(
+        view = MemoirStore(
             self.memoir, namespace=self.namespace, branch=self.branch, _at=rev,
             allow_secrets=self.allow_secrets, index=self.index_config, _vectors=self._vectors,
             lock_wait=self.lock_wait,
         )
+        view._closer = self._closer
+        return view
 
     def path_of(self, namespace: Sequence[str], key: str) -> str:
         """The memoir path (no namespace) of an item."""
@@ -308,10 +319,14 @@ class MemoirStore(BaseStore):
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """One memoir operation, holding the process-wide lock of the store."""
         with self._lock.held(str(self.memoir.path), self.lock_wait):
+            self._lock.close_others(self._closer)
             try:
                 return getattr(self.memoir, method)(*args, **kwargs)
             except StoreBusyError as e:
                 raise busy(e, self.memoir.path) from None
+            finally:
+                if self._closer is not None:
+                    self._closer.used()
 
     # -- the batch ---------------------------------------------------------------------
 

@@ -114,27 +114,31 @@ pub(crate) struct DocumentCache {
     parsed: Mutex<HashMap<ObjectId, Arc<Parsed>>>,
 }
 
-impl DocumentCache {
-    fn get(&self, repo: &Repo, id: &ObjectId) -> MemoirResult<Arc<Parsed>> {
-        if let Some(p) = self.lock().get(id) {
-            return Ok(p.clone());
-        }
-        let record = read_record(repo.objects(), id)?;
-        let content = record.content();
-        let json = serde_json::from_str(&content).unwrap_or(Value::Null);
-        let parsed = Arc::new(Parsed {
-            content,
-            timestamp: record.timestamp,
-            json,
-        });
-        let mut map = self.lock();
-        if map.len() >= CACHE_DOCUMENTS {
-            map.clear();
-        }
-        map.insert(*id, parsed.clone());
-        Ok(parsed)
+/// The parsed document of record `id`, from `map` or read and parsed into it.
+fn parsed(
+    map: &mut HashMap<ObjectId, Arc<Parsed>>,
+    repo: &Repo,
+    id: &ObjectId,
+) -> MemoirResult<Arc<Parsed>> {
+    if let Some(p) = map.get(id) {
+        return Ok(p.clone());
     }
+    let record = read_record(repo.objects(), id)?;
+    let content = record.content();
+    let json = serde_json::from_str(&content).unwrap_or(Value::Null);
+    let parsed = Arc::new(Parsed {
+        content,
+        timestamp: record.timestamp,
+        json,
+    });
+    if map.len() >= CACHE_DOCUMENTS {
+        map.clear();
+    }
+    map.insert(*id, parsed.clone());
+    Ok(parsed)
+}
 
+impl DocumentCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, Arc<Parsed>>> {
         self.parsed.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -157,16 +161,18 @@ impl Memoir {
         };
         self.reading(|repo| {
             let (_, root) = self.read_root(repo, at)?;
-            let mut selected: Vec<(Vec<u8>, ObjectId, Arc<Parsed>)> = Vec::new();
+            let mut selected: Vec<(Vec<u8>, Arc<Parsed>)> = Vec::new();
             let mut failed = None;
+            // One lock of the parsed documents for the whole scan.
+            let mut map = self.documents.lock();
             repo.tree()
                 .scan(
                     &root,
                     &prefix_range(&start),
-                    &mut |k, id| match self.documents.get(repo, id) {
+                    &mut |k, id| match parsed(&mut map, repo, id) {
                         Ok(p) => {
                             if all_hold(&q.conditions, &p.json) {
-                                selected.push((k.to_vec(), *id, p));
+                                selected.push((k.to_vec(), p));
                             }
                             true
                         }
@@ -176,37 +182,41 @@ impl Memoir {
                         }
                     },
                 )?;
+            drop(map);
             if let Some(e) = failed {
                 return Err(e);
             }
             let total = selected.len();
+            let limit = q.limit.unwrap_or(usize::MAX);
+            if scores.is_empty() {
+                // Key order: only the page's paths are decoded.
+                let items = selected
+                    .into_iter()
+                    .skip(q.offset)
+                    .take(limit)
+                    .map(|(k, p)| hit(split_encoded(&k).1, None, &p, q.keys_only))
+                    .collect();
+                return Ok(DocumentPage { items, total });
+            }
             let mut ranked: Vec<(Option<f64>, String, Arc<Parsed>)> = selected
                 .into_iter()
-                .map(|(k, _, p)| {
+                .map(|(k, p)| {
                     let (_, path) = split_encoded(&k);
                     (scores.get(&path).copied(), path, p)
                 })
                 .collect();
-            if !scores.is_empty() {
-                // Scored first, best first; the rest keep key order (the sort is stable).
-                ranked.sort_by(|a, b| match (a.0, b.0) {
-                    (Some(x), Some(y)) => y.total_cmp(&x),
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    (None, Some(_)) => std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                });
-            }
-            let limit = q.limit.unwrap_or(usize::MAX);
+            // Scored first, best first; the rest keep key order (the sort is stable).
+            ranked.sort_by(|a, b| match (a.0, b.0) {
+                (Some(x), Some(y)) => y.total_cmp(&x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            });
             let items = ranked
                 .into_iter()
                 .skip(q.offset)
                 .take(limit)
-                .map(|(score, key, p)| DocumentHit {
-                    key,
-                    score,
-                    content: (!q.keys_only).then(|| p.content.clone()),
-                    timestamp: (!q.keys_only).then_some(p.timestamp),
-                })
+                .map(|(score, key, p)| hit(key, score, &p, q.keys_only))
                 .collect();
             Ok(DocumentPage { items, total })
         })
@@ -325,6 +335,16 @@ impl Memoir {
             stored,
             deleted,
         })
+    }
+}
+
+/// One document of a page.
+fn hit(key: String, score: Option<f64>, p: &Parsed, keys_only: bool) -> DocumentHit {
+    DocumentHit {
+        key,
+        score,
+        content: (!keys_only).then(|| p.content.clone()),
+        timestamp: (!keys_only).then_some(p.timestamp),
     }
 }
 

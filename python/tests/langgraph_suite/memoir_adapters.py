@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import weakref
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, AsyncIterator, Iterator, Optional
+from typing import Any, AsyncIterator, Iterator
 
 from memoir.langgraph import MemoirStore
 
@@ -22,13 +23,20 @@ class InMemoryStore(MemoirStore):
     """``InMemoryStore(index=...)`` as a ``MemoirStore`` over a fresh store."""
 
     def __init__(self, **kwargs: Any) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="memoir-lg-")
+        scratch = tempfile.mkdtemp(prefix="memoir-lg-")
         # Secrets allowed: the suites store made-up passwords as ordinary data.
-        super().__init__(os.path.join(self._dir.name, "store"), create=True,
+        super().__init__(os.path.join(scratch, "store"), create=True,
                          allow_secrets=True, author=AUTHOR, **kwargs)
+        weakref.finalize(self, _remove, self.memoir, scratch)
 
 
-def _store_dir(conn_string: str) -> tuple[str, Optional[str]]:
+def _remove(memoir: Any, scratch: str) -> None:
+    """Closes a store kept open, then removes its directory."""
+    memoir.close()
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _store_dir(conn_string: str) -> tuple[str, str]:
     """The store directory for a SQLite connection string, and a directory to remove after."""
     if conn_string == ":memory:":
         scratch = tempfile.mkdtemp(prefix="memoir-lg-")
@@ -44,12 +52,11 @@ class SqliteStore:
     @contextmanager
     def from_conn_string(conn_string: str, *, index: Any = None) -> Iterator[MemoirStore]:
         path, scratch = _store_dir(conn_string)
+        store = MemoirStore(path, create=True, allow_secrets=True, index=index, author=AUTHOR)
         try:
-            yield MemoirStore(path, create=True, allow_secrets=True, index=index,
-                              author=AUTHOR)
+            yield store
         finally:
-            if scratch:
-                shutil.rmtree(scratch, ignore_errors=True)
+            _remove(store.memoir, scratch)
 
 
 class AsyncSqliteStore:
