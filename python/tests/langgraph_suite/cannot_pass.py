@@ -9,15 +9,15 @@ CANNOT_PASS = {
     # SqliteStore's SQL and schema, not the store's behaviour.
     "test_sqlite_store.py::test_vector_store_initialization":
         "reads SQLite's schema (store.conn, sqlite_master); a memoir store has no SQL tables",
-    "test_sqlite_store.py::test_nonnull_migrations":
+    "test_sqlite_store_more.py::test_nonnull_migrations":
         "checks SqliteStore.MIGRATIONS, SQL statements memoir does not have",
-    "test_sqlite_store.py::test_escape_glob_literal":
+    "test_sqlite_store_more.py::test_escape_glob_literal":
         "tests SqliteStore's private SQL GLOB escaping helper",
-    "test_sqlite_store.py::test_namespace_match_pattern":
+    "test_sqlite_store_more.py::test_namespace_match_pattern":
         "tests SqliteStore's private namespace regex helper",
-    "test_sqlite_store.py::test_list_namespaces_prefix_uses_indexable_condition":
+    "test_sqlite_store_more.py::test_list_namespaces_prefix_uses_indexable_condition":
         "inspects the SQL text SqliteStore generates (BaseSqliteStore queries)",
-    "test_sqlite_store.py::test_sql_injection_vulnerability":
+    "test_sqlite_store_more.py::test_sql_injection_vulnerability":
         "expects ValueError('Invalid filter key') for a key SqliteStore cannot put into SQL; "
         "memoir builds no SQL, so that key is an ordinary member name that matches nothing",
     # AsyncSqliteStore is async only; MemoirStore serves sync and async calls alike.

@@ -27,7 +27,7 @@
 #
 # Changed for memoir, in the store's construction only: none.
 # No test body or assertion is changed. Tests that cannot pass against MemoirStore are
-# skipped, each with its reason, in conftest.py beside this file.
+# skipped, each with its reason, in cannot_pass.py beside this file.
 
 """Embedding utilities for testing."""
 

@@ -29,7 +29,7 @@
 # imported from memoir_adapters.py; the store fixture is synchronous (MemoirStore needs no
 # awaited setup) and create_vector_store calls the synchronous setup().
 # No test body or assertion is changed. Tests that cannot pass against MemoirStore are
-# skipped, each with its reason, in conftest.py beside this file.
+# skipped, each with its reason, in cannot_pass.py beside this file.
 
 import asyncio
 import os
