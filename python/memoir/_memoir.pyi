@@ -2,7 +2,7 @@
 
 from os import PathLike
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 __version__: str
 #: The contract's exit codes by name (OK, ERROR, NOT_FOUND, USAGE, NOT_A_STORE, CONFLICT,
@@ -71,6 +71,21 @@ class Memoir:
         threshold: Optional[float] = ..., at: Optional[str] = ..., branch: Optional[str] = ...,
     ) -> Json:
         """``memoir recall QUERY`` (lexical)."""
+    def find_documents(
+        self, namespace: str, prefix: List[str], *,
+        conditions: List[Tuple[List[str], str, Optional[float], Optional[str]]] = ...,
+        words: Optional[str] = ..., offset: int = ..., limit: Optional[int] = ...,
+        keys_only: bool = ..., at: Optional[str] = ..., branch: Optional[str] = ...,
+    ) -> Json:
+        """JSON documents under a path prefix that satisfy ``conditions``, ranked by
+        ``words``, one page: ``{"items": [{"key", "score", "content", "timestamp"}], "total"}``."""
+    def write_documents(
+        self, namespace: str, writes: List[Tuple[str, Optional[str]]], *,
+        allow_secrets: bool = ..., branch: Optional[str] = ..., author: Optional[str] = ...,
+        source: Optional[str] = ..., actor: Optional[str] = ...,
+    ) -> Json:
+        """Stores (``(path, json_text)``) and deletes (``(path, None)``) documents in one
+        commit: ``{"commit", "stored", "deleted"}``."""
     def forget(
         self, key: str, *, namespace: Optional[str] = ..., purge: bool = ...,
         branch: Optional[str] = ..., author: Optional[str] = ..., source: Optional[str] = ...,

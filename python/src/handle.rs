@@ -2,8 +2,8 @@
 //! returning the dict `memoir --json` prints for it.
 
 use memoir::app::{
-    DiffQuery, ExportOutcome, ForgetRequest, ImportRequest, KeyScope, LogQuery, MemoirError,
-    MemoryCommand, MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest,
+    DiffQuery, DocumentQuery, ExportOutcome, ForgetRequest, ImportRequest, KeyScope, LogQuery,
+    MemoirError, MemoryCommand, MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest,
     SearchRequest, Sort, SummarizeRequest, SummaryKind, WriteAs,
 };
 use memoir::Memoir;
@@ -12,6 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 use crate::convert::{invalid, run};
+use crate::documents::{conditions, writes, RawCondition};
 use crate::settings::{
     choice, identity, merge_policy, merge_strategy, read_point, settings_files, OpenArgs,
 };
@@ -356,6 +357,63 @@ impl PyMemoir {
         };
         let point = read_point(at, branch);
         self.call(py, move |m| m.recall(&req, &point))
+    }
+
+    /// The JSON documents (records whose content is a JSON object) of ``namespace`` under
+    /// the path ``prefix`` (a list of segments; empty: all) that satisfy ``conditions``
+    /// (``(member_path, "$op", number, json_text)`` tuples), ranked by the words of
+    /// ``words`` when given (documents holding none follow, in key order), ``offset`` and
+    /// ``limit`` applied, all inside memoir. Returns ``{"items": [{"key", "score",
+    /// "content", "timestamp"}], "total"}``; ``keys_only=True`` leaves contents out.
+    #[pyo3(signature = (namespace, prefix, *, conditions=Vec::new(), words=None, offset=0, limit=None, keys_only=false, at=None, branch=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn find_documents(
+        &self,
+        py: Python<'_>,
+        namespace: String,
+        prefix: Vec<String>,
+        conditions: Vec<RawCondition>,
+        words: Option<String>,
+        offset: usize,
+        limit: Option<usize>,
+        keys_only: bool,
+        at: Option<String>,
+        branch: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let q = DocumentQuery {
+            namespace,
+            prefix,
+            conditions: checked(py, self::conditions(conditions))?,
+            words,
+            offset,
+            limit,
+            keys_only,
+        };
+        let point = read_point(at, branch);
+        self.call(py, move |m| m.find_documents(&q, &point))
+    }
+
+    /// Stores and deletes JSON documents of ``namespace`` in one commit: ``writes`` is a
+    /// list of ``(path, json_text)``, or ``(path, None)`` to delete; each stored document
+    /// replaces the record at its path. Returns ``{"commit", "stored", "deleted"}``.
+    #[pyo3(signature = (namespace, writes, *, allow_secrets=false, branch=None, author=None, source=None, actor=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_documents(
+        &self,
+        py: Python<'_>,
+        namespace: String,
+        writes: Vec<(String, Option<String>)>,
+        allow_secrets: bool,
+        branch: Option<String>,
+        author: Option<String>,
+        source: Option<String>,
+        actor: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let writes = self::writes(writes);
+        let who = self.write_as(branch, author, source, actor);
+        self.call(py, move |m| {
+            m.write_documents(&namespace, &writes, allow_secrets, &who)
+        })
     }
 
     /// ``memoir forget KEY``: removes the memory in a new commit; a missing key raises

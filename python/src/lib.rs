@@ -7,6 +7,7 @@
 //! error (code 1), never unwound into the interpreter.
 
 mod convert;
+mod documents;
 mod handle;
 mod settings;
 

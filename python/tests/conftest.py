@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 import memoir
+from langgraph_suite.cannot_pass import CANNOT_PASS
 from memoir import Memoir
 
 #: A fixed clock (2023-11-14T22:13:20Z) and author, so ids and dates are reproducible.
@@ -42,3 +43,12 @@ def cli(store_path):
         return proc.returncode, out
 
     return run
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skips the tests of LangGraph's suites that cannot pass, saying why
+    (langgraph_suite/cannot_pass.py)."""
+    for item in items:
+        name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if item.path.parent.name == "langgraph_suite" and name in CANNOT_PASS:
+            item.add_marker(pytest.mark.skip(reason=CANNOT_PASS[name]))

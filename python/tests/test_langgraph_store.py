@@ -156,15 +156,17 @@ def test_search_with_a_query_ranks_lexically(store):
     store.put(("mem",), "db2", {"text": "database backups run nightly", "kind": "ops"})
     store.put(("other",), "db", {"text": "database elsewhere"})
     hits = store.search(("mem",), query="postgresql database")
-    assert [h.key for h in hits][0] == "db"
-    assert {h.key for h in hits} == {"db", "db2"}
-    assert all(h.score is not None and h.score > 0 for h in hits)
-    assert hits[0].score >= hits[1].score
+    # Matches first, best first, scored; the item without a matching word after them.
+    assert [h.key for h in hits] == ["db", "db2", "tests"]
+    assert hits[0].score >= hits[1].score > 0 and hits[2].score is None
     assert [h.key for h in store.search(("mem",), query="database", filter={"kind": "ops"})] == [
         "db2"]
-    assert len(store.search(("mem",), query="database", limit=1)) == 1
+    assert [h.key for h in store.search(("mem",), query="database", limit=1)] == ["db"]
+    assert [h.key for h in store.search(("mem",), query="database", limit=2, offset=1)] == [
+        "db2", "tests"]
     assert {h.namespace for h in store.search((), query="database")} == {("mem",), ("other",)}
-    assert store.search(("mem",), query="the of and") == []
+    # Only common words: nothing to rank by, so key order.
+    assert [h.key for h in store.search(("mem",), query="the of and")] == ["db", "db2", "tests"]
     assert store.search(("empty",), query="database") == []
 
 
@@ -273,3 +275,127 @@ def test_secrets_are_refused_unless_allowed(m):
     assert getattr(e.value, "code", None) == 1
     MemoirStore(m, allow_secrets=True).put(("creds",), "gh", {"token": token})
     assert MemoirStore(m).get(("creds",), "gh").value == {"token": token}
+
+
+def test_filters_run_in_memoir_on_dotted_paths(store, m):
+    store.put(("docs",), "a", {"user": {"access-level": "nested", "n": 3}, "tags": ["x"]})
+    store.put(("docs",), "b", {"user": {"access-level": "flat", "n": 7}, "tags": ["y"]})
+    store.put(("docs", "deep"), "c", {"user": {"n": 5}})
+    assert [r.key for r in store.search(("docs",), filter={"user.access-level": "nested"})] == [
+        "a"]
+    assert [r.key for r in store.search(("docs",), filter={"user.n": {"$gte": 5}})] == ["b", "c"]
+    assert [r.key for r in store.search(("docs",), filter={"user": {"n": {"$lt": 4}}})] == ["a"]
+    assert [r.key for r in store.search(("docs",), filter={"tags": ["y"]})] == ["b"]
+    assert [r.key for r in store.search(("docs",), filter={"user.n": {"$ne": 3}})] == ["b", "c"]
+    with pytest.raises(ValueError):
+        store.search(("docs",), filter={"user.n": {"$in": [3]}})
+    # memoir selects and pages: only the page comes back, with the count of all that match.
+    page = m.find_documents("langgraph", ["docs"], conditions=[(["user", "n"], "$gt", 0.0, None)],
+                            offset=1, limit=1)
+    assert page["total"] == 3 and [i["key"] for i in page["items"]] == ["docs.b"]
+
+
+def test_a_batch_of_writes_is_one_commit(store, m):
+    before = len(m.log()["commits"])
+    store.batch([PutOp(("n",), f"k{i}", {"v": i}) for i in range(5)] + [PutOp(("n",), "k0", None)])
+    log = m.log()["commits"]
+    assert len(log) == before + 1
+    assert log[0]["message"] == "Store 4 and delete 0 documents in langgraph"
+    assert [r.key for r in store.search(("n",))] == ["k1", "k2", "k3", "k4"]
+
+
+def test_concurrent_async_writes_share_one_commit(store, m):
+    before = len(m.log()["commits"])
+
+    async def run():
+        await asyncio.gather(*(store.aput(("c",), f"k{i}", {"i": i}) for i in range(40)),
+                             *(store.aget(("c",), f"k{i}") for i in range(5)))
+
+    asyncio.run(run())
+    assert len(m.log()["commits"]) == before + 1
+    assert len(store.search(("c",), limit=100)) == 40
+
+
+def test_threads_of_one_process_never_meet_the_store_lock(store_path, m):
+    import threading
+
+    stores = [MemoirStore(str(store_path), lock_timeout=0.05, author=AUTHOR) for _ in range(4)]
+    failures = []
+
+    def work(n):
+        try:
+            for i in range(10):
+                stores[n].put(("t", str(n)), f"k{i}", {"i": i})
+                stores[n].search(("t",), limit=5)
+        except Exception as e:  # the test fails below with what went wrong
+            failures.append(e)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(stores[0].search(("t",), limit=100)) == 40
+
+
+def test_a_busy_store_names_the_process_holding_it(store_path, m):
+    import subprocess
+    import sys
+
+    from memoir.errors import StoreBusyError
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, sys, time\n"
+         "f = open(sys.argv[1], 'a')\n"
+         "fcntl.flock(f, fcntl.LOCK_EX)\n"
+         "print('held', flush=True)\n"
+         "time.sleep(30)\n",
+         str(store_path / "LOCK")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        busy = MemoirStore(str(store_path), lock_timeout=0.1, author=AUTHOR)
+        with pytest.raises(StoreBusyError) as e:
+            busy.put(("x",), "k", {"v": 1})
+        assert f"held by process {holder.pid}" in str(e.value)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def _embed(texts):
+    """Vectors of letter counts: texts sharing letters are similar."""
+    return [[float(t.lower().count(c)) for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
+
+
+def test_semantic_search_ranks_by_cosine_and_keeps_k(m):
+    store = MemoirStore(m, index={"dims": 26, "embed": _embed, "fields": ["text"]})
+    assert store.index_config["fields"] == ["text"] and store.index_config["dims"] == 26
+    store.put(("s",), "zoo", {"text": "zzz zoo"})
+    store.put(("s",), "abc", {"text": "abc abc"})
+    store.put(("s",), "plain", {"text": "abc abc"}, index=False)
+    store.put(("s",), "other", {"text": "ignored", "title": "zzz"}, index=["title"])
+    hits = store.search(("s",), query="zz", limit=4)
+    assert [h.key for h in hits[:2]] in (["other", "zoo"], ["zoo", "other"])
+    assert hits[0].score == pytest.approx(1.0) and hits[2].key == "abc"
+    assert hits[3].key == "plain" and hits[3].score is None  # never embedded: ranked last
+    assert [h.key for h in store.search(("s",), query="zz", limit=2, offset=2)] == ["abc", "plain"]
+    store.delete(("s",), "zoo")
+    assert "zoo" not in [h.key for h in store.search(("s",), query="zz")]
+
+
+def test_an_async_embedder_serves_the_async_forms(m):
+    async def embed(texts):
+        return _embed(texts)
+
+    store = MemoirStore(m, index={"dims": 26, "embed": embed, "fields": ["text"]})
+
+    async def run():
+        await asyncio.gather(store.aput(("s",), "a", {"text": "aaa"}),
+                             store.aput(("s",), "b", {"text": "bbb"}))
+        return await store.asearch(("s",), query="bb")
+
+    hits = asyncio.run(run())
+    assert [h.key for h in hits] == ["b", "a"] and hits[0].score == pytest.approx(1.0)

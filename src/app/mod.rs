@@ -16,6 +16,8 @@ mod changes;
 mod clock;
 pub mod code_repo;
 pub mod config;
+pub mod document_filter;
+mod documents;
 mod env;
 mod error;
 mod follow;
@@ -86,6 +88,8 @@ pub use changes::{
     CHANGES_MAX_LIMIT,
 };
 pub use clock::{round_ms, Clock, Timer};
+pub use document_filter::{Condition, FilterOp, Operand};
+pub use documents::{DocumentHit, DocumentPage, DocumentQuery, DocumentWrite, DocumentsWritten};
 pub use env::{parse_seconds, Env, MAX_NOW};
 pub use error::{exit, MemoirError, MemoirResult};
 pub use follow::{BranchMatchOutcome, FollowOutcome, MemoryBranch, BRANCH_MATCH_FILE, MAIN_BRANCH};
@@ -382,6 +386,8 @@ pub struct Memoir {
     caches: SharedCaches,
     /// The last summary of agents, kept until a branch moves.
     agents: agents::AgentsCache,
+    /// Documents parsed by [`Memoir::find_documents`], by record id.
+    documents: documents::DocumentCache,
 }
 
 impl Memoir {
@@ -398,6 +404,7 @@ impl Memoir {
             },
             opts: options,
             agents: agents::AgentsCache::default(),
+            documents: documents::DocumentCache::default(),
         }
     }
 
