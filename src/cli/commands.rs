@@ -12,9 +12,9 @@ use clap::{ArgMatches, FromArgMatches, Subcommand};
 
 use super::output::{CliError, Report};
 use super::{
-    branch, capture, checkout, config, export, forget, get, history, hook, import, maintenance,
-    mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell, status,
-    summarize, taxonomy, tour, ui, watch, Ctx,
+    branch, capture, checkout, config, export, forget, get, graph, history, hook, import,
+    maintenance, mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell,
+    status, summarize, taxonomy, tour, ui, watch, Ctx,
 };
 
 /// Expands the table: `"name" Variant(Args) => runner, "description";` for each command.
@@ -166,6 +166,8 @@ commands! {
     "diff" Diff(history::DiffArgs) => history::diff, "What changed between two revisions";
     "time-travel" TimeTravel(history::TimeTravelArgs) => history::time_travel,
         "Check out a past revision on a new branch";
+    "graph" Graph(graph::Args) => graph::run,
+        "The memory graph around a key: taxonomy and related keys, degrees, groups";
     "proof" Proof(proof::ProofArgs) => proof::proof, "Print a Merkle proof of a key's value";
     "verify" Verify(proof::VerifyArgs) => proof::verify, "Check a Merkle proof";
     "capture" Capture(capture::Args) => capture::run,

@@ -18,6 +18,7 @@ mod config;
 mod export;
 mod forget;
 mod get;
+mod graph;
 mod history;
 mod hook;
 mod import;
