@@ -14,7 +14,7 @@ use super::output::{CliError, Report};
 use super::{
     branch, capture, checkout, config, export, forget, get, graph, history, hook, import,
     maintenance, mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell,
-    status, summarize, taxonomy, tour, ui, watch, Ctx,
+    status, summarize, taxonomy, tour, tui, ui, watch, Ctx,
 };
 
 /// Expands the table: `"name" Variant(Args) => runner, "description";` for each command.
@@ -180,6 +180,8 @@ commands! {
         "Run an agent host's hook (Claude Code, Codex): JSON in, the host's JSON out";
     "ui" Ui(ui::Args) => ui::run,
         "Browse memories, history and provenance in a web browser (loopback)";
+    "tui" Tui(tui::Args) => tui::run,
+        "Explore memories, history and past revisions in the terminal (read only)";
     "tour" Tour(tour::Args) => tour::run, "Walk through memoir on a throwaway store";
     "watch" Watch(watch::Args) => watch::run,
         "Keep documents (Markdown, text, HTML, PDF) as searchable memories";

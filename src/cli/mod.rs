@@ -39,6 +39,7 @@ mod status;
 mod summarize;
 mod taxonomy;
 mod tour;
+mod tui;
 mod ui;
 mod watch;
 
