@@ -421,6 +421,26 @@ fn main() {
             format!("/api/proof?key={hot}"),
             String::new(),
         ),
+        (
+            "graph: a memory, depth 2",
+            "GET",
+            format!("/api/graph?key={hot}&depth=2&limit=400"),
+            String::new(),
+        ),
+        (
+            "graph: a prefix, depth 2",
+            "GET",
+            "/api/graph?key=topic01.area02&depth=2&limit=400".into(),
+            String::new(),
+        ),
+        (
+            "graph: a memory, depth 2, at HEAD~half",
+            "GET",
+            format!("/api/graph?key={hot}&depth=2&limit=400&at={past}"),
+            String::new(),
+        ),
+        ("timeline", "GET", "/api/timeline".into(), String::new()),
+        ("watch", "GET", "/api/watch".into(), String::new()),
     ];
     println!(
         "{:<40} {:>10} {:>10} {:>12}   (HTTP round trip over a kept-alive loopback connection; \

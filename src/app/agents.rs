@@ -100,6 +100,32 @@ pub struct AgentsOutcome {
 
 impl Outcome for AgentsOutcome {}
 
+/// One day's writes by one agent.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineDay {
+    /// The day (UTC), `YYYY-MM-DD`.
+    pub date: String,
+    /// The agent (null: commits that record none).
+    pub actor: Option<String>,
+    /// Commits it made that day.
+    pub commits: u64,
+}
+
+/// Writes per day per agent, over every commit reachable from a branch.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineOutcome {
+    /// Always true.
+    pub success: bool,
+    /// The days with writes, oldest first, each agent's in order of its name (none first).
+    pub days: Vec<TimelineDay>,
+    /// The agents that wrote, as in [`AgentsOutcome`]: the most recently active first.
+    pub actors: Vec<Option<String>>,
+    /// Commits read.
+    pub commits: u64,
+}
+
+impl Outcome for TimelineOutcome {}
+
 /// Every branch and its tip.
 type Tips = Vec<(String, ObjectId)>;
 
@@ -110,6 +136,8 @@ type Tips = Vec<(String, ObjectId)>;
 struct Census {
     tips: Tips,
     agents: AgentsOutcome,
+    /// Commits per day (UTC, `YYYY-MM-DD`) and actor.
+    days: BTreeMap<(String, Option<String>), u64>,
     actors: HashMap<ObjectId, Option<String>>,
 }
 
@@ -231,6 +259,28 @@ impl Memoir {
         self.reading(|repo| Ok(self.census(repo, &repo.branches()?)?.agents.clone()))
     }
 
+    /// Writes per day per agent over every commit reachable from a branch (from the same
+    /// census as [`Memoir::agents`], kept until a branch moves).
+    pub fn timeline(&self) -> MemoirResult<TimelineOutcome> {
+        self.reading(|repo| {
+            let c = self.census(repo, &repo.branches()?)?;
+            Ok(TimelineOutcome {
+                success: true,
+                days: c
+                    .days
+                    .iter()
+                    .map(|((date, actor), n)| TimelineDay {
+                        date: date.clone(),
+                        actor: actor.clone(),
+                        commits: *n,
+                    })
+                    .collect(),
+                actors: c.agents.agents.iter().map(|a| a.actor.clone()).collect(),
+                commits: c.agents.commits,
+            })
+        })
+    }
+
     /// The census of the commits reachable from `tips`, taken anew when a branch moved.
     fn census(&self, repo: &Repo, tips: &Tips) -> MemoirResult<Arc<Census>> {
         let mut cache = self.agents.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -277,6 +327,7 @@ fn census_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<Census> {
     let mut by: BTreeMap<Option<String>, Acc> = BTreeMap::new();
     let mut read = 0u64;
     let mut actors = HashMap::with_capacity(graph.len());
+    let mut days: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
     for (pos, bits) in reach.chunks(words).enumerate() {
         if bits.iter().all(|w| *w == 0) {
             continue;
@@ -286,6 +337,10 @@ fn census_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<Census> {
         let c = repo.read_commit(&id)?;
         read += 1;
         actors.insert(id, c.metadata.get("actor").cloned());
+        let day = format_iso8601(c.timestamp)[..10].to_string();
+        *days
+            .entry((day, c.metadata.get("actor").cloned()))
+            .or_default() += 1;
         let a = by
             .entry(c.metadata.get("actor").cloned())
             .or_insert_with(|| Acc {
@@ -342,6 +397,7 @@ fn census_of(repo: &Repo, tips: &[(String, ObjectId)]) -> MemoirResult<Census> {
             agents,
             commits: read,
         },
+        days,
         actors,
     })
 }

@@ -23,6 +23,7 @@ mod error;
 mod follow;
 mod forget;
 mod get;
+mod graph;
 mod history;
 pub mod hook;
 mod ids;
@@ -76,7 +77,8 @@ pub use crate::repo::remote::{Progress as TransferProgress, S3Settings};
 /// A problem with a derived cache, as `fsck` lists it.
 pub use crate::store::CacheFinding;
 pub use agents::{
-    AgentSummary, AgentsOutcome, BranchTip, HistoryFilter, HistoryOutcome, SEARCH_BY_AGENT_POOL,
+    AgentSummary, AgentsOutcome, BranchTip, HistoryFilter, HistoryOutcome, TimelineDay,
+    TimelineOutcome, SEARCH_BY_AGENT_POOL,
 };
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use capture::{
@@ -95,6 +97,10 @@ pub use error::{exit, MemoirError, MemoirResult};
 pub use follow::{BranchMatchOutcome, FollowOutcome, MemoryBranch, BRANCH_MATCH_FILE, MAIN_BRANCH};
 pub use forget::{ForgetOutcome, ForgetRequest, PurgeCounts, PurgePreview};
 pub use get::{GetItem, GetOutcome};
+pub use graph::{
+    EdgeKind, GraphEdge, GraphNode, GraphOutcome, GraphRequest, NodeKind, GRAPH_DEFAULT_DEPTH,
+    GRAPH_DEFAULT_LIMIT, GRAPH_MAX_DEPTH, GRAPH_MAX_LIMIT,
+};
 pub use history::{
     BlameItem, BlameLine, BlameOutcome, DiffEntry, DiffOutcome, DiffQuery, DiffStats, KeyScope,
     LogEntry, LogOutcome, LogQuery, TimeTravelOutcome,

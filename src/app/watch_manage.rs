@@ -167,13 +167,16 @@ impl Memoir {
     }
 
     /// The watch list at a read point, each file compared with what is on disk now (read
-    /// with the store closed; nothing is written).
+    /// with the store closed, so writers need not wait for the files; nothing is written).
     pub fn watch_status(&self, at: &ReadPoint) -> MemoirResult<WatchStatusOutcome> {
         let list = {
             let (repo, _, root) = self.open_read(at)?;
             read_list(&repo, &root)?
         };
-        self.release();
+        // With no file to read, a store kept open stays open for the next operation.
+        if !list.is_empty() {
+            self.release();
+        }
         let mut files = Vec::with_capacity(list.len());
         for f in &list {
             let (state, error) = match read_recorded(&f.path) {

@@ -12,9 +12,9 @@ use clap::{ArgMatches, FromArgMatches, Subcommand};
 
 use super::output::{CliError, Report};
 use super::{
-    branch, capture, checkout, config, export, forget, get, history, hook, import, maintenance,
-    mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell, status,
-    summarize, taxonomy, tour, ui, watch, Ctx,
+    branch, capture, checkout, config, export, forget, get, graph, history, hook, import,
+    maintenance, mcp, memory_branches, merge, new, proof, recall, remember, remote, search, shell,
+    status, summarize, taxonomy, tour, tui, ui, watch, Ctx,
 };
 
 /// Expands the table: `"name" Variant(Args) => runner, "description";` for each command.
@@ -166,6 +166,8 @@ commands! {
     "diff" Diff(history::DiffArgs) => history::diff, "What changed between two revisions";
     "time-travel" TimeTravel(history::TimeTravelArgs) => history::time_travel,
         "Check out a past revision on a new branch";
+    "graph" Graph(graph::Args) => graph::run,
+        "The memory graph around a key: taxonomy and related keys, degrees, groups";
     "proof" Proof(proof::ProofArgs) => proof::proof, "Print a Merkle proof of a key's value";
     "verify" Verify(proof::VerifyArgs) => proof::verify, "Check a Merkle proof";
     "capture" Capture(capture::Args) => capture::run,
@@ -178,6 +180,8 @@ commands! {
         "Run an agent host's hook (Claude Code, Codex): JSON in, the host's JSON out";
     "ui" Ui(ui::Args) => ui::run,
         "Browse memories, history and provenance in a web browser (loopback)";
+    "tui" Tui(tui::Args) => tui::run,
+        "Explore memories, history and past revisions in the terminal (read only)";
     "tour" Tour(tour::Args) => tour::run, "Walk through memoir on a throwaway store";
     "watch" Watch(watch::Args) => watch::run,
         "Keep documents (Markdown, text, HTML, PDF) as searchable memories";

@@ -18,6 +18,7 @@ mod config;
 mod export;
 mod forget;
 mod get;
+mod graph;
 mod history;
 mod hook;
 mod import;
@@ -38,6 +39,7 @@ mod status;
 mod summarize;
 mod taxonomy;
 mod tour;
+mod tui;
 mod ui;
 mod watch;
 

@@ -41,5 +41,6 @@ mod signals;
 mod skill;
 mod store;
 mod taxonomy;
+mod tui;
 mod typescript_sdk;
 mod ui;

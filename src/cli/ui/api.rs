@@ -8,9 +8,9 @@
 use serde_json::Value;
 
 use memoir::app::{
-    exit, ChangesQuery, DiffQuery, ForgetRequest, HistoryFilter, KeyScope, LogQuery, MergePolicy,
-    MergeRequest, MergeStrategy, Outcome, ReadPoint, RecallMode, RecallRequest, RememberRequest,
-    SearchRequest, SummarizeRequest, TreeRequest, WriteAs,
+    exit, ChangesQuery, DiffQuery, ForgetRequest, GraphRequest, HistoryFilter, KeyScope, LogQuery,
+    MergePolicy, MergeRequest, MergeStrategy, Outcome, ReadPoint, RecallMode, RecallRequest,
+    RememberRequest, SearchRequest, SummarizeRequest, TreeRequest, WriteAs,
 };
 
 use super::params::{Body, Query};
@@ -103,7 +103,7 @@ pub fn is_post_route(path: &str) -> bool {
 }
 
 /// The GET routes.
-pub const GET_ROUTES: [&str; 18] = [
+pub const GET_ROUTES: [&str; 21] = [
     "/api/status",
     "/api/history",
     "/api/agents",
@@ -122,6 +122,9 @@ pub const GET_ROUTES: [&str; 18] = [
     "/api/search",
     "/api/stats",
     "/api/proof",
+    "/api/graph",
+    "/api/timeline",
+    "/api/watch",
 ];
 
 /// The POST routes.
@@ -241,6 +244,17 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
             let key = q.required("key")?;
             Ok(app.proof(&key, q.get("ns").as_deref(), &query_point(q))?)
         })()),
+        "/api/graph" => reply((|| {
+            let req = GraphRequest {
+                key: q.required("key")?,
+                namespace: q.get("ns"),
+                depth: q.number("depth")?,
+                limit: q.number("limit")?,
+            };
+            Ok(app.graph(&req, &query_point(q))?)
+        })()),
+        "/api/timeline" => reply(app.timeline().map_err(CliError::from)),
+        "/api/watch" => reply((|| Ok(app.watch_status(&query_point(q))?))()),
         _ => not_found("GET", path),
     }
 }

@@ -11,6 +11,7 @@ const SCRIPT: &str = include_str!("assets/app.js");
 const VIEWS: &str = include_str!("assets/views.js");
 const TREE: &str = include_str!("assets/tree.js");
 const HISTORY: &str = include_str!("assets/history.js");
+const GRAPH: &str = include_str!("assets/graph.js");
 const STYLE: &str = include_str!("assets/style.css");
 const ICON: &str = include_str!("assets/icon.svg");
 
@@ -50,6 +51,10 @@ pub fn asset(path: &str, token: &str, store: &Path) -> Option<(&'static str, Byt
         "/history.js" => (
             "text/javascript; charset=utf-8",
             Bytes::from_static(HISTORY.as_bytes()),
+        ),
+        "/graph.js" => (
+            "text/javascript; charset=utf-8",
+            Bytes::from_static(GRAPH.as_bytes()),
         ),
         "/style.css" => (
             "text/css; charset=utf-8",

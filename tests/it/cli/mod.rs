@@ -4,6 +4,7 @@
 mod branch;
 mod closed;
 mod full_disk;
+mod graph;
 mod hints;
 mod history;
 mod hosts;

@@ -19,7 +19,7 @@ use super::{cli_at, Ui, T0};
 use crate::common::{on_path, require};
 
 /// chromedriver, Chromium and axe-core, or a skip.
-fn tools() -> Option<(PathBuf, PathBuf, String)> {
+pub(super) fn tools() -> Option<(PathBuf, PathBuf, String)> {
     let install = "(Debian: apt-get install chromium chromium-driver)";
     let driver = require(
         on_path(&["chromedriver"]),
@@ -60,7 +60,7 @@ pub(super) async fn session(driver: &Driver, chromium: &Path, profile: &Path) ->
 }
 
 /// Sends a DevTools command through chromedriver.
-async fn devtools(driver: &str, c: &Client, cmd: &str, params: Value) {
+pub(super) async fn devtools(driver: &str, c: &Client, cmd: &str, params: Value) {
     let sid = c.session_id().await.unwrap().expect("a session");
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
@@ -79,7 +79,7 @@ async fn devtools(driver: &str, c: &Client, cmd: &str, params: Value) {
 }
 
 /// Runs axe-core on the page (loading it first when needed): its violations, in short.
-async fn axe(c: &Client, source: &str) -> Vec<String> {
+pub(super) async fn axe(c: &Client, source: &str) -> Vec<String> {
     let loaded = c
         .execute("return typeof window.axe === 'object'", vec![])
         .await
@@ -107,7 +107,7 @@ async fn axe(c: &Client, source: &str) -> Vec<String> {
 }
 
 /// Goes to a view by its hash and waits until it has drawn.
-async fn view(c: &Client, base: &str, hash: &str) {
+pub(super) async fn view(c: &Client, base: &str, hash: &str) {
     let before = c
         .execute("return document.body.dataset.ready || ''", vec![])
         .await

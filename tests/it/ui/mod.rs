@@ -4,6 +4,7 @@
 mod api;
 mod browser;
 mod browser_views;
+mod graph_views;
 mod security;
 mod supervise;
 

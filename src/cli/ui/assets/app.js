@@ -22,6 +22,7 @@ console.error = (...args) => { pageErrors.push(args.map(String).join(' ')); cons
 import * as views from './views.js';
 import * as history from './history.js';
 import { treeView } from './tree.js';
+import * as graph from './graph.js';
 
 /** The launch token, sent with every write. */
 export const token = document.querySelector('meta[name="memoir-token"]').content;
@@ -309,6 +310,9 @@ const routes = {
   compare: history.compareView,
   branches: views.branchesView,
   agents: views.agentsView,
+  timeline: graph.timelineView,
+  graph: graph.graphView,
+  watch: graph.watchView,
   search: views.searchView,
   stats: views.statsView,
   actions: views.actionsView,

@@ -81,6 +81,7 @@ export async function memoryView(main, p) {
         ['Confidence', String(v.confidence)],
         ['Written', when(v.timestamp)],
         ['Related', v.related_keys.length ? v.related_keys.map((k) => [link('memory', { ns: v.namespace, key: k }, k), ' ']) : '—'],
+        ['Graph', link('graph', { key: `${v.namespace}:${v.key}`, depth: '2' }, 'its neighbourhood', { id: 'memory-graph-link' })],
       ])));
     parts.push(...memoryActions(v.namespace, key, v, out));
     parts.push(h('h3', {}, 'Entries'), h('table', { id: 'memory-entries' },
