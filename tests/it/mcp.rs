@@ -572,64 +572,92 @@ fn loosely_filled_arguments_are_read_as_meant() {
     );
 }
 
+/// `memoir mcp` over stdio, driven line by line, initialized at a protocol version.
+struct StdioPeer {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl StdioPeer {
+    fn start(store: &Path, version: &str) -> StdioPeer {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
+            .args(["mcp", "--store", store.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut peer = StdioPeer {
+            stdin: child.stdin.take(),
+            out: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+        };
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}});
+        peer.send(&init.to_string());
+        assert!(peer.line().contains(r#""id":1"#));
+        peer.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        peer
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin.as_mut().unwrap(), "{line}").unwrap();
+    }
+
+    /// The next line the server wrote, without its line feed.
+    fn line(&mut self) -> String {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.out.read_line(&mut line).unwrap();
+        line.trim_end().to_string()
+    }
+
+    /// The next line, as JSON.
+    fn reply(&mut self) -> Value {
+        let line = self.line();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:.200}"))
+    }
+
+    /// Closes the server's input and checks that it exits cleanly.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+    }
+}
+
 /// Over stdio every request line gets an answer: a memory over the content limit gets the
 /// application's error (with the request's id), a line too long to hold gets an error with
 /// `"id": null` instead of silence, and the server keeps serving.
 #[test]
 fn oversized_messages_are_answered_not_dropped() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
-    let store = new_store(dir.path());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
-        .args(["mcp", "--store", store.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut reply = || -> Value {
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:.200}"))
-    };
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    assert_eq!(reply()["id"], 1);
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
+    let mut peer = StdioPeer::start(&new_store(dir.path()), "2025-06-18");
 
     // Content over 16 MiB: the application refuses it, answering request 2.
     let big = "x".repeat((16 << 20) + 10);
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "memoir_remember", "arguments": {"content": big, "path": "a.b"}}});
-    writeln!(stdin, "{call}").unwrap();
-    let r = reply();
+    peer.send(&call.to_string());
+    let r = peer.reply();
     assert_eq!(r["id"], 2);
     assert_eq!(r["result"]["isError"], true, "{r:.300}");
     assert_eq!(r["result"]["structuredContent"]["code"], 1);
 
     // A line longer than the server holds: an error with a null id.
     let huge = "y".repeat(100 << 20);
-    writeln!(
-        stdin,
+    peer.send(&format!(
         r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"pad":"{huge}"}}}}"#
-    )
-    .unwrap();
-    let r = reply();
+    ));
+    let r = peer.reply();
     assert_eq!(r["id"], Value::Null);
     assert_eq!(r["error"]["code"], -32600);
 
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"ping"}}"#).unwrap();
-    assert_eq!(reply()["id"], 4);
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+    assert_eq!(peer.reply()["id"], 4);
+    peer.finish();
 }
 
 /// A revision of thousands of suffixes is refused as a revision error, through the command
@@ -695,54 +723,26 @@ fn a_cli_write_proceeds_while_the_model_of_a_recall_thinks() {
 /// number past 64 bits, or `1.0` inside a batch (which then completes as one array).
 #[test]
 fn every_number_the_protocol_allows_is_an_id() {
-    use std::io::{BufRead, BufReader, Write};
     let dir = tempfile::tempdir().unwrap();
-    let store = new_store(dir.path());
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_memoir"))
-        .args(["mcp", "--store", store.to_str().unwrap()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut reply = || -> String {
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        line.trim_end().to_string()
-    };
     // 2025-03-26 is the version whose transports carry batches.
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-03-26", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}});
-    writeln!(stdin, "{init}").unwrap();
-    reply();
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
-
+    let mut peer = StdioPeer::start(&new_store(dir.path()), "2025-03-26");
     for id in [
         "1.5",
         "18446744073709551616",
         "9223372036854775808",
         "-0.25",
     ] {
-        writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).unwrap();
-        let line = reply();
+        peer.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#));
+        let line = peer.line();
         assert!(line.contains(&format!(r#""id":{id}"#)), "{id}: {line}");
         let v: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["result"], json!({}), "{id}: {line}");
     }
 
-    writeln!(
-        stdin,
-        r#"[{{"jsonrpc":"2.0","id":1.0,"method":"ping"}},{{"jsonrpc":"2.0","id":"x","method":"ping"}}]"#
-    )
-    .unwrap();
-    let line = reply();
+    peer.send(
+        r#"[{"jsonrpc":"2.0","id":1.0,"method":"ping"},{"jsonrpc":"2.0","id":"x","method":"ping"}]"#,
+    );
+    let line = peer.line();
     let batch: Value = serde_json::from_str(&line).unwrap();
     assert_eq!(batch.as_array().map(Vec::len), Some(2), "{line}");
     assert!(
@@ -750,8 +750,7 @@ fn every_number_the_protocol_allows_is_an_id() {
         "{line}"
     );
 
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"ping"}}"#).unwrap();
-    assert!(reply().contains(r#""id":4"#));
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    peer.send(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#);
+    assert!(peer.line().contains(r#""id":4"#));
+    peer.finish();
 }
