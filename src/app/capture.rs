@@ -24,8 +24,7 @@ use crate::memory::capture::{
 use crate::memory::taxonomy::Taxonomy;
 use crate::memory::turn::Turn;
 use crate::memory::{
-    default_policy, existing_prefixes, read_record, write, Incoming, MergePolicy,
-    Outcome as Decision, Record,
+    default_policy, existing_prefixes, read_record, write, MergePolicy, Outcome as Decision, Record,
 };
 use crate::object::ObjectId;
 use crate::prolly::prefix_range;
@@ -317,14 +316,7 @@ impl Memoir {
                 MergePolicy::Replace => MergePolicy::Replace,
                 _ => MergePolicy::Append,
             };
-            let incoming = Incoming {
-                content: content.clone(),
-                confidence: CAPTURE_CONFIDENCE,
-                timestamp: now,
-                source: who.source.clone(),
-                actor: who.actor.clone().filter(|a| !a.is_empty()),
-                related_keys: Vec::new(),
-            };
+            let incoming = who.incoming(content.clone(), CAPTURE_CONFIDENCE, now);
             let cap = self.options().facet_cap;
             if let (Decision::Write(r), _) = write(key, existing.as_ref(), &incoming, policy, cap)?
             {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::glob::KeyGlobs;
 use crate::key::{encode_path_start, namespace_prefix, split_encoded, validate_namespace, Key};
-use crate::memory::{read_record, write, Incoming, MergePolicy, Outcome as Decision};
+use crate::memory::{read_record, write, MergePolicy, Outcome as Decision};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit};
 use crate::recall::Sort;
@@ -298,14 +298,7 @@ impl Memoir {
                     let old = existing
                         .map(|id| read_record(repo.objects(), &id))
                         .transpose()?;
-                    let incoming = Incoming {
-                        content: content.clone(),
-                        confidence: 1.0,
-                        timestamp: now,
-                        source: who.source.clone().filter(|x| !x.is_empty()),
-                        actor: who.actor.clone().filter(|x| !x.is_empty()),
-                        related_keys: Vec::new(),
-                    };
+                    let incoming = who.incoming(content.clone(), 1.0, now);
                     let cap = self.options().facet_cap;
                     let (decision, _) =
                         write(key, old.as_ref(), &incoming, MergePolicy::Replace, cap)?;

@@ -281,6 +281,24 @@ pub struct WriteAs {
 pub const MAX_SIGNATURE_BYTES: usize = 1024;
 
 impl WriteAs {
+    /// `content` as a new entry written by this writer (its source and actor, when not
+    /// empty), related to no other key.
+    pub(crate) fn incoming(
+        &self,
+        content: String,
+        confidence: f64,
+        timestamp: f64,
+    ) -> crate::memory::Incoming {
+        crate::memory::Incoming {
+            content,
+            confidence,
+            timestamp,
+            source: self.source.clone().filter(|x| !x.is_empty()),
+            actor: self.actor.clone().filter(|x| !x.is_empty()),
+            related_keys: Vec::new(),
+        }
+    }
+
     /// Checks the provenance a write records: author, source and actor are one line each
     /// (no control characters, so `log` and `blame` cannot be made to show forged lines) and
     /// at most [`MAX_SIGNATURE_BYTES`] long (exit 1).

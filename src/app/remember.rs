@@ -386,12 +386,8 @@ impl Memoir {
         for (i, key) in keys.iter().enumerate() {
             let existing = load_with_id(repo, &root, key)?;
             let incoming = Incoming {
-                content: req.content.clone(),
-                confidence,
-                timestamp: stamp,
-                source: who.source.clone().filter(|x| !x.is_empty()),
-                actor: who.actor.clone().filter(|x| !x.is_empty()),
                 related_keys: paths.iter().filter(|p| *p != key.path()).cloned().collect(),
+                ..who.incoming(req.content.clone(), confidence, stamp)
             };
             let policy = policies[i];
             let (decision, why) = match &existing {

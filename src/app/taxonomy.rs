@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::key::{namespace_prefix, nfc, Key};
 use crate::memory::taxonomy::{Category, Taxonomy, META_PATH, NAMESPACE};
-use crate::memory::{read_record, write, Incoming, MergePolicy, Outcome as Decision};
+use crate::memory::{read_record, write, MergePolicy, Outcome as Decision};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit};
 use crate::recall::LexicalIndex;
@@ -295,14 +295,7 @@ impl Memoir {
                 Some((_, id, _)) => Some(read_record(repo.objects(), id)?),
                 None => None,
             };
-            let incoming = Incoming {
-                content: content.clone(),
-                confidence: 1.0,
-                timestamp: now,
-                source: who.source.clone().filter(|x| !x.is_empty()),
-                actor: who.actor.clone().filter(|x| !x.is_empty()),
-                related_keys: Vec::new(),
-            };
+            let incoming = who.incoming(content.clone(), 1.0, now);
             let (decision, _) = write(
                 &key,
                 old.as_ref(),
