@@ -11,6 +11,7 @@ mod common;
 mod crash;
 mod create_crash;
 mod decode;
+mod embed;
 mod faults;
 mod format;
 #[cfg(unix)]
