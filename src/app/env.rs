@@ -449,6 +449,46 @@ mod tests {
     }
 
     #[test]
+    fn embedding_models_are_a_directory_or_an_endpoint() {
+        use crate::embed::EmbedConfig;
+        let env = Env::new(lookup(&[]));
+        assert_eq!(env.embed().unwrap(), None);
+        let env = Env::new(lookup(&[("MEMOIR_EMBED_MODEL", "models/minilm")]));
+        assert_eq!(
+            env.embed().unwrap(),
+            Some(EmbedConfig::Local {
+                dir: "models/minilm".into()
+            })
+        );
+        let env = Env::new(lookup(&[
+            ("MEMOIR_EMBED_MODEL", "openai:nomic"),
+            ("MEMOIR_EMBED_BASE_URL", "http://127.0.0.1:11434"),
+            ("OPENAI_BASE_URL", "http://elsewhere"),
+            ("OPENAI_API_KEY", "k"),
+        ]));
+        let Some(EmbedConfig::OpenAi {
+            model,
+            base_url,
+            api_key,
+            ..
+        }) = env.embed().unwrap()
+        else {
+            panic!("an endpoint")
+        };
+        assert_eq!(
+            (model.as_str(), base_url.as_str(), api_key.as_deref()),
+            ("nomic", "http://127.0.0.1:11434", Some("k"))
+        );
+        for bad in [
+            &[("MEMOIR_EMBED_MODEL", "openai: ")][..],
+            &[("MEMOIR_EMBED_BASE_URL", "http://127.0.0.1:1")][..],
+        ] {
+            let e = Env::new(lookup(bad)).embed().unwrap_err();
+            assert_eq!(e.code(), crate::app::exit::ERROR, "{e}");
+        }
+    }
+
+    #[test]
     fn settings_some_operations_use_are_left_unset_when_malformed() {
         let vars = &[
             ("MEMOIR_NOW", "1767323045"),

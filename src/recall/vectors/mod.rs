@@ -29,6 +29,16 @@ pub fn vector_path(store_dir: &Path) -> PathBuf {
     store_dir.join(VECTOR_FILE)
 }
 
+/// What makes vectors: one unit vector per text, in order.
+pub type EmbedFn<'a, E> = dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>, E> + 'a;
+
+/// Where a vector of a new file comes from: the old file's vector `i`, or fresh text `t`.
+#[derive(Clone, Copy)]
+enum Source {
+    Old(usize),
+    New(usize),
+}
+
 /// The vectors of one model: of the keys of one tree root, and of other values seen before.
 #[derive(Clone, Default)]
 pub struct VectorIndex {
@@ -150,7 +160,7 @@ impl VectorIndex {
         model: &str,
         root: &ObjectId,
         docs: &[(ObjectId, &str)],
-        embed: &mut dyn FnMut(&[&str]) -> Result<Vec<Vec<f32>>, E>,
+        embed: &mut EmbedFn<'_, E>,
     ) -> Result<(VectorIndex, VectorSync), E> {
         let old = self.layout.as_ref().filter(|l| l.model == model);
         let mut held: HashMap<ObjectId, usize> = HashMap::new();
@@ -161,11 +171,7 @@ impl VectorIndex {
             }
         }
         // The new pool: the root's values in key order (first use), then the rest.
-        enum From {
-            Old(usize),
-            New(usize),
-        }
-        let mut order: Vec<(ObjectId, From)> = Vec::new();
+        let mut order: Vec<(ObjectId, Source)> = Vec::new();
         let mut placed: HashMap<ObjectId, u32> = HashMap::with_capacity(docs.len());
         let mut slots = Vec::with_capacity(docs.len());
         let mut texts: Vec<&str> = Vec::new();
@@ -175,11 +181,11 @@ impl VectorIndex {
                 let from = match held.get(value) {
                     Some(&i) => {
                         sync.reused += 1;
-                        From::Old(i)
+                        Source::Old(i)
                     }
                     None => {
                         texts.push(text);
-                        From::New(texts.len() - 1)
+                        Source::New(texts.len() - 1)
                     }
                 };
                 order.push((*value, from));
@@ -198,29 +204,56 @@ impl VectorIndex {
             .map(Vec::len)
             .or(old.map(|l| l.dims))
             .unwrap_or(0);
-        let old = old.filter(|l| l.dims == dims);
-        if let Some(l) = old {
-            let mut rest: Vec<usize> = (0..l.pool)
-                .filter(|i| !placed.contains_key(&l.id(*i)))
-                .collect();
-            rest.sort_unstable();
-            order.extend(rest.into_iter().map(|i| (l.id(i), From::Old(i))));
+        let Some(old) = old else {
+            return Ok((
+                self.written(model, root, dims, &order, &fresh, &slots),
+                sync,
+            ));
+        };
+        if old.dims != dims {
+            // The model now gives vectors of another length (an endpoint serving another
+            // model under the same name): none of the held ones can be used.
+            return VectorIndex::default().synced(model, root, docs, embed);
         }
+        let mut rest: Vec<usize> = (0..old.pool)
+            .filter(|i| !placed.contains_key(&old.id(*i)))
+            .collect();
+        rest.sort_unstable();
+        order.extend(rest.into_iter().map(|i| (old.id(i), Source::Old(i))));
+        Ok((
+            self.written(model, root, dims, &order, &fresh, &slots),
+            sync,
+        ))
+    }
+
+    /// The index of the vectors `order` lists (of this index, or `fresh` ones), with the
+    /// keys of `root` given by `slots`.
+    fn written(
+        &self,
+        model: &str,
+        root: &ObjectId,
+        dims: usize,
+        order: &[(ObjectId, Source)],
+        fresh: &[Vec<f32>],
+        slots: &[u32],
+    ) -> VectorIndex {
         let mut ids = Vec::with_capacity(order.len());
         let mut scales = Vec::with_capacity(order.len());
         let mut vectors = Vec::with_capacity(order.len() * dims);
-        for (id, from) in &order {
+        for (id, from) in order {
             ids.push(*id);
-            match *from {
-                From::Old(i) => {
-                    // `old` is there whenever a value was found in it.
-                    let l = old.expect("a held vector's file");
+            match (*from, &self.layout) {
+                (Source::Old(i), Some(l)) => {
                     scales.push(l.scale(i));
                     vectors.extend_from_slice(l.vector(i));
                 }
-                From::New(t) => {
-                    let (q, s) = quant::quantize(&fresh[t]);
-                    let mut q = q;
+                // Only this index's vectors are listed as old.
+                (Source::Old(_), None) => {
+                    scales.push(0.0);
+                    vectors.extend(std::iter::repeat_n(0, dims));
+                }
+                (Source::New(t), _) => {
+                    let (mut q, s) = quant::quantize(&fresh[t]);
                     q.resize(dims, 0);
                     scales.push(s);
                     vectors.extend_from_slice(&q);
@@ -234,10 +267,9 @@ impl VectorIndex {
             ids: &ids,
             scales: &scales,
             vectors: &vectors,
-            slots: &slots,
+            slots,
         });
-        let index = VectorIndex::from_bytes(bytes).unwrap_or_default();
-        Ok((index, sync))
+        VectorIndex::from_bytes(bytes).unwrap_or_default()
     }
 
     /// The cosine of `query` (a unit vector) with the vector of each key of the root, in key
