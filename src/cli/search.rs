@@ -29,7 +29,7 @@ long`) favours records that name a time; a date or month in the query (`in May 2
 By meaning: with an embedding model (MEMOIR_EMBED_MODEL: a sentence-transformers directory,
 or openai:NAME with MEMOIR_EMBED_BASE_URL), --mode semantic ranks by the cosine of the
 query's and each memory's embedding, and --mode hybrid (the default then) adds the two scores:
-half the lexical score over the query's best, half the cosine. Memories are embedded on the
+0.7 x the lexical score over the query's best, 0.3 x the cosine. Memories are embedded on the
 first search that needs them; their vectors are kept in the store's cache/.";
 
 /// Order of search hits.
