@@ -19,10 +19,16 @@
 //! others, scored on it); each with a paired-bootstrap 95% confidence interval of the change
 //! from words alone.
 //!
-//! `cargo bench --bench locomo_recall -- [PATH] [--tune] [--keep DIR]`; PATH defaults to
-//! `../shared/data/locomo_dev.json`. Without the file it says so and exits 0.
+//! With `--model DIR` (a sentence-transformers directory such as all-MiniLM-L6-v2), recall
+//! by meaning and hybrid too (see `locomo/meaning.rs`); `--tune` then also tunes the
+//! fusion.
+//!
+//! `cargo bench --bench locomo_recall -- [PATH] [--tune] [--keep DIR] [--model DIR]`; PATH
+//! defaults to `../shared/data/locomo_dev.json`. Without the file it says so and exits 0.
 
 mod common;
+#[path = "locomo/meaning.rs"]
+mod meaning;
 #[path = "locomo/tune.rs"]
 mod tune;
 use common::{args, binary, stats as median_p95};
@@ -41,7 +47,7 @@ use memoir::repo::{Repo, Signature};
 use memoir::store::{OpenOptions, Store};
 use serde_json::Value;
 
-struct Question {
+pub struct Question {
     namespace: String,
     text: String,
     category: u64,
@@ -85,10 +91,13 @@ fn main() {
     let mut path = "../shared/data/locomo_dev.json".to_string();
     let mut keep: Option<PathBuf> = None;
     let mut tuning = false;
+    let mut model: Option<PathBuf> = None;
     let mut argv = args().into_iter();
     while let Some(a) = argv.next() {
         if a == "--tune" {
             tuning = true;
+        } else if a == "--model" {
+            model = argv.next().map(PathBuf::from);
         } else if a == "--keep" {
             keep = argv.next().map(PathBuf::from);
         } else {
@@ -252,7 +261,9 @@ fn main() {
         let (med, p95) = median_p95(times);
         println!("memoir search, whole process (warm index): median {med:.2} ms  p95 {p95:.2} ms");
     }
-    if tuning {
+    if let Some(dir) = &model {
+        meaning::run(&index, &questions, &dia_of, dir, tuning);
+    } else if tuning {
         tune::run(&index, &questions, &dia_of);
     }
     if let Some(k) = keep {
@@ -265,7 +276,7 @@ fn main() {
 
 /// Searches every question with `search` (top 200) and prints the recall table; returns the
 /// query latencies (ms).
-fn evaluate(
+pub fn evaluate(
     index: &LexicalIndex,
     questions: &[Question],
     dia_of: &HashMap<(String, String), String>,

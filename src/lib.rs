@@ -30,6 +30,8 @@ pub mod repo;
 
 pub mod llm;
 
+pub mod embed;
+
 pub mod memory;
 
 pub mod recall;

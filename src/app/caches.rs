@@ -3,7 +3,7 @@
 //! own layer says what is stale in it and how to prune it ([`DerivedCache`]); this module
 //! only lists them and asks the store which objects it has.
 
-use crate::recall::LexicalCache;
+use crate::recall::{LexicalCache, VectorCache};
 use crate::repo::graph_cache::GraphCache;
 use crate::store::{
     check_paths, remove_stray_temporaries, stray_findings, CacheFinding, CacheIssue, DerivedCache,
@@ -13,7 +13,7 @@ use crate::store::{
 use super::{Memoir, MemoirResult};
 
 /// Every derived cache whose contents name objects.
-static CACHES: &[&dyn DerivedCache] = &[&HeadCache, &GraphCache, &LexicalCache];
+static CACHES: &[&dyn DerivedCache] = &[&HeadCache, &GraphCache, &LexicalCache, &VectorCache];
 
 impl Memoir {
     /// Prunes every cache of the objects `store` no longer has, and removes the temporary

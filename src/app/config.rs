@@ -86,6 +86,16 @@ pub const SETTINGS: &[Setting] = &[
         "seconds per model call",
     ),
     setting(
+        "embed.model",
+        "MEMOIR_EMBED_MODEL",
+        "embedding model: a directory, or openai:NAME",
+    ),
+    setting(
+        "embed.base_url",
+        "MEMOIR_EMBED_BASE_URL",
+        "embedding endpoint base URL",
+    ),
+    setting(
         "openai.base_url",
         "OPENAI_BASE_URL",
         "OpenAI-compatible endpoint",

@@ -64,6 +64,50 @@ impl<F: Fn(&str) -> Option<String>> Env<F> {
             .transpose()
     }
 
+    /// The embedding model the environment configures, if any: `MEMOIR_EMBED_MODEL` names a
+    /// model directory, or `openai:NAME` for a model behind an OpenAI-compatible
+    /// `/v1/embeddings` endpoint at `MEMOIR_EMBED_BASE_URL` (else `OPENAI_BASE_URL`, else
+    /// OpenAI's), with `OPENAI_API_KEY` as its key when set and `MEMOIR_LLM_TIMEOUT` (30 s
+    /// by default) per request. A base URL without a model, or `openai:` without a name, is
+    /// an error (exit 1).
+    pub fn embed(&self) -> MemoirResult<Option<crate::embed::EmbedConfig>> {
+        use crate::embed::EmbedConfig;
+        let Some(model) = self.var("MEMOIR_EMBED_MODEL") else {
+            return match self.var("MEMOIR_EMBED_BASE_URL") {
+                Some(_) => Err(MemoirError::invalid(
+                    "MEMOIR_EMBED_BASE_URL is set but MEMOIR_EMBED_MODEL is not: set it to \
+                     openai:NAME to use the endpoint",
+                )),
+                None => Ok(None),
+            };
+        };
+        let model = model.trim();
+        let Some(name) = model.strip_prefix("openai:") else {
+            return Ok(Some(EmbedConfig::Local {
+                dir: std::path::PathBuf::from(model),
+            }));
+        };
+        if name.trim().is_empty() {
+            return Err(MemoirError::invalid(
+                "MEMOIR_EMBED_MODEL=openai: needs a model name (openai:NAME)",
+            ));
+        }
+        let timeout = self
+            .var("MEMOIR_LLM_TIMEOUT")
+            .and_then(|t| t.trim().parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x > 0.0 && *x < 1e6)
+            .map_or(Duration::from_secs(30), Duration::from_secs_f64);
+        Ok(Some(EmbedConfig::OpenAi {
+            model: name.trim().to_string(),
+            base_url: self
+                .var("MEMOIR_EMBED_BASE_URL")
+                .or_else(|| self.var("OPENAI_BASE_URL"))
+                .unwrap_or_else(|| OPENAI_BASE_URL.to_string()),
+            api_key: self.var("OPENAI_API_KEY"),
+            timeout,
+        }))
+    }
+
     /// The model the environment configures, if any; a malformed or incomplete setting is an
     /// error (exit 1).
     ///
@@ -355,6 +399,7 @@ impl Options {
             lock_timeout: env.lock_timeout()?.unwrap_or(defaults.lock_timeout),
             clock: env.clock()?,
             llm: env.llm().ok().flatten(),
+            embed: env.embed().ok().flatten(),
             merge_policy: env.merge_policy().ok().flatten(),
             facet_cap: env.facet_cap().unwrap_or_default(),
             ..defaults
@@ -400,6 +445,46 @@ mod tests {
             vars.iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn embedding_models_are_a_directory_or_an_endpoint() {
+        use crate::embed::EmbedConfig;
+        let env = Env::new(lookup(&[]));
+        assert_eq!(env.embed().unwrap(), None);
+        let env = Env::new(lookup(&[("MEMOIR_EMBED_MODEL", "models/minilm")]));
+        assert_eq!(
+            env.embed().unwrap(),
+            Some(EmbedConfig::Local {
+                dir: "models/minilm".into()
+            })
+        );
+        let env = Env::new(lookup(&[
+            ("MEMOIR_EMBED_MODEL", "openai:nomic"),
+            ("MEMOIR_EMBED_BASE_URL", "http://127.0.0.1:11434"),
+            ("OPENAI_BASE_URL", "http://elsewhere"),
+            ("OPENAI_API_KEY", "k"),
+        ]));
+        let Some(EmbedConfig::OpenAi {
+            model,
+            base_url,
+            api_key,
+            ..
+        }) = env.embed().unwrap()
+        else {
+            panic!("an endpoint")
+        };
+        assert_eq!(
+            (model.as_str(), base_url.as_str(), api_key.as_deref()),
+            ("nomic", "http://127.0.0.1:11434", Some("k"))
+        );
+        for bad in [
+            &[("MEMOIR_EMBED_MODEL", "openai: ")][..],
+            &[("MEMOIR_EMBED_BASE_URL", "http://127.0.0.1:1")][..],
+        ] {
+            let e = Env::new(lookup(bad)).embed().unwrap_err();
+            assert_eq!(e.code(), crate::app::exit::ERROR, "{e}");
         }
     }
 

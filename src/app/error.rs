@@ -77,6 +77,9 @@ pub enum MemoirError {
     /// A settings file cannot be read, or a setting not set (exit 1).
     #[error(transparent)]
     Config(#[from] super::config::ConfigError),
+    /// The embedding model cannot be loaded or run (exit 1).
+    #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
     /// Invalid input or option combination (exit 1).
     #[error("{0}")]
     Invalid(String),
@@ -150,6 +153,7 @@ impl MemoirError {
             | MemoirError::Rev(_)
             | MemoirError::Ingest(_)
             | MemoirError::Config(_)
+            | MemoirError::Embed(_)
             | MemoirError::Invalid(_) => exit::ERROR,
             MemoirError::Recall(r) => match r {
                 RecallError::Tree(t) => tree_code(t),

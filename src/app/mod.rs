@@ -32,6 +32,7 @@ mod kept_open;
 mod last_runs;
 mod listing;
 mod maintenance;
+mod meaning;
 mod memory_files;
 mod merge;
 mod merge_preview;
@@ -147,6 +148,7 @@ pub use tree::{
 
 pub use crate::memory::capture::{Dropped, Profile};
 pub use crate::memory::MergePolicy;
+pub use crate::recall::SearchMode;
 pub use crate::recall::Sort;
 pub use crate::repo::Op;
 pub use recall::{
@@ -182,6 +184,9 @@ pub struct Options {
     /// The model used by the classifier, `llm_merge` and the LLM picker (none: those steps
     /// fall back or refuse, as each operation documents).
     pub llm: Option<ProviderConfig>,
+    /// The embedding model of search by meaning (none: search is lexical, and asking for
+    /// `semantic` is an error).
+    pub embed: Option<crate::embed::EmbedConfig>,
     /// Merge policy of writes that name none (else the per-type default by key prefix).
     pub merge_policy: Option<MergePolicy>,
     /// How many entries `append` keeps per record.
@@ -220,6 +225,7 @@ impl Default for Options {
             clock: Clock::system(),
             keep_open: false,
             llm: None,
+            embed: None,
             merge_policy: None,
             facet_cap: FacetCap::default(),
             node_cache: crate::prolly::DEFAULT_CACHE_NODES,
@@ -406,6 +412,8 @@ pub struct Memoir {
     kept: Option<KeptOpenStore>,
     /// With a held store: the lexical index of the last read.
     warm: search::WarmIndex,
+    /// The embedding model, once loaded, and the vectors of the last search by meaning.
+    meaning: meaning::Meaning,
     /// The commit graph and tree nodes every repository handle opened here shares.
     caches: SharedCaches,
     /// The last summary of agents, kept until a branch moves.
@@ -422,6 +430,7 @@ impl Memoir {
             path: absolute(path.as_ref()),
             kept,
             warm: search::WarmIndex::default(),
+            meaning: meaning::Meaning::default(),
             caches: SharedCaches {
                 nodes: crate::prolly::SharedNodeCache::new(options.node_cache),
                 ..SharedCaches::default()

@@ -1,6 +1,7 @@
-//! `recall`: the memories that answer a question, picked by a model (`single`, `tiered`) or
-//! ranked lexically (`lexical`, the default when no model is configured). Whatever ran is
-//! stamped on the result; when the model fails, recall falls back to lexical and says so.
+//! `recall`: the memories that answer a question, picked by a model (`single`, `tiered`),
+//! ranked by meaning (`semantic`, `hybrid`: an embedding model) or ranked lexically
+//! (`lexical`, the default when no model is configured). Whatever ran is stamped on the
+//! result; when a model fails or is missing, recall falls back to lexical and says so.
 
 use std::collections::BTreeMap;
 
@@ -9,10 +10,10 @@ use serde::Serialize;
 use crate::glob::KeyGlobs;
 use crate::key::validate_namespace;
 use crate::recall::picker::{self, Inventory, Mode, PromptLog};
-use crate::recall::{Sort, TreeInventory};
+use crate::recall::{SearchMode, Sort, TreeInventory};
 
 use super::search::require_indexed_namespace;
-use super::search::{lexical, rounded, Scope};
+use super::search::{check_query, lexical, rounded, Scope};
 use super::{round_ms, Memoir, MemoirResult, Outcome, ReadPoint};
 
 /// How recall chooses memories (serde and JSON Schema use the lowercase names).
@@ -27,6 +28,10 @@ pub enum RecallMode {
     Single,
     /// The model picks prefixes, then keys.
     Tiered,
+    /// Ranked by the cosine of embeddings (an embedding model).
+    Semantic,
+    /// Ranked by words and meaning, fused (an embedding model).
+    Hybrid,
 }
 
 impl RecallMode {
@@ -36,6 +41,8 @@ impl RecallMode {
             RecallMode::Lexical => "lexical",
             RecallMode::Single => "single",
             RecallMode::Tiered => "tiered",
+            RecallMode::Semantic => "semantic",
+            RecallMode::Hybrid => "hybrid",
         }
     }
 }
@@ -49,7 +56,8 @@ pub struct RecallRequest {
     pub namespace: Option<String>,
     /// Most memories returned.
     pub limit: usize,
-    /// How to choose (none: `single` when a model is configured, else `lexical`).
+    /// How to choose (none: `single` when an LLM is configured, else `hybrid` when an
+    /// embedding model is, else `lexical`).
     pub mode: Option<RecallMode>,
     /// The model name, overriding the configured one's.
     pub model: Option<String>,
@@ -153,10 +161,11 @@ impl Memoir {
             validate_namespace(ns)?;
         }
         let llm = self.llm(req.model.as_deref());
-        let mode = req.mode.unwrap_or(if llm.is_some() {
-            RecallMode::Single
-        } else {
-            RecallMode::Lexical
+        let embeds = self.has_embedder();
+        let mode = req.mode.unwrap_or(match (llm.is_some(), embeds) {
+            (true, _) => RecallMode::Single,
+            (false, true) => RecallMode::Hybrid,
+            (false, false) => RecallMode::Lexical,
         });
         let (index, notes) = self.index_for_read(at)?;
         if let Some(ns) = &req.namespace {
@@ -174,10 +183,42 @@ impl Memoir {
         // (namespace, path, content, score)
         let mut picked: Vec<(String, String, String, f64)> = Vec::new();
         let llm_mode = match mode {
-            RecallMode::Lexical => None,
+            RecallMode::Lexical | RecallMode::Semantic | RecallMode::Hybrid => None,
             RecallMode::Single => Some(Mode::Single),
             RecallMode::Tiered => Some(Mode::Tiered),
         };
+        let scope = Scope {
+            namespace: req.namespace.clone(),
+            globs: KeyGlobs::all(),
+            since: None,
+            until: None,
+            sort: Sort::Relevance,
+        };
+        let mut notes = notes;
+        let by_meaning = match mode {
+            RecallMode::Semantic => Some(SearchMode::Semantic),
+            RecallMode::Hybrid => Some(SearchMode::Hybrid),
+            _ => None,
+        };
+        if let Some(m) = by_meaning {
+            if !embeds {
+                meta.fellback_from = Some(mode);
+                meta.fallback_reason =
+                    Some("no embedding model is configured (MEMOIR_EMBED_MODEL)".into());
+            } else if check_query(&req.query, m).is_err() {
+                meta.fellback_from = Some(mode);
+                meta.fallback_reason = Some("the question has no word to rank by".into());
+            } else {
+                let t = self.clock().timer();
+                let choice = self.choose_mode(Some(m))?;
+                for h in self.ranked(&index, &req.query, &scope, req.limit, &choice, &mut notes)? {
+                    picked.push((h.namespace, h.path, h.content, h.score));
+                }
+                meta.mode = mode;
+                let st = BTreeMap::from([(m.as_str().to_string(), t.ms())]);
+                meta.step_timings = self.step_timings(&st);
+            }
+        }
         if let Some(m) = llm_mode {
             match &llm {
                 None => {
@@ -230,13 +271,6 @@ impl Memoir {
             }
         }
         if meta.mode == RecallMode::Lexical {
-            let scope = Scope {
-                namespace: req.namespace.clone(),
-                globs: KeyGlobs::all(),
-                since: None,
-                until: None,
-                sort: Sort::Relevance,
-            };
             let t = self.clock().timer();
             for h in lexical(&index, &req.query, &scope, req.limit) {
                 picked.push((h.namespace, h.path, h.content, h.score));

@@ -1,5 +1,6 @@
-//! `search`: ranked lexical search over keys and record contents, no model; and the lexical
-//! index every lexical read (search, recall) looks at.
+//! `search`: ranked search over keys and record contents, by words (no model), by meaning
+//! (an embedding model) or both; and the lexical index every read (search, recall) looks
+//! at.
 
 use serde::{Serialize, Serializer};
 
@@ -9,13 +10,15 @@ use crate::recall::tokenize::is_stopword;
 use std::sync::{Arc, Mutex};
 
 use crate::object::ObjectId;
+use crate::recall::hybrid::{self, Fusion};
 use crate::recall::lexical::ScoreTerms;
 use crate::recall::{
-    cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, Sort, SyncStats,
+    cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, SearchMode, Sort, SyncStats,
 };
 use crate::repo::revision::parse_date;
 use crate::repo::{Head, Repo};
 
+use super::meaning::ModeChoice;
 use super::status::unknown_namespace;
 use super::{exit, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint};
 
@@ -109,7 +112,7 @@ pub struct SearchOutcome {
     pub success: bool,
     /// The words looked for.
     pub query: String,
-    /// Always `lexical`.
+    /// How the hits were ranked: `lexical`, `semantic` or `hybrid`.
     pub mode: &'static str,
     /// The hits, in the order asked for.
     pub hits: Vec<SearchHit>,
@@ -120,6 +123,10 @@ pub struct SearchOutcome {
     /// Diagnostics (where the index came from, a cache that could not be saved).
     #[serde(skip)]
     pub notes: Vec<String>,
+    /// Why the mode asked for is not the one run (hybrid without a model), which a face
+    /// shows.
+    #[serde(skip)]
+    pub fallback: Option<String>,
 }
 
 impl Outcome for SearchOutcome {}
@@ -151,9 +158,9 @@ pub(crate) fn require_indexed_namespace(index: &LexicalIndex, ns: &str) -> Memoi
     Err(unknown_namespace(ns, &index.namespaces()))
 }
 
-/// Runs a lexical search on `index`.
-pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: usize) -> Vec<Hit> {
-    index.search(&Query {
+/// The query of `text` within `scope`.
+fn query_of<'a>(text: &'a str, scope: &'a Scope, limit: usize) -> Query<'a> {
+    Query {
         text,
         with_internal: false,
         namespace: scope.namespace.as_deref(),
@@ -162,12 +169,18 @@ pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: us
         until: scope.until,
         limit,
         sort: scope.sort,
-    })
+    }
 }
 
-/// A query must have a word to rank by: an empty one, or one of only common words (which
-/// every memory shares), is a usage error rather than an empty or arbitrary answer.
-fn check_query(query: &str) -> MemoirResult<()> {
+/// Runs a lexical search on `index`.
+pub(crate) fn lexical(index: &LexicalIndex, text: &str, scope: &Scope, limit: usize) -> Vec<Hit> {
+    index.search(&query_of(text, scope, limit))
+}
+
+/// A query must have a word to rank by: an empty one, or (by words) one of only common
+/// words (which every memory shares), is a usage error rather than an empty or arbitrary
+/// answer.
+pub(crate) fn check_query(query: &str, mode: SearchMode) -> MemoirResult<()> {
     let words: Vec<String> = query
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
@@ -182,7 +195,7 @@ fn check_query(query: &str) -> MemoirResult<()> {
             "search needs words to look for: the query has none".to_string(),
         ));
     }
-    if words.iter().all(|w| is_stopword(w)) {
+    if mode != SearchMode::Semantic && words.iter().all(|w| is_stopword(w)) {
         return Err(usage(format!(
             "search needs a word that tells memories apart: {:?} has only common words",
             query.trim()
@@ -192,12 +205,26 @@ fn check_query(query: &str) -> MemoirResult<()> {
 }
 
 impl Memoir {
-    /// Ranks the memories at a read point against the words of `req.query`, lexically. The
-    /// index is answered from the cache kept beside the store, without opening it, when that
-    /// reflects HEAD as of the store's last close; else brought up to date from the store.
+    /// Ranks the memories at a read point against `req.query`, in the default mode: hybrid
+    /// when an embedding model is configured, else lexical (see [`Memoir::search_in`]).
     pub fn search(&self, req: &SearchRequest, at: &ReadPoint) -> MemoirResult<SearchOutcome> {
+        self.search_in(None, req, at)
+    }
+
+    /// Ranks the memories at a read point against `req.query`, by words, meaning or both
+    /// (`mode`; none: the default of [`Memoir::search`]). The index is answered from the
+    /// cache kept beside the store, without opening it, when that reflects HEAD as of the
+    /// store's last close; else brought up to date from the store. By meaning, vectors are
+    /// made first for the memories that have none.
+    pub fn search_in(
+        &self,
+        mode: Option<SearchMode>,
+        req: &SearchRequest,
+        at: &ReadPoint,
+    ) -> MemoirResult<SearchOutcome> {
         let timer = self.clock().timer();
-        check_query(&req.query)?;
+        let choice = self.choose_mode(mode)?;
+        check_query(&req.query, choice.mode)?;
         if let Some(ns) = &req.namespace {
             validate_namespace(ns)?;
         }
@@ -218,13 +245,13 @@ impl Memoir {
             sort: req.sort,
         };
         let (mut index, mut notes) = self.index_for_read(at)?;
-        let mut hits = lexical(&index, &req.query, &scope, req.limit);
+        let mut hits = self.ranked(&index, &req.query, &scope, req.limit, &choice, &mut notes)?;
         if index.damaged() {
             // A block of the cached index read above was not what was written: the hits are
             // discarded and searched again in an index rebuilt from the store.
             drop(index);
             (index, notes) = self.rebuild_index(at)?;
-            hits = lexical(&index, &req.query, &scope, req.limit);
+            hits = self.ranked(&index, &req.query, &scope, req.limit, &choice, &mut notes)?;
         }
         // Hits prove the namespace exists: only an empty answer looks it up.
         if let Some(ns) = req.namespace.as_ref().filter(|_| hits.is_empty()) {
@@ -243,11 +270,43 @@ impl Memoir {
         Ok(SearchOutcome {
             success: true,
             query: req.query.clone(),
-            mode: "lexical",
+            mode: choice.mode.as_str(),
             count: hits.len(),
             hits,
             timing_ms: timer.ms(),
             notes,
+            fallback: choice.fallback,
+        })
+    }
+
+    /// The hits of `text` in `index` ranked in the chosen mode; by meaning, the vectors of
+    /// the index's keys are brought up to date first.
+    pub(crate) fn ranked(
+        &self,
+        index: &LexicalIndex,
+        text: &str,
+        scope: &Scope,
+        limit: usize,
+        choice: &ModeChoice,
+        notes: &mut Vec<String>,
+    ) -> MemoirResult<Vec<Hit>> {
+        let Some(embedder) = choice.embedder.as_deref() else {
+            return Ok(lexical(index, text, scope, limit));
+        };
+        if choice.mode == SearchMode::Lexical {
+            return Ok(lexical(index, text, scope, limit));
+        }
+        let (vectors, said) = self.vectors_for(index, embedder)?;
+        notes.extend(said);
+        if !hybrid::aligned(index, &vectors) {
+            // An empty store (no root), or vectors that could not be made for it.
+            return Ok(lexical(index, text, scope, limit));
+        }
+        let query = self.embed_query(embedder, text)?;
+        let q = query_of(text, scope, limit);
+        Ok(match choice.mode {
+            SearchMode::Semantic => hybrid::semantic(index, &vectors, &query, &q),
+            _ => hybrid::hybrid(index, &vectors, &query, &q, &Fusion::default()),
         })
     }
 

@@ -143,7 +143,7 @@ commands! {
     "export" Export(export::Args) => export::run, "Write every memory as JSON Lines";
     "import" Import(import::Args) => import::run,
         "Read memories from JSON Lines (one commit, all or nothing)";
-    "search" Search(search::Args) => search::run, "Ranked lexical search over keys and contents";
+    "search" Search(search::Args) => search::run, "Ranked search over keys and contents, by words or meaning";
     "recall" Recall(recall::Args) => recall::run,
         "Find the memories that answer a question (LLM picker or lexical)";
     "merge" Merge(merge::Args) => merge::run, "Merge a branch into another";

@@ -63,6 +63,12 @@ pub fn llm_config_from_env() -> Result<Option<ProviderConfig>, CliError> {
     Ok(env().llm()?)
 }
 
+/// The embedding model the environment configures, if any (see [`Env::embed`]); a malformed
+/// setting is an error (exit 1).
+pub fn embed_config_from_env() -> Result<Option<memoir::embed::EmbedConfig>, CliError> {
+    Ok(env().embed()?)
+}
+
 /// `path` with a leading `~` (alone or before `/`) replaced by the home directory (`HOME`,
 /// else `USERPROFILE`); any other path, or one when no home is known, unchanged.
 pub fn expand_home(path: &str) -> PathBuf {

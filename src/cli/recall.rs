@@ -7,7 +7,9 @@ use clap::ValueEnum;
 use memoir::app::{MemoirError, RecallMode, RecallOutcome, RecallRequest};
 use memoir::key::validate_namespace;
 
-use super::context::{llm_config_from_env, read_point, AtArg, BranchArg, Ctx};
+use super::context::{
+    embed_config_from_env, llm_config_from_env, read_point, AtArg, BranchArg, Ctx,
+};
 use super::output::{esc, CliError, Report};
 use super::search::{hit_lines, print_notes};
 
@@ -17,8 +19,11 @@ Examples:
   memoir --json recall 'testing preferences' -l 5 --mode lexical
   MEMOIR_LLM_BASE_URL=http://127.0.0.1:8080/v1 memoir recall 'deploy steps' --mode tiered
 
-Modes: lexical (no model), single (one LLM call over the keys), tiered (prefixes, then keys).
-Default: single when an LLM is configured, else lexical. LLM configuration:
+Modes: lexical (no model), single (one LLM call over the keys), tiered (prefixes, then keys),
+semantic (the cosine of embeddings), hybrid (words and meaning fused; see `search --help`).
+Default: single when an LLM is configured, else hybrid when an embedding model is
+(MEMOIR_EMBED_MODEL), else lexical. Without the model a mode needs, recall is lexical and
+names `fellback_from`. LLM configuration:
   MEMOIR_LLM_PROVIDER=openai|anthropic|command (else inferred, in this order:)
   MEMOIR_LLM_COMMAND='claude -p'   prompt on stdin, answer on stdout
   MEMOIR_LLM_BASE_URL, OPENAI_BASE_URL, OPENAI_API_KEY   OpenAI-compatible chat completions
@@ -39,6 +44,10 @@ pub enum ModeArg {
     Single,
     /// LLM picks prefixes, then keys
     Tiered,
+    /// Ranked by meaning (an embedding model)
+    Semantic,
+    /// Ranked by words and meaning, fused (an embedding model)
+    Hybrid,
 }
 
 /// Find the memories that answer a question
@@ -74,6 +83,8 @@ impl From<ModeArg> for RecallMode {
             ModeArg::Lexical => RecallMode::Lexical,
             ModeArg::Single => RecallMode::Single,
             ModeArg::Tiered => RecallMode::Tiered,
+            ModeArg::Semantic => RecallMode::Semantic,
+            ModeArg::Hybrid => RecallMode::Hybrid,
         }
     }
 }
@@ -85,6 +96,7 @@ pub fn check(namespace: Option<&str>) -> Result<(), CliError> {
         validate_namespace(ns).map_err(MemoirError::from)?;
     }
     llm_config_from_env()?;
+    embed_config_from_env()?;
     Ok(())
 }
 

@@ -1,10 +1,11 @@
-//! `memoir search QUERY`: ranked lexical search over keys and record contents, no model.
+//! `memoir search QUERY`: ranked search over keys and record contents, by words, by meaning
+//! (an embedding model) or both.
 
 use clap::ValueEnum;
 
-use memoir::app::{SearchOutcome, SearchRequest, Sort};
+use memoir::app::{SearchMode, SearchOutcome, SearchRequest, Sort};
 
-use super::context::{read_point, AtArg, BranchArg, Ctx};
+use super::context::{embed_config_from_env, read_point, AtArg, BranchArg, Ctx};
 use super::output::{esc, CliError, Report};
 
 const HELP: &str = "\
@@ -23,7 +24,13 @@ Ranked by relevance, the best hits by words are scored again with what records s
 their words: a conversation turn (`Name: text`) whose speaker the query names counts more, a
 turn that asks (ends with `?`) less; a question about time (`when ...`, `what year`, `how
 long`) favours records that name a time; a date or month in the query (`in May 2023`,
-`2023-05-08`) favours records whose event time falls in it. --explain shows each term.";
+`2023-05-08`) favours records whose event time falls in it. --explain shows each term.
+
+By meaning: with an embedding model (MEMOIR_EMBED_MODEL: a sentence-transformers directory,
+or openai:NAME with MEMOIR_EMBED_BASE_URL), --mode semantic ranks by the cosine of the
+query's and each memory's embedding, and --mode hybrid (the default then) adds the two scores:
+0.7 x the lexical score over the query's best, 0.3 x the cosine. Memories are embedded on the
+first search that needs them; their vectors are kept in the store's cache/.";
 
 /// Order of search hits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -34,7 +41,28 @@ pub enum SortArg {
     Recency,
 }
 
-/// Ranked lexical search over keys and contents
+/// How search ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// By words (BM25F); needs no model
+    Lexical,
+    /// By meaning: the cosine of embeddings
+    Semantic,
+    /// Both, fused (the default with an embedding model)
+    Hybrid,
+}
+
+impl From<ModeArg> for SearchMode {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::Lexical => SearchMode::Lexical,
+            ModeArg::Semantic => SearchMode::Semantic,
+            ModeArg::Hybrid => SearchMode::Hybrid,
+        }
+    }
+}
+
+/// Ranked search over keys and contents, by words or meaning
 #[derive(Debug, clap::Args)]
 #[command(after_help = HELP)]
 pub struct Args {
@@ -68,6 +96,9 @@ pub struct Args {
     /// Show the terms of each hit's score (lexical, speaker, time, date, question)
     #[arg(long)]
     pub explain: bool,
+    /// How to rank [default: hybrid with an embedding model, else lexical]
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
     #[command(flatten)]
     pub branch: BranchArg,
 }
@@ -117,13 +148,21 @@ pub fn run(ctx: &Ctx, args: Args) -> Result<Report, CliError> {
         sort: args.sort.into(),
         explain: args.explain,
     };
-    let out = ctx.app.search(&req, &read_point(&args.at, &args.branch))?;
+    // A malformed embedding setting fails search (the handle was given only what parsed).
+    embed_config_from_env()?;
+    let mode = args.mode.map(SearchMode::from);
+    let out = ctx
+        .app
+        .search_in(mode, &req, &read_point(&args.at, &args.branch))?;
     Ok(render(ctx, &out))
 }
 
 /// The report of a search (`-v` notes go to stderr).
 pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     print_notes(ctx, &out.notes);
+    if let Some(why) = &out.fallback {
+        eprintln!("memoir: {}", esc(why));
+    }
     let mut lines = Vec::new();
     for h in &out.hits {
         hit_lines(ctx, &mut lines, &h.namespace, &h.key, h.score, &h.content);

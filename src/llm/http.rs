@@ -184,7 +184,9 @@ impl Llm for HttpLlm {
 /// The runtime and client of a provider whose calls each take at most `timeout`, connecting
 /// included.
 #[cfg(feature = "http")]
-fn client(timeout: Duration) -> Result<(tokio::runtime::Runtime, reqwest::Client), String> {
+pub(crate) fn client(
+    timeout: Duration,
+) -> Result<(tokio::runtime::Runtime, reqwest::Client), String> {
     // rustls needs a process-wide crypto provider; a second install is a no-op error.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -201,7 +203,7 @@ fn client(timeout: Duration) -> Result<(tokio::runtime::Runtime, reqwest::Client
 
 /// An error with its causes, `a: b: c` (reqwest's own message names only the request).
 #[cfg(feature = "http")]
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

@@ -7,6 +7,8 @@
 //! in the one form the prompt asked for (a JSON object) and refuses any other.
 
 mod http;
+#[cfg(feature = "http")]
+pub(crate) use http::{chain as error_chain, client as http_client};
 pub mod reply;
 
 use std::io::{Read, Write};

@@ -5,18 +5,22 @@
 //! tree root it reflects and brought up to date from tree diffs.
 
 pub mod duplicate;
+pub mod hybrid;
 pub mod inventory;
 pub mod lexical;
 pub mod picker;
 mod prune;
 pub mod tokenize;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 
+pub use hybrid::{Fusion, SearchMode};
 pub use inventory::TreeInventory;
 pub use lexical::{Doc, Hit, IndexedDoc, LexicalIndex, Query, Sort, SyncStats};
 pub use prune::LexicalCache;
 pub use tokenize::Tokenizer;
+pub use vectors::{VectorCache, VectorIndex};
 
 use crate::prolly::ProllyError;
 

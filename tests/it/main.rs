@@ -12,6 +12,7 @@ mod crash;
 mod create_crash;
 mod decode;
 mod documents;
+mod embed;
 mod faults;
 mod format;
 #[cfg(unix)]

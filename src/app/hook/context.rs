@@ -5,7 +5,7 @@ use crate::app::code_repo::CodeRepo;
 use crate::app::follow::{FollowOutcome, MemoryBranch, MAIN_BRANCH};
 use crate::app::sync_branch::SyncBranchRequest;
 use crate::app::{Memoir, MemoirResult, ReadPoint, SearchRequest, SummarizeRequest, SummaryKind};
-use crate::recall::Sort;
+use crate::recall::{SearchMode, Sort};
 
 use super::HookSettings;
 
@@ -254,7 +254,8 @@ pub(super) fn prompt_memories(app: &Memoir, prompt: &str) -> MemoirResult<String
         sort: Sort::default(),
         explain: false,
     };
-    let out = app.search(&req, &ReadPoint::head())?;
+    // By words: a prompt's hook must answer fast, without loading a model.
+    let out = app.search_in(Some(SearchMode::Lexical), &req, &ReadPoint::head())?;
     if out.hits.is_empty() {
         return Ok(String::new());
     }

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use memoir::app::{MergePolicy, MergeStrategy, RecallMode, Sort};
+use memoir::app::{MergePolicy, MergeStrategy, RecallMode, SearchMode, Sort};
 
 fn number_of(v: &Value) -> Option<f64> {
     match v {
@@ -150,7 +150,8 @@ pub struct RecallParams {
     pub limit: Option<usize>,
     /// Only this namespace
     pub namespace: Option<String>,
-    /// How to choose (default: single with a model configured, else lexical)
+    /// How to choose (default: single with an LLM configured, else hybrid with an embedding
+    /// model, else lexical)
     pub mode: Option<RecallMode>,
     /// Drop memories scoring below this
     #[serde(default, deserialize_with = "number")]
@@ -182,6 +183,9 @@ pub struct SearchParams {
     pub until: Option<String>,
     /// Order of the hits (default relevance)
     pub sort: Option<Sort>,
+    /// How to rank: lexical (by words), semantic (by meaning, needs an embedding model) or
+    /// hybrid (both; the default when an embedding model is configured, else lexical)
+    pub mode: Option<SearchMode>,
     /// Read at this revision
     pub at: Option<String>,
     /// Read this branch instead of HEAD

@@ -158,7 +158,7 @@ fn command_specs() -> Vec<Spec> {
         ),
         spec::<SearchParams>(
             "memoir_search",
-            "Ranked lexical search over keys and contents.",
+            "Ranked search over keys and contents, by words, meaning (an embedding model) or both.",
             READ,
         ),
         spec::<LogParams>(
@@ -336,7 +336,7 @@ impl Tools {
                 };
                 Ok(search::render(
                     ctx,
-                    &app.search(&req, &read(p.at, p.branch))?,
+                    &app.search_in(p.mode, &req, &read(p.at, p.branch))?,
                 ))
             }
             "memoir_log" => {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use memoir::app::{
     exit, ChangesQuery, DiffQuery, ForgetRequest, GraphRequest, HistoryFilter, KeyScope, LogQuery,
     MergePolicy, MergeRequest, MergeStrategy, Outcome, ReadPoint, RecallMode, RecallRequest,
-    RememberRequest, SearchRequest, SummarizeRequest, TreeRequest, WriteAs,
+    RememberRequest, SearchMode, SearchRequest, SummarizeRequest, TreeRequest, WriteAs,
 };
 
 use super::params::{Body, Query};
@@ -234,9 +234,20 @@ pub fn get(ctx: &Ctx, path: &str, q: &Query) -> Reply {
                 until: q.get("until"),
                 ..SearchRequest::default()
             };
+            let mode = match q.get("mode").as_deref() {
+                None | Some("") => None,
+                Some("lexical") => Some(SearchMode::Lexical),
+                Some("semantic") => Some(SearchMode::Semantic),
+                Some("hybrid") => Some(SearchMode::Hybrid),
+                Some(other) => {
+                    return Err(CliError::invalid(format!(
+                        "mode {other:?}: expected lexical, semantic or hybrid"
+                    )))
+                }
+            };
             match q.get("actor") {
                 Some(actor) => Ok(app.search_by_agent(&req, &actor, &query_point(q))?),
-                None => Ok(app.search(&req, &query_point(q))?),
+                None => Ok(app.search_in(mode, &req, &query_point(q))?),
             }
         })()),
         "/api/stats" => reply((|| Ok(app.stats(&query_point(q), q.number("points")?)?))()),

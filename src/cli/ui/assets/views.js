@@ -212,7 +212,7 @@ export async function searchView(main, p) {
   const mode = p.get('mode') || 'search';
   const f = { actor: p.get('actor') || '', since: p.get('since') || '', until: p.get('until') || '' };
   const input = h('input', { id: 'search-q', type: 'search', value: q, placeholder: 'words to look for', size: 32 });
-  const modeSel = h('select', { id: 'search-mode' }, [['search', 'Search (lexical, ranked)'], ['lexical', 'Recall: lexical'], ['single', 'Recall: single model call'], ['tiered', 'Recall: tiered model calls']]
+  const modeSel = h('select', { id: 'search-mode' }, [['search', 'Search (ranked)'], ['search-lexical', 'Search: by words'], ['search-semantic', 'Search: by meaning'], ['search-hybrid', 'Search: words and meaning'], ['lexical', 'Recall: lexical'], ['single', 'Recall: single model call'], ['tiered', 'Recall: tiered model calls']]
     .map(([v, t]) => h('option', { value: v, selected: v === mode }, t)));
   const field = (id, value, placeholder) => h('input', { id, value, placeholder, size: 11, spellcheck: 'false' });
   const who = field('search-actor', f.actor, 'any agent');
@@ -229,11 +229,11 @@ export async function searchView(main, p) {
   const parts = [h('h2', { text: 'Search and recall' }), form];
   if (q) {
     const terms = q.split(/\s+/).filter((t) => t.length > 1);
-    if (mode === 'search') {
-      const r = await api('/api/search', { q, at: readAt(), limit: 50, ...f });
+    if (mode.startsWith('search')) {
+      const r = await api('/api/search', { q, at: readAt(), limit: 50, ...f, mode: mode.slice(7) });
       if (!r.ok) parts.push(failure(r));
       else {
-        parts.push(h('p', { class: 'muted' }, `${r.data.count} hit(s) in ${r.data.timing_ms} ms`));
+        parts.push(h('p', { class: 'muted' }, `${r.data.count} hit(s) in ${r.data.timing_ms} ms, ranked ${r.data.mode}`));
         parts.push(h('ol', { id: 'search-results' }, r.data.hits.map((x) => h('li', { class: 'hit' },
           link('memory', { ns: x.namespace, key: x.key }, highlight(`${x.namespace}:${x.key}`, terms)),
           h('span', { class: 'badge' }, x.score.toFixed(2)), h('pre', {}, highlight(x.content, terms))))));
