@@ -107,16 +107,16 @@ fn a_newer_setting_is_kept_and_listed_not_refused() {
     let path = write(
         dir.path(),
         "config.toml",
-        "colour = true\n[embed]\nmodel = \"x\"\n",
+        "colour = true\n[rerank]\nmodel = \"x\"\n",
         0o644,
     );
     let mut f = ConfigFile::read(&path, Scope::User).unwrap();
-    assert_eq!(f.unknown(), ["colour", "embed.model"]);
+    assert_eq!(f.unknown(), ["colour", "rerank.model"]);
     f.set("author", "Ada").unwrap();
     f.save().unwrap();
     assert!(fs::read_to_string(&path)
         .unwrap()
-        .contains("[embed]\nmodel = \"x\""));
+        .contains("[rerank]\nmodel = \"x\""));
 }
 
 #[test]
