@@ -281,7 +281,7 @@ impl LexicalIndex {
         let hits = best_n(last.into_iter(), q.limit, order);
         Some(
             hits.into_iter()
-                .filter_map(|(d, s)| self.hit(d, s))
+                .filter_map(|(d, s)| self.hit_of(d, s))
                 .collect(),
         )
     }

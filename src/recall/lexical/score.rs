@@ -565,22 +565,7 @@ impl LexicalIndex {
         );
         ranked
             .into_iter()
-            .filter_map(|(d, score)| self.hit(d, score))
+            .filter_map(|(d, score)| self.hit_of(d, score))
             .collect()
-    }
-
-    /// Live document `d` as a hit scoring `score`.
-    pub(super) fn hit(&self, d: u32, score: f64) -> Option<Hit> {
-        let e = self.doc(d)?;
-        Some(Hit {
-            key: e.key.to_vec(),
-            namespace: e.namespace.to_string(),
-            path: e.path.to_string(),
-            value: e.value,
-            content: e.content.to_string(),
-            score,
-            timestamp: e.timestamp,
-            terms: super::ScoreTerms::lexical(score),
-        })
     }
 }
