@@ -7,6 +7,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::{normalize, EmbedError, EmbedResult, Embedder};
+#[cfg(feature = "http")]
+use crate::llm::{post_json, PostFailure};
 
 /// Texts sent in one request.
 const BATCH: usize = 64;
@@ -63,28 +65,18 @@ impl OpenAiEmbedder {
             endpoint: self.url.clone(),
             reason,
         };
-        let (runtime, client) = self.client.as_ref().map_err(|e| transport(e.clone()))?;
-        let mut req = client
-            .post(&self.url)
-            .header("content-type", "application/json");
-        if let Some(k) = &self.api_key {
-            req = req.header("authorization", format!("Bearer {k}"));
-        }
-        let fail = |e: reqwest::Error| transport(crate::llm::error_chain(&e));
-        let (status, bytes) = runtime.block_on(async {
-            let mut resp = req.body(body.to_string()).send().await.map_err(fail)?;
-            let status = resp.status().as_u16();
-            let mut bytes = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(fail)? {
-                if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-                    return Err(transport(format!(
-                        "the response body is larger than {MAX_ANSWER_BYTES} bytes"
-                    )));
+        let pair = self.client.as_ref().map_err(|e| transport(e.clone()))?;
+        let headers: Vec<(&str, String)> = match &self.api_key {
+            Some(k) => vec![("authorization", format!("Bearer {k}"))],
+            None => Vec::new(),
+        };
+        let (status, bytes) = post_json(pair, &self.url, &headers, body, MAX_ANSWER_BYTES)
+            .map_err(|f| match f {
+                PostFailure::Request(e) => transport(crate::llm::error_chain(&e)),
+                PostFailure::TooLarge(max) => {
+                    transport(format!("the response body is larger than {max} bytes"))
                 }
-                bytes.extend_from_slice(&chunk);
-            }
-            Ok((status, bytes))
-        })?;
+            })?;
         let text = String::from_utf8_lossy(&bytes);
         if !(200..300).contains(&status) {
             let start: String = text.chars().take(300).collect();

@@ -72,24 +72,12 @@ impl HttpLlm {
                 transport(chain(&e))
             }
         };
-        let (runtime, client) = self.client.as_ref().map_err(|e| transport(e.clone()))?;
-        let mut req = client.post(url).header("content-type", "application/json");
-        for (k, v) in headers {
-            req = req.header(*k, v.as_str());
-        }
-        runtime.block_on(async {
-            let mut resp = req.body(body.to_string()).send().await.map_err(fail)?;
-            let status = resp.status().as_u16();
-            let mut bytes = Vec::new();
-            while let Some(chunk) = resp.chunk().await.map_err(fail)? {
-                if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-                    return Err(transport(format!(
-                        "the response body is larger than {MAX_ANSWER_BYTES} bytes"
-                    )));
-                }
-                bytes.extend_from_slice(&chunk);
+        let pair = self.client.as_ref().map_err(|e| transport(e.clone()))?;
+        post_json(pair, url, headers, body, MAX_ANSWER_BYTES).map_err(|f| match f {
+            PostFailure::Request(e) => fail(e),
+            PostFailure::TooLarge(max) => {
+                transport(format!("the response body is larger than {max} bytes"))
             }
-            Ok((status, bytes))
         })
     }
 
@@ -211,4 +199,47 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
         cause = c.source();
     }
     text
+}
+
+/// Why [`post_json`] failed.
+#[cfg(feature = "http")]
+pub(crate) enum PostFailure {
+    /// The request or the reading of its answer.
+    Request(reqwest::Error),
+    /// The answer is longer than this many bytes.
+    TooLarge(usize),
+}
+
+/// POSTs `body` as JSON to `url` with `headers` through `pair` (see `http_client`), reading
+/// at most `max` bytes of the answer: its status and body. Shared by the model and
+/// embedding clients.
+#[cfg(feature = "http")]
+pub(crate) fn post_json(
+    pair: &(tokio::runtime::Runtime, reqwest::Client),
+    url: &str,
+    headers: &[(&str, String)],
+    body: &Value,
+    max: usize,
+) -> Result<(u16, Vec<u8>), PostFailure> {
+    let (runtime, client) = pair;
+    let mut req = client.post(url).header("content-type", "application/json");
+    for (k, v) in headers {
+        req = req.header(*k, v.as_str());
+    }
+    runtime.block_on(async {
+        let mut resp = req
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(PostFailure::Request)?;
+        let status = resp.status().as_u16();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(PostFailure::Request)? {
+            if bytes.len() + chunk.len() > max {
+                return Err(PostFailure::TooLarge(max));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok((status, bytes))
+    })
 }

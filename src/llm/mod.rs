@@ -9,6 +9,8 @@
 mod http;
 #[cfg(feature = "http")]
 pub(crate) use http::{chain as error_chain, client as http_client};
+#[cfg(feature = "http")]
+pub(crate) use http::{post_json, PostFailure};
 pub mod reply;
 
 use std::io::{Read, Write};
