@@ -104,11 +104,7 @@ impl Memoir {
     /// result as [`Memoir::fsck`] does; the outcome says what was rebuilt.
     pub fn repair(&self) -> MemoirResult<FsckOutcome> {
         self.release();
-        let verify = |id: &[u8; 32], bytes: &[u8]| {
-            crate::object::peek_kind(bytes)
-                .is_ok_and(|kind| crate::object::ObjectId::of(kind, bytes).as_bytes() == id)
-        };
-        let (store, report) = Store::repair(self.path(), &self.open_options(), &verify)?;
+        let (store, report) = Store::repair(self.path(), &self.open_options())?;
         let mut out = self.fsck_of(self.repo_of(store)?, true)?;
         out.repair = Some(report);
         Ok(out)

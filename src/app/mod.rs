@@ -211,6 +211,7 @@ impl Options {
         OpenOptions {
             lock_timeout: self.lock_timeout,
             scratch_dir: self.scratch_dir.clone(),
+            verify: Some(crate::object::record_verifies),
             ..OpenOptions::default()
         }
     }
@@ -570,8 +571,8 @@ impl Memoir {
     /// Runs the read `f` on the closed store when it is closed (as of its last close, without
     /// opening the database or taking the LOCK: see [`Store::read_closed`]), else, or when
     /// that read fails, on the opened store. A store kept open ([`Options::keep_open`]) is
-    /// read open. When the closed read failed for want of an object, the opened store checks
-    /// its pack indexes whole as it closes, rebuilding a damaged one.
+    /// read open. When the closed read failed for want of an object, the opened store first
+    /// checks its pack index files whole, rebuilding a damaged one.
     pub(crate) fn reading<T>(&self, f: impl Fn(&Repo) -> MemoirResult<T>) -> MemoirResult<T> {
         let mut recheck = false;
         if !self.keeps_open() {
@@ -584,7 +585,7 @@ impl Memoir {
         }
         let repo = self.open_repo()?;
         if recheck {
-            repo.store().verify_indexes_at_close();
+            repo.store().check_index_files()?;
         }
         f(&repo)
     }

@@ -310,6 +310,12 @@ pub fn unreadable_kind(bytes: &[u8], e: &CborError) -> String {
     }
 }
 
+/// Whether `bytes` are an object whose id is `id`: the check of a pack record that the store
+/// asks for when it reads records without an index (see `OpenOptions::verify`).
+pub fn record_verifies(id: &[u8; 32], bytes: &[u8]) -> bool {
+    peek_kind(bytes).is_ok_and(|kind| ObjectId::of(kind, bytes).as_bytes() == id)
+}
+
 /// Checks that `bytes` are an object of `kind` whose id is `id`.
 pub fn verify(id: &ObjectId, kind: Kind, bytes: &[u8]) -> ObjectResult<()> {
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };

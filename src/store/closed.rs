@@ -13,7 +13,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use super::head_cache::CachedRefs;
-use super::pack_index::{index_path, scan_bytes, Entry, PackIndex, MAX_TAIL};
+use super::object_index::scan_records;
+use super::pack_index::{index_path, Entry, PackIndex, MAX_TAIL};
 use super::packs::{pack_name, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::{
     Backend, Bytes, Damage, ObjectStore, PutOutcome, RawId, RefStore, StoreError, StoreResult,
@@ -48,7 +49,7 @@ impl ClosedPack {
         self.tail.get_or_init(|| {
             let bytes = &self.map[..];
             let from = self.tail_start().max(HEADER).min(bytes.len() as u64);
-            let mut places = scan_bytes(&bytes[from as usize..], from);
+            let mut places = scan_records(&bytes[from as usize..], from, None).records;
             places.sort_unstable();
             places
         })
@@ -64,13 +65,10 @@ impl ClosedPack {
 
     /// Where the record of `id` is in this pack, if it is there.
     fn find(&self, id: &RawId) -> StoreResult<Option<(u64, u32)>> {
-        if let Some(ix) = &self.index {
-            let found = ix.find(id).map_err(|e| StoreError::Backend(Box::new(e)))?;
-            if found.is_some() {
-                return Ok(found);
-            }
-        }
-        Ok(self.in_tail(id))
+        // The tail's copy is newer than the index's.
+        Ok(self
+            .in_tail(id)
+            .or_else(|| self.index.as_ref().and_then(|ix| ix.find(id))))
     }
 
     fn ids(&self, prefix: &[u8], out: &mut BTreeSet<RawId>) -> StoreResult<()> {
@@ -81,10 +79,7 @@ impl ClosedPack {
                     .ok_or_else(|| StoreError::Backend("a pack index is damaged".into()))?;
                 out.extend(entries.into_iter().map(|(id, _, _)| id));
             } else {
-                out.extend(
-                    ix.ids_with_prefix(prefix)
-                        .map_err(|e| StoreError::Backend(Box::new(e)))?,
-                );
+                out.extend(ix.ids_with_prefix(prefix));
             }
         }
         out.extend(
@@ -137,7 +132,8 @@ impl ClosedBackend {
                     unsafe { memmap2::MmapOptions::new().len(n).map(&file) }.ok()?,
                 ),
             };
-            let index = PackIndex::open(&index_path(dir, no), no).filter(|ix| ix.covered() <= len);
+            let index = PackIndex::open(&index_path(&dir.join(PACKS_DIR), no), no)
+                .filter(|ix| ix.covered() <= len);
             let pack = ClosedPack {
                 no,
                 len,

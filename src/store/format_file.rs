@@ -12,13 +12,14 @@ use super::{StoreError, StoreResult};
 /// Name of the metadata file inside a store directory.
 pub const FORMAT_FILE: &str = "FORMAT";
 /// The store format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest format version this build opens, moving its objects into packs and
 /// rewriting FORMAT: objects inside sled, no `packs/` directory.
 pub(super) const LEGACY_FORMAT_VERSION: u32 = 1;
-/// The format version whose object index held one sled entry per object; opened, its
-/// database is rebuilt (see the `upgrade` module).
-pub(super) const V2_FORMAT_VERSION: u32 = 2;
+/// The format versions whose object index was kept in the database (version 2: one sled
+/// entry per object; version 3: runs); opened, the database is rebuilt (see the `upgrade`
+/// module).
+const OLDER_FORMAT_VERSIONS: [u32; 2] = [2, 3];
 
 /// First line of every FORMAT file.
 const FORMAT_MAGIC: &str = "memoir-store";
@@ -94,7 +95,10 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
     let found: u32 = version
         .parse()
         .map_err(|_| garbled(format!("format-version {version:?} is not a number")))?;
-    if ![FORMAT_VERSION, V2_FORMAT_VERSION, LEGACY_FORMAT_VERSION].contains(&found) {
+    if found != FORMAT_VERSION
+        && found != LEGACY_FORMAT_VERSION
+        && !OLDER_FORMAT_VERSIONS.contains(&found)
+    {
         return Err(StoreError::UnsupportedVersion {
             path: path.to_path_buf(),
             found,
@@ -168,12 +172,12 @@ mod tests {
     #[test]
     fn written_format_is_exact_and_parses() {
         let text = format_text(BackendKind::Sled);
-        assert_eq!(text, "memoir-store\nformat-version: 3\nbackend: sled\n");
+        assert_eq!(text, "memoir-store\nformat-version: 4\nbackend: sled\n");
         assert_eq!(
             parse_format(Path::new("/s"), &text).unwrap(),
-            (BackendKind::Sled, 3)
+            (BackendKind::Sled, 4)
         );
-        // Version 2 still opens (its index is rebuilt as runs).
+        // Versions 2 and 3 still open (their database is rebuilt).
         assert_eq!(
             parse_format(
                 Path::new("/s"),
@@ -226,10 +230,10 @@ mod tests {
         ));
         assert!(not_store("memoir-store\nformat-version:1\nbackend: sled\n"));
         assert!(matches!(
-            parse("memoir-store\nformat-version: 4\nbackend: sled\n"),
+            parse("memoir-store\nformat-version: 5\nbackend: sled\n"),
             Err(StoreError::UnsupportedVersion {
-                found: 4,
-                supported: 3,
+                found: 5,
+                supported: 4,
                 ..
             })
         ));

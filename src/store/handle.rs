@@ -7,15 +7,14 @@
 //! ```text
 //! <store>/FORMAT   metadata, written last by `create` (its presence makes it a store)
 //! <store>/LOCK     empty file; an exclusive OS lock on it means "this store is open"
-//! <store>/db/      the sled database: object index and refs
-//! <store>/packs/   pack files holding the objects' bytes
+//! <store>/db/      the sled database: the refs and the ref journal
+//! <store>/packs/   pack files holding the objects' bytes, and their index files
 //! <store>/cache/   derived data (see store-format.md); `cache/head` is kept here
 //! ```
 
 use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,8 +22,6 @@ use super::closed::ClosedBackend;
 use super::head_cache::{self, CachedHead, HeadCacheFile};
 use super::lifecycle::log_path;
 use super::lock;
-use super::pack_index;
-use super::packs::{pack_files, PACKS_DIR};
 use super::read_only::{ReadOnly, Scratch};
 use super::reflog::{RefLog, RefNote};
 #[cfg(any(test, feature = "testing"))]
@@ -69,9 +66,6 @@ struct Inner {
     kind: BackendKind,
     /// Where ref moves are logged (a store directory opened for writing).
     reflog: Option<RefLog>,
-    /// Check the pack indexes' checksums when the store closes (a closed read found one
-    /// wanting).
-    verify_indexes: AtomicBool,
     /// Why every write through this handle fails, when it does: the store was opened
     /// without write access, or for reading only because its disk was full.
     read_only: Option<ReadOnly>,
@@ -80,29 +74,18 @@ struct Inner {
 }
 
 impl Drop for Inner {
-    /// Before the engine closes, while the LOCK is still held: brings the pack indexes up to
-    /// date for closed reads (see `pack_index::refresh`).
+    /// Before the engine closes, while the LOCK is still held: ref moves no flush made
+    /// durable yet (a write that ended without one) are made durable now, then logged, as a
+    /// flush would.
     fn drop(&mut self) {
-        let (Engine::Sled(engine), Some(dir), Some(_), None) =
-            (&self.engine, &self.path, &self._lock, self.read_only)
+        let (Engine::Sled(engine), Some(_), None) = (&self.engine, &self._lock, self.read_only)
         else {
             return;
         };
-        // Ref moves no flush made durable yet (a write that ended without one): made durable
-        // now, then logged, as a flush would.
         if let Some(log) = self.reflog.as_ref().filter(|l| l.has_pending()) {
             if engine.flush().is_ok() {
                 let _ = log.write_pending();
             }
-        }
-        if let Ok(packs) = pack_files(&dir.join(PACKS_DIR)) {
-            let packs: Vec<(u32, PathBuf)> = packs.into_iter().map(|(n, p, _)| (n, p)).collect();
-            pack_index::refresh(
-                dir,
-                &packs,
-                self.verify_indexes.load(Ordering::Relaxed),
-                &|id, no, offset| engine.points_at(id, no, offset),
-            );
         }
     }
 }
@@ -151,7 +134,6 @@ impl Store {
                 path,
                 kind,
                 reflog,
-                verify_indexes: AtomicBool::new(false),
                 read_only: None,
                 _scratch: None,
             }),
@@ -176,7 +158,6 @@ impl Store {
                 path: Some(path),
                 kind: BackendKind::Sled,
                 reflog: None,
-                verify_indexes: AtomicBool::new(false),
                 read_only: Some(why),
                 _scratch: Some(scratch),
             }),
@@ -283,10 +264,14 @@ impl Store {
         true
     }
 
-    /// Asks that the pack indexes be checked whole (checksums) and rebuilt where damaged
-    /// when this store closes: a closed read found them wanting.
-    pub fn verify_indexes_at_close(&self) {
-        self.inner.verify_indexes.store(true, Ordering::Relaxed);
+    /// Checks every pack index file whole (its checksum) and rebuilds from its pack each
+    /// one that fails: a closed read found an object wanting. Returns how many were rebuilt
+    /// (none on a handle that cannot write).
+    pub fn check_index_files(&self) -> StoreResult<u64> {
+        match &self.inner.engine {
+            Engine::Sled(b) => b.heal_index_files(),
+            _ => Ok(0),
+        }
     }
 
     /// The cached head of the closed store in directory `path`, read without opening or

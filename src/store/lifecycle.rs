@@ -17,7 +17,9 @@ use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
 use super::packs::PACKS_DIR;
 use super::{read_only, repair, upgrade};
-use super::{MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult};
+use super::{
+    MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult, VerifyRecord,
+};
 
 /// Subdirectory of a store that holds the sled database.
 pub(super) const DB_DIR: &str = "db";
@@ -43,16 +45,21 @@ pub struct OpenOptions {
     /// Where a store this process cannot write is read from: its database is copied into
     /// a directory made here (sled writes as it opens). `None`: such a store is refused.
     pub scratch_dir: Option<PathBuf>,
+    /// How a pack record is checked (its bytes hash to its id) when the packs are read
+    /// without their index files: the tails an open reads, a repair, an upgrade. `None`:
+    /// records are only checked to be whole, and damage inside them is found when read.
+    pub verify: Option<VerifyRecord>,
 }
 
 impl Default for OpenOptions {
-    /// Wait up to 5 s for the lock; 64 MiB of cache; 64 MiB packs.
+    /// Wait up to 5 s for the lock; 64 MiB of cache; 64 MiB packs; no record check.
     fn default() -> Self {
         Self {
             lock_timeout: Duration::from_secs(5),
             cache_bytes: 64 * 1024 * 1024,
             pack_bytes: 64 * 1024 * 1024,
             scratch_dir: None,
+            verify: None,
         }
     }
 }
@@ -80,6 +87,7 @@ pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBack
             &path.join(PACKS_DIR),
             opts.cache_bytes,
             opts.pack_bytes,
+            opts.verify,
         )
     })
     .map_err(|e| match e {

@@ -19,6 +19,7 @@ mod head_cache;
 mod lifecycle;
 mod lock;
 mod memory;
+mod object_index;
 mod pack_index;
 mod packs;
 mod read_only;
@@ -26,8 +27,6 @@ mod ref_journal;
 pub mod reflog;
 mod remotes_file;
 mod repair;
-mod run_file;
-mod run_index;
 mod sled_backend;
 mod upgrade;
 
@@ -51,9 +50,10 @@ pub use head_cache::{CachedHead, CachedRefs, HeadCache};
 pub use lifecycle::OpenOptions;
 pub use lock::LOCK_FILE;
 pub use memory::MemoryBackend;
+pub use object_index::VerifyRecord;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
-pub use repair::{RepairReport, SkippedBytes, VerifyRecord};
+pub use repair::{RepairReport, SkippedBytes};
 pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;

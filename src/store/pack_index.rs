@@ -1,27 +1,21 @@
 //! Pack index files: for one pack, its object ids sorted, with a fan-out table and each
-//! record's place, so that a reader who does not open the database (a closed read) finds an
-//! object without loading anything whole: the file is read in place (memory-mapped), and a
-//! lookup touches only the pages of its id's bucket and of its place.
+//! record's place, read in place (memory-mapped): a lookup touches only the pages of its id's
+//! bucket and of its place, so opening a store costs nothing per object.
 //!
-//! `cache/pack-NNNNNNNN.idx` describes pack `NNNNNNNN` up to a length (`covered`); records the
+//! `packs/pack-NNNNNNNN.idx` describes pack `NNNNNNNN` up to a length (`covered`); records the
 //! pack gained after that (its tail) are found by reading them in order. The files are derived
-//! data: written when a store closes (only for a pack whose tail has grown past
-//! [`REWRITE_TAIL`], so most closes write nothing), removed when their pack is gone, rebuilt
-//! from the pack when missing or damaged. Nothing trusts them blindly: every object read
-//! through one is re-hashed by the object layer, and any miss sends the reader back to the
-//! database. Layout in store-format.md, "Derived caches".
+//! from the packs (see `object_index`, which writes them); nothing trusts them blindly: every
+//! object read through one is re-hashed by the object layer, and a file that fails its
+//! checksum is rebuilt from its pack. Layout in store-format.md, "The object index".
 
-use std::collections::HashMap;
-use std::fs::{self, File};
-use std::io;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::cache::{remove_cache_file, CACHE_DIR};
-use super::files::write_cache_file;
-use super::packs::{pack_name, pack_number, read_exact_at, Location, HEADER, RECORD_HEAD};
-use super::RawId;
+use super::files::write_atomically;
+use super::packs::{pack_name, pack_number, HEADER};
+use super::{RawId, StoreResult};
 
 /// First bytes of a pack index file.
 const MAGIC: &[u8; 8] = b"MEMPIDX1";
@@ -30,25 +24,25 @@ const MAGIC: &[u8; 8] = b"MEMPIDX1";
 const FIXED: usize = 8 + 4 + 8 + 4 + 256 * 4;
 /// Bytes of one place: record offset (u64) and object length (u32).
 const PLACE: usize = 12;
-/// A pack whose records past its index's `covered` length exceed this gets its index
-/// rewritten when the store closes; a reader reads at most this much of a tail, give or take
-/// one close's appends.
-pub(crate) const REWRITE_TAIL: u64 = 1 << 20;
 /// A tail longer than this is not read by a closed read (the reader opens the store instead).
 pub(crate) const MAX_TAIL: u64 = 8 << 20;
 
 /// One record of a pack: its object id, where the record starts, the object's length.
 pub(crate) type Entry = (RawId, u64, u32);
 
-/// The index file of pack `no` in the store at `store_dir`.
-pub(crate) fn index_path(store_dir: &Path, no: u32) -> PathBuf {
-    store_dir
-        .join(CACHE_DIR)
-        .join(format!("{}.idx", pack_name(no)))
+/// The index file of pack `no` in the packs' directory `dir`.
+pub(crate) fn index_path(dir: &Path, no: u32) -> PathBuf {
+    dir.join(format!("{}.idx", pack_name(no)))
+}
+
+/// Writes the index file at `path` of pack `no` describing its first `covered` bytes by
+/// `entries`, atomically and durably (temporary file, sync, rename, sync of the directory).
+pub(crate) fn write(path: &Path, no: u32, covered: u64, entries: Vec<Entry>) -> StoreResult<()> {
+    write_atomically(path, &encode(no, covered, entries))
 }
 
 /// The pack number an index file name stands for.
-fn index_number(name: &str) -> Option<u32> {
+pub(crate) fn index_number(name: &str) -> Option<u32> {
     pack_number(name.strip_suffix(".idx")?)
 }
 
@@ -91,37 +85,6 @@ pub(crate) fn encode(no: u32, covered: u64, mut entries: Vec<Entry>) -> Vec<u8> 
     out
 }
 
-/// Every whole record of the pack `file` from byte `from` to byte `to`, in order. Stops at
-/// the first record that does not fit before `to` (a tail torn by a crash): what follows it
-/// cannot be found without the database.
-pub(crate) fn scan(file: &File, from: u64, to: u64) -> io::Result<Vec<Entry>> {
-    let from = from.max(HEADER);
-    if to <= from {
-        return Ok(Vec::new());
-    }
-    let mut buf = vec![0u8; (to - from) as usize];
-    read_exact_at(file, &mut buf, from)?;
-    Ok(scan_bytes(&buf, from))
-}
-
-/// Every whole record in `buf`, the bytes of a pack from offset `from` on, in order (as
-/// [`scan`]).
-pub(crate) fn scan_bytes(buf: &[u8], from: u64) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut at = 0usize;
-    while buf.len() - at >= RECORD_HEAD as usize {
-        let id: RawId = buf[at..at + 32].try_into().expect("32 bytes");
-        let len = u32::from_be_bytes(buf[at + 32..at + 36].try_into().expect("4 bytes"));
-        let end = at + RECORD_HEAD as usize + len as usize;
-        if end > buf.len() {
-            break;
-        }
-        out.push((id, from + at as u64, len));
-        at = end;
-    }
-    out
-}
-
 /// An index file opened for lookups by offset: its header is read once, ids and places on
 /// demand, in place: the file is mapped, so a lookup costs no system call, only the first
 /// touch of the pages of its bucket and place.
@@ -144,7 +107,7 @@ impl PackIndex {
         if size < (FIXED + 16) as u64 {
             return None;
         }
-        // SAFETY: cache files are only ever replaced by renaming a new file over them, never
+        // SAFETY: index files are only ever replaced by renaming a new file over them, never
         // written in place or truncated, so the mapped bytes do not change under the map.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
@@ -180,39 +143,46 @@ impl PackIndex {
     }
 
     /// The ids whose first byte is `b`, and the number of the first of them.
-    fn bucket(&self, b: u8) -> io::Result<(u32, &[u8])> {
+    fn bucket(&self, b: u8) -> (u32, &[u8]) {
         let lo = if b == 0 { 0 } else { self.fan[b as usize - 1] };
         let hi = self.fan[b as usize];
         let at = FIXED + lo as usize * 32;
-        Ok((lo, &self.map[at..at + (hi - lo) as usize * 32]))
+        (lo, &self.map[at..at + (hi - lo) as usize * 32])
     }
 
     /// Where the record of `id` starts and the object's length, if the index has it.
-    pub(crate) fn find(&self, id: &RawId) -> io::Result<Option<(u64, u32)>> {
-        let (lo, ids) = self.bucket(id[0])?;
-        let Some(i) = search(ids, id) else {
-            return Ok(None);
-        };
+    pub(crate) fn find(&self, id: &RawId) -> Option<(u64, u32)> {
+        let (lo, ids) = self.bucket(id[0]);
+        let i = search(ids, id)?;
         let n = u64::from(lo) + i as u64;
         let at = FIXED + self.count as usize * 32 + n as usize * PLACE;
         let place = &self.map[at..at + PLACE];
-        Ok(Some((
+        Some((
             u64::from_le_bytes(place[..8].try_into().expect("8 bytes")),
             u32::from_le_bytes(place[8..].try_into().expect("4 bytes")),
-        )))
+        ))
     }
 
     /// The ids the index holds that start with `prefix` (non-empty), ascending.
-    pub(crate) fn ids_with_prefix(&self, prefix: &[u8]) -> io::Result<Vec<RawId>> {
+    pub(crate) fn ids_with_prefix(&self, prefix: &[u8]) -> Vec<RawId> {
         let Some(&first) = prefix.first() else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
-        let (_, ids) = self.bucket(first)?;
-        Ok(ids
-            .chunks_exact(32)
+        let (_, ids) = self.bucket(first);
+        ids.chunks_exact(32)
             .filter(|id| id.starts_with(prefix))
             .map(|id| id.try_into().expect("32 bytes"))
-            .collect())
+            .collect()
+    }
+
+    /// How many objects it indexes.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// The file's size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.map.len() as u64
     }
 
     /// Every entry, read whole, if the file's checksum holds.
@@ -237,81 +207,6 @@ impl PackIndex {
                 })
                 .collect(),
         )
-    }
-}
-
-/// Brings the pack indexes of the store at `store_dir` up to date; run by the holder of the
-/// LOCK as the store closes. For each pack in `packs` (number and path): an index whose tail
-/// has grown past [`REWRITE_TAIL`], or that is missing or malformed, is rewritten from the
-/// old index and the records after it; with `verify`, an index whose checksum fails is
-/// rebuilt from the whole pack. Of the records read from a pack, only those `indexed` (the
-/// database's index points at them: pack number, record offset) are indexed, so that an
-/// object the store no longer has is not found by a closed read. Indexes of packs that are gone are
-/// removed. Best effort:
-/// the files are derived, and a missing one only costs readers time.
-pub(crate) fn refresh(
-    store_dir: &Path,
-    packs: &[(u32, PathBuf)],
-    verify: bool,
-    indexed: &dyn Fn(&RawId, u32, u64) -> bool,
-) {
-    for (no, pack) in packs {
-        let Ok(file) = File::open(pack) else { continue };
-        let Ok(len) = file.metadata().map(|m| m.len()) else {
-            continue;
-        };
-        let path = index_path(store_dir, *no);
-        let old = PackIndex::open(&path, *no).filter(|ix| ix.covered() <= len);
-        let (mut entries, from) = match &old {
-            Some(ix) if len - ix.covered() <= REWRITE_TAIL && !verify => continue,
-            Some(ix) => match ix.entries() {
-                Some(e) => (e, ix.covered()),
-                None => (Vec::new(), HEADER),
-            },
-            None if len <= HEADER + REWRITE_TAIL && !path.exists() => continue,
-            None => (Vec::new(), HEADER),
-        };
-        if old.as_ref().is_some_and(|ix| ix.covered() == len) && from == len {
-            continue;
-        }
-        let Ok(tail) = scan(&file, from, len) else {
-            continue;
-        };
-        entries.extend(tail.into_iter().filter(|(id, at, _)| indexed(id, *no, *at)));
-        let _ = write_cache_file(&path, &encode(*no, len, entries));
-    }
-    remove_orphans(store_dir, packs);
-}
-
-/// Writes the index of pack `no`, `len` bytes long, from the records the database's index
-/// points at in it (`live`), so that the pack's dead records are in no index; an index that
-/// cannot be written is removed (readers then read the pack's records in order, or open the
-/// store). Best effort, as for every cache.
-pub(crate) fn rewrite(store_dir: &Path, no: u32, len: u64, live: &[(RawId, Location)]) {
-    let entries = live
-        .iter()
-        .map(|(id, loc)| (*id, loc.offset, loc.len))
-        .collect();
-    let path = index_path(store_dir, no);
-    if write_cache_file(&path, &encode(no, len, entries)).is_err() {
-        let _ = remove_cache_file(&path);
-    }
-}
-
-/// Removes the index files of packs not in `packs`.
-fn remove_orphans(store_dir: &Path, packs: &[(u32, PathBuf)]) {
-    let Ok(dir) = fs::read_dir(store_dir.join(CACHE_DIR)) else {
-        return;
-    };
-    let live: HashMap<u32, ()> = packs.iter().map(|(n, _)| (*n, ())).collect();
-    for e in dir.flatten() {
-        let name = e.file_name();
-        let Some(no) = name.to_str().and_then(index_number) else {
-            continue;
-        };
-        if !live.contains_key(&no) && e.file_type().is_ok_and(|t| t.is_file()) {
-            let _ = remove_cache_file(&e.path());
-        }
     }
 }
 
@@ -385,6 +280,7 @@ fn search(ids: &[u8], id: &RawId) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn id(b: u8, c: u8) -> RawId {
         let mut i = [c; 32];
@@ -494,19 +390,12 @@ mod tests {
         assert!(PackIndex::open(&path, 4).is_none(), "another pack's number");
         let ix = PackIndex::open(&path, 3).unwrap();
         assert_eq!(ix.covered(), 500);
-        assert_eq!(ix.find(&id(0, 2)).unwrap(), Some((8, 10)));
-        assert_eq!(ix.find(&id(0xff, 1)).unwrap(), Some((100, 5)));
-        assert_eq!(
-            ix.find(&id(0x80, 3)).unwrap(),
-            Some((300, 7)),
-            "last copy wins"
-        );
-        assert_eq!(ix.find(&id(0x80, 5)).unwrap(), None);
-        assert_eq!(ix.find(&id(0x7f, 3)).unwrap(), None);
-        assert_eq!(
-            ix.ids_with_prefix(&[0x80]).unwrap(),
-            vec![id(0x80, 3), id(0x80, 4)]
-        );
+        assert_eq!(ix.find(&id(0, 2)), Some((8, 10)));
+        assert_eq!(ix.find(&id(0xff, 1)), Some((100, 5)));
+        assert_eq!(ix.find(&id(0x80, 3)), Some((300, 7)), "last copy wins");
+        assert_eq!(ix.find(&id(0x80, 5)), None);
+        assert_eq!(ix.find(&id(0x7f, 3)), None);
+        assert_eq!(ix.ids_with_prefix(&[0x80]), vec![id(0x80, 3), id(0x80, 4)]);
         assert_eq!(ix.entries().unwrap().len(), 4);
 
         let mut bytes = fs::read(&path).unwrap();

@@ -6,8 +6,8 @@
 //! elsewhere and deletes the whole file, so removed bytes leave the disk. Writes go to the
 //! highest-numbered pack until it reaches the size limit, then a new pack starts.
 //!
-//! Which record holds an object is the index's business (see
-//! [`SledBackend`](super::SledBackend)); this module only appends, reads and lists.
+//! Which record holds an object is the object index's business (see `object_index`); this
+//! module only appends, reads and lists.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File};
@@ -40,27 +40,6 @@ pub(crate) struct Location {
 }
 
 impl Location {
-    /// Encoded size: pack (u32), offset (u64), length (u32), all big-endian.
-    pub const BYTES: usize = 16;
-
-    pub fn encode(&self) -> [u8; Self::BYTES] {
-        let mut out = [0u8; Self::BYTES];
-        out[..4].copy_from_slice(&self.pack.to_be_bytes());
-        out[4..12].copy_from_slice(&self.offset.to_be_bytes());
-        out[12..].copy_from_slice(&self.len.to_be_bytes());
-        out
-    }
-
-    /// `None` unless `b` is exactly one encoded location.
-    pub fn decode(b: &[u8]) -> Option<Self> {
-        let b: &[u8; Self::BYTES] = b.try_into().ok()?;
-        Some(Location {
-            pack: u32::from_be_bytes(b[..4].try_into().ok()?),
-            offset: u64::from_be_bytes(b[4..12].try_into().ok()?),
-            len: u32::from_be_bytes(b[12..].try_into().ok()?),
-        })
-    }
-
     /// Bytes the whole record takes in its pack.
     pub fn record_bytes(&self) -> u64 {
         RECORD_HEAD + u64::from(self.len)
@@ -93,29 +72,6 @@ pub(crate) struct Packs {
     unsynced: Mutex<Unsynced>,
     /// False for packs opened for reading only.
     writable: bool,
-}
-
-/// Cuts every pack of directory `dir` back to what the last flush made durable: pack
-/// `end.0` to `end.1` bytes, later packs to their magic. Each cut file is synced.
-/// `numbers` are the packs present, ascending. A pack is opened only when it must be cut.
-fn cut_unflushed(dir: &Path, numbers: &[u32], end: (u32, u64)) -> StoreResult<()> {
-    for &no in numbers.iter().filter(|&&no| no >= end.0) {
-        let keep = if no == end.0 {
-            end.1.max(HEADER)
-        } else {
-            HEADER
-        };
-        let path = dir.join(pack_name(no));
-        if fs::metadata(&path).map_err(io_err(&path))?.len() <= keep {
-            continue;
-        }
-        fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|file| file.set_len(keep).and_then(|()| file.sync_all()))
-            .map_err(io_err(&path))?;
-    }
-    Ok(())
 }
 
 /// The file name of pack `no`.
@@ -231,22 +187,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl Packs {
     /// Opens the packs in directory `dir` (created if missing), appending to the highest
-    /// numbered one; `limit` is the size at which a pack stops growing.
-    ///
-    /// `durable` is the active pack and its length at the last flush (see
-    /// [`Packs::sync`]), when the database records it: bytes past it, and every pack after
-    /// it, were never made durable by a flush, so no index entry can point there; they are
-    /// a killed append's leftovers (often a torn record) and are cut off here, before any
-    /// new record could be appended behind them.
+    /// numbered one; `limit` is the size at which a pack stops growing. (The object index,
+    /// opened first, has cut a torn end off the newest pack.)
     ///
     /// Packs opened without `writable` are only read: nothing is cut, made or written, and
     /// every append fails with [`StoreError::ReadOnly`].
-    pub fn open(
-        dir: &Path,
-        limit: u64,
-        durable: Option<(u32, u64)>,
-        writable: bool,
-    ) -> StoreResult<Packs> {
+    pub fn open(dir: &Path, limit: u64, writable: bool) -> StoreResult<Packs> {
         if !writable {
             return Self::open_read_only(dir, limit);
         }
@@ -258,9 +204,6 @@ impl Packs {
         }
         let mut unsynced = Unsynced::default();
         let numbers = list(dir)?;
-        if let Some(end) = durable {
-            cut_unflushed(dir, &numbers, end)?;
-        }
         let (no, file, len) = match numbers.last() {
             Some(&no) => {
                 let path = dir.join(pack_name(no));
@@ -487,15 +430,20 @@ impl Packs {
     }
 
     /// Pack `no`'s length and its records read in order from its start, up to the first
-    /// that does not fit before its end (see `pack_index::scan`); `None` if it is gone.
+    /// that does not fit before its end; `None` if it is gone.
     pub fn scan(&self, no: u32) -> StoreResult<Option<(u64, Vec<super::pack_index::Entry>)>> {
         let Some(file) = self.file(no)? else {
             return Ok(None);
         };
         let path = self.path(no);
         let len = file.metadata().map_err(io_err(&path))?.len();
-        let records = super::pack_index::scan(&file, HEADER, len).map_err(io_err(&path))?;
-        Ok(Some((len, records)))
+        let from = HEADER.min(len);
+        let mut buf = vec![0u8; (len - from) as usize];
+        read_exact_at(&file, &mut buf, from).map_err(io_err(&path))?;
+        Ok(Some((
+            len,
+            super::object_index::scan_records(&buf, from, None).records,
+        )))
     }
 
     /// Whether pack `no` begins with the pack magic (a pack that is gone has nothing wrong
@@ -587,14 +535,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn locations_round_trip_and_reject_other_lengths() {
-        let loc = Location {
-            pack: 7,
-            offset: 1 << 40,
-            len: 4096,
-        };
-        assert_eq!(Location::decode(&loc.encode()), Some(loc));
-        assert_eq!(Location::decode(&loc.encode()[..15]), None);
+    fn pack_names_are_eight_digits() {
         assert_eq!(pack_number("pack-00000012"), Some(12));
         assert_eq!(pack_number("pack-12"), None);
         assert_eq!(pack_number("pack-0000001x"), None);
@@ -603,7 +544,7 @@ mod tests {
     #[test]
     fn records_that_are_not_whole_say_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
-        let packs = Packs::open(dir.path(), 1 << 20, None, true).unwrap();
+        let packs = Packs::open(dir.path(), 1 << 20, true).unwrap();
         let (a, b) = ([1u8; 32], [2u8; 32]);
         let la = packs.append(&[(&a, b"first")]).unwrap()[0];
         packs.roll().unwrap();

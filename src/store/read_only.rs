@@ -1,10 +1,9 @@
 //! Reading a store this process cannot write: a read-only file system, or no permission to
 //! write the store's directory, read without its LOCK (which cannot be made or locked); or a
 //! store whose disk is full, read holding its LOCK. Either is read without writing a byte
-//! of it: sled must write to open its database,
-//! so it opens a private copy of `db/` in a scratch directory the caller names (the run
-//! files, immutable and the bulk of the index, are linked rather than copied), over the
-//! store's packs opened for reading. Every write through the handle fails with
+//! of it: sled must write to open its database, so it opens a private copy of `db/` (the
+//! refs: small) in a scratch directory the caller names, over the store's packs and index
+//! files opened for reading. Every write through the handle fails with
 //! [`StoreError::ReadOnly`]; the copy is removed when the handle closes.
 
 use std::fs;
@@ -19,9 +18,6 @@ use super::handle::Engine;
 use super::lifecycle::{require_log, require_recovered, DB_DIR};
 use super::packs::PACKS_DIR;
 use super::{OpenOptions, SledBackend, Store, StoreError, StoreResult};
-
-/// The directory of the index's run files inside a database (see `run_index`).
-const RUNS_DIR: &str = "runs";
 
 /// Why a store is read without writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,12 +86,16 @@ impl Store {
             Err(_) if why == ReadOnly::DiskFull => return Err(denied),
             Err(e) => return Err(e),
         };
-        let backend =
-            SledBackend::open_read_only(&scratch.0, &path.join(PACKS_DIR), opts.cache_bytes)?
-                .ok_or_else(|| StoreError::EngineDamaged {
-                    path: path.to_path_buf(),
-                    detail: "its copy is held by another handle".into(),
-                })?;
+        let backend = SledBackend::open_read_only(
+            &scratch.0,
+            &path.join(PACKS_DIR),
+            opts.cache_bytes,
+            opts.verify,
+        )?
+        .ok_or_else(|| StoreError::EngineDamaged {
+            path: path.to_path_buf(),
+            detail: "its copy is held by another handle".into(),
+        })?;
         Ok(Store::read_only_parts(
             Engine::Sled(require_recovered(path, backend)?),
             path.to_path_buf(),
@@ -120,8 +120,7 @@ fn make_scratch(root: &Path) -> StoreResult<Scratch> {
     }
 }
 
-/// Copies database directory `from` into `to`: sled's files are copied, the run files
-/// (never changed once written) linked.
+/// Copies database directory `from` into `to` (sled writes to its copy as it opens).
 fn copy_database(from: &Path, to: &Path) -> StoreResult<()> {
     for entry in fs::read_dir(from).map_err(io_err(from))? {
         let entry = entry.map_err(io_err(from))?;
@@ -129,26 +128,12 @@ fn copy_database(from: &Path, to: &Path) -> StoreResult<()> {
         let kind = entry.file_type().map_err(io_err(&src))?;
         if kind.is_dir() {
             fs::create_dir(&dst).map_err(io_err(&dst))?;
-            if entry.file_name() == RUNS_DIR {
-                link_files(&src, &dst)?;
-            } else {
-                copy_database(&src, &dst)?;
-            }
+            copy_database(&src, &dst)?;
         } else if kind.is_file() {
             fs::copy(&src, &dst).map_err(io_err(&src))?;
             // The copy takes the original's mode, read-only here; sled writes to its copy.
             fs::set_permissions(&dst, fs::Permissions::from_mode(0o600)).map_err(io_err(&dst))?;
         }
-    }
-    Ok(())
-}
-
-/// Links every file of `from` into `to` by a symbolic link.
-fn link_files(from: &Path, to: &Path) -> StoreResult<()> {
-    for entry in fs::read_dir(from).map_err(io_err(from))? {
-        let entry = entry.map_err(io_err(from))?;
-        let dst = to.join(entry.file_name());
-        std::os::unix::fs::symlink(entry.path(), &dst).map_err(io_err(&dst))?;
     }
     Ok(())
 }

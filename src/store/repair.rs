@@ -1,14 +1,16 @@
-//! Rebuilding a store's database from what it is derived from: the object index from the
-//! packs (each record names its object and length, and its bytes hash to its id), the refs
-//! from the ref log. For a store whose `db/` is lost or damaged; `fsck --repair` runs it,
-//! then checks the result.
+//! Rebuilding a store's database and index files from what they are derived from: the
+//! object index from the packs (each record names its object and length, and its bytes hash
+//! to its id), the refs from what the old database still yields and from the ref log. For a
+//! store whose `db/` is lost or damaged, or whose packs or index files are; `fsck --repair`
+//! runs it, then checks the result.
 //!
-//! The new database is built beside the old one, in `db.repair/`, and marked finished
-//! (`db.repair/FINISHED`) once it is durable; only then is the old one set aside as
-//! `db.damaged` (replacing the one an earlier repair set aside) and the new one renamed to
-//! `db/`. A repair cut short is settled by the next open ([`settle`]): a finished one is
-//! put in place, an unfinished one removed, so a killed repair never leaves a store worse
-//! than it found it.
+//! Each pack's index file is rewritten from a verified scan of the pack (atomically; the
+//! files are derived, so this is safe at any point). The new database is built beside the
+//! old one, in `db.repair/`, and marked finished (`db.repair/FINISHED`) once it is durable;
+//! only then is the old one set aside as `db.damaged` (replacing the one an earlier repair
+//! set aside) and the new one renamed to `db/`. A repair cut short is settled by the next
+//! open ([`settle`]): a finished one is put in place, an unfinished one removed, so a killed
+//! repair never leaves a store worse than it found it.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
@@ -21,9 +23,10 @@ use super::format_file::read_format;
 use super::handle::Engine;
 use super::lifecycle::{open_sled, DB_DIR};
 use super::lock;
-use super::pack_index::Entry;
-use super::packs::{pack_files, pack_name, Location, HEADER, PACKS_DIR, RECORD_HEAD};
-use super::sled_backend::salvage_refs;
+use super::object_index::scan_pack;
+use super::pack_index::{self, index_path};
+use super::packs::{pack_files, pack_name, PACKS_DIR, RECORD_HEAD};
+use super::sled_backend::{salvage, Refs};
 use super::{reflog, BackendKind, RawId, SledBackend, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
@@ -32,12 +35,6 @@ const REPAIR_DIR: &str = "db.repair";
 const FINISHED: &str = "FINISHED";
 /// Where the damaged database is set aside (the most recent one only).
 const DAMAGED_DIR: &str = "db.damaged";
-
-/// Refs by name, each with its raw value.
-type Refs = Vec<(String, Vec<u8>)>;
-
-/// Checks that a pack record's bytes are the object its id names (the object layer's rule).
-pub type VerifyRecord<'a> = &'a dyn Fn(&RawId, &[u8]) -> bool;
 
 /// A stretch of a pack that holds no whole record: a torn or damaged record, stepped over.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,19 +69,15 @@ pub struct RepairReport {
 }
 
 impl Store {
-    /// Rebuilds the database of the store in `path` (holding its LOCK) beside the old one:
-    /// every record of every pack whose bytes pass `verify` is indexed (a torn or damaged
-    /// stretch is stepped over, and the records after it are found by re-synchronising on
-    /// record boundaries), and every ref is set to the value the old database still holds
+    /// Rebuilds the index files and the database of the store in `path` (holding its LOCK),
+    /// the database beside the old one: every record of every pack whose bytes pass
+    /// `opts.verify` is indexed (a torn or damaged stretch is stepped over, and the records
+    /// after it are found by re-synchronising on record boundaries), and every ref is set to the value the old database still holds
     /// (when it can be read and names an object found), else to the value its last ref-log
     /// entry gave it whose object was found. The new database then replaces the old one, which is kept as
     /// `db.damaged`. Returns the store, open, and what was done. Refuses, changing nothing, a
-    /// store without a ref log (the refs could not be restored).
-    pub fn repair(
-        path: &Path,
-        opts: &super::OpenOptions,
-        verify: VerifyRecord<'_>,
-    ) -> StoreResult<(Store, RepairReport)> {
+    /// store without a ref log (the refs could not be restored) or options without `verify`.
+    pub fn repair(path: &Path, opts: &super::OpenOptions) -> StoreResult<(Store, RepairReport)> {
         read_format(path)?;
         let lock = lock::lock_existing(path, opts.lock_timeout)?;
         settle(path)?;
@@ -94,41 +87,52 @@ impl Store {
                 reason: "it has no ref log to restore the refs from".into(),
             });
         }
+        let Some(verify) = opts.verify else {
+            return Err(StoreError::CannotRepair {
+                path: path.to_path_buf(),
+                reason: "no check of pack records was given to rebuild its index with".into(),
+            });
+        };
         let mut report = RepairReport::default();
-        let mut entries = Vec::new();
-        for (no, pack, _) in pack_files(&path.join(PACKS_DIR))? {
-            let bytes = fs::read(&pack).map_err(io_err(&pack))?;
-            let (records, gaps) = scan_verified(&bytes, verify);
+        let dir = path.join(PACKS_DIR);
+        let mut scans = Vec::new();
+        for (no, pack, len) in pack_files(&dir)? {
+            let (scan, covered) = scan_pack(&pack, len, Some(verify))?;
             let name = format!("{PACKS_DIR}/{}", pack_name(no));
-            if !gaps.is_empty() {
+            if !scan.gaps.is_empty() || !scan.damaged.is_empty() {
                 report.torn_packs.push(name.clone());
             }
+            let skipped = scan.gaps.iter().copied().chain(
+                scan.damaged
+                    .iter()
+                    .map(|&(_, at, len)| (at, at + RECORD_HEAD + u64::from(len))),
+            );
             report
                 .skipped
-                .extend(gaps.into_iter().map(|(offset, end)| SkippedBytes {
+                .extend(skipped.map(|(offset, end)| SkippedBytes {
                     pack: name.clone(),
                     offset,
                     bytes: end - offset,
                 }));
-            entries.extend(records.into_iter().map(|(id, offset, len)| {
-                (
-                    id,
-                    Location {
-                        pack: no,
-                        offset,
-                        len,
-                    },
-                )
-            }));
+            scans.push((no, scan.records, covered));
         }
-        let present: HashSet<RawId> = entries.iter().map(|(id, _)| *id).collect();
+        let present: HashSet<RawId> = scans
+            .iter()
+            .flat_map(|(_, records, _)| records.iter().map(|(id, _, _)| *id))
+            .collect();
+        for (no, records, covered) in scans {
+            report.objects_indexed += records.len() as u64;
+            pack_index::write(&index_path(&dir, no), no, covered, records)?;
+        }
+        remove_orphan_index_files(&dir)?;
         let (logged, rolled_back) = logged_refs(path, &present)?;
         // The refs' home is the database: every ref it still holds whose object was found
         // wins over the log, which a crash can leave one move behind. The log serves the
         // refs a lost or unreadable database cannot give.
         let mut refs: BTreeMap<String, Vec<u8>> = logged.into_iter().collect();
         let mut from_database = HashSet::new();
-        for (name, value) in salvage_refs(&path.join(DB_DIR)).unwrap_or_default() {
+        let (old_refs, journal) = salvage(&path.join(DB_DIR)).unwrap_or_default();
+        for (name, value) in old_refs {
             if found(&value, &present) {
                 from_database.insert(name.clone());
                 refs.insert(name, value);
@@ -145,15 +149,16 @@ impl Store {
         fs::create_dir(&beside).map_err(io_err(&beside))?;
         let backend = SledBackend::try_open(
             &beside,
-            &path.join(PACKS_DIR),
+            &dir,
             opts.cache_bytes,
             opts.pack_bytes,
+            opts.verify,
         )?
         .ok_or_else(|| StoreError::CannotRepair {
             path: path.to_path_buf(),
             reason: "its new database is held by another handle".into(),
         })?;
-        backend.fill(&entries, &refs)?;
+        backend.fill(&refs, &journal)?;
         drop(backend);
         let mark = beside.join(FINISHED);
         fs::File::create(&mark)
@@ -162,7 +167,6 @@ impl Store {
         sync_dir(&beside)?;
         sync_dir(path)?;
         report.old_database = swap_in(path)?;
-        report.objects_indexed = entries.len() as u64;
         report.refs_restored = refs.into_iter().map(|(name, _)| name).collect();
         let store = Store::from_parts(
             Engine::Sled(open_sled(path, opts)?),
@@ -260,86 +264,16 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
     Ok((refs, rolled_back))
 }
 
-/// Every record in `pack` (a whole pack file, magic included) whose bytes pass `verify`, in
-/// order, and the byte ranges `[start, end)` between them that hold none. After a stretch
-/// that is not a record, every later byte offset is tried as a record's start until one
-/// verifies, so a torn record with records after it hides none of them.
-fn scan_verified(pack: &[u8], verify: VerifyRecord<'_>) -> (Vec<Entry>, Vec<(u64, u64)>) {
-    let head = RECORD_HEAD as usize;
-    let record_at = |at: usize| -> Option<(RawId, u32)> {
-        let header = pack.get(at..at.checked_add(head)?)?;
-        let len = u32::from_be_bytes(header[32..].try_into().ok()?);
-        let body = pack.get(at + head..(at + head).checked_add(len as usize)?)?;
-        let id: RawId = header[..32].try_into().ok()?;
-        verify(&id, body).then_some((id, len))
-    };
-    let mut records = Vec::new();
-    let mut gaps = Vec::new();
-    let mut gap_start = None;
-    let mut at = (HEADER as usize).min(pack.len());
-    while at < pack.len() {
-        match record_at(at) {
-            Some((id, len)) => {
-                if let Some(start) = gap_start.take() {
-                    gaps.push((start as u64, at as u64));
-                }
-                records.push((id, at as u64, len));
-                at += head + len as usize;
-            }
-            None => {
-                gap_start.get_or_insert(at);
-                at += 1;
-            }
+/// Removes the index files whose pack is gone: the repair found what the packs still hold.
+fn remove_orphan_index_files(dir: &Path) -> StoreResult<()> {
+    for e in fs::read_dir(dir).map_err(io_err(dir))?.flatten() {
+        let name = e.file_name();
+        let Some(no) = name.to_str().and_then(super::pack_index::index_number) else {
+            continue;
+        };
+        if !dir.join(pack_name(no)).exists() {
+            fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
         }
     }
-    if let Some(start) = gap_start {
-        gaps.push((start as u64, pack.len() as u64));
-    }
-    (records, gaps)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A record of `body` under the id that is `body`'s first byte repeated.
-    fn record(body: &[u8]) -> Vec<u8> {
-        let mut r = vec![body[0]; 32];
-        r.extend_from_slice(&(body.len() as u32).to_be_bytes());
-        r.extend_from_slice(body);
-        r
-    }
-
-    fn verify(id: &RawId, body: &[u8]) -> bool {
-        !body.is_empty() && id.iter().all(|&b| b == body[0])
-    }
-
-    #[test]
-    fn records_after_a_torn_one_are_found() {
-        let mut pack = b"MEMPACK1".to_vec();
-        pack.extend(record(b"aaaa"));
-        let torn = pack.len();
-        pack.extend(&record(b"bbbbbbbb")[..20]);
-        pack.extend(b"0123456789abcdef");
-        let after = pack.len();
-        pack.extend(record(b"cc"));
-        pack.extend(&record(b"dddd")[..5]);
-        let (records, gaps) = scan_verified(&pack, &verify);
-        let ids: Vec<u8> = records.iter().map(|(id, _, _)| id[0]).collect();
-        assert_eq!(ids, b"ac");
-        assert_eq!(records[1].1, after as u64);
-        assert_eq!(
-            gaps,
-            vec![
-                (torn as u64, after as u64),
-                ((after + 38) as u64, pack.len() as u64)
-            ]
-        );
-    }
-
-    #[test]
-    fn a_pack_shorter_than_its_magic_has_no_records() {
-        let (records, gaps) = scan_verified(b"MEMP", &verify);
-        assert!(records.is_empty() && gaps.is_empty());
-    }
+    sync_dir(dir)
 }

@@ -1,11 +1,12 @@
-//! On-disk backend: object bytes in append-only pack files, and an index from id to
-//! location plus the refs in sled.
+//! On-disk backend: object bytes in append-only pack files, found through the object index
+//! derived from them (`object_index`), and the refs and the ref journal in sled.
 //!
 //! Object ids are hashes, so objects arrive in random key order. Kept inside sled, every new
 //! object rewrote a random, cold engine page full of other objects' bytes; in pack files a
-//! batch of objects is one sequential write, and sled holds only 16-byte locations, whose
-//! pages stay small and cached. No sled type appears in a public signature, so the engine
-//! can be replaced without touching the layers above. A sled I/O error becomes
+//! batch of objects is one sequential write, and the pack index files are read in place.
+//! sled holds only what must change in place and atomically: the refs (several move in one
+//! transaction) and the small metadata. No sled type appears in a public signature, so the
+//! engine can be replaced without touching the layers above. A sled I/O error becomes
 //! [`StoreError::Io`] naming the database directory; any other sled error becomes
 //! [`StoreError::Backend`], with the sled error as its source.
 
@@ -14,26 +15,18 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use super::pack_index;
+use super::object_index::{ObjectIndex, VerifyRecord};
 use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
 use super::ref_journal;
-use super::run_index::{RunIndex, Slot};
 use super::{
     Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
     RefMismatch, RefMove, RefStore, StoreError, StoreResult,
 };
 
-/// Name of the sled tree that mapped each object id to its location in format version 2;
-/// read once, when such a store's database is rebuilt in the current format.
-const V2_INDEX_TREE: &str = "index";
 /// Name of the sled tree holding refs by name (UTF-8 bytes).
 const REFS_TREE: &str = "refs";
-/// Name of the sled tree of the store's small metadata (key [`PACK_END`]).
+/// Name of the sled tree of the store's small metadata (the ref journal).
 const META_TREE: &str = "meta";
-/// Key of [`META_TREE`]: the active pack and its length (u32 and u64, big-endian) at the
-/// last flush. Everything a flush made durable lies before it; what lies beyond was never
-/// acknowledged and is cut off when the database next opens.
-const PACK_END: &[u8] = b"pack-end";
 /// Name of the sled tree that held object bytes by id in format version 1; moved into packs
 /// (and dropped) when such a store is opened.
 const LEGACY_OBJECTS_TREE: &str = "objects";
@@ -52,24 +45,21 @@ enum Verdict {
     KeepDead(u64),
 }
 
-/// The on-disk backend: objects in pack files, their index and the refs in one sled
-/// database.
+/// The on-disk backend: objects in pack files and their index, the refs in a sled database.
 ///
 /// Writes become durable only on [`ObjectStore::flush`] (sled's periodic background flush
-/// is turned off), which syncs the packs before sled, so an index entry that survives a
-/// crash names bytes that survived it too, for every object a ref can reach (refs move only
-/// after a flush). Deleted objects' bytes stay in their packs until
-/// [`ObjectStore::reclaim`]. Obtained through [`Store`](super::Store).
+/// is turned off), which syncs the packs before sled, so every object a ref can reach
+/// (refs move only after a flush) survives a crash that the ref survives. Deleted objects'
+/// bytes stay in their packs until [`ObjectStore::reclaim`]. Obtained through
+/// [`Store`](super::Store).
 pub struct SledBackend {
     /// The database directory, named by the errors of its I/O.
     path: PathBuf,
-    /// The store directory: the parent of the packs' directory, where the pack indexes are.
-    store_dir: PathBuf,
     db: sled::Db,
-    /// Boxed: the index's state is most of the backend's size.
-    index: Box<RunIndex>,
+    /// Where each object is (boxed: its state is most of the backend's size).
+    index: Box<ObjectIndex>,
     refs: sled::Tree,
-    /// The small metadata: [`PACK_END`].
+    /// The small metadata: the ref journal.
     meta: sled::Tree,
     /// Boxed, as the index is.
     packs: Box<Packs>,
@@ -93,22 +83,28 @@ pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     }
 }
 
-/// The refs a database in directory `path` still holds, for a repair: `None` when it cannot
-/// be opened or read (whatever the reason, a panic in the engine included). Only the `refs`
-/// tree is read; the caller checks each value against the objects it found.
-pub(crate) fn salvage_refs(path: &Path) -> Option<Vec<(String, Vec<u8>)>> {
+/// Every ref, by name, with its value.
+pub(crate) type Refs = Vec<(String, Vec<u8>)>;
+
+/// The refs and the ref journal a database in directory `path` still holds, for a repair:
+/// `None` when it cannot be opened or read (whatever the reason, a panic in the engine
+/// included). The caller checks each ref's value against the objects it found.
+pub(crate) fn salvage(path: &Path) -> Option<(Refs, Vec<u8>)> {
     if !path.join(SledBackend::LOG_FILE).is_file() {
         return None;
     }
     std::panic::catch_unwind(|| {
         let db = open_engine(path, 1 << 20).ok()?;
         let refs = db.open_tree(REFS_TREE).ok()?;
-        refs.iter()
+        let refs = refs
+            .iter()
             .map(|e| {
                 let (k, v) = e.ok()?;
                 Some((String::from_utf8(k.to_vec()).ok()?, v.to_vec()))
             })
-            .collect()
+            .collect::<Option<Vec<_>>>()?;
+        let journal = ref_journal::read(&db.open_tree(META_TREE).ok()?).ok()?;
+        Some((refs, journal))
     })
     .ok()
     .flatten()
@@ -167,34 +163,11 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
     Ok(())
 }
 
-/// The [`PACK_END`] value of pack `end.0` at length `end.1`.
-fn encode_pack_end(end: (u32, u64)) -> [u8; 12] {
-    let mut v = [0u8; 12];
-    v[..4].copy_from_slice(&end.0.to_be_bytes());
-    v[4..].copy_from_slice(&end.1.to_be_bytes());
-    v
-}
-
-/// The pack and length a [`PACK_END`] value holds; `None` for a value of another length.
-fn decode_pack_end(v: &[u8]) -> Option<(u32, u64)> {
-    let no = u32::from_be_bytes(v.get(..4)?.try_into().ok()?);
-    let len = u64::from_be_bytes(v.get(4..12)?.try_into().ok()?);
-    (v.len() == 12).then_some((no, len))
-}
-
 /// Turn a key of an id-keyed tree back into an id; any other length is corruption.
 pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
         len: key.len(),
         expected: 32,
-    })
-}
-
-/// Decode a version-2 index value; anything but one location is corruption.
-fn location(value: &[u8]) -> StoreResult<Location> {
-    Location::decode(value).ok_or(StoreError::BadIndexValue {
-        len: value.len(),
-        expected: Location::BYTES,
     })
 }
 
@@ -204,16 +177,17 @@ impl SledBackend {
 
     /// Open (creating if missing) the sled database in directory `path`, with a page cache
     /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
-    /// `pack_bytes`); `None` while another handle still holds the database's lock. Objects
-    /// of a version-1 store (bytes inside sled) are copied into packs (the store then
-    /// rebuilds its database without them).
+    /// `pack_bytes`; `verify` checks the records of their tails); `None` while another
+    /// handle still holds the database's lock. Objects of a version-1 store (bytes inside
+    /// sled) are copied into packs (the store then rebuilds its database without them).
     pub(crate) fn try_open(
         path: &Path,
         packs: &Path,
         cache_bytes: u64,
         pack_bytes: u64,
+        verify: Option<VerifyRecord>,
     ) -> StoreResult<Option<Self>> {
-        Self::open_with(path, packs, cache_bytes, pack_bytes, true)
+        Self::open_with(path, packs, cache_bytes, pack_bytes, verify, true)
     }
 
     /// Opens the sled database in directory `path` (a private copy of a store's database)
@@ -223,8 +197,9 @@ impl SledBackend {
         path: &Path,
         packs: &Path,
         cache_bytes: u64,
+        verify: Option<VerifyRecord>,
     ) -> StoreResult<Option<Self>> {
-        Self::open_with(path, packs, cache_bytes, 0, false)
+        Self::open_with(path, packs, cache_bytes, 0, verify, false)
     }
 
     fn open_with(
@@ -232,6 +207,7 @@ impl SledBackend {
         packs: &Path,
         cache_bytes: u64,
         pack_bytes: u64,
+        verify: Option<VerifyRecord>,
         writable: bool,
     ) -> StoreResult<Option<Self>> {
         let log = path.join(Self::LOG_FILE);
@@ -255,22 +231,29 @@ impl SledBackend {
                 Err(e) => return Err(engine(path)(e)),
             }
         };
-        let index = Box::new(RunIndex::open(&db, path)?);
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let meta = db.open_tree(META_TREE).map_err(engine(path))?;
-        let durable = meta
-            .get(PACK_END)
-            .map_err(engine(path))?
-            .and_then(|v| decode_pack_end(&v));
+        // The index first: it cuts a torn end off the newest pack before appends start.
+        let index = Box::new(ObjectIndex::open(packs, verify, writable)?);
         let backend = Self {
             path: path.to_path_buf(),
-            store_dir: packs.parent().unwrap_or(packs).to_path_buf(),
-            packs: Box::new(Packs::open(packs, pack_bytes, durable, writable)?),
-            db,
+            packs: Box::new(Packs::open(packs, pack_bytes, writable)?),
             index,
+            db,
             refs,
             meta,
         };
+        // A newest pack shorter than its index file says (damage) takes no appends: they
+        // would land where the index names other records.
+        let active = backend.packs.active_no();
+        if writable
+            && backend
+                .index
+                .covered(active)
+                .is_some_and(|c| c > backend.packs.size(active).unwrap_or(0))
+        {
+            backend.packs.roll()?;
+        }
         if writable {
             backend.migrate_legacy()?;
         } else if backend.legacy_tree()?.is_some() {
@@ -305,36 +288,18 @@ impl SledBackend {
 
     /// The version-1 objects tree, if this database still has one.
     fn legacy_tree(&self) -> StoreResult<Option<sled::Tree>> {
-        self.tree_if_present(LEGACY_OBJECTS_TREE)
-    }
-
-    /// The tree `name`, if this database has it (never creating it).
-    fn tree_if_present(&self, name: &str) -> StoreResult<Option<sled::Tree>> {
         if !self
             .db
             .tree_names()
             .iter()
-            .any(|n| n.as_ref() == name.as_bytes())
+            .any(|n| n.as_ref() == LEGACY_OBJECTS_TREE.as_bytes())
         {
             return Ok(None);
         }
-        self.db.open_tree(name).map(Some).map_err(self.engine())
-    }
-
-    /// Every object an older store's database indexes, with its location, for the rebuild
-    /// of that database in the current format: a version-2 store's per-object tree `index`;
-    /// otherwise the index itself (where [`SledBackend::try_open`] put a version-1 store's
-    /// objects once they were copied into packs).
-    pub(crate) fn entries_to_upgrade(&self) -> StoreResult<Vec<(RawId, Location)>> {
-        let Some(old) = self.tree_if_present(V2_INDEX_TREE)? else {
-            return self.index.entries();
-        };
-        let mut entries = Vec::new();
-        for entry in old.iter() {
-            let (k, v) = entry.map_err(self.engine())?;
-            entries.push((raw_id(&k)?, location(&v)?));
-        }
-        Ok(entries)
+        self.db
+            .open_tree(LEGACY_OBJECTS_TREE)
+            .map(Some)
+            .map_err(self.engine())
     }
 
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -342,8 +307,11 @@ impl SledBackend {
     #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         let loc = self.packs.append(&[(id, bytes)])?[0];
-        self.index.writer().set(*id, Slot::At(loc));
-        self.flush()
+        self.index.add(&[(*id, loc)]);
+        self.flush()?;
+        // Indexed in the pack's index file, as a copy damaged after it was written would be
+        // (a tail's damaged record is stepped over when the store next opens).
+        self.index.write_pack_file(loc.pack)
     }
 
     /// The error mapping of this database (see [`engine`]).
@@ -351,69 +319,73 @@ impl SledBackend {
         engine(&self.path)
     }
 
-    /// The index entry of `id`, if any.
-    fn locate(&self, id: &RawId) -> StoreResult<Option<Location>> {
-        self.index.find(id)
-    }
-
-    /// Stores objects: one pack write for the whole batch, then, holding the index alone,
-    /// one lookup per new object, which adds the entry only where none exists. An object
-    /// already indexed keeps its entry when its stored bytes are equal (the copy just
-    /// appended is dead bytes, erased by the next [`ObjectStore::reclaim`]) and is pointed
-    /// at the new copy when they differ (a damaged copy). An entry is never moved off bytes
-    /// that may be durable onto bytes that are not yet, so a crash cannot damage an object a
-    /// ref reaches. Not atomic across objects, and need not be: objects only become
-    /// reachable when a ref moves, after the flush that makes all of them durable (format
-    /// section 10).
+    /// Stores objects: each is looked up first; the new ones, and those whose stored copy
+    /// is not these bytes (a damaged copy, since ids are hashes), are appended in one pack
+    /// write and indexed, the newest copy winning. Not atomic across objects, and need not
+    /// be: objects only become reachable when a ref moves, after the flush that makes all of
+    /// them durable (format section 10).
     fn store_objects(&self, objects: &[(&RawId, &[u8])]) -> StoreResult<Vec<PutOutcome>> {
-        if objects.is_empty() {
-            return Ok(Vec::new());
-        }
-        let locs = self.packs.append(objects)?;
         let mut out = Vec::with_capacity(objects.len());
-        let mut index = self.index.writer();
-        for ((id, bytes), loc) in objects.iter().zip(locs) {
-            let Some(at) = index.find(id)? else {
-                index.set(**id, Slot::At(loc));
-                out.push(PutOutcome::Written);
-                continue;
+        let mut new: Vec<(&RawId, &[u8])> = Vec::new();
+        // Objects of this batch already headed for the pack, by id: a repeat is compared
+        // with them, as it would be with a stored copy.
+        let mut batch: HashMap<RawId, usize> = HashMap::new();
+        for &(id, bytes) in objects {
+            let same = match batch.get(id) {
+                Some(&i) => Some(new[i].1 == bytes),
+                None => match self.index.find(id) {
+                    Some(at) => Some(self.packs.read(id, at)?.ok().as_deref() == Some(bytes)),
+                    None => None,
+                },
             };
-            if self.packs.read(id, at)?.ok().as_deref() == Some(*bytes) {
-                out.push(PutOutcome::Existing);
-            } else {
-                index.set(**id, Slot::At(loc));
-                out.push(PutOutcome::Repaired);
+            let outcome = match same {
+                None => PutOutcome::Written,
+                Some(true) => PutOutcome::Existing,
+                Some(false) => PutOutcome::Repaired,
+            };
+            if outcome != PutOutcome::Existing {
+                batch.insert(*id, new.len());
+                new.push((id, bytes));
             }
+            out.push(outcome);
+        }
+        if !new.is_empty() {
+            let locs = self.packs.append(&new)?;
+            let places: Vec<(RawId, Location)> = new
+                .iter()
+                .zip(locs)
+                .map(|((id, _), loc)| (**id, loc))
+                .collect();
+            self.index.add(&places);
         }
         Ok(out)
     }
 
-    /// Fills a new database: the index becomes `entries` (later entries of an id win) and
-    /// each ref of `refs` is set, durably. The rebuild of a lost or damaged database from the
-    /// packs and the ref log (`Store::repair`), and of an older store's (the upgrade).
-    pub(crate) fn fill(
-        &self,
-        entries: &[(RawId, Location)],
-        refs: &[(String, Vec<u8>)],
-    ) -> StoreResult<()> {
-        self.index.replace(entries)?;
+    /// Fills a new database with the refs `refs` and the ref journal `journal`, durably:
+    /// the rebuild of a lost or damaged database (`Store::repair`) and of an older store's
+    /// (the upgrade).
+    pub(crate) fn fill(&self, refs: &[(String, Vec<u8>)], journal: &[u8]) -> StoreResult<()> {
         for (name, value) in refs {
             let _ = self.cas_ref(name, None, Some(value))?;
+        }
+        if !journal.is_empty() {
+            ref_journal::restore(&self.meta, journal).map_err(self.engine())?;
         }
         self.flush()
     }
 
-    /// Syncs the packs, records how far they are durable ([`PACK_END`]), hands the index
-    /// its changes, then flushes sled. The pack end is written before the index entries, so
-    /// sled, which recovers a prefix of its writes, never keeps an entry beyond it.
+    /// Syncs the packs, writes the index files they now need, then flushes sled.
     fn make_durable(&self) -> StoreResult<()> {
-        let end = encode_pack_end(self.packs.sync()?);
-        self.meta
-            .insert(PACK_END, &end[..])
-            .map_err(self.engine())?;
-        self.index.write_pending()?;
+        let (active, _) = self.packs.sync()?;
+        self.index.persist(active)?;
         self.db.flush().map_err(self.engine())?;
         Ok(())
+    }
+
+    /// Rebuilds every pack index file that fails its checksum (see
+    /// [`Store::check_index_files`](super::Store::check_index_files)).
+    pub(crate) fn heal_index_files(&self) -> StoreResult<u64> {
+        self.index.heal_once()
     }
 
     /// Whether sled found a database to recover when it opened (false: it made a new one).
@@ -435,8 +407,7 @@ impl SledBackend {
     /// bytes is rewritten when `rule` says so by their share, when it does not begin with
     /// the magic, or when its records, read in order from its start, do not end exactly at
     /// its end and pass through every live record (a record torn by a crash, after which
-    /// readers of the pack alone, a pack index or a repair, would lose their way); otherwise
-    /// it is kept, with its length.
+    /// a reader of the pack alone would lose its way); otherwise it is kept, with its length.
     fn must_rewrite(
         &self,
         no: u32,
@@ -476,21 +447,18 @@ impl SledBackend {
         })
     }
 
-    /// Whether the index points `id` at the record at `offset` of pack `no`: what a pack
-    /// index rebuilt from the pack keeps (an error counts as no).
-    pub(crate) fn points_at(&self, id: &RawId, no: u32, offset: u64) -> bool {
-        matches!(self.locate(id), Ok(Some(loc)) if loc.pack == no && loc.offset == offset)
-    }
-
     /// The bytes of `id`, read where the index points. A record that is not there whole
-    /// is looked up once more (a concurrent rewrite may have just moved it); if it is still
-    /// not there, the answer is what is wrong with it: a damaged object, never an absent one.
+    /// sends the index to check that pack's index file (rebuilt from the pack if it fails its
+    /// checksum) and is looked up once more (a concurrent rewrite may also have moved it); if
+    /// it is still not there, the answer is what is wrong with it: a damaged object, never an
+    /// absent one.
     fn read_indexed(&self, id: &RawId, loc: Location) -> StoreResult<Vec<u8>> {
         let mut damage = match self.packs.read(id, loc)? {
             Ok(bytes) => return Ok(bytes),
             Err(d) => d,
         };
-        if let Some(now) = self.locate(id)?.filter(|now| *now != loc) {
+        self.index.heal(loc.pack)?;
+        if let Some(now) = self.index.find(id).filter(|now| *now != loc) {
             match self.packs.read(id, now)? {
                 Ok(bytes) => return Ok(bytes),
                 Err(d) => damage = d,
@@ -501,8 +469,14 @@ impl SledBackend {
 }
 
 impl ObjectStore for SledBackend {
+    /// An object not found sends the index to check its files whole, once (a damaged file
+    /// may hide it), and is looked up again if one was rebuilt.
     fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
-        match self.locate(id)? {
+        let mut found = self.index.find(id);
+        if found.is_none() && self.index.heal_once()? > 0 {
+            found = self.index.find(id);
+        }
+        match found {
             Some(loc) => Ok(Some(self.read_indexed(id, loc)?.into())),
             None => Ok(None),
         }
@@ -512,15 +486,14 @@ impl ObjectStore for SledBackend {
         Ok(self.store_objects(&[(id, bytes)])?[0])
     }
 
-    /// One pack write for the whole batch, then one index compare-and-swap per new object
-    /// (an object already indexed keeps its entry when its stored bytes are equal).
+    /// One pack write for the new objects of the batch.
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
         let refs: Vec<(&RawId, &[u8])> = objects.iter().map(|(id, b)| (id, &b[..])).collect();
         self.store_objects(&refs)
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(self.locate(id)?.is_some())
+        Ok(self.index.find(id).is_some())
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
@@ -536,52 +509,45 @@ impl ObjectStore for SledBackend {
         Ok(())
     }
 
-    /// Drops the index entry (a tombstone from the next flush on); the bytes leave the disk
-    /// at the next [`ObjectStore::reclaim`].
+    /// Drops the index entry (the index files lose it at the next flush); the bytes leave
+    /// the disk at the next [`ObjectStore::reclaim`].
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        let mut index = self.index.writer();
-        let found = index.find(id)?.is_some();
-        if found {
-            index.set(*id, Slot::Gone);
-        }
-        Ok(found)
+        Ok(self.index.delete(id))
     }
 
-    /// Syncs the packs, then hands the index its changes (into `recent`, or moved into a
-    /// run), then flushes sled.
+    /// Syncs the packs, writes the index files they need, then flushes sled.
     fn flush(&self) -> StoreResult<()> {
         self.make_durable()
     }
 
     /// Rewrites the packs `rule` picks among those holding bytes no index entry points at
-    /// (deleted objects, extra copies from repeated writes, a tail torn by a crash), the
-    /// active pack included: the records the index points into those packs are copied to a
-    /// new pack, the copies are synced, the index is pointed at them and synced, and only
-    /// then are the old packs deleted. A crash part way leaves every object readable from
-    /// one copy or the other, and whatever it leaves behind is rewritten by the next call.
-    /// The copy list comes from the index, never from parsing the old packs, so a torn
+    /// (deleted objects, extra copies, a tail torn by a crash), the active pack included:
+    /// the records the index points into those packs are copied to a new pack, the copies
+    /// are synced (and, being newer, are what the index finds), and only then are the old
+    /// packs and their index files deleted. A crash part way leaves every object readable
+    /// from one copy or the other, and whatever it leaves behind is rewritten by the next
+    /// call. The copy list comes from the index, never from parsing the old packs, so a torn
     /// record cannot hide the live records after it. See `SledBackend::must_rewrite` for
-    /// which packs are picked; a pack kept with dead bytes gets its pack index rewritten from
-    /// the index, so that closed reads do not see the objects it no longer has.
+    /// which packs are picked; a pack kept with dead bytes gets its index file rewritten
+    /// from its live records, so that no read finds the objects it no longer has.
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
+        self.make_durable()?;
         let mut by_pack = self.entries_by_pack()?;
         let mut report = ReclaimReport::default();
-        let mut victims = HashSet::new();
+        let mut victims = Vec::new();
         let mut kept = Vec::new();
         for no in self.packs.numbers()? {
             let live = by_pack.get(&no).map_or(&[][..], Vec::as_slice);
             match self.must_rewrite(no, live, rule)? {
                 Verdict::Clean => {}
-                Verdict::Rewrite => {
-                    victims.insert(no);
-                }
+                Verdict::Rewrite => victims.push(no),
                 Verdict::KeepDead(len) => kept.push((no, len)),
             }
         }
         report.packs_kept_with_dead_bytes = kept.len() as u64;
         for (no, len) in kept {
             let live = by_pack.remove(&no).unwrap_or_default();
-            pack_index::rewrite(&self.store_dir, no, len, &live);
+            self.index.rewrite(no, len, &live)?;
         }
         if victims.is_empty() {
             return Ok(report);
@@ -593,7 +559,6 @@ impl ObjectStore for SledBackend {
         for no in &victims {
             entries.extend(by_pack.remove(no).unwrap_or_default());
         }
-        let mut moved: Vec<(RawId, Location, Location)> = Vec::with_capacity(entries.len());
         for chunk in entries.chunks(MOVE_BATCH) {
             let mut bytes = Vec::with_capacity(chunk.len());
             for (id, loc) in chunk {
@@ -605,28 +570,20 @@ impl ObjectStore for SledBackend {
                 .map(|((id, _), b)| (id, &b[..]))
                 .collect();
             let new = self.packs.append(&refs)?;
-            moved.extend(
-                chunk
-                    .iter()
-                    .zip(new)
-                    .map(|((id, old), new)| (*id, *old, new)),
-            );
-        }
-        {
-            let mut index = self.index.writer();
-            for (id, old, new) in &moved {
-                // Nothing else writes meanwhile (gc runs alone); the check only guards that.
-                if index.find(id)? == Some(*old) {
-                    index.set(*id, Slot::At(*new));
-                }
-                report.bytes_rewritten += new.record_bytes();
-            }
+            report.bytes_rewritten += new.iter().map(Location::record_bytes).sum::<u64>();
+            let places: Vec<(RawId, Location)> = chunk
+                .iter()
+                .zip(new)
+                .map(|((id, _), loc)| (*id, loc))
+                .collect();
+            self.index.add(&places);
         }
         self.make_durable()?;
-        let mut victims: Vec<u32> = victims.into_iter().collect();
-        victims.sort_unstable();
         report.packs_rewritten = victims.len() as u64;
         for no in victims {
+            // The index file first: a pack left without one is read whole at the next
+            // open; an index file left without its pack would name objects as damaged.
+            self.index.drop_pack(no)?;
             self.packs.remove(no)?;
         }
         self.packs.sync()?;
@@ -697,18 +654,14 @@ impl Backend for SledBackend {
             + self.packs.total_size()?)
     }
 
-    /// Every pack that does not begin with the pack magic.
+    /// Every pack that does not begin with the pack magic, and every index file that fails
+    /// its checksum.
     fn check_files(&self) -> StoreResult<Vec<FileDamage>> {
         let mut out = Vec::new();
         for no in self.packs.numbers()? {
             out.extend(self.packs.magic_problem(no)?);
         }
-        out.extend(
-            self.index
-                .damaged_runs()
-                .into_iter()
-                .map(|(file, problem)| FileDamage { file, problem }),
-        );
+        out.extend(self.index.damaged_files());
         Ok(out)
     }
 }
@@ -717,22 +670,13 @@ impl Backend for SledBackend {
 mod tests {
     use super::*;
 
-    /// The test vector of store-format.md for the `pack-end` entry.
-    #[test]
-    fn pack_end_vector() {
-        let v = encode_pack_end((1, 52));
-        assert_eq!(v, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0x34]);
-        assert_eq!(decode_pack_end(&v), Some((1, 52)));
-        assert_eq!(decode_pack_end(&v[..11]), None);
-    }
-
     /// sled's lock on its log file is recognised by the kind of the lock error, and an open
     /// while it is held waits instead of failing.
     #[test]
     fn a_held_database_is_seen_as_held() {
         let dir = tempfile::tempdir().unwrap();
         let (db, packs) = (dir.path().join("db"), dir.path().join("packs"));
-        let open = || SledBackend::try_open(&db, &packs, 1 << 20, 1 << 20).unwrap();
+        let open = || SledBackend::try_open(&db, &packs, 1 << 20, 1 << 20, None).unwrap();
         let first = open().expect("a new database is free");
         assert!(log_locked(&db.join(SledBackend::LOG_FILE)));
         assert!(open().is_none(), "held by the first handle");

@@ -1,13 +1,15 @@
 //! Upgrading an older store: its database is rebuilt in the current format.
 //!
-//! Versions 1 and 2 kept the object index as one sled entry per object (version 1 kept the
-//! objects themselves in sled), which a sled database keeps paying for at every open even
-//! once the entries are gone (it rewrites every free segment of its log), so the upgrade
-//! builds a new database instead of changing the old one in place:
+//! Versions 1 to 3 kept the object index in the database (version 1 kept the objects
+//! themselves in sled; version 3 kept most of the index in run files beside it), which a
+//! sled database keeps paying for at every open even once the entries are gone (it
+//! rewrites every free segment of its log), so the upgrade builds a new database holding
+//! only the refs instead of changing the old one in place:
 //!
 //! 1. the old database is opened (a version-1 store's objects are copied into packs and
-//!    synced as it opens) and its refs and object index are read;
-//! 2. a new database is built in `db.new/` from them (the index as one run) and synced;
+//!    synced as it opens; the object index, derived from the packs, is read from them and
+//!    its index files written) and its refs and ref journal are read;
+//! 2. a new database is built in `db.new/` from them and synced;
 //! 3. `db/` is renamed `db.old/`, then `db.new/` is renamed `db/`, and the directory synced;
 //! 4. FORMAT is rewritten with the current version, and `db.old/` is removed.
 //!
@@ -23,8 +25,9 @@ use std::path::Path;
 use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::{write_format, FORMAT_VERSION};
 use super::lifecycle::DB_DIR;
+use super::pack_index::index_number;
 use super::packs::PACKS_DIR;
-use super::{OpenOptions, RefStore, SledBackend, StoreError, StoreResult};
+use super::{Backend, OpenOptions, RefStore, SledBackend, StoreError, StoreResult, CACHE_DIR};
 
 /// Where an upgrade builds the new database.
 const NEW_DB_DIR: &str = "db.new";
@@ -64,24 +67,27 @@ pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
     Ok(())
 }
 
-/// Rebuilds the database of the older store at `path` in the current format and says so
-/// in FORMAT (see the module docs). The caller holds the LOCK and has run [`settle`].
+/// Rebuilds the database of the store at `path` (of an older format) in the current one
+/// (steps 1 to 4 above). The pack index files that version 3 kept among the caches are
+/// removed: the index files now sit beside their packs.
 pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     let packs = path.join(PACKS_DIR);
-    let (refs, entries) = {
+    let (refs, journal) = {
         let old = super::lifecycle::open_sled(path, opts)?;
-        (old.list_refs("")?, old.entries_to_upgrade()?)
+        (old.list_refs("")?, old.ref_journal()?)
     };
+    remove_old_pack_indexes(path);
     let new = path.join(NEW_DB_DIR);
     fs::create_dir(&new).map_err(io_err(&new))?;
     sync_dir(path)?;
     {
-        let built = SledBackend::try_open(&new, &packs, opts.cache_bytes, opts.pack_bytes)?
-            .ok_or_else(|| StoreError::CannotRepair {
-                path: path.to_path_buf(),
-                reason: format!("its new database {NEW_DB_DIR}/ is held by another handle"),
-            })?;
-        built.fill(&entries, &refs)?;
+        let built =
+            SledBackend::try_open(&new, &packs, opts.cache_bytes, opts.pack_bytes, opts.verify)?
+                .ok_or_else(|| StoreError::CannotRepair {
+                    path: path.to_path_buf(),
+                    reason: format!("its new database {NEW_DB_DIR}/ is held by another handle"),
+                })?;
+        built.fill(&refs, &journal)?;
     }
     let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
     fs::rename(&db, &old).map_err(io_err(&db))?;
@@ -90,4 +96,18 @@ pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     write_format(path)?;
     remove_dir_if_present(&old)?;
     sync_dir(path)
+}
+
+/// Removes `cache/pack-NNNNNNNN.idx`, where version 3 kept pack indexes for closed reads.
+/// Best effort: they are derived, and no reader looks there any more.
+fn remove_old_pack_indexes(path: &Path) {
+    let Ok(dir) = fs::read_dir(path.join(CACHE_DIR)) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        if name.to_str().and_then(index_number).is_some() {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }

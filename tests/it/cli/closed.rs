@@ -315,8 +315,8 @@ fn a_damaged_pack_index_costs_time_not_answers_and_is_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let store = new_store(dir.path());
     import(&store, 8000);
-    let idx = store.join("cache").join("pack-00000001.idx");
-    let good = std::fs::read(&idx).expect("a pack past 1 MiB gets an index at close");
+    let idx = store.join("packs").join("pack-00000001.idx");
+    let good = std::fs::read(&idx).expect("a pack tail past 1 MiB gets an index file");
     let want = ok(&store, &["get", "k7.m7", "k3.m4003"]);
     // Flip bytes among the ids and the places.
     let mut bad = good.clone();

@@ -211,6 +211,7 @@ fn packs_of(store: &std::path::Path) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = std::fs::read_dir(store.join("packs"))
         .unwrap()
         .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().ends_with(".idx"))
         .map(|e| {
             let len = e.metadata().unwrap().len();
             (e.file_name().into_string().unwrap(), len)

@@ -54,14 +54,6 @@ fn snapshot_of(store: &Path) -> Vec<(String, Value, Value)> {
         .collect()
 }
 
-/// The run files of the object index of `store`.
-fn run_files(store: &Path) -> Vec<std::path::PathBuf> {
-    fs::read_dir(store.join("db").join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect()
-}
-
 fn assert_restored(store: &Path, snapshot: &[(String, Value, Value)]) {
     for (b, tip, export) in snapshot {
         assert_eq!(
@@ -191,10 +183,9 @@ fn the_ref_log_lists_every_move_and_brings_back_a_deleted_branch() {
     assert_eq!(got["items"][0]["value"]["content"], "on the side");
 }
 
-/// Imports enough memories into `store` that the object index spills into a run file, and
-/// returns that file.
-fn with_a_run(dir: &Path, store: &Path) -> std::path::PathBuf {
-    let lines: String = (0..4500)
+/// Imports enough memories into `store` that its pack gets an index file, and returns it.
+fn with_an_index_file(dir: &Path, store: &Path) -> std::path::PathBuf {
+    let lines: String = (0..9000)
         .map(|i| {
             serde_json::json!({"key": format!("bulk.g{}.m{i}", i % 40), "namespace": "default",
                 "content": format!("bulk fact number {i}"), "confidence": 1.0,
@@ -206,55 +197,50 @@ fn with_a_run(dir: &Path, store: &Path) -> std::path::PathBuf {
     let file = dir.join("bulk.jsonl");
     fs::write(&file, lines).unwrap();
     ok(store, &["import", file.to_str().unwrap()]);
-    let runs = run_files(store);
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    runs[0].clone()
+    let idx = store.join("packs").join("pack-00000001.idx");
+    assert!(idx.is_file(), "a pack tail past 1 MiB gets an index file");
+    idx
 }
 
-/// A run file of the object index whose bytes changed is found by fsck (exit 5, naming it);
-/// one that is not the file the database lists stops every command that opens the store
-/// (exit 5, naming the repair); `fsck --repair` brings back every branch either way.
+/// A pack index file whose bytes changed is found by fsck (exit 5, naming it) and rebuilt
+/// from its pack by `fsck --repair`; a command that meets the damage (an object not found
+/// or not where the file says) rebuilds it itself and answers right. Every branch comes
+/// back either way.
 #[test]
-fn a_damaged_index_run_is_found_and_repaired() {
+fn a_damaged_index_file_is_found_and_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = seeded(dir.path());
-    let run = with_a_run(dir.path(), &store);
+    let idx = with_an_index_file(dir.path(), &store);
     let snapshot = snapshot_of(&store);
-    let name = format!("db/runs/{}", run.file_name().unwrap().to_str().unwrap());
+    let good = fs::read(&idx).unwrap();
 
-    // An entry's byte: the file still ends with the listed hash; fsck reads it whole.
-    let mut bytes = fs::read(&run).unwrap();
-    bytes[16 + 48 * 7 + 3] ^= 0x40;
-    fs::write(&run, &bytes).unwrap();
+    // Its checksum: no lookup meets it, fsck checks the file whole.
+    let mut bytes = good.clone();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    fs::write(&idx, &bytes).unwrap();
     let (code, v) = cli(&store, &["fsck"]);
     assert_eq!(code, 5, "{v}");
     let found = v["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .any(|f| f["subject"] == format!("file {name}") && f["kind"] == "corrupt");
+        .any(|f| f["subject"] == "file packs/pack-00000001.idx" && f["kind"] == "corrupt");
     assert!(found, "{v}");
     let rep = ok(&store, &["fsck", "--repair"]);
     assert_eq!(rep["clean"], true, "{rep}");
     assert_restored(&store, &snapshot);
+    assert!(fs::read(&idx).unwrap() == good, "rebuilt as it was");
 
-    // The hash at its end: the file is not the one listed, and opening the store says so.
-    // (The repair indexed every object in one run.)
-    let runs = run_files(&store);
-    assert_eq!(runs.len(), 1, "{runs:?}");
-    let run = &runs[0];
-    let mut bytes = fs::read(run).unwrap();
-    let n = bytes.len();
-    bytes[n - 1] ^= 1;
-    fs::write(run, &bytes).unwrap();
-    let (code, v) = cli(&store, &["remember", "blocked", "-p", "n.n"]);
-    assert_eq!(code, 5, "{v}");
-    let error = v["error"].as_str().unwrap();
-    assert!(
-        error.contains("fsck --repair") && error.contains(".run"),
-        "{v}"
-    );
-    ok(&store, &["fsck", "--repair"]);
+    // Bytes of ids and places: fsck, reading every object, finds them all, and the file is
+    // rebuilt.
+    let mut bytes = good.clone();
+    for at in [1100, good.len() / 2, good.len() - 40] {
+        bytes[at] ^= 0x5a;
+    }
+    fs::write(&idx, &bytes).unwrap();
+    assert_eq!(ok(&store, &["fsck"])["clean"], true);
+    assert!(fs::read(&idx).unwrap() == good, "rebuilt as it was");
     assert_restored(&store, &snapshot);
     ok(&store, &["remember", "after the repair", "-p", "n.n"]);
     assert_eq!(ok(&store, &["fsck"])["clean"], true);

@@ -360,6 +360,8 @@ fn damaged_record_ids_are_reported_in_words() {
     let dir = tempfile::tempdir().unwrap();
     let store = new_store(dir.path());
     ok(&store, &["remember", "alpha fact", "-p", "a.b"]);
+    // A repair writes the pack's index file, which then names the record.
+    ok(&store, &["fsck", "--repair"]);
     // The value's record: find its id from the tree, then its record in the pack.
     let value = {
         let repo = Repo::open(Store::open(&store, &OpenOptions::default()).unwrap()).unwrap();

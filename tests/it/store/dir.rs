@@ -194,14 +194,14 @@ fn open_refuses_what_is_not_a_store() {
     let huge = with_format("huge", &vec![b'x'; 100_000]);
     assert!(not_a_store_reason(&huge).contains("garbled"));
 
-    let v4 = with_format("v4", b"memoir-store\nformat-version: 4\nbackend: sled\n");
-    match Store::open(&v4, &opts(REOPEN_MS)) {
+    let v5 = with_format("v5", b"memoir-store\nformat-version: 5\nbackend: sled\n");
+    match Store::open(&v5, &opts(REOPEN_MS)) {
         Err(StoreError::UnsupportedVersion {
             path,
             found,
             supported,
         }) => {
-            assert_eq!((path, found, supported), (v4.clone(), 4, FORMAT_VERSION));
+            assert_eq!((path, found, supported), (v5.clone(), 5, FORMAT_VERSION));
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }

@@ -31,6 +31,8 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
+use memoir::store::FORMAT_VERSION;
+
 use crate::common::{cli, memoir, Out};
 
 /// The fixture: a store directory `store` in a gzipped tarball.
@@ -39,8 +41,13 @@ const FIXTURE: &str = concat!(
     "/tests/fixtures/store-v3-release.tar.gz"
 );
 
-/// What the release's FORMAT file says, and still says after this build has used the store.
+/// What the release's FORMAT file says.
 const FORMAT: &str = "memoir-store\nformat-version: 3\nbackend: sled\n";
+
+/// What FORMAT says once this build has opened the store (it upgrades it in place).
+fn current_format() -> String {
+    format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
+}
 
 /// The memories at the release's HEAD: full key, content, timestamp.
 const MEMORIES: [(&str, &str, f64); 6] = [
@@ -150,11 +157,11 @@ const NEW_CONTENT: &str = "reads release notes on Fridays";
 const NEW_NOW: &str = "1767230000";
 const NEW_COMMIT: &str = "5f3bf12806efd64c1fd20878223a658c2a3d33db3e40da27c4e2b2433da4a94c";
 
-/// The fixture unpacked into `dir`: its store directory.
-fn unpack(dir: &Path) -> PathBuf {
+/// The fixture `fixture` unpacked into `dir`: its store directory.
+fn unpack(dir: &Path, fixture: &str) -> PathBuf {
     let out = Command::new("tar")
         .arg("-xzf")
-        .arg(FIXTURE)
+        .arg(fixture)
         .arg("-C")
         .arg(dir)
         .output()
@@ -256,7 +263,7 @@ fn assert_fsck_clean(store: &Path, extra: &[&str], commits: u64, objects: u64) -
 #[test]
 fn a_store_the_previous_release_wrote_reads_writes_and_repairs() {
     let dir = tempfile::tempdir().unwrap();
-    let store = unpack(dir.path());
+    let store = unpack(dir.path(), FIXTURE);
     assert_eq!(
         std::fs::read_to_string(store.join("FORMAT")).unwrap(),
         FORMAT
@@ -334,6 +341,102 @@ fn a_store_the_previous_release_wrote_reads_writes_and_repairs() {
     assert_fsck_clean(&store, &[], 12, 33);
     assert_eq!(
         std::fs::read_to_string(store.join("FORMAT")).unwrap(),
+        current_format()
+    );
+}
+
+/// A store of the release before the object index left the database: version 3, with 4,202
+/// memories, most of its index in a run file (`db/runs/`) and the rest in the database,
+/// written by the `memoir` binary built from commit f943ad7:
+///
+/// ```sh
+/// t=1767225600
+/// m() { t=$((t + 60)); env -i MEMOIR_AUTHOR="Fixture <fixture@example.org>" MEMOIR_NOW=$t "$M" -s store "$@"; }
+/// env -i MEMOIR_NOW=$t "$M" new store
+/// python3 -c "import json
+/// for i in range(4200):
+///     print(json.dumps({'key': f'facts.batch{i//100}.n{i}', 'content': f'fact {i}'}))" > facts.jsonl
+/// m import facts.jsonl
+/// m remember "prefers pytest over unittest" -p preferences.coding.testing
+/// m checkout -b experiment; m remember "lints with ruff" -p preferences.coding.lint
+/// m checkout main; m merge experiment; m forget facts.batch0.n1; m gc
+/// m remember "lives in Lisbon" -p profile.location
+/// ```
+const RUNS_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/store-v3-runs.tar.gz"
+);
+
+/// `get` of `key`: its content, or `None` when it is not found (exit 2).
+fn content_of(store: &Path, key: &str) -> Option<String> {
+    let (code, v) = cli(store, &["get", key]);
+    assert_eq!(code, if v["found_count"] == 0 { 2 } else { 0 }, "{v}");
+    v["items"][0]["value"]["content"]
+        .as_str()
+        .map(str::to_string)
+}
+
+#[test]
+fn a_store_whose_index_is_in_run_files_upgrades_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = unpack(dir.path(), RUNS_FIXTURE);
+    assert_eq!(
+        std::fs::read_to_string(store.join("FORMAT")).unwrap(),
         FORMAT
+    );
+    assert!(store.join("db/runs").is_dir());
+    let (code, v) = cli(&store, &["status"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["memory_count"], 4202, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(store.join("FORMAT")).unwrap(),
+        current_format()
+    );
+    // The database holds only the refs now; the index is beside its pack.
+    assert!(!store.join("db/runs").exists());
+    assert!(!store.join("cache/pack-00000001.idx").exists());
+    assert!(store.join("packs/pack-00000001.idx").is_file());
+    for (key, content) in [
+        ("facts.batch0.n0", Some("fact 0")),
+        ("facts.batch0.n1", None),
+        ("facts.batch41.n4199", Some("fact 4199")),
+        ("preferences.coding.lint", Some("lints with ruff")),
+        ("profile.location", Some("lives in Lisbon")),
+    ] {
+        assert_eq!(content_of(&store, key).as_deref(), content, "{key}");
+    }
+    let (code, v) = cli(&store, &["log", "-n", "1"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v["commits"][0]["message"], "Store profile.location in default",
+        "{v}"
+    );
+    let (code, v) = cli(&store, &["fsck"]);
+    assert_eq!((code, &v["clean"]), (0, &json!(true)), "{v}");
+    let out = Out::from(
+        memoir()
+            .arg("-s")
+            .arg(&store)
+            .args([
+                "--json",
+                "remember",
+                "reads on Sundays",
+                "-p",
+                "habits.reading",
+            ])
+            .output()
+            .expect("run memoir"),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (code, v) = cli(&store, &["fsck", "--repair"]);
+    assert_eq!((code, &v["clean"]), (0, &json!(true)), "{v}");
+    assert_eq!(v["repair"]["refs_rolled_back"], json!([]), "{v}");
+    assert_eq!(
+        content_of(&store, "habits.reading").as_deref(),
+        Some("reads on Sundays")
+    );
+    assert_eq!(
+        content_of(&store, "facts.batch20.n2000").as_deref(),
+        Some("fact 2000")
     );
 }
