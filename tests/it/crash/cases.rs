@@ -138,6 +138,34 @@ fn import() {
     run_case(&case);
 }
 
+/// An import whose records take the newest pack's tail past a megabyte, so that its flush
+/// also writes the pack's index file (a temporary file, synced, renamed, the directory
+/// synced): every one of those steps is a crash point too.
+#[test]
+fn import_writing_an_index_file() {
+    let root = base();
+    let text: String = (0..4000)
+        .map(|i| {
+            let content = format!(
+                "bulk fact {i}: {}",
+                "the agent learned a thing. ".repeat(10)
+            );
+            format!(
+                "{}\n",
+                serde_json::json!({"key": format!("bulk.g{}.m{i}", i % 20), "content": content})
+            )
+        })
+        .collect();
+    let file = root.path().join("bulk.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let case = Case::new(
+        "import-index-file",
+        root,
+        &["import", file.to_str().unwrap()],
+    );
+    run_case(&case);
+}
+
 #[test]
 fn merge() {
     let mut case = Case::new("merge", base(), &["merge", "side"]);
