@@ -33,6 +33,9 @@ pub type VerifyRecord = fn(&RawId, &[u8]) -> bool;
 /// or take one command's appends.
 pub(crate) const REWRITE_TAIL: u64 = 1 << 20;
 
+/// A tail longer than this is not read by a closed read (the reader opens the store instead).
+const MAX_TAIL: u64 = 8 << 20;
+
 /// Bytes of a pack that are not records: where they start and where they end.
 pub(crate) type Gap = (u64, u64);
 
@@ -262,6 +265,48 @@ impl ObjectIndex {
             }
         }
         Ok(index)
+    }
+
+    /// The index of the packs in `dir` as a close recorded them (`lengths`: number and
+    /// length), for a closed read, which reads nothing past those lengths and checks no
+    /// record (every object read is re-hashed above): `None` if a pack is gone or shorter
+    /// than recorded, or has a tail longer than [`MAX_TAIL`].
+    pub(crate) fn open_closed(dir: &Path, lengths: &[(u32, u64)]) -> Option<ObjectIndex> {
+        let mut state = State::default();
+        for &(no, len) in lengths {
+            let path = dir.join(pack_name(no));
+            if fs::metadata(&path).ok()?.len() < len {
+                return None;
+            }
+            let file = PackIndex::open(&index_path(dir, no), no).filter(|f| f.covered() <= len);
+            let from = file.as_ref().map_or(HEADER, PackIndex::covered).min(len);
+            if len - from > MAX_TAIL {
+                return None;
+            }
+            let scan = scan_records(&read_span(&path, from, len).ok()?, from, None);
+            let tail = scan
+                .records
+                .into_iter()
+                .map(|(id, o, l)| (id, (o, l)))
+                .collect();
+            let damaged = HashMap::new();
+            state.packs.insert(
+                no,
+                Pack {
+                    file,
+                    tail,
+                    damaged,
+                    end: len,
+                },
+            );
+        }
+        Some(ObjectIndex {
+            dir: dir.to_path_buf(),
+            state: RwLock::new(state),
+            verify: None,
+            writable: false,
+            checked: AtomicBool::new(true),
+        })
     }
 
     /// The length pack `no`'s index file covers, if it has one.

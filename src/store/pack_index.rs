@@ -24,8 +24,6 @@ const MAGIC: &[u8; 8] = b"MEMPIDX1";
 const FIXED: usize = 8 + 4 + 8 + 4 + 256 * 4;
 /// Bytes of one place: record offset (u64) and object length (u32).
 const PLACE: usize = 12;
-/// A tail longer than this is not read by a closed read (the reader opens the store instead).
-pub(crate) const MAX_TAIL: u64 = 8 << 20;
 
 /// One record of a pack: its object id, where the record starts, the object's length.
 pub(crate) type Entry = (RawId, u64, u32);

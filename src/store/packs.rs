@@ -16,7 +16,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::files::{io_err, sync_dir};
-use super::{hex, Damage, FileDamage, RawId, StoreError, StoreResult};
+use super::{hex, Bytes, Damage, FileDamage, RawId, StoreError, StoreResult};
+
+/// Where the record of `want` bytes that starts at `offset` lies in a map of `mapped` bytes,
+/// if it lies wholly inside (a damaged index can name any offset, even one whose end does
+/// not fit in 64 bits).
+fn record_span(offset: u64, want: u64, mapped: u64) -> Option<std::ops::Range<usize>> {
+    let end = offset.checked_add(want).filter(|&end| end <= mapped)?;
+    Some(usize::try_from(offset).ok()?..usize::try_from(end).ok()?)
+}
 
 /// Subdirectory of a store that holds the pack files.
 pub(crate) const PACKS_DIR: &str = "packs";
@@ -27,9 +35,6 @@ const PACK_MAGIC: &[u8; 8] = b"MEMPACK1";
 pub(crate) const HEADER: u64 = PACK_MAGIC.len() as u64;
 /// Bytes of a record before the object's bytes: id and length.
 pub(crate) const RECORD_HEAD: u64 = 36;
-
-/// Records longer than this are checked against the pack's length before being read.
-const BIG_READ: u64 = 1 << 20;
 
 /// Where one object's record sits: pack number, offset of the record, length of the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +73,12 @@ pub(crate) struct Packs {
     limit: u64,
     /// Open handles by pack number, for reading (the active pack's too).
     files: RwLock<HashMap<u32, Arc<File>>>,
+    /// Each pack's bytes as far as they were when first read, mapped: a record inside is
+    /// read as a window of the map, shared rather than copied (records appended after the
+    /// map was made are read by a system call).
+    maps: RwLock<HashMap<u32, Bytes>>,
+    /// For a closed read, how far each pack is read (nothing after is mapped or found).
+    limits: Option<HashMap<u32, u64>>,
     active: Mutex<Active>,
     unsynced: Mutex<Unsynced>,
     /// False for packs opened for reading only.
@@ -232,6 +243,8 @@ impl Packs {
             dir: dir.to_path_buf(),
             limit: limit.max(HEADER + 1),
             files: RwLock::new(HashMap::from([(no, file.clone())])),
+            maps: RwLock::default(),
+            limits: None,
             active: Mutex::new(Active { no, file, len }),
             unsynced: Mutex::new(unsynced),
             writable: true,
@@ -248,10 +261,50 @@ impl Packs {
             dir: dir.to_path_buf(),
             limit: limit.max(HEADER + 1),
             files: RwLock::new(HashMap::from([(no, file.clone())])),
+            maps: RwLock::default(),
+            limits: None,
             active: Mutex::new(Active { no, file, len }),
             unsynced: Mutex::new(Unsynced::default()),
             writable: false,
         })
+    }
+
+    /// The packs of directory `dir` as a close recorded them (`lengths`: number and length),
+    /// for a closed read: each read only up to its recorded length.
+    pub fn open_closed(dir: &Path, lengths: &[(u32, u64)]) -> StoreResult<Packs> {
+        let mut packs = Self::open_read_only(dir, 0)?;
+        packs.limits = Some(lengths.iter().copied().collect());
+        Ok(packs)
+    }
+
+    /// Pack `no`'s bytes from its start, mapped (made on first use): as far as the file
+    /// went then, or as a closed read's limit says. `None` when the pack is gone or cannot
+    /// be mapped (its records are then read by system calls).
+    fn map(&self, no: u32) -> StoreResult<Option<Bytes>> {
+        if let Some(m) = self.maps.read().unwrap_or_else(|p| p.into_inner()).get(&no) {
+            return Ok(Some(m.clone()));
+        }
+        let Some(file) = self.file(no)? else {
+            return Ok(None);
+        };
+        let mut len = file.metadata().map_err(io_err(&self.path(no)))?.len();
+        if let Some(limit) = self.limits.as_ref().and_then(|l| l.get(&no)) {
+            len = len.min(*limit);
+        }
+        let map = match usize::try_from(len) {
+            Ok(0) | Err(_) => return Ok(None),
+            // SAFETY: packs are only appended to, never written in place; a pack is cut
+            // only at its torn end, past anything a reader was given (see `object_index`);
+            // gc removes whole packs, which leaves a map valid. So the mapped bytes do not
+            // change under the map.
+            #[allow(unsafe_code)]
+            Ok(n) => match unsafe { memmap2::MmapOptions::new().len(n).map(&*file) } {
+                Ok(m) => Bytes::from_owner(m),
+                Err(_) => return Ok(None),
+            },
+        };
+        let mut maps = self.maps.write().unwrap_or_else(|p| p.into_inner());
+        Ok(Some(maps.entry(no).or_insert(map).clone()))
     }
 
     fn path(&self, no: u32) -> PathBuf {
@@ -378,55 +431,70 @@ impl Packs {
     }
 
     /// The bytes of the record of `id` at `loc`, or what keeps that record from being
-    /// there whole (cut short, another id's record, or its pack is gone).
-    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Result<Vec<u8>, Damage>> {
-        let pack = format!("packs/{}", pack_name(loc.pack));
-        let Some(file) = self.file(loc.pack)? else {
-            return Ok(Err(Damage::PackMissing { pack }));
-        };
+    /// there whole (cut short, another id's record, or its pack is gone): a window of the
+    /// pack's map when the record lies inside it, else read by a system call.
+    pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Result<Bytes, Damage>> {
+        let pack = || format!("packs/{}", pack_name(loc.pack));
         let want = loc.record_bytes();
-        let end = || -> StoreResult<u64> {
-            Ok(file.metadata().map_err(io_err(&self.path(loc.pack)))?.len())
+        let record = match self.map(loc.pack)? {
+            Some(map) => match record_span(loc.offset, want, map.len() as u64) {
+                Some(span) => map.slice(span),
+                None => match self.read_copy(loc)? {
+                    Ok(bytes) => bytes,
+                    Err(d) => return Ok(Err(d)),
+                },
+            },
+            None => match self.read_copy(loc)? {
+                Ok(bytes) => bytes,
+                Err(d) => return Ok(Err(d)),
+            },
         };
-        if want > BIG_READ {
-            // A damaged entry may claim up to 4 GiB: never allocate past the file's end.
-            let end = end()?;
-            if loc.offset.saturating_add(want) > end {
-                let offset = loc.offset;
-                return Ok(Err(Damage::CutShort { pack, offset, end }));
-            }
-        }
-        let mut buf = vec![0u8; want as usize];
-        let mut got = 0;
-        while got < buf.len() {
-            match read_at(&file, &mut buf[got..], loc.offset + got as u64) {
-                Ok(0) => {
-                    let (offset, end) = (loc.offset, end()?);
-                    return Ok(Err(Damage::CutShort { pack, offset, end }));
-                }
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(&self.path(loc.pack))(e)),
-            }
-        }
-        if buf[..32] != id[..] {
+        // As arrays, not slices: compared in registers, without a call.
+        let (at, rest) = record.split_first_chunk::<32>().expect("a record head");
+        if at != id {
             return Ok(Err(Damage::OtherId {
-                pack,
+                pack: pack(),
                 offset: loc.offset,
-                found: hex(&buf[..8]),
+                found: hex(&record[..8]),
             }));
         }
-        let found = u32::from_be_bytes([buf[32], buf[33], buf[34], buf[35]]);
+        let found = u32::from_be_bytes(rest[..4].try_into().expect("4 bytes"));
         if found != loc.len {
             return Ok(Err(Damage::WrongLength {
-                pack,
+                pack: pack(),
                 offset: loc.offset,
                 found,
                 expected: loc.len,
             }));
         }
-        buf.drain(..RECORD_HEAD as usize);
-        Ok(Ok(buf))
+        Ok(Ok(record.slice(RECORD_HEAD as usize..)))
+    }
+
+    /// The record at `loc` (head included), read by system calls.
+    fn read_copy(&self, loc: Location) -> StoreResult<Result<Bytes, Damage>> {
+        let pack = format!("packs/{}", pack_name(loc.pack));
+        let Some(file) = self.file(loc.pack)? else {
+            return Ok(Err(Damage::PackMissing { pack }));
+        };
+        let want = loc.record_bytes();
+        let mut end = file.metadata().map_err(io_err(&self.path(loc.pack)))?.len();
+        if let Some(limit) = self.limits.as_ref().and_then(|l| l.get(&loc.pack)) {
+            end = end.min(*limit);
+        }
+        // A damaged entry may claim up to 4 GiB: never allocate past the readable end.
+        if loc.offset.saturating_add(want) > end {
+            let offset = loc.offset;
+            return Ok(Err(Damage::CutShort { pack, offset, end }));
+        }
+        let mut buf = vec![0u8; want as usize];
+        match read_exact_at(&file, &mut buf, loc.offset) {
+            Ok(()) => Ok(Ok(Bytes::from(buf))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                let offset = loc.offset;
+                Ok(Err(Damage::CutShort { pack, offset, end }))
+            }
+            Err(e) => Err(io_err(&self.path(loc.pack))(e)),
+        }
     }
 
     /// Pack `no`'s length and its records read in order from its start, up to the first
@@ -483,6 +551,10 @@ impl Packs {
     /// Deletes pack `no` (never the active one).
     pub fn remove(&self, no: u32) -> StoreResult<()> {
         debug_assert_ne!(no, self.active_no());
+        self.maps
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&no);
         // Our handle is closed first (some systems refuse to delete an open file).
         let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
         files.remove(&no);
@@ -535,6 +607,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_record_is_read_from_the_map_only_where_it_lies_wholly_inside() {
+        let head = RECORD_HEAD;
+        assert_eq!(record_span(8, head + 4, 100), Some(8..8 + 40));
+        assert_eq!(record_span(8, head + 4, 8 + head + 4), Some(8..8 + 40));
+        assert_eq!(record_span(8, head + 4, 8 + head + 3), None);
+        // Offsets a damaged index could name: past the end, and whose end wraps around.
+        assert_eq!(record_span(1 << 40, head + 1, 100), None);
+        assert_eq!(record_span(u64::MAX - 10, head + 4, u64::MAX), None);
+        assert_eq!(record_span(u64::MAX, u64::from(u32::MAX), 100), None);
+    }
+
+    #[test]
     fn pack_names_are_eight_digits() {
         assert_eq!(pack_number("pack-00000012"), Some(12));
         assert_eq!(pack_number("pack-12"), None);
@@ -549,7 +633,10 @@ mod tests {
         let la = packs.append(&[(&a, b"first")]).unwrap()[0];
         packs.roll().unwrap();
         let lb = packs.append(&[(&b, b"second")]).unwrap()[0];
-        assert_eq!(packs.read(&a, la).unwrap(), Ok(b"first".to_vec()));
+        assert_eq!(
+            packs.read(&a, la).unwrap(),
+            Ok(Bytes::from_static(b"first"))
+        );
         let other = packs.read(&b, la).unwrap().unwrap_err();
         assert!(
             matches!(other, Damage::OtherId { offset: 8, .. }),
@@ -571,7 +658,13 @@ mod tests {
         ));
         assert!(packs.has_magic(1).unwrap() && packs.magic_problem(2).unwrap().is_none());
         fs::remove_file(dir.path().join(pack_name(1))).unwrap();
+        // A map made before keeps the bytes readable; a handle without one finds no file.
+        assert_eq!(
+            packs.read(&a, la).unwrap(),
+            Ok(Bytes::from_static(b"first"))
+        );
         packs.files.write().unwrap().remove(&1);
+        packs.maps.write().unwrap().remove(&1);
         let gone = packs.read(&a, la).unwrap().unwrap_err();
         assert_eq!(
             gone.to_string(),

@@ -452,7 +452,7 @@ impl SledBackend {
     /// checksum) and is looked up once more (a concurrent rewrite may also have moved it); if
     /// it is still not there, the answer is what is wrong with it: a damaged object, never an
     /// absent one.
-    fn read_indexed(&self, id: &RawId, loc: Location) -> StoreResult<Vec<u8>> {
+    fn read_indexed(&self, id: &RawId, loc: Location) -> StoreResult<Bytes> {
         let mut damage = match self.packs.read(id, loc)? {
             Ok(bytes) => return Ok(bytes),
             Err(d) => d,
@@ -477,7 +477,7 @@ impl ObjectStore for SledBackend {
             found = self.index.find(id);
         }
         match found {
-            Some(loc) => Ok(Some(self.read_indexed(id, loc)?.into())),
+            Some(loc) => Ok(Some(self.read_indexed(id, loc)?)),
             None => Ok(None),
         }
     }
