@@ -19,6 +19,8 @@ pub(super) struct Entry {
     pub(super) path: String,
     pub(super) content: String,
     pub(super) timestamp: f64,
+    /// The agents whose entries the record holds, the record's actor first.
+    pub(super) actors: Vec<String>,
     pub(super) len: f64,
     /// Distinct terms with (key tf, content tf).
     pub(super) terms: Vec<(u32, u16, u16)>,
@@ -142,6 +144,7 @@ impl LexicalIndex {
             path: doc.path.clone(),
             content: doc.content.clone(),
             timestamp: doc.timestamp,
+            actors: doc.actors.clone(),
             len,
             terms,
         });
