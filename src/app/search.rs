@@ -179,10 +179,11 @@ pub(crate) fn rounded<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Erro
     s.serialize_f64(round_score(*score))
 }
 
-/// Serialises a score that may be absent, rounded by [`round_score`].
+/// Serialises a score part that may be absent, rounded by [`round_score`] (a part that
+/// rounds to zero from below is 0, not -0).
 fn rounded_some<S: Serializer>(score: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
     match score {
-        Some(x) => s.serialize_f64(round_score(*x)),
+        Some(x) => s.serialize_f64(round_score(*x) + 0.0),
         None => s.serialize_none(),
     }
 }

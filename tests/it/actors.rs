@@ -207,6 +207,8 @@ fn explain_gives_the_parts_of_the_lexical_score() {
         let mut sum = 0.0;
         for (i, p) in parts.iter().enumerate() {
             let x = e[p].as_f64().unwrap_or_else(|| panic!("{p} in {e}"));
+            // No part takes from the score (a rounding below zero shows as 0).
+            assert!(x >= 0.0 && !x.is_sign_negative(), "{p} in {e}");
             seen[i] |= x > 0.0;
             sum += x;
         }
