@@ -126,6 +126,9 @@ impl LexicalIndex {
             None => Vec::new(),
         };
         out.retain(|&d| !self.dead[d as usize]);
+        if !self.over_actors.contains_key(actor) {
+            return out;
+        }
         let n = self.base.n_docs();
         for (slot, e) in self.docs.iter().enumerate() {
             if e.as_ref()
@@ -156,12 +159,7 @@ impl LexicalIndex {
     /// (documents removed since the file part was written may still count).
     pub(super) fn each_actor_name(&self) -> impl Iterator<Item = &str> {
         let base = self.base.actor_names().iter().map(String::as_str);
-        base.chain(
-            self.docs
-                .iter()
-                .flatten()
-                .flat_map(|e| e.actors.iter().map(String::as_str)),
-        )
+        base.chain(self.over_actors.keys().map(String::as_str))
     }
 
     /// The number of the live document with encoded key `key`, if any.
@@ -180,12 +178,7 @@ impl LexicalIndex {
     pub fn actor_names(&self) -> Vec<String> {
         let mut all: std::collections::BTreeSet<String> =
             self.base.actor_names().iter().cloned().collect();
-        all.extend(
-            self.docs
-                .iter()
-                .flatten()
-                .flat_map(|e| e.actors.iter().cloned()),
-        );
+        all.extend(self.over_actors.keys().cloned());
         all.into_iter().collect()
     }
 

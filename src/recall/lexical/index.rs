@@ -50,6 +50,9 @@ pub struct LexicalIndex {
     pub(super) docs: Vec<Option<Entry>>,
     pub(super) free: Vec<u32>,
     pub(super) by_key: BTreeMap<Vec<u8>, u32>,
+    /// The actors of the overlay documents, with how many list each (what a search reads
+    /// per query, without walking the overlay).
+    pub(super) over_actors: BTreeMap<String, u32>,
     pub(super) vocab: BTreeMap<String, u32>,
     pub(super) term_names: Vec<String>,
     pub(super) postings: Vec<Vec<Posting>>,
@@ -174,6 +177,9 @@ impl LexicalIndex {
         }
         self.total_len += e.len;
         self.parents.take();
+        for a in &e.actors {
+            *self.over_actors.entry(a.clone()).or_default() += 1;
+        }
         self.by_key.insert(e.key.clone(), slot);
         self.docs[slot as usize] = Some(e);
         true
@@ -189,6 +195,14 @@ impl LexicalIndex {
                 }
                 self.total_len -= e.len;
                 self.parents.take();
+                for a in &e.actors {
+                    if let Some(n) = self.over_actors.get_mut(a) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.over_actors.remove(a);
+                        }
+                    }
+                }
             }
             self.free.push(slot);
         } else if let Some(i) = self.base.find_key(key) {

@@ -368,6 +368,10 @@ fn actors_survive_the_cache_file_and_its_delta() {
         assert_eq!(actor_of("a.three"), None);
     }
     assert_eq!(again.actor_names(), ["agent-1", "agent-2", "agent-3"]);
+    // An agent whose only record is removed from the overlay is gone with it.
+    file.remove(&key("a.four"));
+    assert!(by(&file, "agent-3").is_empty());
+    assert_eq!(file.actor_names(), ["agent-1", "agent-2"]);
     // Files of the previous layouts are not read (the cache is then rebuilt).
     let mut old = bytes.clone();
     old[..8].copy_from_slice(b"MEMLEX06");
