@@ -28,6 +28,7 @@ fn main() {
             path: p.clone(),
             content: content_of(i, 0),
             timestamp: 1767225600.0,
+            ..Default::default()
         };
         ix.insert(
             &k.encode(),
@@ -48,6 +49,7 @@ fn main() {
             path: p.clone(),
             content: content_of(i, c + 1),
             timestamp: 1767225600.0 + c as f64,
+            ..Default::default()
         };
         let k = Key::parse(&p, "default").unwrap().encode();
         changed.insert(&k, ObjectId::of(memoir::object::Kind::Blob, &k), &doc);

@@ -46,6 +46,7 @@ fn main() {
             path: p.clone(),
             content: content_of(i, 0),
             timestamp: 1767225600.0,
+            ..Default::default()
         };
         ix.insert(
             &k.encode(),

@@ -367,6 +367,12 @@ fn main() {
             String::new(),
         ),
         (
+            "search: 2 words by an agent that wrote",
+            "GET",
+            "/api/search?q=memory+4242&limit=50&actor=agent-1".into(),
+            String::new(),
+        ),
+        (
             "commit: log of one",
             "GET",
             format!("/api/log?rev={head}&limit=1"),

@@ -81,11 +81,12 @@ pub fn add_commits(repo: &Repo, n: usize, commits: std::ops::Range<usize>) {
     for c in commits {
         let i = (c * 7919) % n.max(1);
         let key = Key::new("default", &path_of(i)).expect("key");
-        let rec = Record::new(
-            &key,
-            Entry::new(&content_of(i, c + 1), 1.0, c as f64),
-            vec![],
-        );
+        // Written by one of four agents in turn, as agents' hooks write.
+        let entry = Entry {
+            actor: Some(format!("agent-{}", c % 4)),
+            ..Entry::new(&content_of(i, c + 1), 1.0, c as f64)
+        };
+        let rec = Record::new(&key, entry, vec![]);
         let v = repo
             .objects()
             .write(&rec.to_blob().expect("record"))

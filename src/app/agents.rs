@@ -17,8 +17,6 @@ use super::search::{SearchOutcome, SearchRequest};
 use super::status::require_namespace;
 use super::ReadPoint;
 use super::{Memoir, MemoirError, MemoirResult, Outcome};
-use crate::key::Key;
-use crate::memory::read_record;
 
 /// What [`Memoir::history`] lists besides what [`LogQuery`] says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,9 +30,6 @@ pub struct HistoryFilter {
     /// Every branch's history at once (when the query names no revision).
     pub all_branches: bool,
 }
-
-/// How many of the best hits [`Memoir::search_by_agent`] looks through.
-pub const SEARCH_BY_AGENT_POOL: usize = 1000;
 
 /// A branch and its tip.
 #[derive(Debug, Clone, Serialize)]
@@ -209,47 +204,16 @@ impl Memoir {
         })
     }
 
-    /// `search` keeping only the memories that agent `actor` wrote (an entry of theirs
-    /// records it). The best [`SEARCH_BY_AGENT_POOL`] hits of the words are looked through,
-    /// so a memory of the agent that ranks below them is not found.
+    /// `search` among the memories that agent `actor` wrote (an entry of theirs records it):
+    /// the search index keeps each record's agents, and the filter is applied while ranking,
+    /// so a top-k by agent holds k of that agent's memories when the store has them.
     pub fn search_by_agent(
         &self,
         req: &SearchRequest,
         actor: &str,
         at: &ReadPoint,
     ) -> MemoirResult<SearchOutcome> {
-        let timer = self.clock().timer();
-        let wide = SearchRequest {
-            limit: SEARCH_BY_AGENT_POOL.max(req.limit),
-            ..req.clone()
-        };
-        let mut out = self.search(&wide, at)?;
-        let hits = std::mem::take(&mut out.hits);
-        out.hits = self.reading(|repo| {
-            let (_, root) = self.read_root(repo, at)?;
-            let mut kept = Vec::new();
-            for h in &hits {
-                if kept.len() == req.limit {
-                    break;
-                }
-                let key = Key::new(&h.namespace, &h.key)?;
-                let Some(id) = repo.tree().get(&root, &key.encode())? else {
-                    continue;
-                };
-                let rec = read_record(repo.objects(), &id)?;
-                if rec
-                    .entries
-                    .iter()
-                    .any(|e| e.actor.as_deref() == Some(actor))
-                {
-                    kept.push(h.clone());
-                }
-            }
-            Ok(kept)
-        })?;
-        out.count = out.hits.len();
-        out.timing_ms = timer.ms();
-        Ok(out)
+        self.search_by(None, req, Some(actor), at)
     }
 
     /// Every agent that made a commit reachable from a branch: how many commits, signed by

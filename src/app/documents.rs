@@ -240,6 +240,8 @@ impl Memoir {
             since: None,
             until: None,
             sort: Sort::Relevance,
+            actor: None,
+            explain: false,
         };
         let (index, _) = self.index_for_read(at)?;
         let mut hits = lexical(&index, words, &scope, usize::MAX);

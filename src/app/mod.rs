@@ -79,7 +79,7 @@ pub use crate::repo::remote::{Progress as TransferProgress, S3Settings};
 pub use crate::store::CacheFinding;
 pub use agents::{
     AgentSummary, AgentsOutcome, BranchTip, HistoryFilter, HistoryOutcome, TimelineDay,
-    TimelineOutcome, SEARCH_BY_AGENT_POOL,
+    TimelineOutcome,
 };
 pub use branch::{BranchCreateOutcome, BranchDeleteOutcome, BranchListOutcome, CheckoutOutcome};
 pub use capture::{

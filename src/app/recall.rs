@@ -193,6 +193,8 @@ impl Memoir {
             since: None,
             until: None,
             sort: Sort::Relevance,
+            actor: None,
+            explain: false,
         };
         let mut notes = notes;
         let by_meaning = match mode {

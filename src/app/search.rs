@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::object::ObjectId;
 use crate::recall::hybrid::{self, Fusion};
-use crate::recall::lexical::ScoreTerms;
+use crate::recall::lexical::{LexicalParts, ScoreTerms};
 use crate::recall::{
     cache_path, load_cache, sync_loaded, Hit, LexicalIndex, Query, SearchMode, Sort, SyncStats,
 };
@@ -56,13 +56,45 @@ pub struct SearchRequest {
 }
 
 /// The terms of a hit's score (`search --explain`): the lexical score and the factors of the
-/// signals (1 when one does not apply); their product is the score.
+/// signals (1 when one does not apply); their product is the score. A lexical score is
+/// also given in its parts (`words`, `siblings`, `window`, `parent`, `feedback`), which sum
+/// to it; a score fused with meaning has none.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ScoreExplain {
     /// BM25F over key and content, with the context of siblings and parent.
     #[serde(serialize_with = "rounded")]
     pub lexical: f64,
-    /// The record is a turn spoken by a speaker the query names.
+    /// BM25F of the query's words in the key path and content (with the date field).
+    #[serde(
+        serialize_with = "rounded_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub words: Option<f64>,
+    /// Shares of the adjacent siblings' scores and of the best score under the same parent.
+    #[serde(
+        serialize_with = "rounded_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub siblings: Option<f64>,
+    /// The record read with its nearest siblings as one passage.
+    #[serde(
+        serialize_with = "rounded_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub window: Option<f64>,
+    /// The parent's records read as one document, for the query's words.
+    #[serde(
+        serialize_with = "rounded_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub parent: Option<f64>,
+    /// The parent's records for the feedback terms (words typical of the best hits).
+    #[serde(
+        serialize_with = "rounded_some",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub feedback: Option<f64>,
+    /// The record is spoken (a leading `Name:`, else its actor) by a speaker the query names.
     #[serde(serialize_with = "rounded")]
     pub speaker: f64,
     /// The query asks about time and the record holds a time expression.
@@ -78,8 +110,14 @@ pub struct ScoreExplain {
 
 impl From<ScoreTerms> for ScoreExplain {
     fn from(t: ScoreTerms) -> Self {
+        let part = |f: fn(&LexicalParts) -> f64| t.parts.as_ref().map(f);
         ScoreExplain {
             lexical: t.lexical,
+            words: part(|p| p.words),
+            siblings: part(|p| p.siblings),
+            window: part(|p| p.window),
+            parent: part(|p| p.parent),
+            feedback: part(|p| p.feedback),
             speaker: t.speaker,
             time: t.time,
             date: t.date,
@@ -141,13 +179,26 @@ pub(crate) fn rounded<S: Serializer>(score: &f64, s: S) -> Result<S::Ok, S::Erro
     s.serialize_f64(round_score(*score))
 }
 
-/// The filters of a lexical search besides its text.
+/// Serialises a score part that may be absent, rounded by [`round_score`] (a part that
+/// rounds to zero from below is 0, not -0).
+fn rounded_some<S: Serializer>(score: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match score {
+        Some(x) => s.serialize_f64(round_score(*x) + 0.0),
+        None => s.serialize_none(),
+    }
+}
+
+/// The filters of a lexical search besides its text, and whether to explain its hits.
 pub(crate) struct Scope {
     pub namespace: Option<String>,
     pub globs: KeyGlobs,
     pub since: Option<f64>,
     pub until: Option<f64>,
     pub sort: Sort,
+    /// Only records with an entry by this agent.
+    pub actor: Option<String>,
+    /// Give each hit the parts of its lexical score.
+    pub explain: bool,
 }
 
 /// Errors ([`unknown_namespace`]) unless namespace `ns` has a memory in `index`.
@@ -167,8 +218,10 @@ fn query_of<'a>(text: &'a str, scope: &'a Scope, limit: usize) -> Query<'a> {
         globs: (!scope.globs.is_all()).then_some(&scope.globs),
         since: scope.since,
         until: scope.until,
+        actor: scope.actor.as_deref(),
         limit,
         sort: scope.sort,
+        explain: scope.explain,
     }
 }
 
@@ -222,6 +275,19 @@ impl Memoir {
         req: &SearchRequest,
         at: &ReadPoint,
     ) -> MemoirResult<SearchOutcome> {
+        self.search_by(mode, req, None, at)
+    }
+
+    /// [`Memoir::search_in`] among the records with an entry by agent `actor` (all of them
+    /// when none): the filter is applied while ranking, so the best hits of that agent are
+    /// found however far below others' they rank.
+    pub(crate) fn search_by(
+        &self,
+        mode: Option<SearchMode>,
+        req: &SearchRequest,
+        actor: Option<&str>,
+        at: &ReadPoint,
+    ) -> MemoirResult<SearchOutcome> {
         let timer = self.clock().timer();
         let choice = self.choose_mode(mode)?;
         check_query(&req.query, choice.mode)?;
@@ -243,6 +309,8 @@ impl Memoir {
             since,
             until,
             sort: req.sort,
+            actor: actor.map(str::to_string),
+            explain: req.explain,
         };
         let (mut index, mut notes) = self.index_for_read(at)?;
         let mut hits = self.ranked(&index, &req.query, &scope, req.limit, &choice, &mut notes)?;

@@ -167,8 +167,19 @@ pub fn render(ctx: &Ctx, out: &SearchOutcome) -> Report {
     for h in &out.hits {
         hit_lines(ctx, &mut lines, &h.namespace, &h.key, h.score, &h.content);
         if let Some(e) = &h.explain {
+            let parts = match (e.words, e.siblings, e.window, e.parent, e.feedback) {
+                (Some(w), Some(s), Some(x), Some(p), Some(f)) => {
+                    // Rounded as JSON rounds them: a part that rounds to zero from below is 0.
+                    let [w, s, x, p, f] = [w, s, x, p, f].map(|v| (v * 1e6).round() / 1e6 + 0.0);
+                    format!(
+                        " (words {w:.6} + siblings {s:.6} + window {x:.6} + parent {p:.6} + \
+                         feedback {f:.6})"
+                    )
+                }
+                _ => String::new(),
+            };
             lines.push(format!(
-                "  = lexical {:.6} x speaker {} x time {} x date {} x question {}",
+                "  = lexical {:.6}{parts} x speaker {} x time {} x date {} x question {}",
                 e.lexical, e.speaker, e.time, e.date, e.question
             ));
         }

@@ -177,6 +177,7 @@ mod tests {
                 path: path.to_string(),
                 content: content.to_string(),
                 timestamp: 0.0,
+                ..Default::default()
             };
             ix.insert(&k, ObjectId::of(Kind::Blob, content.as_bytes()), &doc);
         }

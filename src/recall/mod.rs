@@ -270,6 +270,8 @@ struct DocBatch {
     /// Per document: where its key, namespace, path and content end in the buffers, its
     /// value and its timestamp.
     rows: Vec<([usize; 4], crate::object::ObjectId, f64)>,
+    /// Per document, the agents whose entries its record holds (empty for most).
+    actors: Vec<Vec<String>>,
 }
 
 impl DocBatch {
@@ -281,6 +283,7 @@ impl DocBatch {
         self.keys.clear();
         self.texts.clear();
         self.rows.clear();
+        self.actors.clear();
     }
 
     /// Reads the record `value` of encoded key `key` into the batch; an error naming the
@@ -299,6 +302,7 @@ impl DocBatch {
         record.push_content(&mut self.texts);
         let ends = [key_end, ns_end, path_end, self.texts.len()];
         self.rows.push((ends, *value, record.timestamp));
+        self.actors.push(lexical::record_actors(&record));
         Ok(())
     }
 
@@ -314,6 +318,7 @@ impl DocBatch {
             path: &self.texts[ends[1]..ends[2]],
             content: &self.texts[ends[2]..ends[3]],
             timestamp: *timestamp,
+            actors: &self.actors[i],
         };
         (&self.keys[key_start..ends[0]], value, doc)
     }
@@ -333,6 +338,7 @@ pub fn record_doc(
         path,
         content: r.content(),
         timestamp: r.timestamp,
+        actors: lexical::record_actors(&r),
     })
 }
 

@@ -368,9 +368,9 @@ const COMMIT_FILTER: &str = "000831c6545708238c100100a80a3140";
 fn lexical_cache_vector() {
     use memoir::recall::lexical::{Doc, LexicalIndex, Query};
     let mut idx = LexicalIndex::new();
-    for (path, content, value) in [
-        ("notes.alpha", "Alpha beta.", "a"),
-        ("notes.beta", "Beta gamma.", "b"),
+    for (path, content, value, actor) in [
+        ("notes.alpha", "Alpha beta.", "a", Some("agent-1")),
+        ("notes.beta", "Beta gamma.", "b", None),
     ] {
         let key = Key::parse(path, "default").expect("key").encode();
         let doc = Doc {
@@ -378,16 +378,17 @@ fn lexical_cache_vector() {
             path: path.into(),
             content: content.into(),
             timestamp: 1_700_000_000.0,
+            actors: actor.into_iter().map(str::to_string).collect(),
         };
         idx.insert(&key, blob_id(value), &doc);
     }
     let bytes = idx.to_bytes().expect("bytes");
-    assert_eq!(&bytes[..8], b"MEMLEX06");
+    assert_eq!(&bytes[..8], b"MEMLEX07");
     assert_eq!(
         (bytes.len(), hex(blake3::hash(&bytes).as_bytes())),
         (
-            557,
-            "a2b2bb4f998fb6124ae40aa476f727cbda986ebe5928d2b6bfdcbec3fd149ca1".to_string()
+            612,
+            "c81853320621bf62935768162efeffe02925f4e966630ef5492174f8a097bf44".to_string()
         )
     );
     let back = LexicalIndex::from_bytes(&bytes).expect("reads back");
@@ -398,4 +399,13 @@ fn lexical_cache_vector() {
     });
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].path, "notes.beta");
+    let by_agent = back.search(&Query {
+        text: "beta",
+        actor: Some("agent-1"),
+        limit: 5,
+        ..Default::default()
+    });
+    assert_eq!(by_agent.len(), 1);
+    assert_eq!(by_agent[0].path, "notes.alpha");
+    assert_eq!(by_agent[0].actor.as_deref(), Some("agent-1"));
 }

@@ -1,6 +1,7 @@
 //! The integration tests, built as one test binary: a module per part of memoir under test.
 //! Shared helpers for running the binary and speaking MCP to it are in `common`.
 
+mod actors;
 mod app_history;
 mod app_views;
 mod cli;

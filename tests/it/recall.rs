@@ -57,6 +57,7 @@ impl Fixture {
                 path,
                 content,
                 timestamp,
+                ..Default::default()
             })
         })
         .unwrap()

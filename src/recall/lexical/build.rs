@@ -109,6 +109,7 @@ impl Builder {
                 },
             ));
         }
+        let actors: Vec<&str> = doc.actors.iter().map(String::as_str).collect();
         let row = DocRow {
             key,
             namespace: doc.namespace,
@@ -116,6 +117,7 @@ impl Builder {
             content: doc.content,
             value,
             timestamp: doc.timestamp,
+            actors: &actors,
             len,
         };
         if !self.tables.push(&row) {

@@ -12,12 +12,15 @@ use super::{LexicalIndex, Params};
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallError, RecallResult};
 
-/// First bytes of a full cache file (layout version 6).
-const CACHE_MAGIC: &[u8] = b"MEMLEX06";
+/// First bytes of a full cache file (layout version 7).
+const CACHE_MAGIC: &[u8] = b"MEMLEX07";
+
+/// How many counts a cache file's header holds.
+const COUNTS: usize = 15;
 
 /// Bytes of a full cache file before its tables: magic, key weight, root, total length,
-/// twelve counts.
-const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 12;
+/// the counts.
+const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * COUNTS;
 
 /// Terms held by at least this many documents have their frequencies under each parent
 /// stored (see [`super::file_part::Base::parent_sums`]); rarer ones are summed from their
@@ -25,8 +28,9 @@ const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * 12;
 pub(super) const PARENT_SUMS_FROM: usize = 64;
 
 /// The counts a cache file's header holds: documents, terms, postings, parents, namespaces,
-/// the byte lengths of the key, term, namespace, path, content and parent-key texts, and
-/// the stored per-parent sums.
+/// the byte lengths of the key, term, namespace, path, content and parent-key texts, the
+/// stored per-parent sums, the actors, the byte length of their names and the documents'
+/// actor numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Counts {
     n: usize,
@@ -41,13 +45,16 @@ struct Counts {
     cb: usize,
     gb: usize,
     ns: usize,
+    na: usize,
+    ab: usize,
+    da: usize,
 }
 
 impl Counts {
-    fn list(&self) -> [usize; 12] {
+    fn list(&self) -> [usize; COUNTS] {
         [
             self.n, self.nt, self.np, self.ng, self.nk, self.kb, self.tb, self.nb, self.pb,
-            self.cb, self.gb, self.ns,
+            self.cb, self.gb, self.ns, self.na, self.ab, self.da,
         ]
     }
 
@@ -80,6 +87,12 @@ impl Counts {
             parents: table(c.n, 4)?,
             dates: table(c.n, 9)?,
             date_order: table(c.n, 4)?,
+            actor_off: table(c.na + 1, 4)?,
+            actor_text: table(c.ab, 1)?,
+            doc_actor_off: table(c.n + 1, 4)?,
+            doc_actors: table(c.da, 4)?,
+            actor_doc_off: table(c.na + 1, 4)?,
+            actor_docs: table(c.da, 4)?,
             pkey_off: table(c.ng + 1, 4)?,
             pkey_text: table(c.gb, 1)?,
             parent_len: table(c.ng, 8)?,
@@ -163,6 +176,7 @@ impl LexicalIndex {
         let mut tables = DocTables::new();
         for &d in &order {
             let Some(e) = self.doc(d) else { continue };
+            let actors = self.actors_of(d);
             let row = DocRow {
                 key: e.key,
                 namespace: e.namespace,
@@ -170,6 +184,7 @@ impl LexicalIndex {
                 content: e.content,
                 value: &e.value,
                 timestamp: e.timestamp,
+                actors: &actors,
                 len: e.len,
             };
             if !tables.push(&row) {
@@ -248,11 +263,11 @@ impl LexicalIndex {
         }
         let root = get_root(&mut r)?;
         let total_len = f64::from_le_bytes(r.array()?);
-        let mut c = [0usize; 12];
+        let mut c = [0usize; COUNTS];
         for x in &mut c {
             *x = r.u32()? as usize;
         }
-        let [n, nt, np, ng, nk, kb, tb, nb, pb, cb, gb, ns] = c;
+        let [n, nt, np, ng, nk, kb, tb, nb, pb, cb, gb, ns, na, ab, da] = c;
         let counts = Counts {
             n,
             nt,
@@ -266,6 +281,9 @@ impl LexicalIndex {
             cb,
             gb,
             ns,
+            na,
+            ab,
+            da,
         };
         let (layout, size) = counts.layout().ok_or_else(damaged)?;
         if size != bytes.len() || !(total_len.is_finite() && total_len >= 0.0) {
@@ -309,6 +327,11 @@ pub(super) struct Parts<'a> {
     pub(super) doc_parent: &'a [u32],
     pub(super) dates: &'a [u8],
     pub(super) date_order: &'a [u32],
+    pub(super) actors: &'a Texts,
+    pub(super) doc_actor_off: &'a [u32],
+    pub(super) doc_actors: &'a [u32],
+    pub(super) actor_doc_off: &'a [u32],
+    pub(super) actor_docs: &'a [u32],
     pub(super) pkeys: &'a Texts,
     pub(super) parent_len: &'a [u8],
     pub(super) parent_docs: &'a [u8],
@@ -335,6 +358,9 @@ impl Parts<'_> {
             cb: self.contents.text.len(),
             gb: self.pkeys.text.len(),
             ns: psums.len() / 12,
+            na: self.actors.off.len() - 1,
+            ab: self.actors.text.len(),
+            da: self.doc_actors.len(),
         };
         counts.layout().ok_or_else(too_large)?;
         let mut w = Blocks::new(out);
@@ -370,6 +396,11 @@ impl Parts<'_> {
         w.u32s(self.doc_parent)?;
         w.put(self.dates)?;
         w.u32s(self.date_order)?;
+        self.actors.write_to(&mut w)?;
+        w.u32s(self.doc_actor_off)?;
+        w.u32s(self.doc_actors)?;
+        w.u32s(self.actor_doc_off)?;
+        w.u32s(self.actor_docs)?;
         self.pkeys.write_to(&mut w)?;
         w.put(self.parent_len)?;
         w.put(self.parent_docs)?;

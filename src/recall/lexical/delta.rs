@@ -11,8 +11,8 @@ use super::LexicalIndex;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallResult};
 
-/// First bytes of a delta cache file (layout version 2).
-const DELTA_MAGIC: &[u8] = b"MEMLXD02";
+/// First bytes of a delta cache file (layout version 3).
+const DELTA_MAGIC: &[u8] = b"MEMLXD03";
 
 impl LexicalIndex {
     /// The changes since the file part, as bytes for a delta cache file (layout in
@@ -42,6 +42,10 @@ impl LexicalIndex {
             put_bytes(&mut w, e.path.as_bytes());
             put_bytes(&mut w, e.content.as_bytes());
             w.extend_from_slice(&e.timestamp.to_le_bytes());
+            put_u32(&mut w, e.actors.len() as u32);
+            for a in &e.actors {
+                put_bytes(&mut w, a.as_bytes());
+            }
             w.extend_from_slice(&e.len.to_le_bytes());
             put_u32(&mut w, e.terms.len() as u32);
             for &(t, k, c) in &e.terms {
@@ -90,6 +94,13 @@ impl LexicalIndex {
             let path = r.string()?;
             let content = r.string()?;
             let timestamp = f64::from_le_bytes(r.array()?);
+            let na = r.u32()? as usize;
+            if na > body.len() {
+                return Err(damaged());
+            }
+            let actors = (0..na)
+                .map(|_| r.string())
+                .collect::<RecallResult<Vec<String>>>()?;
             let len = f64::from_le_bytes(r.array()?);
             let nt = r.u32()? as usize;
             if nt > body.len() || !(len.is_finite() && len >= 0.0) {
@@ -125,6 +136,7 @@ impl LexicalIndex {
                     path,
                     content,
                     timestamp,
+                    actors,
                     len,
                     terms,
                 },

@@ -101,12 +101,99 @@ impl LexicalIndex {
             .map_or(0.0, |e| e.timestamp)
     }
 
+    /// The agents whose entries live document `d`'s record holds, the record's actor first
+    /// (empty for a removed overlay document).
+    pub(super) fn actors_of(&self, d: u32) -> Vec<&str> {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            let names = self.base.actor_names();
+            return self
+                .base
+                .doc_actors(d)
+                .filter_map(|a| names.get(a as usize).map(String::as_str))
+                .collect();
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .map_or_else(Vec::new, |e| e.actors.iter().map(String::as_str).collect())
+    }
+
+    /// The live documents whose records hold an entry by agent `actor`, ascending.
+    pub(super) fn docs_of_actor(&self, actor: &str) -> Vec<u32> {
+        let mut out: Vec<u32> = match self.base.find_actor(actor) {
+            Some(a) => self.base.actor_docs(a),
+            None => Vec::new(),
+        };
+        out.retain(|&d| !self.dead[d as usize]);
+        if !self.over_actors.contains_key(actor) {
+            return out;
+        }
+        let n = self.base.n_docs();
+        for (slot, e) in self.docs.iter().enumerate() {
+            if e.as_ref()
+                .is_some_and(|e| e.actors.iter().any(|x| x == actor))
+            {
+                out.push((n + slot) as u32);
+            }
+        }
+        out
+    }
+
+    /// Whether live document `d`'s record holds an entry by agent `actor`.
+    pub(super) fn has_actor(&self, d: u32, actor: &str) -> bool {
+        let (d, n) = (d as usize, self.base.n_docs());
+        if d < n {
+            return self
+                .base
+                .find_actor(actor)
+                .is_some_and(|a| self.base.doc_actors(d).any(|x| x == a));
+        }
+        self.docs
+            .get(d - n)
+            .and_then(Option::as_ref)
+            .is_some_and(|e| e.actors.iter().any(|x| x == actor))
+    }
+
+    /// The names of the agents of the index's records, in no order, some more than once
+    /// (documents removed since the file part was written may still count).
+    pub(super) fn each_actor_name(&self) -> impl Iterator<Item = &str> {
+        let base = self.base.actor_names().iter().map(String::as_str);
+        base.chain(self.over_actors.keys().map(String::as_str))
+    }
+
+    /// The number of the live document with encoded key `key`, if any.
+    pub(super) fn number_of(&self, key: &[u8]) -> Option<u32> {
+        if let Some(&slot) = self.by_key.get(key) {
+            return Some((self.base.n_docs() + slot as usize) as u32);
+        }
+        self.base
+            .find_key(key)
+            .filter(|&i| !self.dead[i])
+            .map(|i| i as u32)
+    }
+
+    /// The agents named by a live document's record, sorted (documents removed since the
+    /// file part was written may still count).
+    pub fn actor_names(&self) -> Vec<String> {
+        let mut all: std::collections::BTreeSet<String> =
+            self.base.actor_names().iter().cloned().collect();
+        all.extend(self.over_actors.keys().cloned());
+        all.into_iter().collect()
+    }
+
     /// Whether document `d` is live and passes `q`'s filters (without building the document
     /// when there are none).
     pub(super) fn passes(&self, d: u32, q: &Query<'_>) -> bool {
         if !q.filtered() {
             return self.live_len(d).is_some();
         }
+        self.passes_but_actor(d, q) && q.actor.is_none_or(|a| self.has_actor(d, a))
+    }
+
+    /// [`LexicalIndex::passes`] but for the agent filter (which a search among one agent's
+    /// records checks by look-up).
+    pub(super) fn passes_but_actor(&self, d: u32, q: &Query<'_>) -> bool {
         // Field by field, cheapest first, without reading the document's texts.
         if self.live_len(d).is_none() || !self.in_scope(d, q) {
             return false;
@@ -307,6 +394,7 @@ impl LexicalIndex {
             content: e.content.to_string(),
             score,
             timestamp: e.timestamp,
+            actor: self.actors_of(d).first().map(|a| a.to_string()),
             terms: super::ScoreTerms::lexical(score),
         })
     }

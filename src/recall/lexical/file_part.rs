@@ -51,6 +51,16 @@ pub(super) struct Layout {
     pub(super) dates: Table,
     /// Document numbers in order of date, then number (see [`Base::dated_in`]).
     pub(super) date_order: Table,
+    /// The actors' names, sorted: offsets and text.
+    pub(super) actor_off: Table,
+    pub(super) actor_text: Table,
+    /// Per document, where its actor numbers start in `doc_actors` (see
+    /// [`Base::doc_actors`]).
+    pub(super) doc_actor_off: Table,
+    pub(super) doc_actors: Table,
+    /// Per actor, where its documents start in `actor_docs` (see [`Base::actor_docs`]).
+    pub(super) actor_doc_off: Table,
+    pub(super) actor_docs: Table,
     pub(super) pkey_off: Table,
     pub(super) pkey_text: Table,
     pub(super) parent_len: Table,
@@ -82,6 +92,8 @@ pub(super) struct Base {
     parents: OnceLock<Vec<u32>>,
     /// The namespaces' names, read once (there are few).
     namespaces: OnceLock<Vec<String>>,
+    /// The actors' names, read once.
+    actors: OnceLock<Vec<String>>,
     damaged: AtomicBool,
 }
 
@@ -96,6 +108,7 @@ impl Default for Base {
             lens: OnceLock::new(),
             parents: OnceLock::new(),
             namespaces: OnceLock::new(),
+            actors: OnceLock::new(),
             damaged: AtomicBool::new(false),
         }
     }
@@ -131,6 +144,7 @@ impl Base {
             lens: OnceLock::new(),
             parents: OnceLock::new(),
             namespaces: OnceLock::new(),
+            actors: OnceLock::new(),
             damaged: AtomicBool::new(false),
         }
     }
@@ -328,6 +342,74 @@ impl Base {
         self.namespace_names()
             .iter()
             .any(|n| is_internal_namespace(n))
+    }
+
+    /// The actors' names, in number order (name order).
+    pub(super) fn actor_names(&self) -> &[String] {
+        self.actors.get_or_init(|| {
+            (0..self.t.actor_off.n.saturating_sub(1))
+                .map(|i| {
+                    self.text_piece(self.t.actor_off, self.t.actor_text, i)
+                        .to_string()
+                })
+                .collect()
+        })
+    }
+
+    /// The number of actor `name`, if a document names it.
+    pub(super) fn find_actor(&self, name: &str) -> Option<u32> {
+        self.actor_names()
+            .binary_search_by(|n| n.as_str().cmp(name))
+            .ok()
+            .map(|i| i as u32)
+    }
+
+    /// The actor numbers of document `i`: the record's actor first, then the other agents
+    /// whose entries it holds.
+    pub(super) fn doc_actors(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let (s, e) = (
+            self.u32_at(self.t.doc_actor_off, i) as usize,
+            self.u32_at(self.t.doc_actor_off, i + 1) as usize,
+        );
+        let (s, e) = if s > e || e > self.t.doc_actors.n {
+            self.fail();
+            (0, 0)
+        } else {
+            (s, e)
+        };
+        let names = self.actor_names().len() as u32;
+        (s..e).map(move |k| {
+            let a = self.u32_at(self.t.doc_actors, k);
+            if a >= names {
+                self.fail();
+                return u32::MAX;
+            }
+            a
+        })
+    }
+
+    /// The documents (removed ones too) whose records hold an entry by actor number `a`,
+    /// ascending.
+    pub(super) fn actor_docs(&self, a: u32) -> Vec<u32> {
+        let a = a as usize;
+        let (s, e) = (
+            self.u32_at(self.t.actor_doc_off, a) as usize,
+            self.u32_at(self.t.actor_doc_off, a + 1) as usize,
+        );
+        if s > e || e > self.t.actor_docs.n {
+            self.fail();
+            return Vec::new();
+        }
+        let bytes = self.bytes_at(self.t.actor_docs.at + 4 * s, 4 * (e - s));
+        let docs: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if docs.len() != e - s || docs.iter().any(|&d| d as usize >= self.n_docs()) {
+            self.fail();
+            return Vec::new();
+        }
+        docs
     }
 
     pub(super) fn namespace(&self, i: usize) -> &str {

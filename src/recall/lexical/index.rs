@@ -19,6 +19,8 @@ pub(super) struct Entry {
     pub(super) path: String,
     pub(super) content: String,
     pub(super) timestamp: f64,
+    /// The agents whose entries the record holds, the record's actor first.
+    pub(super) actors: Vec<String>,
     pub(super) len: f64,
     /// Distinct terms with (key tf, content tf).
     pub(super) terms: Vec<(u32, u16, u16)>,
@@ -48,6 +50,9 @@ pub struct LexicalIndex {
     pub(super) docs: Vec<Option<Entry>>,
     pub(super) free: Vec<u32>,
     pub(super) by_key: BTreeMap<Vec<u8>, u32>,
+    /// The actors of the overlay documents, with how many list each (what a search reads
+    /// per query, without walking the overlay).
+    pub(super) over_actors: BTreeMap<String, u32>,
     pub(super) vocab: BTreeMap<String, u32>,
     pub(super) term_names: Vec<String>,
     pub(super) postings: Vec<Vec<Posting>>,
@@ -142,6 +147,7 @@ impl LexicalIndex {
             path: doc.path.clone(),
             content: doc.content.clone(),
             timestamp: doc.timestamp,
+            actors: doc.actors.clone(),
             len,
             terms,
         });
@@ -171,6 +177,9 @@ impl LexicalIndex {
         }
         self.total_len += e.len;
         self.parents.take();
+        for a in &e.actors {
+            *self.over_actors.entry(a.clone()).or_default() += 1;
+        }
         self.by_key.insert(e.key.clone(), slot);
         self.docs[slot as usize] = Some(e);
         true
@@ -186,6 +195,14 @@ impl LexicalIndex {
                 }
                 self.total_len -= e.len;
                 self.parents.take();
+                for a in &e.actors {
+                    if let Some(n) = self.over_actors.get_mut(a) {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.over_actors.remove(a);
+                        }
+                    }
+                }
             }
             self.free.push(slot);
         } else if let Some(i) = self.base.find_key(key) {

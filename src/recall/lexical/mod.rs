@@ -11,7 +11,7 @@
 //! - `expand`: the indexed terms a query term reaches (itself, by prefix, by near miss);
 //! - `score`: BM25F ranking and the choice of hits, with a record's context of siblings and
 //!   parent (`context`), pseudo-relevance feedback (`feedback`) and the date field
-//!   (`dates`); `params` holds the weights;
+//!   (`dates`); `params` holds the weights; `explain` the parts of a hit's score;
 //! - `signals` and `rerank`: what a record and a query say besides their words (speaker,
 //!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
@@ -23,6 +23,7 @@ mod dates;
 mod delta;
 mod docs;
 mod expand;
+mod explain;
 mod feedback;
 mod file_part;
 mod index;
@@ -45,6 +46,7 @@ mod window_bounds;
 pub use crate::calendar::MONTHS;
 pub use build::Builder;
 pub use expand::{FUZZY_MIN_CHARS, PREFIX_MIN_CHARS};
+pub use explain::LexicalParts;
 pub use index::LexicalIndex;
 pub use params::Params;
 pub use rerank::{rerank, score_terms, QuerySignals, ScoreTerms};
@@ -54,7 +56,7 @@ use crate::key;
 use crate::object::ObjectId;
 
 /// A document as the index sees it: one key and its record.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Doc {
     /// Namespace of the key.
     pub namespace: String,
@@ -64,6 +66,9 @@ pub struct Doc {
     pub content: String,
     /// The record's timestamp (unix seconds).
     pub timestamp: f64,
+    /// The agents whose entries the record holds (see [`record_actors`]): the record's
+    /// actor first.
+    pub actors: Vec<String>,
 }
 
 impl Doc {
@@ -74,8 +79,22 @@ impl Doc {
             path: &self.path,
             content: &self.content,
             timestamp: self.timestamp,
+            actors: &self.actors,
         }
     }
+}
+
+/// The agents whose entries a record holds, each once: the actor of its newest entry that
+/// records one (the record's actor) first, then the others from newest to oldest. Empty when
+/// no entry records an actor.
+pub fn record_actors(r: &crate::memory::Record) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for a in r.entries.iter().rev().filter_map(|e| e.actor.as_deref()) {
+        if !out.iter().any(|x| x == a) {
+            out.push(a.to_string());
+        }
+    }
+    out
 }
 
 /// A document's texts borrowed from wherever they are held (a [`Doc`], or a buffer of many
@@ -90,6 +109,8 @@ pub struct DocView<'a> {
     pub content: &'a str,
     /// The record's timestamp (unix seconds).
     pub timestamp: f64,
+    /// The agents whose entries the record holds, the record's actor first.
+    pub actors: &'a [String],
 }
 
 /// How hits are ordered (serde and JSON Schema use the lowercase names).
@@ -119,10 +140,15 @@ pub struct Query<'a> {
     pub since: Option<f64>,
     /// Only records at or before this time.
     pub until: Option<f64>,
+    /// Only records with an entry by this agent (actor).
+    pub actor: Option<&'a str>,
     /// Most hits returned.
     pub limit: usize,
     /// Order of the hits.
     pub sort: Sort,
+    /// Give each hit the parts of its lexical score ([`ScoreTerms::parts`]). The hits are the
+    /// same; finding them may take longer (no shortcut is taken).
+    pub explain: bool,
 }
 
 impl Query<'_> {
@@ -133,6 +159,7 @@ impl Query<'_> {
             || self.globs.is_some()
             || self.since.is_some()
             || self.until.is_some()
+            || self.actor.is_some()
     }
 }
 
@@ -154,6 +181,8 @@ pub struct Hit {
     pub score: f64,
     /// The record's timestamp.
     pub timestamp: f64,
+    /// The record's actor (the agent of its newest entry that records one).
+    pub actor: Option<String>,
     /// The terms `score` is made of (see `rerank`).
     pub terms: ScoreTerms,
 }

@@ -34,6 +34,11 @@ fn doc((a, b, c, words, n): &Spec, tag: &str) -> (Vec<u8>, Doc) {
         path,
         content: format!("memory {} {tag}", text.join(" ")),
         timestamp: [JUNE_2023, 0.0, JUNE_2023 + 3e7][*n as usize % 3],
+        // Every record has an actor; some a second one (an older entry's).
+        actors: match b {
+            0 => vec![format!("agent-{}", a % 2), "agent-9".to_string()],
+            _ => vec![format!("agent-{}", a % 2)],
+        },
     };
     (key, d)
 }
@@ -68,6 +73,36 @@ fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: NearRarePlan) -> Vec<(String
         .collect()
 }
 
+/// The hits of `q` searched to be explained: what `want` holds, each with parts that sum to
+/// its score.
+fn check_explained(
+    idx: &LexicalIndex,
+    q: &Query<'_>,
+    want: &[(String, u64)],
+) -> Result<(), String> {
+    let hits = idx.search_planned(
+        &Query {
+            explain: true,
+            ..*q
+        },
+        Plan::default(),
+    );
+    let got: Vec<(String, u64)> = hits
+        .iter()
+        .map(|h| (h.path.clone(), h.score.to_bits()))
+        .collect();
+    if got != want {
+        return Err(format!("explained {got:?} != {want:?}"));
+    }
+    for h in &hits {
+        let parts = h.terms.parts.ok_or("no parts")?;
+        if (parts.sum() - h.score).abs() > 1e-9 * h.score.max(1.0) {
+            return Err(format!("{parts:?} sum to {} not {}", parts.sum(), h.score));
+        }
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
     /// NearRare at any threshold, a search gives the full search's hits, to the bit: on
@@ -85,6 +120,7 @@ proptest::proptest! {
         recency in proptest::bool::ANY,
         only_default in proptest::bool::ANY,
         weights in 0usize..6,
+        by_agent in 0usize..3,
     ) {
         let mut idx = build(&docs, frozen, &changes);
         idx.params = varied(weights);
@@ -97,9 +133,17 @@ proptest::proptest! {
             namespace: only_default.then_some("default"),
             limit,
             sort: if recency { Sort::Recency } else { Sort::Relevance },
+            actor: [None, Some("agent-1"), Some("agent-9")][by_agent],
             ..Default::default()
         };
         let want = ranked(&idx, &q, NearRarePlan::Off);
+        if let Some(a) = q.actor {
+            for h in idx.search_planned(&q, Plan::default()) {
+                let d = idx.number_of(&h.key).unwrap();
+                proptest::prop_assert!(idx.actors_of(d).contains(&a), "{} by {}", h.path, a);
+            }
+        }
+        check_explained(&idx, &q, &want).map_err(proptest::test_runner::TestCaseError::fail)?;
         for dense_from in [2, 10, 60] {
             let from = NearRareFrom { dense_from, sparse_most: usize::MAX };
             proptest::prop_assert_eq!(&ranked(&idx, &q, NearRarePlan::With(from)), &want, "dense from {}", dense_from);
@@ -192,6 +236,7 @@ fn the_focus_answers_when_a_rare_word_leads() {
                 path,
                 content: format!("memory {}", WORDS[word]),
                 timestamp: JUNE_2023,
+                ..Default::default()
             };
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
         }

@@ -46,7 +46,8 @@ pub struct Params {
     /// timestamp (its date read as a field of the record: "June", "2023"). Zero turns the
     /// date field off.
     pub date_weight: f64,
-    /// Share of the score added to a conversation turn whose speaker the query names.
+    /// Share of the score added to a record whose speaker (a leading `Name:`, else its
+    /// actor) the query names.
     pub speaker_boost: f64,
     /// Share of the score added to a record holding a time expression when the query asks
     /// about time (`when`, `what year`, `how long`).

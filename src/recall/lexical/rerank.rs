@@ -4,7 +4,9 @@
 //!
 //! score = lexical x speaker x time x date x question
 //!
-//! - speaker: `1 + speaker_boost` for a turn whose speaker the query names;
+//! - speaker: `1 + speaker_boost` for a record whose speaker the query names: a leading
+//!   `Name:` of its content when it has one (a conversation turn says who speaks), else
+//!   the record's actor (the agent that wrote it), named whole;
 //! - time: `1 + time_boost` for a record holding a time expression, when the query asks
 //!   about time;
 //! - date: `1 + date_boost` for a record whose event time falls in a date or month the
@@ -19,7 +21,7 @@
 //! a record that no query word reaches is never a hit.
 
 use super::signals::{
-    has_time_expression, is_temporal_question, names_speaker, periods, words, Parts,
+    has_time_expression, is_temporal_question, names_actor, names_speaker, periods, words, Parts,
 };
 use super::{Hit, Params};
 
@@ -29,7 +31,10 @@ use super::{Hit, Params};
 pub struct ScoreTerms {
     /// BM25F over the key and the content, with the context of siblings and parent.
     pub lexical: f64,
-    /// The turn is spoken by a speaker the query names.
+    /// What `lexical` sums, when the search was asked to explain (see
+    /// [`super::LexicalParts`]).
+    pub parts: Option<super::LexicalParts>,
+    /// The record is spoken (or written) by a speaker the query names.
     pub speaker: f64,
     /// The query asks about time and the record holds a time expression.
     pub time: f64,
@@ -44,6 +49,7 @@ impl ScoreTerms {
     pub fn lexical(score: f64) -> Self {
         ScoreTerms {
             lexical: score,
+            parts: None,
             speaker: 1.0,
             time: 1.0,
             date: 1.0,
@@ -62,6 +68,8 @@ pub struct QuerySignals {
     words: Vec<String>,
     temporal: bool,
     periods: Vec<super::signals::Period>,
+    /// The actors (of the index searched) the query names.
+    actors: Vec<String>,
 }
 
 impl QuerySignals {
@@ -71,7 +79,19 @@ impl QuerySignals {
             words: words(text).collect(),
             temporal: is_temporal_question(text),
             periods: periods(text),
+            actors: Vec::new(),
         }
+    }
+
+    /// The same, knowing the actors of the records searched (those the query names make
+    /// the speaker signal of records that have no `Name:` lead).
+    pub fn with_actors<'a>(mut self, actors: impl IntoIterator<Item = &'a str>) -> Self {
+        for a in actors {
+            if names_actor(&self.words, a) && !self.actors.iter().any(|x| x == a) {
+                self.actors.push(a.to_string());
+            }
+        }
+        self
     }
 }
 
@@ -88,8 +108,16 @@ impl Params {
 /// The terms of a hit's score for a query (its `terms.lexical` is the lexical score).
 pub fn score_terms(hit: &Hit, q: &QuerySignals, p: &Params) -> ScoreTerms {
     let r = Parts::of(&hit.content);
-    let mut t = ScoreTerms::lexical(hit.terms.lexical);
-    if r.speaker.is_some_and(|s| names_speaker(&q.words, s)) {
+    let mut t = ScoreTerms {
+        parts: hit.terms.parts,
+        ..ScoreTerms::lexical(hit.terms.lexical)
+    };
+    // A leading `Name:` says who speaks; without one, the record's actor does.
+    let named = match r.speaker {
+        Some(s) => names_speaker(&q.words, s),
+        None => hit.actor.as_ref().is_some_and(|a| q.actors.contains(a)),
+    };
+    if named {
         t.speaker = 1.0 + p.speaker_boost;
     }
     if q.temporal && has_time_expression(r.text) {
@@ -108,13 +136,14 @@ pub fn score_terms(hit: &Hit, q: &QuerySignals, p: &Params) -> ScoreTerms {
 }
 
 /// Whether a search that found `hits` by words (asked for `limit`) must look at the best
-/// [`Params::rerank_pool`] instead: there may be more, and the query asks about time or
-/// names a date, or a hit is a conversation turn.
+/// [`Params::rerank_pool`] instead: there may be more, and the query asks about time,
+/// names a date or an actor, or a hit is a conversation turn.
 pub(super) fn wants_pool(q: &QuerySignals, hits: &[Hit], limit: usize, p: &Params) -> bool {
     p.rerank_pool > limit
         && hits.len() == limit
         && (q.temporal
             || !q.periods.is_empty()
+            || !q.actors.is_empty()
             || hits.iter().any(|h| Parts::of(&h.content).speaker.is_some()))
 }
 

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use super::context::Windows;
+use super::explain::Marks;
 use super::near_rare::NearRareFrom;
 use super::terms::TermRef;
 use super::view::View;
@@ -326,7 +327,7 @@ impl LexicalIndex {
         if q.sort != Sort::Relevance || !p.signals_on() || q.limit == 0 {
             return self.search_by_words(q);
         }
-        let qs = super::QuerySignals::new(q.text);
+        let qs = super::QuerySignals::new(q.text).with_actors(self.each_actor_name());
         let mut hits = self.search_by_words(q);
         if super::rerank::wants_pool(&qs, &hits, q.limit, p) {
             hits = self.search_by_words(&Query {
@@ -354,8 +355,26 @@ impl LexicalIndex {
 
     /// [`LexicalIndex::search`] carried out as `plan` says.
     pub(super) fn search_planned(&self, q: &Query<'_>, plan: Plan) -> Vec<Hit> {
+        // Explained, every step is taken for every record (the same hits, to the bit), and
+        // the scores after each are kept.
+        let (plan, mut marks) = match q.explain {
+            true => {
+                let all = Plan {
+                    defer_windows: false,
+                    near_rare: NearRarePlan::Off,
+                    ..plan
+                };
+                (all, Some(Marks::default()))
+            }
+            false => (plan, None),
+        };
         let live = self.len() as f64;
         if live == 0.0 || q.limit == 0 {
+            return Vec::new();
+        }
+        // Among one agent's records: none, no hit.
+        let of_agent = q.actor.map(|a| self.docs_of_actor(a));
+        if of_agent.as_ref().is_some_and(Vec::is_empty) {
             return Vec::new();
         }
         let avg = (self.total_len / live).max(1.0);
@@ -392,7 +411,10 @@ impl LexicalIndex {
         if let Some(hits) = focus.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f)) {
             return hits;
         }
-        let v = View::new(self, stats, avg);
+        let v = match &of_agent {
+            Some(docs) => View::new(self, stats, avg).of_agent(docs),
+            None => View::new(self, stats, avg),
+        };
         // Own scores by document number; `scored` lists the documents that have one, in the
         // order they got it (sums below run in a fixed order, so scores do not depend on it).
         let mut scores = Scores::new(docs);
@@ -468,8 +490,14 @@ impl LexicalIndex {
                 best.drain_into(&mut scores);
             }
         }
+        if let Some(m) = marks.as_mut() {
+            m.own = scores.value.clone();
+        }
         if pr.neighbour_weight > 0.0 || pr.group_weight > 0.0 {
             self.add_context(&v, &mut scores, stats, pr);
+        }
+        if let Some(m) = marks.as_mut() {
+            m.context = scores.value.clone();
         }
         // Per parent touched, the weighted frequency of each query term under it.
         let parent_tf = match pr.parent_weight > 0.0 {
@@ -501,9 +529,15 @@ impl LexicalIndex {
         if windows && deferred.is_none() {
             self.add_windows(&v, &win, None, &mut scores);
         }
+        if let Some(m) = marks.as_mut() {
+            m.window = scores.value.clone();
+        }
         // The records that can be hits (with deferred windows, fewer than all scored).
         let mut could: Option<Vec<u32>> = None;
         if let Some(mut by_parent) = by_parent {
+            if let Some(m) = marks.as_mut() {
+                m.by_parent = by_parent.clone();
+            }
             if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
                 let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
                 let n = Some(pr.feedback_docs);
@@ -530,7 +564,15 @@ impl LexicalIndex {
                 scores.value[d as usize] += pr.parent_weight * by_parent[p as usize];
             }
         }
-        self.top_hits(&v, &scores, could.as_deref(), q)
+        let mut hits = self.top_hits(&v, &scores, could.as_deref(), q);
+        if let Some(m) = marks {
+            for h in &mut hits {
+                let d = self.number_of(&h.key);
+                let parent = d.map_or(0, |d| v.parent(d));
+                h.terms.parts = d.map(|d| m.parts(d, h.score, parent, pr.parent_weight));
+            }
+        }
+        hits
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of

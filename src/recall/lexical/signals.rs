@@ -1,10 +1,11 @@
 //! What a record and a query say besides their words: who speaks, when it happened, whether
-//! the text talks about time, whether it asks. Read from the texts alone (a record's content
-//! and timestamp, the query's text), so the index stores nothing more for them.
+//! the text talks about time, whether it asks. Read from the texts (a record's content and
+//! timestamp, the query's text) and the record's actor, which the index keeps.
 //!
 //! - A record's speaker is a leading `Name:` (one to three capitalised words) of its
 //!   content: the record is then a turn of a conversation. A leading bracketed date
-//!   (`[8 May 2023] ...`) may come before it.
+//!   (`[8 May 2023] ...`) may come before it. A record without one is spoken by its actor
+//!   (the agent that wrote it, which the index keeps), when it has one.
 //! - A record's event time is that leading date when there is one, else its timestamp (which
 //!   `remember --event-time` and `import` set to the caller's time).
 //! - A text holds a time expression when it names a relative day (`yesterday`, `ago`,
@@ -368,6 +369,18 @@ pub fn names_speaker(query_words: &[String], speaker: &str) -> bool {
     name.iter().all(has) || (first.chars().count() >= 3 && has(first))
 }
 
+/// Whether a query names an actor (an agent's id, such as `agent-1` or `claude`): the
+/// actor's words, in order, are consecutive words of the query (case aside). Unlike a
+/// speaker's first name, part of an actor's id is no mention of it (`agent` is no mention of
+/// `agent-1`).
+pub fn names_actor(query_words: &[String], actor: &str) -> bool {
+    let name: Vec<String> = words(actor).collect();
+    !name.is_empty()
+        && query_words
+            .windows(name.len())
+            .any(|w| w == name.as_slice())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,5 +469,10 @@ mod tests {
         assert!(names_speaker(&q, "Caroline"));
         assert!(names_speaker(&q, "Caroline Smith"));
         assert!(!names_speaker(&q, "Melanie"));
+        let q: Vec<String> = words("What did agent-1 decide about Claude?").collect();
+        assert!(names_actor(&q, "agent-1"));
+        assert!(names_actor(&q, "claude"));
+        assert!(!names_actor(&q, "agent-2"));
+        assert!(!names_actor(&q, "-"));
     }
 }

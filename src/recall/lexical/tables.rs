@@ -23,6 +23,11 @@ pub(super) struct DocTables {
     /// Namespaces and parents numbered as first met, renumbered in name order when finished.
     ns_raw: HashMap<String, u32>,
     doc_ns: Vec<u32>,
+    /// Actors numbered as first met, renumbered in name order when finished; per document,
+    /// where its actor numbers end, and the numbers.
+    actor_raw: HashMap<String, u32>,
+    doc_actor_off: Vec<u32>,
+    doc_actors: Vec<u32>,
     parent_raw: HashMap<Vec<u8>, u32>,
     /// Per parent as first met: its key, the sum of its documents' lengths (in key order)
     /// and their number.
@@ -39,6 +44,8 @@ pub(super) struct DocRow<'a> {
     pub(super) content: &'a str,
     pub(super) value: &'a ObjectId,
     pub(super) timestamp: f64,
+    /// The agents whose entries the record holds, the record's actor first.
+    pub(super) actors: &'a [&'a str],
     pub(super) len: f64,
 }
 
@@ -55,6 +62,9 @@ impl DocTables {
             date_order: Vec::new(),
             ns_raw: HashMap::new(),
             doc_ns: Vec::new(),
+            actor_raw: HashMap::new(),
+            doc_actor_off: vec![0],
+            doc_actors: Vec::new(),
             parent_raw: HashMap::new(),
             parents: Vec::new(),
             doc_parent: Vec::new(),
@@ -84,6 +94,15 @@ impl DocTables {
                 next
             }
         };
+        for &a in d.actors {
+            let next = self.actor_raw.len() as u32;
+            let no = *self.actor_raw.entry(a.to_string()).or_insert(next);
+            self.doc_actors.push(no);
+        }
+        match u32::try_from(self.doc_actors.len()) {
+            Ok(end) => self.doc_actor_off.push(end),
+            Err(_) => return false,
+        }
         let number = self.doc_ns.len() as u32;
         self.doc_ns.push(ns);
         self.values.extend_from_slice(d.value.as_bytes());
@@ -139,6 +158,35 @@ impl DocTables {
         for n in &mut self.doc_ns {
             *n = ns_no[*n as usize];
         }
+        let mut names: Vec<(String, u32)> = self.actor_raw.drain().collect();
+        names.sort_unstable();
+        let mut actor_no = vec![0u32; names.len()];
+        let mut actors = Texts::new();
+        for (i, (name, raw)) in names.iter().enumerate() {
+            actor_no[*raw as usize] = i as u32;
+            if !actors.push(name.as_bytes()) {
+                return None;
+            }
+        }
+        for a in &mut self.doc_actors {
+            *a = actor_no[*a as usize];
+        }
+        // Each actor's documents, ascending: documents are numbered in the order they came.
+        let mut actor_doc_off = vec![0u32; names.len() + 1];
+        for &a in &self.doc_actors {
+            actor_doc_off[a as usize + 1] += 1;
+        }
+        for i in 1..actor_doc_off.len() {
+            actor_doc_off[i] += actor_doc_off[i - 1];
+        }
+        let mut next = actor_doc_off.clone();
+        let mut actor_docs = vec![0u32; self.doc_actors.len()];
+        for (d, w) in self.doc_actor_off.windows(2).enumerate() {
+            for &a in &self.doc_actors[w[0] as usize..w[1] as usize] {
+                actor_docs[next[a as usize] as usize] = d as u32;
+                next[a as usize] += 1;
+            }
+        }
         let mut order: Vec<u32> = (0..self.parents.len() as u32).collect();
         order.sort_unstable_by(|a, b| {
             self.parents[*a as usize]
@@ -164,6 +212,9 @@ impl DocTables {
         Some(DocTablesDone {
             date_order: self.date_order.iter().map(|d| d.2).collect(),
             ns,
+            actors,
+            actor_doc_off,
+            actor_docs,
             pkeys,
             parent_len,
             parent_docs,
@@ -177,6 +228,9 @@ pub(super) struct DocTablesDone {
     t: DocTables,
     date_order: Vec<u32>,
     ns: Texts,
+    actors: Texts,
+    actor_doc_off: Vec<u32>,
+    actor_docs: Vec<u32>,
     pkeys: Texts,
     parent_len: Vec<u8>,
     parent_docs: Vec<u8>,
@@ -211,6 +265,11 @@ impl DocTablesDone {
             doc_parent: &t.doc_parent,
             dates: &t.dates,
             date_order: &self.date_order,
+            actors: &self.actors,
+            doc_actor_off: &t.doc_actor_off,
+            doc_actors: &t.doc_actors,
+            actor_doc_off: &self.actor_doc_off,
+            actor_docs: &self.actor_docs,
             pkeys: &self.pkeys,
             parent_len: &self.parent_len,
             parent_docs: &self.parent_docs,

@@ -18,6 +18,7 @@ fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
             path: path.to_string(),
             content: content.to_string(),
             timestamp: *ts,
+            ..Default::default()
         };
         idx.insert(&key, ObjectId::from_bytes([0; 32]), &doc);
     }
@@ -227,6 +228,7 @@ proptest::proptest! {
                 path,
                 content: format!("{} {tag}", text.join(" ")),
                 timestamp: dates[*n as usize % dates.len()],
+                ..Default::default()
             };
             (key, d)
         };
@@ -287,6 +289,7 @@ proptest::proptest! {
             path,
             content: format!("{} memory", WORDS[w]),
             timestamp: JUNE_2023,
+            ..Default::default()
         };
         let mut idx = LexicalIndex::new();
         for &(a, c, w) in &docs {
@@ -314,4 +317,67 @@ proptest::proptest! {
             proptest::prop_assert_eq!(idx.df(t), live, "{}", name);
         }
     }
+}
+
+#[test]
+fn actors_survive_the_cache_file_and_its_delta() {
+    let doc = |path: &str, actors: &[&str]| Doc {
+        namespace: "default".into(),
+        path: path.into(),
+        content: "helix notes".into(),
+        timestamp: JUNE_2023,
+        actors: actors.iter().map(|a| a.to_string()).collect(),
+    };
+    let key = |p: &str| crate::key::Key::new("default", p).unwrap().encode();
+    let (zero, one) = (ObjectId::from_bytes([0; 32]), ObjectId::from_bytes([1; 32]));
+    let mut idx = LexicalIndex::new();
+    idx.insert(&key("a.one"), zero, &doc("a.one", &["agent-1"]));
+    idx.insert(&key("a.two"), zero, &doc("a.two", &["agent-2", "agent-1"]));
+    idx.insert(&key("a.three"), zero, &doc("a.three", &[]));
+    let bytes = idx.to_bytes().unwrap();
+    let mut file = LexicalIndex::from_bytes(&bytes).unwrap();
+    file.insert(&key("a.four"), one, &doc("a.four", &["agent-3"]));
+    file.remove(&key("a.one"));
+    let delta = file.delta_bytes().unwrap();
+    let mut back = LexicalIndex::from_bytes(&bytes).unwrap();
+    back.apply_delta(&delta).unwrap();
+    let again = LexicalIndex::from_bytes(&back.to_bytes().unwrap()).unwrap();
+    let by = |ix: &LexicalIndex, a: &str| -> Vec<String> {
+        let q = Query {
+            text: "helix",
+            actor: Some(a),
+            limit: 10,
+            ..Default::default()
+        };
+        ix.search(&q).into_iter().map(|h| h.path).collect()
+    };
+    for ix in [&file, &back, &again] {
+        assert_eq!(by(ix, "agent-1"), ["a.two"]);
+        assert_eq!(by(ix, "agent-2"), ["a.two"]);
+        assert_eq!(by(ix, "agent-3"), ["a.four"]);
+        assert!(by(ix, "nobody").is_empty());
+        // Each hit carries its record's actor: the first listed.
+        let hits = ix.search(&Query {
+            text: "helix",
+            limit: 10,
+            ..Default::default()
+        });
+        let actor_of = |p: &str| hits.iter().find(|h| h.path == p).unwrap().actor.clone();
+        assert_eq!(actor_of("a.two").as_deref(), Some("agent-2"));
+        assert_eq!(actor_of("a.four").as_deref(), Some("agent-3"));
+        assert_eq!(actor_of("a.three"), None);
+    }
+    assert_eq!(again.actor_names(), ["agent-1", "agent-2", "agent-3"]);
+    // An agent whose only record is removed from the overlay is gone with it.
+    file.remove(&key("a.four"));
+    assert!(by(&file, "agent-3").is_empty());
+    assert_eq!(file.actor_names(), ["agent-1", "agent-2"]);
+    // Files of the previous layouts are not read (the cache is then rebuilt).
+    let mut old = bytes.clone();
+    old[..8].copy_from_slice(b"MEMLEX06");
+    assert!(LexicalIndex::from_bytes(&old).is_err());
+    let mut old_delta = delta.clone();
+    old_delta[..8].copy_from_slice(b"MEMLXD02");
+    let mut fresh = LexicalIndex::from_bytes(&bytes).unwrap();
+    assert!(fresh.apply_delta(&old_delta).is_err());
 }

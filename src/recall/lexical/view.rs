@@ -41,6 +41,8 @@ pub(super) struct View<'a> {
     /// When it is not: per document of the file part, whether its live neighbour before is the one
     /// numbered before (see [`LexicalIndex::plain_steps`]).
     plain: &'a [bool],
+    /// For a search among one agent's records: whether each document is one of them.
+    agent: Option<Vec<bool>>,
 }
 
 impl<'a> View<'a> {
@@ -77,7 +79,19 @@ impl<'a> View<'a> {
             } else {
                 stats.plain.get_or_init(|| ix.plain_steps())
             },
+            agent: None,
         }
+    }
+
+    /// The view for a search among the documents `docs` of one agent (see
+    /// [`LexicalIndex::docs_of_actor`]): their filter is then a look-up.
+    pub(super) fn of_agent(mut self, docs: &[u32]) -> Self {
+        let mut agent = vec![false; self.ix.base.n_docs() + self.ix.docs.len()];
+        for &d in docs {
+            agent[d as usize] = true;
+        }
+        self.agent = Some(agent);
+        self
     }
 
     /// The index viewed.
@@ -109,7 +123,16 @@ impl<'a> View<'a> {
     /// Whether document `d` is live and passes `q`'s filters (see [`LexicalIndex::passes`]).
     #[inline]
     pub(super) fn passes(&self, d: u32, q: &Query<'_>) -> bool {
-        self.live_len(d).is_some() && (!q.filtered() || self.ix.passes(d, q))
+        if self.live_len(d).is_none() {
+            return false;
+        }
+        if !q.filtered() {
+            return true;
+        }
+        match &self.agent {
+            Some(agent) => agent.get(d as usize) == Some(&true) && self.ix.passes_but_actor(d, q),
+            None => self.ix.passes(d, q),
+        }
     }
 
     /// The parent number of live document `d` (see [`LexicalIndex::parent`]).
