@@ -246,7 +246,7 @@ impl Store {
     /// collection ran since, and what the cache describes still holds). Returns whether
     /// `write` ran.
     pub fn write_cache(&self, write: impl FnOnce()) -> bool {
-        let Engine::Closed(rest) = &self.inner.engine else {
+        let Engine::Closed(closed) = &self.inner.engine else {
             write();
             return true;
         };
@@ -256,7 +256,7 @@ impl Store {
         let Ok(held) = lock::lock_existing(dir, Duration::ZERO) else {
             return false;
         };
-        if !head_cache::unopened_since(&log_path(dir), rest.print()) {
+        if !head_cache::unopened_since(&log_path(dir), closed.print()) {
             return false;
         }
         write();
