@@ -138,6 +138,11 @@ pub(crate) fn scan_pack(
     Ok((scan, covered))
 }
 
+/// Records as a map from id to place (a later record of an id replaces an earlier one).
+fn places(records: Vec<Entry>) -> HashMap<RawId, (u64, u32)> {
+    records.into_iter().map(|(id, o, l)| (id, (o, l))).collect()
+}
+
 /// One pack as the index knows it.
 #[derive(Debug)]
 struct Pack {
@@ -224,7 +229,6 @@ impl ObjectIndex {
                 }
             }
             state.gaps.extend(scan.gaps.into_iter().map(|g| (no, g)));
-            let places = |v: Vec<Entry>| v.into_iter().map(|(id, o, l)| (id, (o, l))).collect();
             let (tail, damaged) = (places(scan.records), places(scan.damaged));
             state.packs.insert(
                 no,
@@ -284,12 +288,7 @@ impl ObjectIndex {
                 return None;
             }
             let scan = scan_records(&read_span(&path, from, len).ok()?, from, None);
-            let tail = scan
-                .records
-                .into_iter()
-                .map(|(id, o, l)| (id, (o, l)))
-                .collect();
-            let damaged = HashMap::new();
+            let (tail, damaged) = (places(scan.records), HashMap::new());
             state.packs.insert(
                 no,
                 Pack {
