@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::files::{io_err, sync_dir};
-use super::pack_index::{self, index_number, index_path, Entry, PackIndex};
+use super::pack_index::{self, index_path, Entry, PackIndex};
 use super::packs::{pack_files, pack_name, read_exact_at, Location, HEADER, RECORD_HEAD};
 use super::{FileDamage, RawId, StoreError, StoreResult};
 
@@ -241,7 +241,7 @@ impl ObjectIndex {
             );
         }
         // The index file of a pack that is gone: its objects read as damaged, not absent.
-        for no in orphan_index_files(dir, &state) {
+        for no in pack_index::without_pack(dir) {
             if let Some(file) = PackIndex::open(&index_path(dir, no), no) {
                 let (end, tail, damaged) = (file.covered(), HashMap::new(), HashMap::new());
                 state.packs.insert(
@@ -638,18 +638,6 @@ fn remove_temporaries(dir: &Path) -> StoreResult<()> {
         sync_dir(dir)?;
     }
     Ok(())
-}
-
-/// The packs of the index files in `dir` whose pack `state` does not hold.
-fn orphan_index_files(dir: &Path, state: &State) -> Vec<u32> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(index_number))
-        .filter(|no| !state.packs.contains_key(no))
-        .collect()
 }
 
 #[cfg(test)]

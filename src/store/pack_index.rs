@@ -39,6 +39,18 @@ pub(crate) fn write(path: &Path, no: u32, covered: u64, entries: Vec<Entry>) -> 
     write_atomically(path, &encode(no, covered, entries))
 }
 
+/// The packs of the index files in the packs' directory `dir` whose pack file is gone.
+pub(crate) fn without_pack(dir: &Path) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(index_number))
+        .filter(|&no| !dir.join(pack_name(no)).exists())
+        .collect()
+}
+
 /// The pack number an index file name stands for.
 pub(crate) fn index_number(name: &str) -> Option<u32> {
     pack_number(name.strip_suffix(".idx")?)

@@ -436,14 +436,11 @@ impl Packs {
     pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Result<Bytes, Damage>> {
         let pack = || format!("packs/{}", pack_name(loc.pack));
         let want = loc.record_bytes();
-        let record = match self.map(loc.pack)? {
-            Some(map) => match record_span(loc.offset, want, map.len() as u64) {
-                Some(span) => map.slice(span),
-                None => match self.read_copy(loc)? {
-                    Ok(bytes) => bytes,
-                    Err(d) => return Ok(Err(d)),
-                },
-            },
+        let mapped = self.map(loc.pack)?.and_then(|map| {
+            record_span(loc.offset, want, map.len() as u64).map(|span| map.slice(span))
+        });
+        let record = match mapped {
+            Some(record) => record,
             None => match self.read_copy(loc)? {
                 Ok(bytes) => bytes,
                 Err(d) => return Ok(Err(d)),
@@ -505,13 +502,8 @@ impl Packs {
         };
         let path = self.path(no);
         let len = file.metadata().map_err(io_err(&path))?.len();
-        let from = HEADER.min(len);
-        let mut buf = vec![0u8; (len - from) as usize];
-        read_exact_at(&file, &mut buf, from).map_err(io_err(&path))?;
-        Ok(Some((
-            len,
-            super::object_index::scan_records(&buf, from, None).records,
-        )))
+        let (scan, _) = super::object_index::scan_pack(&path, len, None)?;
+        Ok(Some((len, scan.records)))
     }
 
     /// Whether pack `no` begins with the pack magic (a pack that is gone has nothing wrong

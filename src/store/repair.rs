@@ -266,14 +266,9 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
 
 /// Removes the index files whose pack is gone: the repair found what the packs still hold.
 fn remove_orphan_index_files(dir: &Path) -> StoreResult<()> {
-    for e in fs::read_dir(dir).map_err(io_err(dir))?.flatten() {
-        let name = e.file_name();
-        let Some(no) = name.to_str().and_then(super::pack_index::index_number) else {
-            continue;
-        };
-        if !dir.join(pack_name(no)).exists() {
-            fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
-        }
+    for no in pack_index::without_pack(dir) {
+        let path = index_path(dir, no);
+        fs::remove_file(&path).map_err(io_err(&path))?;
     }
     sync_dir(dir)
 }
