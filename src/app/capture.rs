@@ -33,7 +33,7 @@ use crate::recall::duplicate::{find_duplicate, near_duplicate, term_set};
 use crate::recall::{sync_loaded, LexicalIndex, Tokenizer};
 
 use super::input::{refuse_secrets, refuse_secrets_in_key};
-use super::taxonomy::{indexed_taxonomy, refuse_taxonomy_namespace, stored_taxonomy};
+use super::taxonomy::{indexed_taxonomy, refuse_reserved_namespace, stored_taxonomy};
 use super::transaction::CreatedBranch;
 use super::{round_ms, LlmPrompt, Memoir, MemoirError, MemoirResult, Outcome, ReadPoint, WriteAs};
 
@@ -172,7 +172,7 @@ impl Memoir {
         refuse_secrets(&req.turn, req.allow_secrets)?;
         let ns = nfc(req.namespace.as_deref().unwrap_or(DEFAULT_NAMESPACE)).into_owned();
         validate_namespace(&ns)?;
-        refuse_taxonomy_namespace(&ns)?;
+        refuse_reserved_namespace(&ns)?;
 
         // The taxonomy and the existing paths, read before the model call: from the cached
         // lexical index when it reflects the write target as of the store's last close (no store opened, no lock

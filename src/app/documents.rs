@@ -25,7 +25,7 @@ use super::document_filter::{all_hold, Condition};
 use super::ids::hex_opt;
 use super::input::{check_content, refuse_secrets, refuse_secrets_in_key};
 use super::search::{lexical, Scope};
-use super::taxonomy::refuse_taxonomy_namespace;
+use super::taxonomy::refuse_reserved_namespace;
 use super::{Memoir, MemoirResult, Outcome, ReadPoint, WriteAs};
 
 /// Most parsed documents a handle keeps; past it the memory is emptied and refilled.
@@ -266,7 +266,7 @@ impl Memoir {
     ) -> MemoirResult<DocumentsWritten> {
         who.check()?;
         validate_namespace(namespace)?;
-        refuse_taxonomy_namespace(namespace)?;
+        refuse_reserved_namespace(namespace)?;
         let mut last: HashMap<&str, usize> = HashMap::new();
         let mut keys = Vec::with_capacity(writes.len());
         for (i, w) in writes.iter().enumerate() {

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::key::Key;
+use crate::memory::related;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::validate_branch_name;
@@ -154,6 +155,14 @@ impl Memoir {
     pub fn forget(&self, req: &ForgetRequest, who: &WriteAs) -> MemoirResult<ForgetOutcome> {
         who.check()?;
         let named = NamedKey::parse(&req.key, req.namespace.as_deref())?;
+        // Records name their relation sets by id: a set stays while history names it.
+        if named.in_namespace(related::NAMESPACE) {
+            return Err(MemoirError::invalid(format!(
+                "the namespace {} holds the sets of keys written together, which memoir keeps \
+                 itself; nothing was forgotten",
+                related::NAMESPACE
+            )));
+        }
         if req.purge && req.dry_run {
             return self.purge_preview(self.open_repo()?, &named.into_spelled()?, who);
         }

@@ -287,7 +287,7 @@ impl Walk<'_> {
         };
         let rec = read_record(self.repo.objects(), &v)?;
         let mut out = Vec::new();
-        for k in &rec.related_keys {
+        for k in rec.all_related() {
             let enc = encode_path_start(&self.ns, k);
             if enc != self.nodes[i as usize].enc
                 && self.repo.tree().get(&self.root, &enc)?.is_some()

@@ -22,7 +22,7 @@ pub const MAX_IMPORT_LINE_BYTES: usize = 64 << 20;
 pub const MAX_PROOF_TEXT_BYTES: usize = 4 << 20;
 
 /// `n` bytes in words: `16 MiB`, `1 GiB`.
-fn size(n: usize) -> String {
+pub(crate) fn size(n: usize) -> String {
     match n {
         n if n >= 1 << 30 && n % (1 << 30) == 0 => format!("{} GiB", n >> 30),
         n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
@@ -175,6 +175,12 @@ impl NamedKey {
             (Err(e), None) => Err(e),
             (written, exact) => Ok(NamedKey { written, exact }),
         }
+    }
+
+    /// Whether either reading of the key is in namespace `ns`.
+    pub(crate) fn in_namespace(&self, ns: &str) -> bool {
+        let is = |k: &Key| k.namespace() == ns;
+        self.written.as_ref().is_ok_and(is) || self.exact.as_ref().is_some_and(is)
     }
 
     /// The key exactly as spelled when that differs from how memoir writes it (a key an

@@ -122,7 +122,7 @@ pub use proof::{ProofOutcome, VerifyOutcome};
 pub use reflog::{ReflogItem, ReflogOutcome};
 pub use remember::{
     ClassificationReport, KeyAction, KeyResult, RememberOutcome, RememberRequest, RememberTimings,
-    MAX_PATHS,
+    MAX_WRITE_BYTES,
 };
 #[cfg(feature = "remote")]
 pub use remote::{
@@ -303,6 +303,7 @@ impl WriteAs {
             source: self.source.clone().filter(|x| !x.is_empty()),
             actor: self.actor.clone().filter(|x| !x.is_empty()),
             related_keys: Vec::new(),
+            related_sets: Vec::new(),
         }
     }
 

@@ -15,10 +15,11 @@ use serde::{Serialize, Serializer};
 use crate::key::{nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
 use crate::llm::Llm;
 use crate::memory::{
-    classify, default_policy, existing_prefixes, merge_contents, read_record, write, write_merged,
-    Classification, Conflict, Incoming, MergePolicy, ModelError, Outcome as Decision, Record,
+    classify, default_policy, existing_prefixes, merge_contents, read_record, related, write,
+    write_merged, Classification, Conflict, Incoming, MergePolicy, ModelError, Outcome as Decision,
+    Record,
 };
-use crate::object::ObjectId;
+use crate::object::{Object, ObjectId};
 use crate::prolly::Edit;
 use crate::repo::revision::parse_date;
 use crate::repo::Repo;
@@ -26,7 +27,7 @@ use crate::repo::Repo;
 use super::input::{
     check_confidence, check_content, refuse_secrets, refuse_secrets_in_key, refuse_secrets_in_names,
 };
-use super::taxonomy::{refuse_taxonomy_namespace, stored_taxonomy};
+use super::taxonomy::{refuse_reserved_namespace, stored_taxonomy};
 use super::transaction::CreatedBranch;
 use super::LlmPrompt;
 use super::{exit, round_ms, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
@@ -57,10 +58,10 @@ pub struct RememberRequest {
     pub event_time: Option<String>,
 }
 
-/// Most paths one `remember` writes the same content under. Each record holds the content
-/// and names the others, so a write of k paths stores k copies and k x (k - 1) names: the cap
-/// keeps that bounded (16 MiB content x 16 paths at most).
-pub const MAX_PATHS: usize = 16;
+/// Most bytes one `remember` stores as content: each key holds the content, so a write of
+/// k paths stores k copies. The bound is the largest write of a single key times
+/// [`related::INLINE_MAX`] (16 MiB x 16), so no write of many keys costs more than that.
+pub const MAX_WRITE_BYTES: usize = 256 << 20;
 
 impl RememberRequest {
     /// A request to remember `content` under `paths`, with every other setting default.
@@ -73,15 +74,19 @@ impl RememberRequest {
     }
 
     /// Checks the request's own rules without touching the store or scanning for secrets:
-    /// content not blank nor too long, at most [`MAX_PATHS`] paths, `replace` not combined
+    /// content not blank nor too long, at most [`MAX_WRITE_BYTES`] of content over all
+    /// paths, `replace` not combined
     /// with a merge policy, confidence within range (exit 1).
     pub fn validate(&self) -> MemoirResult<()> {
         check_content(&self.content)?;
-        if self.paths.len() > MAX_PATHS {
+        let total = self.paths.len().saturating_mul(self.content.len());
+        if total > MAX_WRITE_BYTES {
             return Err(MemoirError::invalid(format!(
-                "{} paths in one remember; at most {MAX_PATHS} (each key holds the content and \
-                 names the others, so a write costs paths x paths): split it into several",
-                self.paths.len()
+                "{} paths x {} bytes of content is more than {} in one remember (each key holds \
+                 the content): split it into several; nothing was stored",
+                self.paths.len(),
+                self.content.len(),
+                super::input::size(MAX_WRITE_BYTES)
             )));
         }
         if self.replace && self.merge_policy.is_some() {
@@ -286,11 +291,11 @@ impl Memoir {
             refuse_secrets_in_names(ns, [], req.allow_secrets, None)?;
         }
         if let Some(ns) = &req.namespace {
-            refuse_taxonomy_namespace(ns)?;
+            refuse_reserved_namespace(ns)?;
         }
         if !req.paths.is_empty() {
             for key in keys_of(&req.paths, req.namespace.as_deref())? {
-                refuse_taxonomy_namespace(key.namespace())?;
+                refuse_reserved_namespace(key.namespace())?;
                 refuse_secrets_in_key(&key, req.allow_secrets)?;
             }
         }
@@ -376,6 +381,16 @@ impl Memoir {
         let t_read = timer.ms();
 
         let paths: Vec<String> = keys.iter().map(|k| k.path().to_string()).collect();
+        // A write of many keys names them once, in a relation set that each record names
+        // (see `related`); a few keys name each other in each record.
+        let set = match paths.len() > related::INLINE_MAX + 1 {
+            true => {
+                let (set_key, set_record) = related::set_record(&paths)?;
+                let blob = set_record.to_blob()?;
+                Some((set_key, blob.to_bytes_and_id().0, blob))
+            }
+            false => None,
+        };
         let mut edits = Vec::new();
         let mut written: Vec<&Key> = Vec::new();
         let mut results = Vec::with_capacity(keys.len());
@@ -386,7 +401,11 @@ impl Memoir {
         for (i, key) in keys.iter().enumerate() {
             let existing = load_with_id(repo, &root, key)?;
             let incoming = Incoming {
-                related_keys: paths.iter().filter(|p| *p != key.path()).cloned().collect(),
+                related_keys: match set {
+                    Some(_) => Vec::new(),
+                    None => paths.iter().filter(|p| *p != key.path()).cloned().collect(),
+                },
+                related_sets: set.iter().map(|s| s.1).collect(),
                 ..who.incoming(req.content.clone(), confidence, stamp)
             };
             let policy = policies[i];
@@ -445,6 +464,12 @@ impl Memoir {
                 reason: why,
             });
         }
+        if let Some((set_key, set_id, blob)) = set.filter(|_| !edits.is_empty()) {
+            if repo.tree().get(&root, &set_key.encode())? != Some(set_id) {
+                repo.objects().write(&blob)?;
+                edits.push(Edit::Put(set_key.encode(), set_id));
+            }
+        }
         let t_merge = timer.ms();
 
         let ns = keys[0].namespace().to_string();
@@ -453,7 +478,14 @@ impl Memoir {
             None
         } else {
             let names: Vec<&str> = written.iter().map(|k| k.path()).collect();
-            let message = format!("Store {} in {ns}", names.join(", "));
+            let message = match names.len() > related::INLINE_MAX + 1 {
+                true => format!(
+                    "Store {} and {} more in {ns}",
+                    names[..related::INLINE_MAX].join(", "),
+                    names.len() - related::INLINE_MAX
+                ),
+                false => format!("Store {} in {ns}", names.join(", ")),
+            };
             Some(tx.finish(edits, &message)?)
         };
         let t_total = timer.ms();

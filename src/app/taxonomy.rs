@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::key::{namespace_prefix, nfc, Key};
 use crate::memory::taxonomy::{Category, Taxonomy, META_PATH, NAMESPACE};
-use crate::memory::{read_record, write, MergePolicy, Outcome as Decision};
+use crate::memory::{read_record, related, write, MergePolicy, Outcome as Decision};
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, Edit};
 use crate::recall::LexicalIndex;
@@ -113,13 +113,22 @@ pub struct TaxonomySnippetOutcome {
 
 impl Outcome for TaxonomySnippetOutcome {}
 
-/// Refuses a write of memories into [`NAMESPACE`], which holds the taxonomy (exit 1);
-/// `taxonomy load` writes there.
-pub(crate) fn refuse_taxonomy_namespace(ns: &str) -> MemoirResult<()> {
-    if nfc(ns) == NAMESPACE {
+/// Refuses a write of memories into a namespace memoir writes itself (exit 1): [`NAMESPACE`],
+/// which holds the taxonomy (`taxonomy load` writes there), and the relation sets'
+/// ([`related::NAMESPACE`]), which records name by id.
+pub(crate) fn refuse_reserved_namespace(ns: &str) -> MemoirResult<()> {
+    let ns = nfc(ns);
+    if ns == NAMESPACE {
         return Err(MemoirError::invalid(format!(
             "the namespace {NAMESPACE} holds the store's taxonomy; write memories to another \
              (memoir taxonomy load FILE changes the taxonomy)"
+        )));
+    }
+    if ns == related::NAMESPACE {
+        return Err(MemoirError::invalid(format!(
+            "the namespace {} holds the sets of keys written together, which memoir keeps \
+             itself; write memories to another",
+            related::NAMESPACE
         )));
     }
     Ok(())

@@ -38,6 +38,15 @@ impl Serialize for EntryJson<'_> {
     }
 }
 
+/// A record's related keys, its own and its sets', as one JSON array.
+struct Related<'a>(&'a Record);
+
+impl Serialize for Related<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.all_related())
+    }
+}
+
 impl Serialize for RecordJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         /// The entries as a sequence of their shapes.
@@ -55,7 +64,8 @@ impl Serialize for RecordJson<'_> {
         m.serialize_entry("entries", &Entries(&r.entries))?;
         m.serialize_entry("key", &r.key)?;
         m.serialize_entry("namespace", &r.namespace)?;
-        m.serialize_entry("related_keys", &r.related_keys)?;
+        // Every key written with this one, the ones its relation sets name included.
+        m.serialize_entry("related_keys", &Related(r))?;
         m.serialize_entry("schema_version", &SCHEMA_VERSION)?;
         m.serialize_entry("timestamp", &r.timestamp)?;
         m.end()

@@ -16,6 +16,7 @@ pub mod classify;
 mod json;
 pub mod llm_merge;
 mod policy;
+pub mod related;
 pub mod secrets;
 pub mod taxonomy;
 pub mod turn;
@@ -179,8 +180,16 @@ pub struct Record {
     pub confidence: f64,
     /// The record's time: the newest active entry's timestamp.
     pub timestamp: f64,
-    /// Other keys (bare paths) written together with this one, in command-line order.
+    /// Other keys (bare paths) written together with this one, in command-line order, as
+    /// the record itself names them.
     pub related_keys: Vec<String>,
+    /// The relation sets the record was written with (see [`related`]): the ids of set
+    /// records in [`related::NAMESPACE`], each naming every key one write wrote. A write of
+    /// many keys names them once in a set instead of in each record.
+    pub related_sets: Vec<ObjectId>,
+    /// The keys the sets name besides this one and `related_keys`, in their order: filled
+    /// when the record is read from a store ([`read_record`]), never stored.
+    pub set_related: Vec<String>,
     /// The facets, oldest first.
     pub entries: Vec<Entry>,
 }
@@ -194,10 +203,18 @@ impl Record {
             confidence: 0.0,
             timestamp: 0.0,
             related_keys,
+            related_sets: Vec::new(),
+            set_related: Vec::new(),
             entries: vec![entry],
         };
         r.refresh();
         r
+    }
+
+    /// Every key written together with this one: the record's own `related_keys`, then the
+    /// ones its sets name (once read from a store).
+    pub fn all_related(&self) -> impl Iterator<Item = &String> + Clone {
+        self.related_keys.iter().chain(&self.set_related)
     }
 
     /// The projected content: active entries' contents joined with [`UPDATE_SEPARATOR`].
@@ -252,6 +269,9 @@ impl Record {
         if self.related_keys.len() > MAX_RELATED {
             return Err(invalid(format!("more than {MAX_RELATED} related keys")));
         }
+        if self.related_sets.len() > MAX_RELATED {
+            return Err(invalid(format!("more than {MAX_RELATED} related sets")));
+        }
         check_confidence(self.confidence)?;
         check_timestamp(self.timestamp)?;
         self.entries.iter().try_for_each(Entry::check)
@@ -274,7 +294,7 @@ impl Record {
                 .sum::<usize>(),
         );
         // Keys in canonical order: (length, bytes).
-        e.map(7);
+        e.map(7 + usize::from(!self.related_sets.is_empty()));
         e.text("key");
         e.text(&self.key);
         e.text("entries");
@@ -310,6 +330,13 @@ impl Record {
         for k in &self.related_keys {
             e.text(k);
         }
+        if !self.related_sets.is_empty() {
+            e.text("related_sets");
+            e.array(self.related_sets.len());
+            for id in &self.related_sets {
+                e.bytes(id.as_bytes());
+            }
+        }
         e.text("schema_version");
         e.u64(SCHEMA_VERSION);
         Ok(e.into_bytes())
@@ -318,9 +345,10 @@ impl Record {
     /// Decodes canonical bytes strictly: exactly the fields of the schema, in canonical order.
     pub fn decode(bytes: &[u8]) -> Result<Record, MemoryError> {
         let mut d = Decoder::new(bytes);
+        // `related_sets` is there only when the record has sets.
         let n = d.map()?;
-        if n != 7 {
-            return Err(invalid(format!("expected 7 fields, found {n}")));
+        if n != 7 && n != 8 {
+            return Err(invalid(format!("expected 7 or 8 fields, found {n}")));
         }
         // The fields in canonical order, each checked against its name (which checks their
         // order too).
@@ -358,6 +386,19 @@ impl Record {
         for _ in 0..nr {
             related_keys.push(d.text()?.to_string());
         }
+        let mut related_sets = Vec::new();
+        if n == 8 {
+            field(&mut d, "related_sets")?;
+            let ns = d.array()?;
+            if ns == 0 || ns > MAX_RELATED {
+                return Err(invalid(format!(
+                    "related_sets holds {ns} ids; a stored list holds 1 to {MAX_RELATED}"
+                )));
+            }
+            for _ in 0..ns {
+                related_sets.push(ObjectId::from_bytes(d.bytes_fixed::<32>()?));
+            }
+        }
         field(&mut d, "schema_version")?;
         let v = d.u64()?;
         if v != SCHEMA_VERSION {
@@ -372,6 +413,8 @@ impl Record {
             confidence,
             timestamp,
             related_keys,
+            related_sets,
+            set_related: Vec::new(),
             entries,
         };
         r.validate()?;
@@ -463,6 +506,8 @@ impl Record {
             confidence: 0.0,
             timestamp: 0.0,
             related_keys,
+            related_sets: Vec::new(),
+            set_related: Vec::new(),
             entries,
         };
         r.refresh();
@@ -471,9 +516,18 @@ impl Record {
     }
 }
 
-/// Reads the record stored at value id `id`. A value that is not a valid record is reported
-/// as corruption of that object.
+/// Reads the record stored at value id `id`, with the keys its relation sets name
+/// ([`Record::set_related`]). A value that is not a valid record, or a set that is not, is
+/// reported as corruption of that object.
 pub fn read_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
+    let mut r = read_stored_record(objects, id)?;
+    related::resolve(objects, &mut r)?;
+    Ok(r)
+}
+
+/// The record with id `id` as stored: its relation sets not read ([`Record::set_related`]
+/// empty).
+pub fn read_stored_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
     // Decoded from the bytes as the store holds them (possibly where they lie in a mapped
     // pack): no copy of the object, nor of the blob's payload, is made first.
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };

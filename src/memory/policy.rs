@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::{Entry, MemoryError, Record, Status};
 use crate::key::Key;
+use crate::object::ObjectId;
 
 /// Default of the facet cap (`MEMOIR_FACET_MAX_ENTRIES`).
 pub const DEFAULT_FACET_MAX_ENTRIES: usize = 50;
@@ -197,6 +198,9 @@ pub struct Incoming {
     pub actor: Option<String>,
     /// Other keys written in the same command (bare paths).
     pub related_keys: Vec<String>,
+    /// The relation set naming the keys written in the same command, when it names them
+    /// through one (see [`super::related`]).
+    pub related_sets: Vec<ObjectId>,
 }
 
 impl Incoming {
@@ -257,6 +261,20 @@ pub enum Outcome {
     Conflict(Conflict),
 }
 
+/// Adds to `r` the related keys and sets it does not name yet, in their order.
+fn add_related(r: &mut Record, keys: &[String], sets: &[ObjectId]) {
+    for k in keys {
+        if !r.related_keys.contains(k) {
+            r.related_keys.push(k.clone());
+        }
+    }
+    for s in sets {
+        if !r.related_sets.contains(s) {
+            r.related_sets.push(*s);
+        }
+    }
+}
+
 /// Combines `incoming` with the record `existing` at `key` under `policy`; returns the
 /// decision and a one-line explanation.
 pub fn write(
@@ -268,16 +286,13 @@ pub fn write(
 ) -> Result<(Outcome, String), MemoryError> {
     super::check_confidence(incoming.confidence)?;
     let Some(old) = existing else {
-        let r = Record::new(key, incoming.entry(), incoming.related_keys.clone());
+        let mut r = Record::new(key, incoming.entry(), incoming.related_keys.clone());
+        r.related_sets = incoming.related_sets.clone();
         r.validate()?;
         return Ok((Outcome::Write(r), format!("{key}: new memory")));
     };
     let mut r = old.clone();
-    for k in &incoming.related_keys {
-        if !r.related_keys.contains(k) {
-            r.related_keys.push(k.clone());
-        }
-    }
+    add_related(&mut r, &incoming.related_keys, &incoming.related_sets);
     let why = match policy {
         MergePolicy::Reject => {
             let c = Conflict {
@@ -344,11 +359,7 @@ pub fn write_merged(
         ));
     }
     let mut r = existing.clone();
-    for k in &incoming.related_keys {
-        if !r.related_keys.contains(k) {
-            r.related_keys.push(k.clone());
-        }
-    }
+    add_related(&mut r, &incoming.related_keys, &incoming.related_sets);
     for e in r.entries.iter_mut() {
         e.status = Status::Superseded;
     }
@@ -383,20 +394,17 @@ pub fn union(ours: &Record, theirs: &Record) -> Record {
         }
     }
     entries.sort_by(|a, b| a.timestamp.total_cmp(&b.timestamp));
-    let mut related = ours.related_keys.clone();
-    for k in &theirs.related_keys {
-        if !related.contains(k) {
-            related.push(k.clone());
-        }
-    }
     let mut r = Record {
         key: ours.key.clone(),
         namespace: ours.namespace.clone(),
         confidence: 0.0,
         timestamp: 0.0,
-        related_keys: related,
+        related_keys: ours.related_keys.clone(),
+        related_sets: ours.related_sets.clone(),
+        set_related: Vec::new(),
         entries,
     };
+    add_related(&mut r, &theirs.related_keys, &theirs.related_sets);
     r.refresh();
     r
 }
@@ -417,6 +425,7 @@ mod tests {
             source: None,
             actor: None,
             related_keys: vec![],
+            related_sets: vec![],
         }
     }
 

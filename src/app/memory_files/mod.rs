@@ -273,7 +273,8 @@ impl Memoir {
             entry.source = who.source.clone().filter(|s| !s.is_empty());
             entry.actor = who.actor.clone().filter(|s| !s.is_empty());
             let related = old.map(|r| r.related_keys.clone()).unwrap_or_default();
-            let record = Record::new(key, entry, related);
+            let mut record = Record::new(key, entry, related);
+            record.related_sets = old.map(|r| r.related_sets.clone()).unwrap_or_default();
             let id = repo.objects().write(&record.to_blob()?)?;
             Ok(Edit::Put(key.encode(), id))
         };

@@ -358,7 +358,7 @@ pub fn dispatch(
                         "confidence": record.confidence,
                         "timestamp": record.timestamp,
                         "entries": record.entries.len(),
-                        "related_keys": record.related_keys,
+                        "related_keys": record.all_related().collect::<Vec<_>>(),
                     },
                 })))
             }

@@ -199,10 +199,11 @@ fn memory(frame: &mut Frame<'_>, app: &App<'_>, area: Rect) {
                     text.push(Line::from(format!("    {}", esc(l))));
                 }
             }
-            if !rec.related_keys.is_empty() {
+            let related: Vec<&str> = rec.all_related().map(String::as_str).collect();
+            if !related.is_empty() {
                 text.push(Line::from(format!(
                     "  related: {}",
-                    esc(&rec.related_keys.join(", "))
+                    esc(&related.join(", "))
                 )));
             }
         }
