@@ -27,6 +27,7 @@ mod graph;
 mod history;
 pub mod hook;
 mod ids;
+mod import_sets;
 mod input;
 mod kept_open;
 mod last_runs;

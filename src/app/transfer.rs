@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::key::{namespace_prefix, nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
-use crate::memory::{read_record, secrets, Record, RecordJson};
+use crate::memory::{read_record, related, related_from_json, secrets, Record, RecordJson};
 use crate::object::{Object, ObjectId};
 use crate::prolly::{prefix_range, Edit, KeyRange};
 
@@ -190,10 +190,23 @@ pub fn parse_lines(
         if line.trim().is_empty() {
             continue;
         }
-        let v = strict_json(line)
-            .map_err(|e| MemoirError::invalid(format!("line {n}: {e}; nothing imported")))?;
-        let rec = Record::from_json(&v, default_ns, now)
-            .map_err(|e| MemoirError::invalid(format!("line {n}: {e}; nothing imported")))?;
+        let bad = |e: String| MemoirError::invalid(format!("line {n}: {e}; nothing imported"));
+        let mut v = strict_json(line).map_err(bad)?;
+        // More related keys than a record names itself (an export of a write of many keys)
+        // are kept aside: the import names them through their set (`import_sets`).
+        let many = match v.get("related_keys") {
+            Some(Value::Array(a)) if a.len() > related::INLINE_MAX => {
+                let keys =
+                    related_from_json(v.get("related_keys")).map_err(|e| bad(e.to_string()))?;
+                v.as_object_mut().map(|o| o.remove("related_keys"));
+                Some(keys)
+            }
+            _ => None,
+        };
+        let mut rec = Record::from_json(&v, default_ns, now).map_err(|e| bad(e.to_string()))?;
+        if let Some(keys) = many {
+            rec.related_keys = keys;
+        }
         for (k, e) in rec.entries.iter().enumerate() {
             check_imported_content(n, k + 1, &e.content)?;
         }
@@ -352,10 +365,11 @@ impl Memoir {
         req.validate()?;
         who.check()?;
         let now = self.clock().now();
-        let records = parse_lines(&req.lines, &req.namespace(), now, req.allow_secrets)?;
+        let mut records = parse_lines(&req.lines, &req.namespace(), now, req.allow_secrets)?;
         let count = records.len();
         let tx = self.start_transaction(who)?;
         let (repo, root) = (tx.repo(), tx.root());
+        super::import_sets::name_sets(repo, &root, &mut records)?;
         let mut edits = Vec::with_capacity(count);
         for (i, (key, rec)) in records.iter().enumerate() {
             let blob = rec.to_blob()?;

@@ -466,20 +466,7 @@ impl Record {
             (_, None) => Key::parse(&raw_key, default_ns),
         }
         .map_err(|e| invalid(e.to_string()))?;
-        let related_keys = match obj.get("related_keys") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|x| {
-                    let p = nfc(x
-                        .as_str()
-                        .ok_or_else(|| invalid("related_keys must be strings"))?);
-                    validate_path(&p).map_err(|e| invalid(format!("related key: {e}")))?;
-                    Ok::<_, MemoryError>(p.into_owned())
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(invalid("related_keys must be an array")),
-        };
+        let related_keys = related_from_json(obj.get("related_keys"))?;
         let entries = match obj.get("entries") {
             Some(Value::Array(list)) if !list.is_empty() => list
                 .iter()
@@ -513,6 +500,26 @@ impl Record {
         r.refresh();
         r.validate()?;
         Ok(r)
+    }
+}
+
+/// A record's `related_keys` member read from JSON (absent or null: none): paths under the
+/// input rules, normalised to NFC. The number is not bounded here ([`Record::validate`]
+/// bounds what a record names itself).
+pub fn related_from_json(v: Option<&Value>) -> Result<Vec<String>, MemoryError> {
+    match v {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| {
+                let p = nfc(x
+                    .as_str()
+                    .ok_or_else(|| invalid("related_keys must be strings"))?);
+                validate_path(&p).map_err(|e| invalid(format!("related key: {e}")))?;
+                Ok::<_, MemoryError>(p.into_owned())
+            })
+            .collect(),
+        Some(_) => Err(invalid("related_keys must be an array")),
     }
 }
 

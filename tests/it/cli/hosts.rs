@@ -295,3 +295,47 @@ fn one_remember_writes_any_number_of_paths_at_linear_cost() {
     assert_eq!(o.code, 1, "{}", o.stdout);
     assert!(o.json()["error"].as_str().unwrap().contains("256 MiB"));
 }
+
+/// An export lists every related key in every record; importing it names the relation set
+/// again, so the copy is as small as the store it came from, reads back the same, and
+/// importing it twice changes nothing.
+#[test]
+fn an_export_of_a_write_of_many_keys_imports_as_it_was() {
+    let f = Fixture::new();
+    remember_many(&f, "a", 300);
+    f.ok(&[
+        "remember",
+        "a fact of its own",
+        "-p",
+        "ga.k0001",
+        "-p",
+        "solo.one",
+    ]);
+    let export = f.run(false, &["export"]).stdout;
+    let file = f.store.parent().unwrap().join("export.jsonl");
+    std::fs::write(&file, &export).unwrap();
+    let copy = Fixture::new();
+    let v = copy.ok(&["import", file.to_str().unwrap()]);
+    assert_eq!(v["changed"], 300 + 1 + 1, "{v}");
+    assert_eq!(copy.run(false, &["export"]).stdout, export);
+    assert!(
+        pack_bytes(&copy) < pack_bytes(&f) * 2,
+        "copy {} bytes, store {} bytes",
+        pack_bytes(&copy),
+        pack_bytes(&f)
+    );
+    let related = copy.ok(&["get", "ga.k0001"])["items"][0]["value"]["related_keys"].clone();
+    assert_eq!(related.as_array().unwrap().len(), 299 + 1);
+    assert_eq!(related[0], "solo.one");
+    assert_eq!(copy.ok(&["import", file.to_str().unwrap()])["changed"], 0);
+    // Without its set, a record cannot name more keys than a record holds itself.
+    let many: Vec<String> = (0..1100).map(|i| format!("x.k{i}")).collect();
+    let line = json!({"key": "x.own", "content": "c", "related_keys": many});
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let o = copy.run(true, &["import", file.to_str().unwrap()]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(o.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("no relation set"));
+}
