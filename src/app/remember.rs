@@ -618,9 +618,10 @@ fn keys_of(paths: &[String], namespace: Option<&str>) -> MemoirResult<Vec<Key>> 
     }
     let ns = ns.unwrap_or_else(|| DEFAULT_NAMESPACE.to_string());
     let mut keys: Vec<Key> = Vec::with_capacity(bare.len());
+    let mut seen = std::collections::HashSet::with_capacity(bare.len());
     for p in bare {
         let k = Key::new(&ns, p)?;
-        if !keys.contains(&k) {
+        if seen.insert(k.clone()) {
             keys.push(k);
         }
     }
