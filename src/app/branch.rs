@@ -4,9 +4,10 @@
 use serde::Serialize;
 
 use crate::object::ObjectId;
-use crate::repo::{Head, RepoError};
+use crate::repo::{Head, Repo, RepoError};
 
 use super::ids::hex;
+use super::store_git::update_mirror;
 use super::{Memoir, MemoirError, MemoirResult, Outcome};
 
 /// The branches of a store.
@@ -76,19 +77,33 @@ pub struct CheckoutOutcome {
 impl Outcome for CheckoutOutcome {}
 
 impl Memoir {
-    /// Every branch, and the one HEAD is on.
+    /// Every branch, and the one HEAD is on. The store's git mirror of its branches is
+    /// brought up to date on the way (see `store_git`); it is derived, so a mirror that
+    /// cannot be written (a read-only store) is left as it is.
     pub fn branches(&self) -> MemoirResult<BranchListOutcome> {
         self.reading(|repo| {
             let current = match repo.head()? {
                 Head::Branch(b) => Some(b),
                 Head::Detached(_) => None,
             };
+            let branches = repo.branches()?;
+            if self.path().join(".git/objects").is_dir() {
+                let _ = self.update_git_mirror(repo, &branches);
+            }
             Ok(BranchListOutcome {
-                branches: repo.branches()?.into_iter().map(|(n, _)| n).collect(),
+                branches: branches.into_iter().map(|(n, _)| n).collect(),
                 current,
                 head: repo.head_commit()?,
             })
         })
+    }
+
+    /// Writes the git mirror of `branches` (name and tip) into the store's `.git`.
+    fn update_git_mirror(&self, repo: &Repo, branches: &[(String, ObjectId)]) -> MemoirResult<()> {
+        let tips: Vec<ObjectId> = branches.iter().map(|b| b.1).collect();
+        let history = repo.reach_from(&tips)?;
+        update_mirror(self.path(), branches, &history)
+            .map_err(|e| MemoirError::invalid(format!("the store's git mirror: {e}")))
     }
 
     /// Creates branch `name` at revision `from` (default HEAD). An existing branch or a bad

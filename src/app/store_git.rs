@@ -1,11 +1,172 @@
-//! The empty git repository in a store's directory (`<store>/.git`). The reference plugin
-//! takes a directory with `.git` for a store that exists, and keeps its own state files
-//! there; memoir makes one when it creates a store and, for a store made before, on its next
-//! write. memoir never reads it otherwise, and `fsck` ignores it.
+//! The git repository in a store's directory (`<store>/.git`). The reference plugin takes a
+//! directory with `.git` for a store that exists, keeps its own state files there, and asks
+//! `git` how far each memory branch is ahead of `main` (`git rev-list --count main..B`) and
+//! when it last changed (`git log -1 --format=%ct B`). memoir makes the repository when it
+//! creates a store (for a store made before, on its next write) and keeps in it a *mirror*
+//! of the memory branches, derived from the store and rebuilt whenever branches are listed.
+//! The history every branch shares stands as one root commit; each commit after it is one
+//! git commit of the empty tree with the same parents and time, naming the memoir commit in
+//! its message. So `A..B` counts in the mirror are memoir's, and a store of one branch has a
+//! mirror of one commit. Everything memoir reads comes from the store; `fsck` ignores `.git`.
 
+use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io;
-use std::path::Path;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::object::ObjectId;
+use crate::repo::ReachedCommit;
+
+/// The id git gives the empty tree, which every mirrored commit has.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Brings the mirror in `store/.git` up to date (see the module) for `branches` (names and
+/// tips) whose commits are `history` (as [`crate::repo::Repo::reach_from`] lists them for
+/// those tips). A store without `.git/objects` has no mirror to keep. Objects are written
+/// once, each whole and renamed into place, and refs the same way; refs of branches that are
+/// gone are removed. Nothing is synced: the mirror is rebuilt from the store.
+pub(crate) fn update_mirror(
+    store: &Path,
+    branches: &[(String, ObjectId)],
+    history: &[ReachedCommit],
+) -> io::Result<()> {
+    let git = store.join(".git");
+    if !git.join("objects").is_dir() {
+        return Ok(());
+    }
+    write_object(&git, "tree", b"")?;
+    // The shared history: one root commit at the time of its newest commit.
+    let shared = |c: &ReachedCommit| c.reached_by.iter().all(|&r| r);
+    let root_time = history.iter().filter(|c| shared(c)).map(|c| c.time).max();
+    let root = match root_time {
+        Some(time) => Some(write_commit(
+            &git,
+            &[],
+            time,
+            "the history every branch shares",
+        )?),
+        None => None,
+    };
+    let mut shas: HashMap<ObjectId, String> = HashMap::new();
+    for c in history.iter().filter(|c| !shared(c)) {
+        let mut parents: Vec<String> = Vec::new();
+        for p in &c.parents {
+            if let Some(sha) = shas.get(p).or(root.as_ref()) {
+                if !parents.contains(sha) {
+                    parents.push(sha.clone());
+                }
+            }
+        }
+        let sha = write_commit(
+            &git,
+            &parents,
+            c.time,
+            &format!("memoir commit {}", c.id.to_hex()),
+        )?;
+        shas.insert(c.id, sha);
+    }
+    let mut names: HashSet<String> = HashSet::new();
+    for (name, tip) in branches {
+        if let Some(sha) = shas.get(tip).or(root.as_ref()) {
+            write_ref(&git, name, sha)?;
+            names.insert(name.clone());
+        }
+    }
+    remove_other_refs(&git.join("refs/heads"), "", &names)
+}
+
+/// Records that `branch` was promoted at `now` (unix seconds), where the reference plugin
+/// reads it: `.git/plugin-synced-branches/<branch>`, a branch it then stops offering to
+/// promote until the branch changes again. Nothing is written for a store without `.git`.
+pub(crate) fn mark_synced(store: &Path, branch: &str, now: i64) -> io::Result<()> {
+    let git = store.join(".git");
+    if !git.is_dir() {
+        return Ok(());
+    }
+    let path = git.join("plugin-synced-branches").join(branch);
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    replace_file(&path, now.to_string().as_bytes())
+}
+
+/// Writes a git commit of the empty tree with `parents` at `time` and `message`; returns its
+/// git id.
+fn write_commit(git: &Path, parents: &[String], time: i64, message: &str) -> io::Result<String> {
+    let mut body = format!("tree {EMPTY_TREE}\n");
+    for p in parents {
+        body.push_str(&format!("parent {p}\n"));
+    }
+    body.push_str(&format!(
+        "author memoir <memoir> {time} +0000\ncommitter memoir <memoir> {time} +0000\n\n{message}\n"
+    ));
+    write_object(git, "commit", body.as_bytes())
+}
+
+/// Writes a loose git object of `kind` holding `body` unless it is there; returns its id.
+fn write_object(git: &Path, kind: &str, body: &[u8]) -> io::Result<String> {
+    let mut raw = format!("{kind} {}\0", body.len()).into_bytes();
+    raw.extend_from_slice(body);
+    let sha = sha1_smol::Sha1::from(&raw).digest().to_string();
+    let dir = git.join("objects").join(&sha[..2]);
+    let path = dir.join(&sha[2..]);
+    if path.is_file() {
+        return Ok(sha);
+    }
+    fs::create_dir_all(&dir)?;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&raw)?;
+    replace_file(&path, &z.finish()?)?;
+    Ok(sha)
+}
+
+/// Points `refs/heads/<name>` at `sha` unless it is there already.
+fn write_ref(git: &Path, name: &str, sha: &str) -> io::Result<()> {
+    let path = git.join("refs/heads").join(name);
+    let text = format!("{sha}\n");
+    if fs::read_to_string(&path).is_ok_and(|t| t == text) {
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    replace_file(&path, text.as_bytes())
+}
+
+/// Writes `path` whole: beside it first, then renamed over it.
+fn replace_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut tmp = PathBuf::from(path);
+    tmp.set_file_name(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("x")
+    ));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = fs::remove_file(&tmp);
+    })
+}
+
+/// Removes the refs below `dir` (named from `prefix`) that `keep` does not name.
+fn remove_other_refs(dir: &Path, prefix: &str, keep: &HashSet<String>) -> io::Result<()> {
+    let Ok(list) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in list {
+        let e = e?;
+        let Some(file) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        let name = format!("{prefix}{file}");
+        if e.file_type()?.is_dir() {
+            remove_other_refs(&e.path(), &format!("{name}/"), keep)?;
+            let _ = fs::remove_dir(e.path());
+        } else if !keep.contains(&name) {
+            fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
+}
 
 /// Makes `store/.git` an empty, valid git repository (HEAD on `main`, no objects) unless it
 /// exists. Returns whether it made one.

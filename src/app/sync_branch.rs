@@ -8,8 +8,10 @@ use crate::glob::KeyGlobs;
 use crate::key::DEFAULT_NAMESPACE;
 use crate::object::ObjectId;
 use crate::prolly::Edit;
+use crate::repo::revision::validate_branch_name;
 use crate::repo::{Head, KeyFilter, Repo, RepoError};
 
+use super::store_git::mark_synced;
 use super::{did_you_mean, Memoir, MemoirError, MemoirResult, Outcome, WriteAs};
 
 /// The branch memories are promoted into when none is named.
@@ -176,6 +178,9 @@ impl Memoir {
             error: None,
         };
         if req.dry_run || edits.is_empty() {
+            if !req.dry_run {
+                self.mark_promoted(&req.source);
+            }
             out.message = if edits.is_empty() {
                 format!(
                     "'{}' has no default-namespace changes to promote into '{}'",
@@ -207,6 +212,7 @@ impl Memoir {
         let committed = tx.finish(edits, &message)?;
         out.commit_hash = Some(committed.id.to_hex());
         out.commit_date = Some(committed.date);
+        self.mark_promoted(&req.source);
         out.message = format!(
             "Promoted '{}' into '{}': {n_add} added, {n_upd} updated (commit {})",
             req.source,
@@ -214,5 +220,14 @@ impl Memoir {
             committed.id.short(8)
         );
         Ok(out)
+    }
+
+    /// Leaves the reference plugin's marker that branch `source` is promoted (see
+    /// `store_git::mark_synced`); a revision that is not a branch name gets none, and a
+    /// marker that cannot be written is left out, as the plugin then offers the branch again.
+    fn mark_promoted(&self, source: &str) {
+        if validate_branch_name(source).is_ok() {
+            let _ = mark_synced(self.path(), source, self.clock().now() as i64);
+        }
     }
 }

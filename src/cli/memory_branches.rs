@@ -153,10 +153,12 @@ pub fn sync_branch(ctx: &Ctx, args: SyncArgs) -> Result<Report, CliError> {
     };
     let preview = ctx.app.sync_branch(&req, &who)?;
     let pending = preview.added_keys.len() + preview.updated_keys.len();
-    if args.dry_run || pending == 0 {
+    if args.dry_run {
         return Ok(render(ctx, &preview));
     }
-    if !args.yes {
+    // Nothing to write needs no confirmation; run for real, so the branch is marked
+    // promoted.
+    if !args.yes && pending > 0 {
         let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
         if !terminal || ctx.json {
             let why = format!(

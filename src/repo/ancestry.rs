@@ -15,6 +15,19 @@ use super::{Repo, RepoResult};
 use crate::object::ObjectId;
 
 /// The positions of `ids` in `graph`, which must have been extended to them.
+/// A commit as [`Repo::reach_from`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReachedCommit {
+    /// The commit's id.
+    pub id: ObjectId,
+    /// Its parents.
+    pub parents: Vec<ObjectId>,
+    /// Its time (unix seconds).
+    pub time: i64,
+    /// Whether each of the tips asked about reaches it.
+    pub reached_by: Vec<bool>,
+}
+
 pub(super) fn positions(graph: &CommitGraph, ids: &[ObjectId]) -> Vec<u32> {
     ids.iter()
         .map(|id| graph.position(id).expect("extended"))
@@ -130,6 +143,25 @@ impl Repo {
         let graph = self.commit_graph(tips, false)?;
         let seen = ancestors(&graph, &positions(&graph, tips));
         Ok(seen.iter().filter(|&&s| s).count() as u64)
+    }
+
+    /// Every commit reachable from any of `tips`, parents before children, each with its
+    /// parents, its time (unix seconds) and which of `tips` reach it (in their order).
+    pub fn reach_from(&self, tips: &[ObjectId]) -> RepoResult<Vec<ReachedCommit>> {
+        let graph = self.commit_graph(tips, false)?;
+        let reach: Vec<Vec<bool>> = tips
+            .iter()
+            .map(|t| ancestors(&graph, &positions(&graph, std::slice::from_ref(t))))
+            .collect();
+        Ok((0..graph.len())
+            .filter(|&p| reach.iter().any(|r| r[p]))
+            .map(|p| ReachedCommit {
+                id: graph.id(p as u32),
+                parents: graph.parents(p as u32).map(|q| graph.id(q)).collect(),
+                time: graph.timestamp(p as u32),
+                reached_by: reach.iter().map(|r| r[p]).collect(),
+            })
+            .collect())
     }
 
     /// Every commit reachable from `tips` (the tips included) in topological order: every

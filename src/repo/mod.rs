@@ -21,6 +21,7 @@ mod resolve;
 pub mod revision;
 mod walk;
 
+pub use ancestry::ReachedCommit;
 pub use blame::{BlameEntry, LineBlame};
 pub use commit::{Commit, MAX_PARENTS};
 pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};

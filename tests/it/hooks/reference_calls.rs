@@ -176,3 +176,107 @@ fn a_store_made_before_gets_its_git_directory_on_its_next_write() {
     assert_eq!(p.cli(&["-s", s, "remember", "x", "-p", "a.b"]).0, 0);
     assert!(store.join(".git/HEAD").is_file());
 }
+
+/// `git` in the store's directory, as the reference plugin asks it (stdout, trimmed).
+fn store_git(store: &std::path::Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .arg("-C")
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// The reference plugin finds unmerged memory branches by asking `git` in the store's
+/// directory (`rev-list --count main..B`, `log -1 --format=%ct B`) right after `memoir
+/// branch`: the mirror that listing keeps answers as memoir's own count does.
+#[test]
+fn the_store_git_mirror_answers_the_plugins_branch_questions() {
+    let p = Project::new();
+    let store = p.store();
+    let s = store.to_str().unwrap();
+    assert_eq!(p.cli(&["new", s]).0, 0);
+    assert_eq!(p.cli(&["-s", s, "remember", "on main", "-p", "a.one"]).0, 0);
+    assert_eq!(
+        p.cli(&["-s", s, "branch", "feature/x", "--from", "main"]).0,
+        0
+    );
+    assert_eq!(p.cli(&["-s", s, "checkout", "feature/x"]).0, 0);
+    for i in 0..3 {
+        let path = format!("b.k{i}");
+        assert_eq!(
+            p.cli(&["-s", s, "remember", "on the branch", "-p", &path])
+                .0,
+            0
+        );
+    }
+    assert_eq!(p.cli(&["-s", s, "checkout", "main"]).0, 0);
+    assert_eq!(
+        p.cli(&["-s", s, "remember", "main again", "-p", "a.two"]).0,
+        0
+    );
+
+    let (code, v) = p.cli(&["-s", s, "branch"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        store_git(&store, &["rev-list", "--count", "main..feature/x"]),
+        "3"
+    );
+    assert_eq!(
+        store_git(&store, &["rev-list", "--count", "feature/x..main"]),
+        "1"
+    );
+    assert_eq!(
+        store_git(&store, &["log", "-1", "--format=%ct", "feature/x"]),
+        "1767225600"
+    );
+    let tip = p.cli(&["-s", s, "log", "feature/x", "-n", "1"]).1["commits"][0]["hash"].clone();
+    assert_eq!(
+        store_git(&store, &["log", "-1", "--format=%s", "feature/x"]),
+        format!("memoir commit {}", tip.as_str().unwrap())
+    );
+    // The mirror is a sound git repository, and memoir's own figure agrees with it.
+    store_git(&store, &["fsck", "--strict", "--no-dangling"]);
+    let st = p.cli(&["-s", s, "branch-match"]).1;
+    let ahead = st["branches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "feature/x")
+        .unwrap()["ahead"]
+        .clone();
+    assert_eq!(ahead, 3, "{st}");
+
+    // Promoted into main, then deleted: the mirror follows the store.
+    let marker = store.join(".git/plugin-synced-branches/feature/x");
+    assert_eq!(
+        p.cli(&["-s", s, "sync-branch", "feature/x", "--yes", "--dry-run"])
+            .0,
+        0
+    );
+    assert!(!marker.exists(), "a dry run marks nothing");
+    assert_eq!(p.cli(&["-s", s, "sync-branch", "feature/x", "--yes"]).0, 0);
+    // The plugin's marker that the branch was promoted, at the store's clock.
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "1767225600");
+    p.cli(&["-s", s, "branch"]);
+    let st = p.cli(&["-s", s, "branch-match"]).1;
+    let ahead = st["branches"][0]["ahead"].to_string();
+    assert_eq!(
+        store_git(&store, &["rev-list", "--count", "main..feature/x"]),
+        ahead
+    );
+    assert_eq!(p.cli(&["-s", s, "branch", "-D", "feature/x"]).0, 0);
+    p.cli(&["-s", s, "branch"]);
+    assert_eq!(
+        store_git(&store, &["for-each-ref", "--format=%(refname)"]),
+        "refs/heads/main"
+    );
+    // memoir's fsck ignores the mirror.
+    assert_eq!(p.cli(&["-s", s, "fsck"]).0, 0);
+}
