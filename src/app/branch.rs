@@ -101,8 +101,8 @@ impl Memoir {
     /// Writes the git mirror of `branches` (name and tip) into the store's `.git`.
     fn update_git_mirror(&self, repo: &Repo, branches: &[(String, ObjectId)]) -> MemoirResult<()> {
         let tips: Vec<ObjectId> = branches.iter().map(|b| b.1).collect();
-        let history = repo.reach_from(&tips)?;
-        update_mirror(self.path(), branches, &history)
+        let (shared, past) = repo.past_shared(&tips)?;
+        update_mirror(self.path(), branches, shared, &past)
             .map_err(|e| MemoirError::invalid(format!("the store's git mirror: {e}")))
     }
 

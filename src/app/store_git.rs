@@ -21,14 +21,15 @@ use crate::repo::ReachedCommit;
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Brings the mirror in `store/.git` up to date (see the module) for `branches` (names and
-/// tips) whose commits are `history` (as [`crate::repo::Repo::reach_from`] lists them for
-/// those tips). A store without `.git/objects` has no mirror to keep. Objects are written
+/// tips): `shared` is the time of the newest commit all of them reach, `past` the commits
+/// after it (as [`crate::repo::Repo::past_shared`] gives them). A store without `.git/objects` has no mirror to keep. Objects are written
 /// once, each whole and renamed into place, and refs the same way; refs of branches that are
 /// gone are removed. Nothing is synced: the mirror is rebuilt from the store.
 pub(crate) fn update_mirror(
     store: &Path,
     branches: &[(String, ObjectId)],
-    history: &[ReachedCommit],
+    shared: Option<i64>,
+    past: &[ReachedCommit],
 ) -> io::Result<()> {
     let git = store.join(".git");
     if !git.join("objects").is_dir() {
@@ -36,9 +37,7 @@ pub(crate) fn update_mirror(
     }
     write_object(&git, "tree", b"")?;
     // The shared history: one root commit at the time of its newest commit.
-    let shared = |c: &ReachedCommit| c.reached_by.iter().all(|&r| r);
-    let root_time = history.iter().filter(|c| shared(c)).map(|c| c.time).max();
-    let root = match root_time {
+    let root = match shared {
         Some(time) => Some(write_commit(
             &git,
             &[],
@@ -48,7 +47,7 @@ pub(crate) fn update_mirror(
         None => None,
     };
     let mut shas: HashMap<ObjectId, String> = HashMap::new();
-    for c in history.iter().filter(|c| !shared(c)) {
+    for c in past {
         let mut parents: Vec<String> = Vec::new();
         for p in &c.parents {
             if let Some(sha) = shas.get(p).or(root.as_ref()) {

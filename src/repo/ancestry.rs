@@ -15,7 +15,7 @@ use super::{Repo, RepoResult};
 use crate::object::ObjectId;
 
 /// The positions of `ids` in `graph`, which must have been extended to them.
-/// A commit as [`Repo::reach_from`] lists it.
+/// A commit as [`Repo::past_shared`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReachedCommit {
     /// The commit's id.
@@ -24,8 +24,6 @@ pub struct ReachedCommit {
     pub parents: Vec<ObjectId>,
     /// Its time (unix seconds).
     pub time: i64,
-    /// Whether each of the tips asked about reaches it.
-    pub reached_by: Vec<bool>,
 }
 
 pub(super) fn positions(graph: &CommitGraph, ids: &[ObjectId]) -> Vec<u32> {
@@ -145,23 +143,30 @@ impl Repo {
         Ok(seen.iter().filter(|&&s| s).count() as u64)
     }
 
-    /// Every commit reachable from any of `tips`, parents before children, each with its
-    /// parents, its time (unix seconds) and which of `tips` reach it (in their order).
-    pub fn reach_from(&self, tips: &[ObjectId]) -> RepoResult<Vec<ReachedCommit>> {
+    /// The history `tips` share and what follows it: the time (unix seconds) of the newest
+    /// commit every tip reaches (none when they share nothing), and the commits some tip
+    /// reaches and another does not, parents before children.
+    pub fn past_shared(&self, tips: &[ObjectId]) -> RepoResult<(Option<i64>, Vec<ReachedCommit>)> {
         let graph = self.commit_graph(tips, false)?;
         let reach: Vec<Vec<bool>> = tips
             .iter()
             .map(|t| ancestors(&graph, &positions(&graph, std::slice::from_ref(t))))
             .collect();
-        Ok((0..graph.len())
-            .filter(|&p| reach.iter().any(|r| r[p]))
-            .map(|p| ReachedCommit {
-                id: graph.id(p as u32),
-                parents: graph.parents(p as u32).map(|q| graph.id(q)).collect(),
-                time: graph.timestamp(p as u32),
-                reached_by: reach.iter().map(|r| r[p]).collect(),
-            })
-            .collect())
+        let (mut shared, mut past) = (None, Vec::new());
+        for p in 0..graph.len() {
+            let by = reach.iter().filter(|r| r[p]).count();
+            let pos = p as u32;
+            if by == tips.len() {
+                shared = shared.max(Some(graph.timestamp(pos)));
+            } else if by > 0 {
+                past.push(ReachedCommit {
+                    id: graph.id(pos),
+                    parents: graph.parents(pos).map(|q| graph.id(q)).collect(),
+                    time: graph.timestamp(pos),
+                });
+            }
+        }
+        Ok((shared, past))
     }
 
     /// Every commit reachable from `tips` (the tips included) in topological order: every
