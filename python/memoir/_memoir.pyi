@@ -64,13 +64,16 @@ class Memoir:
         self, query: str, *, namespace: Optional[str] = ..., keys: Optional[_Keys] = ...,
         limit: int = ..., since: Optional[str] = ..., until: Optional[str] = ...,
         sort: str = ..., at: Optional[str] = ..., branch: Optional[str] = ...,
+        mode: Optional[str] = ...,
     ) -> Json:
-        """``memoir search QUERY``: lexical ranked search."""
+        """``memoir search QUERY [--mode lexical|semantic|hybrid]``: ranked search."""
     def recall(
         self, query: str, *, namespace: Optional[str] = ..., limit: int = ...,
         threshold: Optional[float] = ..., at: Optional[str] = ..., branch: Optional[str] = ...,
+        mode: Optional[str] = ..., model: Optional[str] = ...,
     ) -> Json:
-        """``memoir recall QUERY`` (lexical)."""
+        """``memoir recall QUERY [--mode ...] [--model NAME]``, with the models configured as
+        for the command."""
     def find_documents(
         self, namespace: str, prefix: List[str], *,
         conditions: List[Tuple[List[str], str, Optional[float], Optional[str]]] = ...,

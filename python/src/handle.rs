@@ -4,7 +4,7 @@
 use memoir::app::{
     DiffQuery, DocumentQuery, ExportOutcome, ForgetRequest, ImportRequest, KeyScope, LogQuery,
     MemoirError, MemoryCommand, MergeRequest, Outcome, RecallMode, RecallRequest, RememberRequest,
-    SearchRequest, Sort, SummarizeRequest, SummaryKind, WriteAs,
+    SearchMode, SearchRequest, Sort, SummarizeRequest, SummaryKind, WriteAs,
 };
 use memoir::Memoir;
 use pyo3::exceptions::PyTypeError;
@@ -295,10 +295,12 @@ impl PyMemoir {
         self.call(py, move |m| m.summarize(&req, &point))
     }
 
-    /// ``memoir search QUERY``: lexical ranked search over keys and contents (``limit``
-    /// hits, best first; ``sort="recency"`` puts the newest first), within ``namespace``,
-    /// keys matching ``keys`` globs, and records dated between ``since`` and ``until``.
-    #[pyo3(signature = (query, *, namespace=None, keys=None, limit=10, since=None, until=None, sort="relevance", at=None, branch=None))]
+    /// ``memoir search QUERY``: ranked search over keys and contents (``limit`` hits, best
+    /// first; ``sort="recency"`` puts the newest first), within ``namespace``, keys matching
+    /// ``keys`` globs, and records dated between ``since`` and ``until``. ``mode`` is
+    /// ``"lexical"``, ``"semantic"`` or ``"hybrid"`` (default: hybrid with an embedding
+    /// model, ``MEMOIR_EMBED_MODEL``, else lexical), as ``--mode`` is.
+    #[pyo3(signature = (query, *, namespace=None, keys=None, limit=10, since=None, until=None, sort="relevance", at=None, branch=None, mode=None))]
     #[allow(clippy::too_many_arguments)]
     fn search(
         &self,
@@ -312,7 +314,22 @@ impl PyMemoir {
         sort: &str,
         at: Option<String>,
         branch: Option<String>,
+        mode: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
+        let mode = mode
+            .map(|m| {
+                choice(
+                    "search mode",
+                    m,
+                    &[
+                        ("lexical", SearchMode::Lexical),
+                        ("semantic", SearchMode::Semantic),
+                        ("hybrid", SearchMode::Hybrid),
+                    ],
+                )
+            })
+            .transpose()
+            .map_err(|e| invalid(py, e))?;
         let sort = choice(
             "sort",
             sort,
@@ -330,12 +347,17 @@ impl PyMemoir {
             explain: false,
         };
         let point = read_point(at, branch);
-        self.call(py, move |m| m.search(&req, &point))
+        self.call(py, move |m| m.search_in(mode, &req, &point))
     }
 
-    /// ``memoir recall QUERY``: the memories that answer ``query``. The Python package
-    /// configures no model, so recall is lexical and says so in ``metadata``.
-    #[pyo3(signature = (query, *, namespace=None, limit=10, threshold=None, at=None, branch=None))]
+    /// ``memoir recall QUERY``: the memories that answer ``query``. ``mode`` is
+    /// ``"lexical"``, ``"single"``, ``"tiered"``, ``"semantic"`` or ``"hybrid"``; by default
+    /// ``single`` when a language model is configured, else ``hybrid`` with an embedding
+    /// model, else ``lexical``, as for ``memoir recall``. The models are configured as for the
+    /// command (``MEMOIR_LLM_*``, ``MEMOIR_EMBED_MODEL``, the settings files); ``model``
+    /// names another language model of the configured provider. Without the model a mode
+    /// needs, recall is lexical and ``metadata`` says why.
+    #[pyo3(signature = (query, *, namespace=None, limit=10, threshold=None, at=None, branch=None, mode=None, model=None))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -346,13 +368,31 @@ impl PyMemoir {
         threshold: Option<f64>,
         at: Option<String>,
         branch: Option<String>,
+        mode: Option<&str>,
+        model: Option<String>,
     ) -> PyResult<Py<PyAny>> {
+        let mode = mode
+            .map(|m| {
+                choice(
+                    "recall mode",
+                    m,
+                    &[
+                        ("lexical", RecallMode::Lexical),
+                        ("single", RecallMode::Single),
+                        ("tiered", RecallMode::Tiered),
+                        ("semantic", RecallMode::Semantic),
+                        ("hybrid", RecallMode::Hybrid),
+                    ],
+                )
+            })
+            .transpose()
+            .map_err(|e| invalid(py, e))?;
         let req = RecallRequest {
             query,
             namespace,
             limit,
-            mode: Some(RecallMode::Lexical),
-            model: None,
+            mode,
+            model,
             threshold,
         };
         let point = read_point(at, branch);

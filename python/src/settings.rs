@@ -47,7 +47,8 @@ impl OpenArgs {
     /// `MEMOIR_LOCK_TIMEOUT` else 5 s; `now` else `MEMOIR_NOW` else the system clock;
     /// `merge_policy` else `MEMOIR_MERGE_POLICY`; `facet_cap` else
     /// `MEMOIR_FACET_MAX_ENTRIES`; a variable not set is taken from the settings files (the
-    /// store's `config.toml`, else the user's). No model is configured (recall is lexical).
+    /// store's `config.toml`, else the user's). The language and embedding models come from
+    /// the same variables and files, as the command's do.
     /// Malformed values, and settings files that do not read, are exit 1.
     pub fn options(&self, files: &Layers) -> MemoirResult<Options> {
         let lookup = |name: &str| {
@@ -97,7 +98,6 @@ impl OpenArgs {
         }
         options.keep_open = self.keep_open;
         options.scratch_dir = Some(std::env::temp_dir());
-        options.llm = None;
         Ok(options)
     }
 }

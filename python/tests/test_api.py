@@ -7,6 +7,7 @@ import pytest
 
 from conftest import AUTHOR, NOW
 from memoir import Memoir
+from memoir.errors import MemoirError
 
 
 def test_remember_then_get(m):
@@ -72,6 +73,32 @@ def test_search_and_recall_rank_lexically(m):
     rec = m.recall("which database")
     assert rec["metadata"]["mode"] == "lexical"
     assert rec["memories"][0]["path"] == "infra.database"
+
+
+def test_search_and_recall_take_modes_and_the_commands_models(m, tmp_path, monkeypatch):
+    m.remember("The database is PostgreSQL 16", ["infra.database"])
+    m.remember("Tests run with pytest", ["preferences.testing"])
+    assert m.search("postgresql", mode="lexical")["hits"][0]["key"] == "infra.database"
+    # Without an embedding model, ranking by meaning is refused and names the variable.
+    with pytest.raises(MemoirError) as e:
+        m.search("postgresql", mode="semantic")
+    assert e.value.code == 1 and "MEMOIR_EMBED_MODEL" in str(e.value)
+    with pytest.raises(MemoirError) as e:
+        m.search("postgresql", mode="fuzzy")
+    assert e.value.code == 1 and "lexical, semantic or hybrid" in str(e.value)
+    # A language model configured as for the command: a scripted one that picks a key.
+    model = tmp_path / "model.sh"
+    model.write_text("cat >/dev/null\nprintf '{\"keys\": [\"default:preferences.testing\"]}'\n")
+    monkeypatch.setenv("MEMOIR_LLM_COMMAND", f"sh {model}")
+    h = Memoir.open(m.path, author=AUTHOR, now=NOW)
+    rec = h.recall("how are tests run")
+    assert rec["metadata"]["mode"] == "single", rec["metadata"]
+    assert [r["path"] for r in rec["memories"]] == ["preferences.testing"]
+    rec = h.recall("which database", mode="lexical")
+    assert rec["metadata"]["mode"] == "lexical"
+    assert rec["memories"][0]["path"] == "infra.database"
+    with pytest.raises(MemoirError):
+        h.recall("which database", mode="psychic")
 
 
 def test_forget_log_blame_diff_and_time_travel(m):
