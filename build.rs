@@ -13,10 +13,14 @@ fn main() {
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=MEMOIR_COMMIT={commit}");
-    // Run again when HEAD moves: HEAD itself (a checkout), the branches (a commit).
+    // Run again when HEAD moves: HEAD itself (a checkout), the branches (a commit). Only
+    // paths that exist are named: cargo reruns the script on every build for a missing one
+    // (a repository whose refs were never packed has no `packed-refs`).
     for path in ["HEAD", "refs/heads", "packed-refs"] {
         if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
+            if std::path::Path::new(&p).exists() {
+                println!("cargo:rerun-if-changed={p}");
+            }
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

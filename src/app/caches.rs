@@ -23,7 +23,7 @@ impl Memoir {
     pub(crate) fn prune_caches(&self, store: &Store) -> MemoirResult<Vec<String>> {
         // An object the store cannot vouch for counts as gone: dropping a cache is always
         // safe.
-        let live = |id: &RawId| store.contains(id).unwrap_or(false);
+        let live = |id: &[u8]| has(store, id).unwrap_or(false);
         let dir = self.path();
         let mut notes = Vec::new();
         for cache in CACHES {
@@ -43,7 +43,7 @@ impl Memoir {
     /// left by interrupted cache writes. None of it makes fsck fail.
     pub(crate) fn check_caches(&self, store: &Store) -> Vec<CacheFinding> {
         // An object the store cannot say it lacks is not reported.
-        let live = |id: &RawId| store.contains(id).unwrap_or(true);
+        let live = |id: &[u8]| has(store, id).unwrap_or(true);
         let dir = self.path();
         let files: Vec<&str> = CACHES.iter().flat_map(|c| c.files()).copied().collect();
         let mut out = check_paths(dir, &files);
@@ -58,5 +58,14 @@ impl Memoir {
         }
         out.extend(stray_findings(dir));
         out
+    }
+}
+
+/// Whether `store` has the object `id` (32 bytes), or any object whose id starts with `id`
+/// (fewer).
+fn has(store: &Store, id: &[u8]) -> crate::store::StoreResult<bool> {
+    match <&RawId>::try_from(id) {
+        Ok(full) => store.contains(full),
+        Err(_) => Ok(!store.ids_with_prefix(id)?.is_empty()),
     }
 }

@@ -131,6 +131,7 @@ impl Memoir {
             return Ok((Arc::clone(v), notes));
         }
         let path = vector_path(self.path());
+        let mut upgraded = false;
         let start = match warm.take().filter(|v| v.model() == model) {
             Some(v) => v,
             None => {
@@ -140,10 +141,15 @@ impl Memoir {
                         "the vector cache was damaged: its vectors are made again".to_string(),
                     );
                 }
+                upgraded = opened == Opened::Upgraded;
                 Arc::new(v)
             }
         };
         if start.is_at(&model, &root, index.len()) {
+            if upgraded {
+                notes.push("the vector cache was rewritten in its new layout".to_string());
+                self.save_vectors(&start, &root, &path, &mut notes);
+            }
             *warm = Some(Arc::clone(&start));
             return Ok((start, notes));
         }
@@ -166,20 +172,31 @@ impl Memoir {
                 sync.embedded, sync.reused
             ));
         }
-        // Written holding the store's LOCK, as every cache is, and only while the store has
-        // the root: a garbage collection that removed its values meanwhile is not undone.
+        self.save_vectors(&vectors, &root, &path, &mut notes);
+        let vectors = Arc::new(vectors);
+        *warm = Some(Arc::clone(&vectors));
+        Ok((vectors, notes))
+    }
+
+    /// Writes `vectors` (at `root`) to the cache file `path`: holding the store's LOCK, as
+    /// every cache is, and only while the store has the root, so that a garbage collection
+    /// that removed its values meanwhile is not undone. A failure is a note.
+    fn save_vectors(
+        &self,
+        vectors: &VectorIndex,
+        root: &crate::object::ObjectId,
+        path: &std::path::Path,
+        notes: &mut Vec<String>,
+    ) {
         match self.open_store() {
             Ok(store) if store.contains(root.as_bytes()).unwrap_or(false) => {
-                if let Err(e) = vectors.save(&path) {
+                if let Err(e) = vectors.save(path) {
                     notes.push(format!("vector cache not saved: {e}"));
                 }
             }
             Ok(_) => notes.push("vector cache not saved: the store no longer has its tree".into()),
             Err(e) => notes.push(format!("vector cache not saved: {e}")),
         }
-        let vectors = Arc::new(vectors);
-        *warm = Some(Arc::clone(&vectors));
-        Ok((vectors, notes))
     }
 
     /// The unit vector of a query.

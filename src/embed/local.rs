@@ -8,12 +8,12 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Encoding, Tokenizer, TruncationParams};
 
 use super::{normalize, EmbedError, EmbedResult, Embedder};
 
-/// Texts run through the encoder at once. Texts are sorted by length first, so a batch pads
-/// little.
+/// Texts run through the encoder at once. Texts are sorted by their number of tokens first,
+/// so a batch pads little.
 const BATCH: usize = 32;
 
 /// Longest input in tokens when the directory does not say (`sentence_bert_config.json`).
@@ -35,6 +35,8 @@ pub struct LocalModel {
     pooling: Pooling,
     normalized: bool,
     dims: usize,
+    /// The token a batch's shorter texts are padded with.
+    pad_id: u32,
     id: String,
 }
 
@@ -87,10 +89,10 @@ impl LocalModel {
                 ..TruncationParams::default()
             }))
             .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        // Texts are padded here, per batch, to the batch's longest (the file may ask for a
+        // fixed length, which would run the encoder over padding).
+        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        tokenizer.with_padding(None);
         let pooling = match optional_json(dir, "1_Pooling/config.json")? {
             Some(p) if p["pooling_mode_cls_token"] == true => Pooling::Cls,
             Some(p) if p["pooling_mode_mean_tokens"] == false => {
@@ -114,24 +116,28 @@ impl LocalModel {
             pooling,
             normalized,
             dims,
+            pad_id,
             id,
         })
     }
 
-    /// The vectors of one batch of texts.
-    fn embed_batch(&self, texts: &[&str]) -> EmbedResult<Vec<Vec<f32>>> {
+    /// The vectors of one batch of tokenized texts, padded here to the longest.
+    fn embed_batch(&self, encodings: &[&Encoding]) -> EmbedResult<Vec<Vec<f32>>> {
         let run = |e: candle_core::Error| EmbedError::Run(e.to_string());
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Run(format!("tokenizing: {e}")))?;
-        let len = encodings.first().map_or(0, |e| e.get_ids().len());
+        let len = encodings
+            .iter()
+            .map(|e| e.get_ids().len())
+            .max()
+            .unwrap_or(0);
         let n = encodings.len();
         let mut ids = Vec::with_capacity(n * len);
         let mut mask = Vec::with_capacity(n * len);
-        for e in &encodings {
+        for e in encodings {
+            let real = e.get_ids().len();
             ids.extend_from_slice(e.get_ids());
-            mask.extend_from_slice(e.get_attention_mask());
+            ids.extend(std::iter::repeat_n(self.pad_id, len - real));
+            mask.extend(std::iter::repeat_n(1u32, real));
+            mask.extend(std::iter::repeat_n(0u32, len - real));
         }
         let ids = Tensor::from_vec(ids, (n, len), &Device::Cpu).map_err(run)?;
         let mask = Tensor::from_vec(mask, (n, len), &Device::Cpu).map_err(run)?;
@@ -167,13 +173,20 @@ impl Embedder for LocalModel {
     }
 
     fn embed(&self, texts: &[&str]) -> EmbedResult<Vec<Vec<f32>>> {
-        // Longest first, so each batch holds texts of about one length.
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Run(format!("tokenizing: {e}")))?;
+        // Most tokens first, so each batch holds texts of about one length.
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(texts[i].len()));
+        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].get_ids().len()));
+        // One batch at a time, its matrix products and other steps spread over candle's
+        // threads. Two batches at once, each on one thread, ran no faster: candle's
+        // element-wise steps share one pool of threads between the two.
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
+        for batch in order.chunks(BATCH) {
+            let encs: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
+            for (&i, v) in batch.iter().zip(self.embed_batch(&encs)?) {
                 out[i] = v;
             }
         }

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use super::{cache_path, delta_path, save_cache, LexicalIndex};
-use crate::store::{remove_cache_file, DerivedCache, RawId, StoreResult};
+use crate::store::{remove_cache_file, DerivedCache, StoreResult};
 
 /// The lexical index cache (`cache/lexical.idx` and `cache/lexical.delta`).
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,7 +32,7 @@ enum Plan {
     DropAll(&'static str),
 }
 
-fn plan(dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Plan {
+fn plan(dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Plan {
     let path = cache_path(dir);
     let delta = std::fs::read(delta_path(&path)).ok();
     let Ok(bytes) = std::fs::read(&path) else {
@@ -75,7 +75,7 @@ impl DerivedCache for LexicalCache {
         &["cache/lexical.idx", "cache/lexical.delta"]
     }
 
-    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
+    fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String> {
         match plan(dir, live) {
             Plan::Keep | Plan::DropDamaged => None,
             Plan::DropDelta(what) | Plan::DropAll(what) => Some(format!(
@@ -89,7 +89,7 @@ impl DerivedCache for LexicalCache {
         }
     }
 
-    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
+    fn prune(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> StoreResult<Option<String>> {
         let path = cache_path(dir);
         Ok(match plan(dir, live) {
             Plan::Keep => None,

@@ -15,25 +15,28 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::files::io_err;
-use super::{RawId, StoreResult};
+use super::StoreResult;
 
 /// The directory of a store that holds its derived caches.
 pub const CACHE_DIR: &str = "cache";
 
-/// A derived cache kept under `<store>/cache/` whose contents name objects.
+/// A derived cache kept under `<store>/cache/` whose contents name objects. Its methods are
+/// given `live`, which says whether the store has an object whose id starts with the bytes
+/// given (all 32 of an id: that object; fewer: any object with that prefix, for a cache that
+/// keeps ids' prefixes).
 pub trait DerivedCache: Sync {
     /// The cache's files, relative to the store directory (`cache/lexical.idx`).
     fn files(&self) -> &'static [&'static str];
 
     /// What in the cache of the store at `dir` names objects that `live` says the store
     /// does not have, in words; `None` when nothing does (or there is no usable cache).
-    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String>;
+    fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String>;
 
     /// Drops what [`DerivedCache::stale`] finds: the entries that name objects `live`
     /// rejects, or the whole cache when it cannot be pruned entry by entry (or cannot be
     /// read). Returns what was done, in words (`None`: nothing). Run with the store's LOCK
     /// held, so no writer of the cache is under way. Only regular files are removed.
-    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>>;
+    fn prune(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> StoreResult<Option<String>>;
 }
 
 /// What kind of problem a cache has (never damage to the store: caches are derived).

@@ -217,7 +217,7 @@ impl CachedRefs {
 pub struct HeadCache;
 
 impl HeadCache {
-    fn stale_record(dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<CachedHead> {
+    fn stale_record(dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<CachedHead> {
         read_record(dir).filter(|r| !live(&r.commit) || !live(&r.root))
     }
 }
@@ -227,12 +227,12 @@ impl DerivedCache for HeadCache {
         &[HEAD_FILE_PATH]
     }
 
-    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
+    fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String> {
         Self::stale_record(dir, live)
             .map(|_| "names a HEAD commit the store no longer has; gc removes it".to_string())
     }
 
-    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
+    fn prune(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> StoreResult<Option<String>> {
         if Self::stale_record(dir, live).is_none() {
             return Ok(None);
         }

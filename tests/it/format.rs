@@ -409,3 +409,43 @@ fn lexical_cache_vector() {
     assert_eq!(by_agent[0].path, "notes.alpha");
     assert_eq!(by_agent[0].actor.as_deref(), Some("agent-1"));
 }
+
+/// `cache/vectors.bin` (format, "Derived caches"): three keys of the root whose values are
+/// the blobs `a`, `b`, `a` (two vectors; the third key repeats the first's), dimensions 4,
+/// model `m`, root the id of the blob `root`.
+#[test]
+fn vector_cache_vector() {
+    use memoir::recall::VectorIndex;
+    let docs = [
+        (blob_id("a"), "a"),
+        (blob_id("b"), "b"),
+        (blob_id("a"), "a"),
+    ];
+    let (index, _) = VectorIndex::default()
+        .synced("m", &blob_id("root"), &docs, &mut |texts: &[&str]| {
+            Ok::<_, ()>(
+                texts
+                    .iter()
+                    .map(|t| match *t {
+                        "a" => vec![0.6, -0.8, 0.0, 0.0],
+                        _ => vec![0.0, 0.0, 0.6, 0.8],
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap();
+    let bytes = index.bytes();
+    assert_eq!(&bytes[..8], b"MVEC\0\0\0\x02");
+    assert_eq!(
+        (bytes.len(), hex(blake3::hash(bytes).as_bytes())),
+        (
+            126,
+            "d72ca412101f1bd7441153d5e2d3390782666c0fbe493884a84abb2326b5e0bb".to_string()
+        )
+    );
+    // After the 74 bytes of the header, the id prefixes; the repeat is key 2, vector 0.
+    assert_eq!(&bytes[74..86], &blob_id("a").as_bytes()[..12]);
+    assert_eq!(&bytes[110..118], &[2, 0, 0, 0, 0, 0, 0, 0]);
+    let c = index.cosines(&[0.6, -0.8, 0.0, 0.0]);
+    assert!((c[0] - 1.0).abs() < 0.01 && c[1].abs() < 0.01 && (c[2] - 1.0).abs() < 0.01);
+}

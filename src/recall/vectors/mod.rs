@@ -1,7 +1,7 @@
 //! Vectors of memories for search by meaning: derived data kept beside the store in one
 //! file (`cache/vectors.bin`, see `codec`), never hashed. A vector is keyed by the memory's
-//! value (its content hash) and the model that made it, so a value that branches, revisions
-//! and merges share is embedded once. The file names the tree root whose keys it lists in
+//! value (the first 12 bytes of its content hash, [`codec::ID_PREFIX`]) and the model that
+//! made it, so a value that branches, revisions and merges share is embedded once. The file names the tree root whose keys it lists in
 //! key order; brought to another root, it embeds only the values it has no vector of, and
 //! keeps the vectors of values no longer there for when a read goes back.
 //!
@@ -18,8 +18,10 @@ use std::sync::Arc;
 
 pub use prune::VectorCache;
 
+use half::f16;
+
 use crate::object::ObjectId;
-use codec::{Backing, Layout, Parts};
+use codec::{prefix_of, Backing, IdPrefix, Layout, Parts};
 
 /// The vector cache file, relative to the store directory.
 pub const VECTOR_FILE: &str = "cache/vectors.bin";
@@ -66,6 +68,9 @@ pub enum Opened {
     Damaged,
     /// It was read.
     Read,
+    /// It was of an older layout and was read into this one (in memory: saving it writes
+    /// the new layout).
+    Upgraded,
 }
 
 /// What bringing the vectors to a root did.
@@ -84,6 +89,17 @@ impl VectorIndex {
         let Ok(file) = std::fs::File::open(path) else {
             return (VectorIndex::default(), Opened::Missing);
         };
+        let mut head = [0u8; 8];
+        if std::io::Read::read_exact(&mut &file, &mut head).is_ok() && &head != codec::MAGIC {
+            // A file of version 1 is rewritten in this version (its vectors kept).
+            if let Some(index) = std::fs::read(path)
+                .ok()
+                .and_then(|b| codec::upgrade(&b))
+                .and_then(VectorIndex::from_bytes)
+            {
+                return (index, Opened::Upgraded);
+            }
+        }
         // SAFETY: cache files are only ever replaced by renaming a new file over them, never
         // written in place or truncated, so the mapped bytes do not change under the map.
         #[allow(unsafe_code)]
@@ -163,7 +179,7 @@ impl VectorIndex {
         embed: &mut EmbedFn<'_, E>,
     ) -> Result<(VectorIndex, VectorSync), E> {
         let old = self.layout.as_ref().filter(|l| l.model == model);
-        let mut held: HashMap<ObjectId, usize> = HashMap::new();
+        let mut held: HashMap<IdPrefix, usize> = HashMap::new();
         if let Some(l) = old {
             held.reserve(l.pool);
             for i in 0..l.pool {
@@ -171,14 +187,15 @@ impl VectorIndex {
             }
         }
         // The new pool: the root's values in key order (first use), then the rest.
-        let mut order: Vec<(ObjectId, Source)> = Vec::new();
-        let mut placed: HashMap<ObjectId, u32> = HashMap::with_capacity(docs.len());
+        let mut order: Vec<(IdPrefix, Source)> = Vec::new();
+        let mut placed: HashMap<IdPrefix, u32> = HashMap::with_capacity(docs.len());
         let mut slots = Vec::with_capacity(docs.len());
         let mut texts: Vec<&str> = Vec::new();
         let mut sync = VectorSync::default();
         for (value, text) in docs {
-            let slot = *placed.entry(*value).or_insert_with(|| {
-                let from = match held.get(value) {
+            let value = prefix_of(value);
+            let slot = *placed.entry(value).or_insert_with(|| {
+                let from = match held.get(&value) {
                     Some(&i) => {
                         sync.reused += 1;
                         Source::Old(i)
@@ -188,7 +205,7 @@ impl VectorIndex {
                         Source::New(texts.len() - 1)
                     }
                 };
-                order.push((*value, from));
+                order.push((value, from));
                 (order.len() - 1) as u32
             });
             slots.push(slot);
@@ -233,7 +250,7 @@ impl VectorIndex {
         model: &str,
         root: &ObjectId,
         dims: usize,
-        order: &[(ObjectId, Source)],
+        order: &[(IdPrefix, Source)],
         fresh: &[Vec<f32>],
         slots: &[u32],
     ) -> VectorIndex {
@@ -244,12 +261,12 @@ impl VectorIndex {
             ids.push(*id);
             match (*from, &self.layout) {
                 (Source::Old(i), Some(l)) => {
-                    scales.push(l.scale(i));
+                    scales.push(l.scale16(i));
                     vectors.extend_from_slice(l.vector(i));
                 }
                 // Only this index's vectors are listed as old.
                 (Source::Old(_), None) => {
-                    scales.push(0.0);
+                    scales.push(f16::ZERO);
                     vectors.extend(std::iter::repeat_n(0, dims));
                 }
                 (Source::New(t), _) => {
@@ -282,14 +299,47 @@ impl VectorIndex {
             return vec![0.0; l.keys];
         }
         let (q, qs) = quant::quantize(query);
-        (0..l.keys)
-            .map(|k| {
-                let i = l.slot(k);
-                quant::dot_i8(&q, l.vector(i)) as f32 * qs * l.scale(i)
+        let qs = qs.to_f32();
+        // The keys not repeating an earlier key's value have vectors 0, 1, 2, ... in key
+        // order: one pass over them, front to back, split between threads when large.
+        let fresh = l.keys - l.repeats;
+        let mut cos = vec![0f32; fresh];
+        let vectors = &l.all_vectors()[..fresh * l.dims];
+        let scales = l.scales16(fresh);
+        let threads = if fresh >= PARALLEL_SCAN {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        } else {
+            1
+        };
+        let per = fresh.div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            for (i, out) in cos.chunks_mut(per).enumerate() {
+                let (from, to) = (i * per, i * per + out.len());
+                let (v, sc) = (&vectors[from * l.dims..to * l.dims], &scales[from..to]);
+                let q = &q;
+                if i + 1 == fresh.div_ceil(per) {
+                    quant::dots(q, v, sc, qs, out);
+                } else {
+                    s.spawn(move || quant::dots(q, v, sc, qs, out));
+                }
+            }
+        });
+        if l.repeats == 0 {
+            return cos;
+        }
+        l.slots()
+            .into_iter()
+            .map(|slot| match slot as usize {
+                i if i < fresh => cos[i],
+                i => quant::dot_i8(&q, l.vector(i)) as f32 * qs * l.scale16(i).to_f32(),
             })
             .collect()
     }
 }
+
+/// Vectors from which a search by meaning scans on more than one thread: below it, starting
+/// a thread costs more than it saves.
+const PARALLEL_SCAN: usize = 32_768;
 
 #[cfg(test)]
 mod tests {
@@ -346,6 +396,57 @@ mod tests {
         let (_, s) = c.synced("n", &id(9), &docs, &mut embed).unwrap();
         assert_eq!(s.embedded, 2);
         assert_eq!(calls, vec![2, 1, 2]);
+    }
+
+    #[test]
+    fn a_version_1_file_is_read_into_this_layout() {
+        // Version 1: whole ids, f32 scales, a vector number for every key.
+        let mut v1 = b"MVEC\0\0\0\x01".to_vec();
+        v1.extend_from_slice(&1u32.to_le_bytes());
+        v1.extend_from_slice(b"m");
+        v1.extend_from_slice(&2u32.to_le_bytes());
+        v1.extend_from_slice(&2u64.to_le_bytes());
+        v1.extend_from_slice(&3u64.to_le_bytes());
+        v1.push(1);
+        v1.extend_from_slice(id(9).as_bytes());
+        v1.extend_from_slice(id(1).as_bytes());
+        v1.extend_from_slice(id(2).as_bytes());
+        for s in [1.0f32 / 127.0, 0.5 / 127.0] {
+            v1.extend_from_slice(&s.to_le_bytes());
+        }
+        v1.extend_from_slice(&[127, 0, 0, 127]);
+        for s in [0u32, 1, 0] {
+            v1.extend_from_slice(&s.to_le_bytes());
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&v1);
+        v1.extend_from_slice(&sum.to_le_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.bin");
+        std::fs::write(&path, &v1).unwrap();
+        let (read, how) = VectorIndex::open_file(&path);
+        assert_eq!(how, Opened::Upgraded);
+        assert!(read.is_at("m", &id(9), 3));
+        assert_eq!(&read.bytes()[..8], codec::MAGIC);
+        let c = read.cosines(&[1.0, 0.0]);
+        assert!(
+            (c[0] - 1.0).abs() < 0.01 && c[1].abs() < 0.01 && (c[2] - 1.0).abs() < 0.01,
+            "{c:?}"
+        );
+        // Its vectors are kept: the same docs embed nothing.
+        let docs = [(id(1), "a"), (id(2), "b"), (id(1), "a")];
+        let (_, s) = read
+            .synced("m", &id(9), &docs, &mut |_: &[&str]| {
+                Err::<Vec<Vec<f32>>, ()>(())
+            })
+            .unwrap();
+        assert_eq!((s.embedded, s.reused), (0, 2));
+        // Saved, it is read as this version; a damaged old file counts as none.
+        read.save(&path).unwrap();
+        assert_eq!(VectorIndex::open_file(&path).1, Opened::Read);
+        let n = v1.len();
+        v1[n - 20] ^= 1;
+        std::fs::write(&path, &v1).unwrap();
+        assert_eq!(VectorIndex::open_file(&path).1, Opened::Damaged);
     }
 
     #[test]

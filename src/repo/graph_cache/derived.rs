@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::columns::Image;
 use super::{cache_path, CommitGraph};
-use crate::store::{remove_cache_file, write_cache_file, DerivedCache, RawId, StoreResult};
+use crate::store::{remove_cache_file, write_cache_file, DerivedCache, StoreResult};
 
 /// The commit graph cache as a derived cache ([`DerivedCache`]): entries of commits the
 /// store no longer has are pruned (the file is rewritten without them), and a file that
@@ -16,7 +16,7 @@ pub struct GraphCache;
 
 /// The entries of the graph at `path` that name commits `live` rejects (0 without a
 /// readable file).
-fn dead_entries(path: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<(CommitGraph, usize)> {
+fn dead_entries(path: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<(CommitGraph, usize)> {
     let g = Image::map(path).and_then(|image| CommitGraph::from_image(Arc::new(image)))?;
     let dead = g.ids.iter().filter(|id| !live(id.as_bytes())).count();
     Some((g, dead))
@@ -27,13 +27,13 @@ impl DerivedCache for GraphCache {
         &["cache/commit-graph"]
     }
 
-    fn stale(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> Option<String> {
+    fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String> {
         let (_, dead) = dead_entries(&cache_path(dir), live)?;
         (dead > 0)
             .then(|| format!("names {dead} commit(s) the store no longer has; gc prunes them"))
     }
 
-    fn prune(&self, dir: &Path, live: &dyn Fn(&RawId) -> bool) -> StoreResult<Option<String>> {
+    fn prune(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> StoreResult<Option<String>> {
         let path = cache_path(dir);
         let Some((mut g, dead)) = dead_entries(&path, live) else {
             return Ok(remove_cache_file(&path)?
