@@ -21,6 +21,7 @@ const MAX_ANSWER_BYTES: usize = 64 << 20;
 pub struct OpenAiEmbedder {
     model: String,
     url: String,
+    #[cfg(feature = "http")]
     api_key: Option<String>,
     /// The length of its vectors, once one answer has told it.
     dims: std::sync::OnceLock<usize>,
@@ -41,11 +42,13 @@ impl OpenAiEmbedder {
             true => format!("{base}/embeddings"),
             false => format!("{base}/v1/embeddings"),
         };
+        // Without an HTTP client there is nothing to send them with.
         #[cfg(not(feature = "http"))]
-        let _ = timeout;
+        let _ = (timeout, api_key);
         OpenAiEmbedder {
             model,
             url,
+            #[cfg(feature = "http")]
             api_key,
             dims: std::sync::OnceLock::new(),
             #[cfg(feature = "http")]
