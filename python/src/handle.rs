@@ -14,7 +14,8 @@ use pyo3::types::PyString;
 use crate::convert::{invalid, run};
 use crate::documents::{conditions, writes, RawCondition};
 use crate::settings::{
-    choice, identity, merge_policy, merge_strategy, read_point, settings_files, OpenArgs,
+    choice, identity, merge_policy, merge_strategy, optional_choice, read_point, settings_files,
+    OpenArgs,
 };
 
 /// A handle on one memoir store.
@@ -316,20 +317,12 @@ impl PyMemoir {
         branch: Option<String>,
         mode: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
-        let mode = mode
-            .map(|m| {
-                choice(
-                    "search mode",
-                    m,
-                    &[
-                        ("lexical", SearchMode::Lexical),
-                        ("semantic", SearchMode::Semantic),
-                        ("hybrid", SearchMode::Hybrid),
-                    ],
-                )
-            })
-            .transpose()
-            .map_err(|e| invalid(py, e))?;
+        let modes = [
+            ("lexical", SearchMode::Lexical),
+            ("semantic", SearchMode::Semantic),
+            ("hybrid", SearchMode::Hybrid),
+        ];
+        let mode = optional_choice("search mode", mode, &modes).map_err(|e| invalid(py, e))?;
         let sort = choice(
             "sort",
             sort,
@@ -371,22 +364,14 @@ impl PyMemoir {
         mode: Option<&str>,
         model: Option<String>,
     ) -> PyResult<Py<PyAny>> {
-        let mode = mode
-            .map(|m| {
-                choice(
-                    "recall mode",
-                    m,
-                    &[
-                        ("lexical", RecallMode::Lexical),
-                        ("single", RecallMode::Single),
-                        ("tiered", RecallMode::Tiered),
-                        ("semantic", RecallMode::Semantic),
-                        ("hybrid", RecallMode::Hybrid),
-                    ],
-                )
-            })
-            .transpose()
-            .map_err(|e| invalid(py, e))?;
+        let modes = [
+            ("lexical", RecallMode::Lexical),
+            ("single", RecallMode::Single),
+            ("tiered", RecallMode::Tiered),
+            ("semantic", RecallMode::Semantic),
+            ("hybrid", RecallMode::Hybrid),
+        ];
+        let mode = optional_choice("recall mode", mode, &modes).map_err(|e| invalid(py, e))?;
         let req = RecallRequest {
             query,
             namespace,

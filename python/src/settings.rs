@@ -122,6 +122,15 @@ pub fn merge_strategy(name: &str) -> MemoirResult<MergeStrategy> {
     )
 }
 
+/// [`choice`] of a name that may not be given (`None`: none).
+pub fn optional_choice<T: Copy>(
+    what: &str,
+    name: Option<&str>,
+    options: &[(&str, T)],
+) -> MemoirResult<Option<T>> {
+    name.map(|n| choice(what, n, options)).transpose()
+}
+
 /// The option named `name` among `options`; another name is an error (exit 1) listing them.
 pub fn choice<T: Copy>(what: &str, name: &str, options: &[(&str, T)]) -> MemoirResult<T> {
     if let Some((_, v)) = options.iter().find(|(n, _)| *n == name) {
