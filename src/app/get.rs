@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::key::{namespace_prefix, split_encoded, Key};
-use crate::memory::{read_record, Record};
+use crate::memory::{read_record_with_sets, Record};
 use crate::object::ObjectId;
 use crate::prolly::prefix_range;
 use crate::repo::Repo;
@@ -84,7 +84,7 @@ impl Memoir {
             for name in named {
                 let (key, id) = name.resolve(|k| Ok(repo.tree().get(&root, &k.encode())?))?;
                 let record = match id {
-                    Some(id) => Some(read_record(repo.objects(), &id)?),
+                    Some(id) => Some(read_record_with_sets(repo.objects(), &id)?),
                     None => None,
                 };
                 found_count += u64::from(record.is_some());

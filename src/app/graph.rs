@@ -12,7 +12,7 @@ use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 
 use crate::key::{encode_path_start, group_prefix, group_range, namespace_prefix, split_encoded};
-use crate::memory::read_record;
+use crate::memory::read_record_with_sets;
 use crate::object::ObjectId;
 use crate::prolly::{prefix_range, KeyRange};
 use crate::repo::Repo;
@@ -285,7 +285,7 @@ impl Walk<'_> {
         let Some(v) = self.nodes[i as usize].value else {
             return Ok(Vec::new());
         };
-        let rec = read_record(self.repo.objects(), &v)?;
+        let rec = read_record_with_sets(self.repo.objects(), &v)?;
         let mut out = Vec::new();
         for k in rec.all_related() {
             let enc = encode_path_start(&self.ns, k);

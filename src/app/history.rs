@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::glob::KeyGlobs;
 use crate::key::validate_namespace;
-use crate::memory::{read_record, Record};
+use crate::memory::{read_record, read_record_with_sets, Record};
 use crate::object::ObjectId;
 use crate::repo::revision::format_iso8601;
 use crate::repo::{
@@ -543,7 +543,9 @@ fn content_of(repo: &Repo, id: &ObjectId) -> RepoResult<String> {
 
 /// The record with id `id`, if there is an id.
 pub(crate) fn record_at(repo: &Repo, id: Option<&ObjectId>) -> MemoirResult<Option<Record>> {
-    Ok(id.map(|i| read_record(repo.objects(), i)).transpose()?)
+    Ok(id
+        .map(|i| read_record_with_sets(repo.objects(), i))
+        .transpose()?)
 }
 
 #[cfg(test)]

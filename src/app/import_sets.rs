@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::key::namespace_prefix;
-use crate::memory::{read_stored_record, related, Record};
+use crate::memory::{read_record, related, Record};
 use crate::object::{Object, ObjectId};
 use crate::prolly::prefix_range;
 use crate::repo::Repo;
@@ -45,7 +45,7 @@ pub(crate) fn name_sets(
         true
     })?;
     for id in ids {
-        if let Ok(paths) = related::set_paths(&read_stored_record(repo.objects(), &id)?) {
+        if let Ok(paths) = related::set_paths(&read_record(repo.objects(), &id)?) {
             sets.push((id, paths));
         }
     }

@@ -20,7 +20,9 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 
 use crate::key::{namespace_prefix, nfc, validate_namespace, Key, DEFAULT_NAMESPACE};
-use crate::memory::{read_record, related, related_from_json, secrets, Record, RecordJson};
+use crate::memory::{
+    read_record, read_record_with_sets, related, related_from_json, secrets, Record, RecordJson,
+};
 use crate::object::{Object, ObjectId};
 use crate::prolly::{prefix_range, Edit, KeyRange};
 
@@ -421,7 +423,7 @@ impl Memoir {
             let entries = repo.tree().collect(&root, &range)?;
             let records = entries
                 .iter()
-                .map(|(_, id)| read_record(repo.objects(), id))
+                .map(|(_, id)| read_record_with_sets(repo.objects(), id))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((commit, records))
         })?;

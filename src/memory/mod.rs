@@ -523,24 +523,26 @@ pub fn related_from_json(v: Option<&Value>) -> Result<Vec<String>, MemoryError> 
     }
 }
 
-/// Reads the record stored at value id `id`, with the keys its relation sets name
-/// ([`Record::set_related`]). A value that is not a valid record, or a set that is not, is
-/// reported as corruption of that object.
+/// Reads the record stored at value id `id`, as stored: its relation sets are not read
+/// ([`Record::set_related`] empty), which only what shows related keys needs
+/// ([`read_record_with_sets`]). A value that is not a valid record is reported as corruption
+/// of that object.
 pub fn read_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
-    let mut r = read_stored_record(objects, id)?;
-    related::resolve(objects, &mut r)?;
-    Ok(r)
-}
-
-/// The record with id `id` as stored: its relation sets not read ([`Record::set_related`]
-/// empty).
-pub fn read_stored_record(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
     // Decoded from the bytes as the store holds them (possibly where they lie in a mapped
     // pack): no copy of the object, nor of the blob's payload, is made first.
     let corrupt = |reason: String| ObjectError::Corrupt { id: *id, reason };
     let bytes = objects.read_bytes(id, Kind::Blob)?;
     let payload = Blob::payload(&bytes).map_err(|e| corrupt(e.to_string()))?;
     Record::decode(payload).map_err(|e| corrupt(e.to_string()))
+}
+
+/// [`read_record`] with the keys its relation sets name ([`Record::set_related`]), for
+/// what shows a record's related keys. A set that is missing or not a set is reported as
+/// corruption of that object.
+pub fn read_record_with_sets(objects: &Objects, id: &ObjectId) -> ObjectResult<Record> {
+    let mut r = read_record(objects, id)?;
+    related::resolve(objects, &mut r)?;
+    Ok(r)
 }
 
 fn entry_from_json(v: &Value, now: f64) -> Result<Entry, MemoryError> {

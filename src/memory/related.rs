@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{read_stored_record, Entry, MemoryError, Record};
+use super::{read_record, Entry, MemoryError, Record};
 use crate::key::{validate_path, Key};
 use crate::object::{ObjectError, ObjectResult, Objects};
 
@@ -64,7 +64,7 @@ pub fn resolve(objects: &Objects, r: &mut Record) -> ObjectResult<()> {
     let mut seen: HashSet<String> = r.related_keys.iter().cloned().collect();
     seen.insert(r.key.clone());
     for id in r.related_sets.clone() {
-        let set = read_stored_record(objects, &id)?;
+        let set = read_record(objects, &id)?;
         let paths = set_paths(&set).map_err(|e| ObjectError::Corrupt {
             id,
             reason: e.to_string(),
