@@ -87,9 +87,7 @@ impl Memoir {
                 Head::Detached(_) => None,
             };
             let branches = repo.branches()?;
-            if self.path().join(".git/objects").is_dir() {
-                let _ = self.update_git_mirror(repo, &branches);
-            }
+            let _ = self.update_git_mirror(repo, &branches);
             Ok(BranchListOutcome {
                 branches: branches.into_iter().map(|(n, _)| n).collect(),
                 current,
@@ -98,8 +96,12 @@ impl Memoir {
         })
     }
 
-    /// Writes the git mirror of `branches` (name and tip) into the store's `.git`.
+    /// Writes the git mirror of `branches` (name and tip) into the store's `.git`; a store
+    /// without `.git/objects` has no mirror to keep.
     fn update_git_mirror(&self, repo: &Repo, branches: &[(String, ObjectId)]) -> MemoirResult<()> {
+        if !self.path().join(".git/objects").is_dir() {
+            return Ok(());
+        }
         let tips: Vec<ObjectId> = branches.iter().map(|b| b.1).collect();
         let (shared, past) = repo.past_shared(&tips)?;
         update_mirror(self.path(), branches, shared, &past)

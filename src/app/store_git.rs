@@ -22,9 +22,9 @@ const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Brings the mirror in `store/.git` up to date (see the module) for `branches` (names and
 /// tips): `shared` is the time of the newest commit all of them reach, `past` the commits
-/// after it (as [`crate::repo::Repo::past_shared`] gives them). A store without `.git/objects` has no mirror to keep. Objects are written
-/// once, each whole and renamed into place, and refs the same way; refs of branches that are
-/// gone are removed. Nothing is synced: the mirror is rebuilt from the store.
+/// after it (as [`crate::repo::Repo::past_shared`] gives them). Objects are written once,
+/// each whole and renamed into place, and refs the same way; refs of branches that are gone
+/// are removed. Nothing is synced: the mirror is rebuilt from the store.
 pub(crate) fn update_mirror(
     store: &Path,
     branches: &[(String, ObjectId)],
@@ -32,9 +32,6 @@ pub(crate) fn update_mirror(
     past: &[ReachedCommit],
 ) -> io::Result<()> {
     let git = store.join(".git");
-    if !git.join("objects").is_dir() {
-        return Ok(());
-    }
     write_object(&git, "tree", b"")?;
     // The shared history: one root commit at the time of its newest commit.
     let root = match shared {
