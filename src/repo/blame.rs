@@ -21,9 +21,9 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use similar::{capture_diff_slices, Algorithm, DiffOp};
+use similar::DiffOp;
 
-use super::diff::Op;
+use super::diff::{line_ops, Op};
 use super::graph_cache::{Changed, CommitGraph, FilterKey};
 use super::walk::{dedup, Follow, PosMap, TopoWalk};
 use super::{Commit, Repo, RepoResult};
@@ -407,7 +407,7 @@ impl Repo {
                 let mut owners: Vec<Option<ObjectId>> = vec![None; lines.len()];
                 for p in parents {
                     let pv = &versions[p];
-                    for op in capture_diff_slices(Algorithm::Myers, &pv.lines, &lines) {
+                    for op in line_ops(&pv.lines, &lines) {
                         if let DiffOp::Equal {
                             old_index,
                             new_index,

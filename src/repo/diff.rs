@@ -1,6 +1,11 @@
 //! Key-level diff of two trees, and text diffs of two values.
 
-use similar::{DiffOp, TextDiff};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use similar::algorithms::{myers, Capture, Compact, Replace};
+use similar::udiff::UnifiedHunkHeader;
+use similar::{group_diff_ops, DiffOp, DiffTag, DiffableStr};
 
 use super::filter::KeyFilter;
 use super::{Repo, RepoError, RepoResult};
@@ -67,9 +72,36 @@ pub struct LineStat {
     pub removed: usize,
 }
 
+/// The line diff of two texts as `diff` and `blame` take it: Myers' algorithm over the
+/// lines, with changes joined into replacements and slid to the common positions, as
+/// `similar`'s text diff gives it. Lines are compared as numbers (equal lines, equal
+/// numbers), so this one call is the only instantiation of `similar`'s generic algorithm
+/// in the crate: its text diff instantiates the algorithm dozens of times, which was a
+/// sixth of the library's compiled code.
+pub(super) fn line_ops<S: AsRef<str>>(old: &[S], new: &[S]) -> Vec<DiffOp> {
+    let mut numbers = HashMap::new();
+    let old = numbered(old, &mut numbers);
+    let new = numbered(new, &mut numbers);
+    let mut hook = Compact::new(Replace::new(Capture::new()), &old[..], &new[..]);
+    myers::diff(&mut hook, &old[..], 0..old.len(), &new[..], 0..new.len())
+        .unwrap_or_else(|never| match never {});
+    hook.into_inner().into_inner().into_ops()
+}
+
+/// Each line's number: the first line of each distinct text numbers it.
+fn numbered<'a, S: AsRef<str>>(lines: &'a [S], numbers: &mut HashMap<&'a str, u32>) -> Vec<u32> {
+    lines
+        .iter()
+        .map(|line| {
+            let next = numbers.len() as u32;
+            *numbers.entry(line.as_ref()).or_insert(next)
+        })
+        .collect()
+}
+
 /// `text` as whole lines: a final newline added when missing, so a last line compares
 /// equal whether or not text follows it (record contents end without one).
-fn whole_lines(text: &str) -> std::borrow::Cow<'_, str> {
+fn whole_lines(text: &str) -> Cow<'_, str> {
     if text.is_empty() || text.ends_with('\n') {
         text.into()
     } else {
@@ -82,29 +114,47 @@ fn whole_lines(text: &str) -> std::borrow::Cow<'_, str> {
 /// marked); empty when they are equal.
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     let (old, new) = (whole_lines(old), whole_lines(new));
-    TextDiff::from_lines(old.as_ref(), new.as_ref())
-        .unified_diff()
-        .context_radius(3)
-        .header(old_label, new_label)
-        .to_string()
+    // Each line with its line end: a newline, a carriage return, or both.
+    let (old, new) = (old.tokenize_lines(), new.tokenize_lines());
+    let mut out = String::new();
+    for hunk in group_diff_ops(line_ops(&old, &new), 3) {
+        if hunk.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out = format!("--- {old_label}\n+++ {new_label}\n");
+        }
+        out += &format!("{}\n", UnifiedHunkHeader::new(&hunk));
+        for op in &hunk {
+            let (tag, old_range, new_range) = op.as_tag_tuple();
+            if tag == DiffTag::Equal {
+                push_lines(&mut out, ' ', &old[old_range]);
+            } else {
+                push_lines(&mut out, '-', &old[old_range]);
+                push_lines(&mut out, '+', &new[new_range]);
+            }
+        }
+    }
+    out
+}
+
+/// `lines` (each with its line end) after `out`, each marked with `sign`.
+fn push_lines(out: &mut String, sign: char, lines: &[&str]) {
+    for line in lines {
+        out.push(sign);
+        out.push_str(line);
+    }
 }
 
 /// How many lines a change from `old` to `new` adds and removes (as whole lines).
 pub fn line_stat(old: &str, new: &str) -> LineStat {
     let (old, new) = (whole_lines(old), whole_lines(new));
-    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
     let mut s = LineStat::default();
-    for op in diff.ops() {
-        match *op {
-            DiffOp::Equal { .. } => {}
-            DiffOp::Delete { old_len, .. } => s.removed += old_len,
-            DiffOp::Insert { new_len, .. } => s.added += new_len,
-            DiffOp::Replace {
-                old_len, new_len, ..
-            } => {
-                s.removed += old_len;
-                s.added += new_len;
-            }
+    for op in line_ops(&old.tokenize_lines(), &new.tokenize_lines()) {
+        let (_, old_range, new_range) = op.as_tag_tuple();
+        if op.tag() != DiffTag::Equal {
+            s.removed += old_range.len();
+            s.added += new_range.len();
         }
     }
     s
@@ -223,5 +273,79 @@ struct Fallible<E>(E);
 impl<E: From<RepoError>> From<ProllyError> for Fallible<E> {
     fn from(e: ProllyError) -> Self {
         Fallible(E::from(e.into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use similar::TextDiff;
+
+    use super::*;
+
+    /// What `similar`'s own text diff gives for the same whole lines.
+    fn text_diff(old: &str, new: &str) -> (String, LineStat) {
+        let whole = |t: &str| {
+            if t.is_empty() || t.ends_with('\n') {
+                t.to_string()
+            } else {
+                format!("{t}\n")
+            }
+        };
+        let (old, new) = (whole(old), whole(new));
+        let diff = TextDiff::from_lines(&old, &new);
+        let mut stat = LineStat::default();
+        for op in diff.ops() {
+            if op.tag() != DiffTag::Equal {
+                stat.removed += op.old_range().len();
+                stat.added += op.new_range().len();
+            }
+        }
+        let patch = diff
+            .unified_diff()
+            .context_radius(3)
+            .header("a", "b")
+            .to_string();
+        (patch, stat)
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        // Few distinct lines, so that texts share many and differ in places; line ends of
+        // every kind, and sometimes none at the end.
+        let line = prop::sample::select(vec!["a", "b", "c", "", "long line", "é"]);
+        let end = prop::sample::select(vec!["\n", "\n", "\n", "\r\n", "\r"]);
+        (prop::collection::vec((line, end), 0..40), any::<bool>()).prop_map(|(lines, cut)| {
+            let mut t: String = lines.into_iter().map(|(l, e)| format!("{l}{e}")).collect();
+            if cut && t.ends_with('\n') {
+                t.pop();
+            }
+            t
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn line_diffs_are_similars_text_diffs(old in text(), new in text()) {
+            let (patch, stat) = text_diff(&old, &new);
+            prop_assert_eq!(unified_diff(&old, &new, "a", "b"), patch);
+            prop_assert_eq!(line_stat(&old, &new), stat);
+        }
+    }
+
+    #[test]
+    fn a_long_text_with_one_change_diffs_as_similar_does() {
+        // Over 100 lines, where similar's text diff numbers lines and trims first.
+        let old: String = (0..300).map(|i| format!("line {}\n", i % 7)).collect();
+        let new = old.replacen("line 3\n", "line three\n", 5);
+        let (patch, stat) = text_diff(&old, &new);
+        assert_eq!(unified_diff(&old, &new, "a", "b"), patch);
+        assert_eq!(line_stat(&old, &new), stat);
+        assert_eq!(
+            stat,
+            LineStat {
+                added: 5,
+                removed: 5
+            }
+        );
     }
 }
