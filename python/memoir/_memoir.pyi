@@ -2,7 +2,7 @@
 
 from os import PathLike
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 #: The contract's exit codes by name (OK, ERROR, NOT_FOUND, USAGE, NOT_A_STORE, CONFLICT,
@@ -41,6 +41,10 @@ class Memoir:
         """The author this handle's writes record."""
     def close(self) -> None:
         """Closes a store kept open by ``keep_open=True``."""
+    def set_embedder(
+        self, embed: Callable[[List[str]], Sequence[Sequence[float]]], *, name: str, dims: int
+    ) -> None:
+        """Makes ``embed`` the embedding model of search and recall by meaning."""
     def status(self) -> Json:
         """``memoir status``."""
     def remember(

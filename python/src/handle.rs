@@ -13,6 +13,7 @@ use pyo3::types::PyString;
 
 use crate::convert::{invalid, run};
 use crate::documents::{conditions, writes, RawCondition};
+use crate::embedder::PyEmbedder;
 use crate::settings::{
     choice, identity, merge_policy, merge_strategy, optional_choice, read_point, settings_files,
     OpenArgs,
@@ -195,6 +196,33 @@ impl PyMemoir {
     /// usable: the next operation opens the store again.
     fn close(&self, py: Python<'_>) {
         py.detach(|| self.inner.release());
+    }
+
+    /// Makes ``embed`` this handle's embedding model, in place of the configured one
+    /// (``MEMOIR_EMBED_MODEL``): a callable taking a list of texts and returning one vector,
+    /// a list of ``dims`` numbers, per text. ``name`` names the model: vectors are kept per
+    /// model, so another model needs another name. Search and recall by meaning call it;
+    /// what it raises or returns amiss fails them with ``MemoirError`` (code 1).
+    #[pyo3(signature = (embed, *, name, dims))]
+    fn set_embedder(
+        &self,
+        py: Python<'_>,
+        embed: Py<PyAny>,
+        name: String,
+        dims: usize,
+    ) -> PyResult<()> {
+        if !embed.bind(py).is_callable() {
+            return Err(PyTypeError::new_err("embed must be callable"));
+        }
+        if name.is_empty() || dims == 0 {
+            return Err(invalid(
+                py,
+                MemoirError::invalid("set_embedder needs a name and dims above 0"),
+            ));
+        }
+        let model = PyEmbedder::new(embed, name, dims);
+        self.inner.set_embedder(std::sync::Arc::new(model));
+        Ok(())
     }
 
     /// ``memoir status``: path, branch, commit and memory counts, namespaces.

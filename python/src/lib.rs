@@ -8,6 +8,7 @@
 
 mod convert;
 mod documents;
+mod embedder;
 mod handle;
 mod settings;
 

@@ -101,6 +101,49 @@ def test_search_and_recall_take_modes_and_the_commands_models(m, tmp_path, monke
         h.recall("which database", mode="psychic")
 
 
+def test_a_python_callable_is_the_embedding_model(m):
+    m.remember("The database is PostgreSQL 16", ["infra.database"])
+    m.remember("Tests run with pytest", ["preferences.testing"])
+    m.remember("Lunch is usually ramen", ["habits.lunch"])
+    topics = [("database", "postgresql", "datastore"), ("tests", "pytest", "qa"),
+              ("lunch", "ramen", "meal")]
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return [[1.0 + 10 * sum(w in t.lower() for w in words) for words in topics]
+                for t in texts]
+
+    m.set_embedder(embed, name="topics", dims=3)
+    # "datastore" is in no memory: only its meaning finds the database.
+    hits = m.search("which datastore", mode="semantic")["hits"]
+    assert hits[0]["key"] == "infra.database"
+    assert sorted(h["key"] for h in hits) == ["habits.lunch", "infra.database",
+                                             "preferences.testing"]
+    assert ["which datastore"] in calls
+    assert sorted(t for c in calls for t in c if t != "which datastore") == sorted([
+        "The database is PostgreSQL 16", "Tests run with pytest", "Lunch is usually ramen"])
+    rec = m.recall("a meal", mode="semantic")
+    assert rec["memories"][0]["path"] == "habits.lunch"
+    # What the callable gets wrong fails the search, naming what.
+    m.set_embedder(lambda texts: [[1.0, 2.0]] * len(texts), name="short", dims=3)
+    with pytest.raises(MemoirError) as e:
+        m.search("anything", mode="semantic")
+    assert e.value.code == 1 and "dims is 3" in str(e.value)
+
+    def broken(texts):
+        raise RuntimeError("no model today")
+
+    m.set_embedder(broken, name="broken", dims=3)
+    with pytest.raises(MemoirError) as e:
+        m.search("anything", mode="semantic")
+    assert e.value.code == 1 and "no model today" in str(e.value)
+    with pytest.raises(TypeError):
+        m.set_embedder("not callable", name="x", dims=3)
+    with pytest.raises(MemoirError):
+        m.set_embedder(embed, name="x", dims=0)
+
+
 def test_forget_log_blame_diff_and_time_travel(m):
     first = m.remember("v1", ["a.b"])["commit_hash"]
     m.remember("v2", ["a.b"], replace=True, author="someone else")
