@@ -257,15 +257,32 @@ proptest::proptest! {
             sort: if recency { Sort::Recency } else { Sort::Relevance },
             ..Default::default()
         };
-        let run = |defer_windows, dense_rows| -> Vec<(String, u64)> {
-            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows, near_rare: super::score::NearRarePlan::Off })
+        let run = |defer_windows, dense_rows, lazy_rows| -> Vec<(String, u64)> {
+            let plan = super::score::Plan {
+                defer_windows,
+                dense_rows,
+                near_rare: super::score::NearRarePlan::Off,
+                lazy_rows,
+            };
+            idx.search_planned(&q, plan)
                 .into_iter()
                 .map(|h| (h.path, h.score.to_bits()))
                 .collect()
         };
-        let want = run(false, Some(false));
-        for (defer, dense) in [(false, Some(true)), (true, Some(false)), (true, Some(true)), (true, None)] {
-            proptest::prop_assert_eq!(&run(defer, dense), &want, "defer {} dense {:?}", defer, dense);
+        use super::doc_rows::Fill;
+        let want = run(false, Some(false), None);
+        for (defer, dense, lazy) in [
+            (false, Some(true), None),
+            (true, Some(false), None),
+            (true, Some(true), None),
+            (true, None, None),
+            (true, None, Some(Fill::Auto)),
+            (true, Some(true), Some(Fill::Lookup)),
+            (true, Some(false), Some(Fill::Lookup)),
+            (true, Some(true), Some(Fill::Scan)),
+            (true, Some(false), Some(Fill::Scan)),
+        ] {
+            proptest::prop_assert_eq!(&run(defer, dense, lazy), &want, "defer {} dense {:?} lazy {:?}", defer, dense, lazy);
         }
     }
 }

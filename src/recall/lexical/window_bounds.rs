@@ -6,10 +6,9 @@
 //! bounds hold for the scores as computed: the hits are those of summing every window, to
 //! the bit.
 
-use super::context::Windows;
 use super::score::{idf, Best, Scores, TermRows};
 use super::view::View;
-use super::{LexicalIndex, Params};
+use super::{LexicalIndex, Params, Query};
 
 /// Relative margin over idf·(k1+1) that covers the rounding of a computed BM25 weight.
 const ROUNDING_MARGIN: f64 = 1e-9;
@@ -67,19 +66,20 @@ impl Deferred {
         }
     }
 
-    /// Adds the windows of the records of `scores` that pass `w.q` and could be among the
-    /// `n` best by their score plus `extra` of their parent (all of them when `n` is
-    /// `None`), and returns the records that could be (the `n` best are among them, by
-    /// their scores then).
+    /// The records of `scores` that pass `q` and could be among the `n` best by their score
+    /// plus `extra` of their parent (all of them when `n` is `None`; the `n` best are among
+    /// them, by their scores once their windows are added), and those of them whose window
+    /// is still to add (now counted as added: the caller adds them, see
+    /// [`LexicalIndex::add_windows`]).
     pub(super) fn settle(
         &mut self,
         v: &View<'_>,
-        w: &Windows<'_>,
-        scores: &mut Scores,
+        q: &Query<'_>,
+        scores: &Scores,
         extra: impl Fn(u32) -> f64,
         n: Option<usize>,
-    ) -> Vec<u32> {
-        let (value, q) = (&scores.value, w.q);
+    ) -> (Vec<u32>, Vec<u32>) {
+        let value = &scores.value;
         // The `n`-th best of the scores without the windows still to add is a floor under
         // the `n`-th best final score: windows only add. One pass keeps the records whose
         // score with the ceiling reaches the floor of the records seen so far.
@@ -117,7 +117,6 @@ impl Deferred {
                 pick.push(d);
             }
         }
-        v.index().add_windows(v, w, Some(&pick), scores);
-        could
+        (could, pick)
     }
 }

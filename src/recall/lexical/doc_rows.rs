@@ -1,0 +1,167 @@
+//! The query terms' frequencies in single records, looked up record by record. A search
+//! that sums windows only where they can change the answer needs the frequencies of the
+//! records in those windows alone: looking them up there costs less, and holds less, than
+//! keeping a row for every record its postings touch.
+
+use std::collections::HashMap;
+
+use super::index::Posting;
+use super::score::{Reach, TermRows};
+use super::terms::TermRef;
+use super::view::View;
+use super::LexicalIndex;
+
+/// Where the postings of one reached term are looked up, record by record.
+pub(super) struct Lookup<'a> {
+    base: super::file_part::Postings<'a>,
+    over: HashMap<u32, Posting>,
+}
+
+impl Lookup<'_> {
+    /// The posting of live record `d`, if it holds the term.
+    pub(super) fn find(&self, d: u32) -> Option<Posting> {
+        if !self.over.is_empty() {
+            if let Some(p) = self.over.get(&d) {
+                return Some(*p);
+            }
+        }
+        self.base.find(d)
+    }
+}
+
+/// How [`LazyRows`] fill rows: by looking each record up, or by reading every posting once
+/// (the default chooses what costs less).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(test), allow(dead_code))]
+pub(super) enum Fill {
+    Auto,
+    Lookup,
+    Scan,
+}
+
+/// The rows of the records whose windows a search sums, filled as they are needed.
+pub(super) struct LazyRows<'a> {
+    /// Per query term, a look-up per indexed term it reaches (in `reach`'s order).
+    lookups: Vec<Vec<Lookup<'a>>>,
+    /// Records whose row was looked up (whether or not they hold a query term).
+    seen: Vec<bool>,
+    /// The postings of the terms reached, and the steps of one record's look-up in them.
+    postings: usize,
+    steps: usize,
+    how: Fill,
+}
+
+impl LexicalIndex {
+    /// A look-up of term `t`'s postings.
+    pub(super) fn lookup_of(&self, t: TermRef) -> Lookup<'_> {
+        Lookup {
+            base: self.base_postings(t),
+            over: self.over_postings(t).iter().map(|p| (p.doc, *p)).collect(),
+        }
+    }
+
+    /// Rows to be filled for a search over `docs` document numbers that reaches `reach`.
+    pub(super) fn lazy_rows(&self, reach: &[Reach], docs: usize, how: Fill) -> LazyRows<'_> {
+        let lookups: Vec<Vec<Lookup<'_>>> = reach
+            .iter()
+            .map(|(expansions, _)| expansions.iter().map(|e| self.lookup_of(e.0)).collect())
+            .collect();
+        let postings = reach.iter().flat_map(|r| &r.0).map(|e| e.2).sum();
+        let steps = (lookups.iter().flatten())
+            .map(|l| l.base.len().max(2).ilog2() as usize + 1)
+            .sum();
+        LazyRows {
+            lookups,
+            seen: vec![false; docs],
+            postings,
+            steps,
+            how,
+        }
+    }
+}
+
+impl LazyRows<'_> {
+    /// Fills `rows` for the records of `docs` and the live siblings within `v`'s window of
+    /// each, as the postings loop of a search fills them: per query term, the weight times
+    /// the weighted frequency of each indexed term it reaches, in order, then the date
+    /// field's weight when the record is dated as the term names; only for records that
+    /// pass `in_scope`, and a row only for a record that holds a term.
+    pub(super) fn fill(
+        &mut self,
+        v: &View<'_>,
+        reach: &[Reach],
+        docs: &[u32],
+        in_scope: impl Fn(u32) -> bool,
+        rows: &mut TermRows,
+    ) {
+        let pr = v.index().params;
+        let ix = v.index();
+        // The records to fill, each once: `docs` and their windows' siblings.
+        let mut wanted = Vec::new();
+        let mut want = |d: u32, seen: &mut Vec<bool>| {
+            if !seen[d as usize] {
+                seen[d as usize] = true;
+                if v.live_len(d).is_some() && in_scope(d) {
+                    wanted.push(d);
+                }
+            }
+        };
+        for &d in docs {
+            want(d, &mut self.seen);
+            let p = v.parent(d);
+            for after in [false, true] {
+                let mut n = d;
+                for _ in 0..pr.window {
+                    let Some(n2) = v.neighbour(n, after) else {
+                        break;
+                    };
+                    if v.parent(n2) != p || v.live_len(n2).is_none() {
+                        break;
+                    }
+                    want(n2, &mut self.seen);
+                    n = n2;
+                }
+            }
+        }
+        // Many records: reading every posting once costs less than looking each record up.
+        let scan = match self.how {
+            Fill::Auto => wanted.len().saturating_mul(self.steps) > self.postings,
+            how => how == Fill::Scan,
+        };
+        if scan {
+            let mut mark = vec![false; self.seen.len()];
+            for &d in &wanted {
+                mark[d as usize] = true;
+            }
+            for (ti, (expansions, date)) in reach.iter().enumerate() {
+                for &(t, weight, _) in expansions {
+                    ix.each_posting(t, |p| {
+                        if mark[p.doc as usize] && v.live_len(p.doc).is_some() {
+                            let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
+                            rows.add(p.doc, ti, weight * tf);
+                        }
+                    });
+                }
+                for &d in date.iter().flatten() {
+                    if mark[d as usize] && v.live_len(d).is_some() {
+                        rows.add(d, ti, pr.date_weight);
+                    }
+                }
+            }
+            return;
+        }
+        for d in wanted {
+            for (ti, ((expansions, date), looks)) in reach.iter().zip(&self.lookups).enumerate() {
+                for (&(_, weight, _), look) in expansions.iter().zip(looks) {
+                    if let Some(p) = look.find(d) {
+                        let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
+                        rows.add(d, ti, weight * tf);
+                    }
+                }
+                if date.as_ref().is_some_and(|x| x.binary_search(&d).is_ok()) {
+                    rows.add(d, ti, pr.date_weight);
+                }
+            }
+        }
+    }
+}
