@@ -212,6 +212,7 @@ proptest::proptest! {
         limit in proptest::sample::select(vec![1usize, 3, 10, 50]),
         recency in proptest::bool::ANY,
         only_default in proptest::bool::ANY,
+        filter in 0u8..4,
     ) {
         let dates = [JUNE_2023, MARCH_2024, 0.0, JUNE_2023 + 86_400.0];
         let doc = |(a, b, c, words, n): &(u8, u8, u8, Vec<usize>, u8), tag: &str| {
@@ -249,10 +250,15 @@ proptest::proptest! {
         }
         let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
         let text = text.join(" ");
+        // Filters on keys and dates, which the records ranked and the windows' rows follow.
+        let globs = crate::glob::KeyGlobs::new(&["t1.*", "t2.s3*"]).unwrap();
         let q = Query {
             text: &text,
             with_internal: false,
             namespace: only_default.then_some("default"),
+            globs: (filter == 1).then_some(&globs),
+            since: (filter == 2).then_some(MARCH_2024 - 1.0),
+            until: (filter == 3).then_some(JUNE_2023 + 1.0),
             limit,
             sort: if recency { Sort::Recency } else { Sort::Relevance },
             ..Default::default()
