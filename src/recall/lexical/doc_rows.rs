@@ -29,6 +29,10 @@ impl Lookup<'_> {
     }
 }
 
+const UNSEEN: u8 = 0;
+const DONE: u8 = 1;
+const NOW: u8 = 2;
+
 /// How [`LazyRows`] fill rows: by looking each record up, or by reading every posting once
 /// (the default chooses what costs less).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +47,9 @@ pub(super) enum Fill {
 pub(super) struct LazyRows<'a> {
     /// Per query term, a look-up per indexed term it reaches (in `reach`'s order).
     lookups: Vec<Vec<Lookup<'a>>>,
-    /// Records whose row was looked up (whether or not they hold a query term).
-    seen: Vec<bool>,
+    /// Per record: [`UNSEEN`], [`DONE`] (its row filled, or none to fill) or [`NOW`] (to fill
+    /// in this round).
+    state: Vec<u8>,
     /// The postings of the terms reached, and the steps of one record's look-up in them.
     postings: usize,
     steps: usize,
@@ -72,7 +77,7 @@ impl LexicalIndex {
             .sum();
         LazyRows {
             lookups,
-            seen: vec![false; docs],
+            state: vec![UNSEEN; docs],
             postings,
             steps,
             how,
@@ -97,59 +102,53 @@ impl LazyRows<'_> {
         let pr = v.index().params;
         let ix = v.index();
         // The records to fill, each once: `docs` and their windows' siblings.
-        let mut wanted = Vec::new();
-        let mut want = |d: u32, seen: &mut Vec<bool>| {
-            if !seen[d as usize] {
-                seen[d as usize] = true;
-                if v.live_len(d).is_some() && in_scope(d) {
-                    wanted.push(d);
-                }
+        let mut count = 0usize;
+        each_in_windows(v, docs, |d| {
+            let st = &mut self.state[d as usize];
+            if *st == UNSEEN {
+                *st = if v.live_len(d).is_some() && in_scope(d) {
+                    count += 1;
+                    NOW
+                } else {
+                    DONE
+                };
             }
-        };
-        for &d in docs {
-            want(d, &mut self.seen);
-            let p = v.parent(d);
-            for after in [false, true] {
-                let mut n = d;
-                for _ in 0..pr.window {
-                    let Some(n2) = v.neighbour(n, after) else {
-                        break;
-                    };
-                    if v.parent(n2) != p || v.live_len(n2).is_none() {
-                        break;
-                    }
-                    want(n2, &mut self.seen);
-                    n = n2;
-                }
-            }
-        }
+        });
         // Many records: reading every posting once costs less than looking each record up.
         let scan = match self.how {
-            Fill::Auto => wanted.len().saturating_mul(self.steps) > self.postings,
+            Fill::Auto => count.saturating_mul(self.steps) > self.postings,
             how => how == Fill::Scan,
         };
         if scan {
-            let mut mark = vec![false; self.seen.len()];
-            for &d in &wanted {
-                mark[d as usize] = true;
-            }
+            let state = &self.state;
             for (ti, (expansions, date)) in reach.iter().enumerate() {
                 for &(t, weight, _) in expansions {
                     ix.each_posting(t, |p| {
-                        if mark[p.doc as usize] && v.live_len(p.doc).is_some() {
+                        if state[p.doc as usize] == NOW && v.live_len(p.doc).is_some() {
                             let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
                             rows.add(p.doc, ti, weight * tf);
                         }
                     });
                 }
                 for &d in date.iter().flatten() {
-                    if mark[d as usize] && v.live_len(d).is_some() {
+                    if state[d as usize] == NOW && v.live_len(d).is_some() {
                         rows.add(d, ti, pr.date_weight);
                     }
                 }
             }
+            for st in self.state.iter_mut().filter(|s| **s == NOW) {
+                *st = DONE;
+            }
             return;
         }
+        let mut wanted = Vec::with_capacity(count);
+        each_in_windows(v, docs, |d| {
+            let st = &mut self.state[d as usize];
+            if *st == NOW {
+                *st = DONE;
+                wanted.push(d);
+            }
+        });
         for d in wanted {
             for (ti, ((expansions, date), looks)) in reach.iter().zip(&self.lookups).enumerate() {
                 for (&(_, weight, _), look) in expansions.iter().zip(looks) {
@@ -161,6 +160,29 @@ impl LazyRows<'_> {
                 if date.as_ref().is_some_and(|x| x.binary_search(&d).is_ok()) {
                     rows.add(d, ti, pr.date_weight);
                 }
+            }
+        }
+    }
+}
+
+/// Calls `f` with each record of `docs` and each live sibling within `v`'s window of it (a
+/// record may come more than once).
+fn each_in_windows(v: &View<'_>, docs: &[u32], mut f: impl FnMut(u32)) {
+    let window = v.index().params.window;
+    for &d in docs {
+        f(d);
+        let p = v.parent(d);
+        for after in [false, true] {
+            let mut n = d;
+            for _ in 0..window {
+                let Some(n2) = v.neighbour(n, after) else {
+                    break;
+                };
+                if v.parent(n2) != p || v.live_len(n2).is_none() {
+                    break;
+                }
+                f(n2);
+                n = n2;
             }
         }
     }
