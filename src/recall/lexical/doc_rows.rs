@@ -33,14 +33,16 @@ const UNSEEN: u8 = 0;
 const DONE: u8 = 1;
 const NOW: u8 = 2;
 
-/// How [`LazyRows`] fill rows: by looking each record up, or by reading every posting once
-/// (the default chooses what costs less).
+/// How [`LazyRows`] fill rows: by looking each record up, by reading every posting once for
+/// the records asked for, or every row at once (the default chooses what costs less).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(test), allow(dead_code))]
 pub(super) enum Fill {
     Auto,
     Lookup,
     Scan,
+    /// Every row at once.
+    All,
 }
 
 /// The rows of the records whose windows a search sums, filled as they are needed.
@@ -48,8 +50,10 @@ pub(super) struct LazyRows<'a> {
     /// Per query term, a look-up per indexed term it reaches (in `reach`'s order).
     lookups: Vec<Vec<Lookup<'a>>>,
     /// Per record: [`UNSEEN`], [`DONE`] (its row filled, or none to fill) or [`NOW`] (to fill
-    /// in this round).
+    /// in this round); empty once every row is filled.
     state: Vec<u8>,
+    /// Whether every row is filled.
+    all_filled: bool,
     /// The postings of the terms reached, and the steps of one record's look-up in them.
     postings: usize,
     steps: usize,
@@ -78,6 +82,7 @@ impl LexicalIndex {
         LazyRows {
             lookups,
             state: vec![UNSEEN; docs],
+            all_filled: false,
             postings,
             steps,
             how,
@@ -90,7 +95,8 @@ impl LazyRows<'_> {
     /// each, as the postings loop of a search fills them: per query term, the weight times
     /// the weighted frequency of each indexed term it reaches, in order, then the date
     /// field's weight when the record is dated as the term names; only for records that
-    /// pass `in_scope`, and a row only for a record that holds a term.
+    /// pass `in_scope`, and a row only for a record that holds a term. When looking them up
+    /// costs more than reading every posting, every row is filled at once.
     pub(super) fn fill(
         &mut self,
         v: &View<'_>,
@@ -100,7 +106,22 @@ impl LazyRows<'_> {
         rows: &mut TermRows,
     ) {
         let pr = v.index().params;
-        let ix = v.index();
+        if self.all_filled {
+            return;
+        }
+        // Windows around most records: every row is filled, by one read of the postings (a
+        // row is the same whenever it is filled).
+        let most = docs.len().saturating_mul(2 * pr.window + 1);
+        let all = match self.how {
+            Fill::Auto => most.saturating_mul(4) >= self.state.len(),
+            how => how == Fill::All,
+        };
+        if all {
+            self.scan(v, reach, UNSEEN, &in_scope, rows);
+            self.all_filled = true;
+            self.state = Vec::new();
+            return;
+        }
         // The records to fill, each once: `docs` and their windows' siblings.
         let mut count = 0usize;
         each_in_windows(v, docs, |d| {
@@ -114,28 +135,13 @@ impl LazyRows<'_> {
                 };
             }
         });
-        // Many records: reading every posting once costs less than looking each record up.
+        // Many records: reading every posting once costs less than looking each up.
         let scan = match self.how {
             Fill::Auto => count.saturating_mul(self.steps) > self.postings,
             how => how == Fill::Scan,
         };
         if scan {
-            let state = &self.state;
-            for (ti, (expansions, date)) in reach.iter().enumerate() {
-                for &(t, weight, _) in expansions {
-                    ix.each_posting(t, |p| {
-                        if state[p.doc as usize] == NOW && v.live_len(p.doc).is_some() {
-                            let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
-                            rows.add(p.doc, ti, weight * tf);
-                        }
-                    });
-                }
-                for &d in date.iter().flatten() {
-                    if state[d as usize] == NOW && v.live_len(d).is_some() {
-                        rows.add(d, ti, pr.date_weight);
-                    }
-                }
-            }
+            self.scan(v, reach, NOW, &in_scope, rows);
             for st in self.state.iter_mut().filter(|s| **s == NOW) {
                 *st = DONE;
             }
@@ -158,6 +164,36 @@ impl LazyRows<'_> {
                     }
                 }
                 if date.as_ref().is_some_and(|x| x.binary_search(&d).is_ok()) {
+                    rows.add(d, ti, pr.date_weight);
+                }
+            }
+        }
+    }
+
+    /// Fills the rows of the live records of `in_scope` whose state is `state`, reading
+    /// every posting of the terms reached.
+    fn scan(
+        &self,
+        v: &View<'_>,
+        reach: &[Reach],
+        state: u8,
+        in_scope: &impl Fn(u32) -> bool,
+        rows: &mut TermRows,
+    ) {
+        let pr = v.index().params;
+        let wanted =
+            |d: u32| self.state[d as usize] == state && v.live_len(d).is_some() && in_scope(d);
+        for (ti, (expansions, date)) in reach.iter().enumerate() {
+            for &(t, weight, _) in expansions {
+                v.index().each_posting(t, |p| {
+                    if wanted(p.doc) {
+                        let tf = pr.key_weight * p.key_tf as f64 + p.content_tf as f64;
+                        rows.add(p.doc, ti, weight * tf);
+                    }
+                });
+            }
+            for &d in date.iter().flatten() {
+                if wanted(d) {
                     rows.add(d, ti, pr.date_weight);
                 }
             }

@@ -287,6 +287,8 @@ proptest::proptest! {
             (true, Some(false), Some(Fill::Lookup)),
             (true, Some(true), Some(Fill::Scan)),
             (true, Some(false), Some(Fill::Scan)),
+            (true, Some(true), Some(Fill::All)),
+            (true, Some(false), Some(Fill::All)),
         ] {
             proptest::prop_assert_eq!(&run(defer, dense, lazy), &want, "defer {} dense {:?} lazy {:?}", defer, dense, lazy);
         }
