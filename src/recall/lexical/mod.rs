@@ -12,6 +12,8 @@
 //! - `score`: BM25F ranking and the choice of hits, with a record's context of siblings and
 //!   parent (`context`), pseudo-relevance feedback (`feedback`) and the date field
 //!   (`dates`); `params` holds the weights; `explain` the parts of a hit's score;
+//!   `window_bounds` sums windows only where they can change the answer, and `doc_rows`
+//!   looks up the query terms' frequencies in those records alone;
 //! - `signals` and `rerank`: what a record and a query say besides their words (speaker,
 //!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
@@ -21,6 +23,7 @@ mod codec;
 mod context;
 mod dates;
 mod delta;
+mod doc_rows;
 mod docs;
 mod expand;
 mod explain;

@@ -18,7 +18,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::context::{with_context, ParentStats, Passage};
-use super::index::Posting;
+use super::doc_rows::Lookup;
 use super::score::{best_n, bm25_normed, idf, length_norm, Reach, TermRows};
 use super::terms::TermRef;
 use super::window_bounds::Deferred;
@@ -54,12 +54,6 @@ struct Eval {
     scored: bool,
     /// Weighted frequency of each query term, when it holds one in the query's namespace.
     row: Option<Vec<f64>>,
-}
-
-/// Where the postings of one reached term are looked up, record by record.
-struct Lookup<'a> {
-    base: super::file_part::Postings<'a>,
-    over: HashMap<u32, Posting>,
 }
 
 impl LexicalIndex {
@@ -369,24 +363,5 @@ impl LexicalIndex {
             e.scored |= touched;
         }
         e
-    }
-
-    fn lookup_of(&self, t: TermRef) -> Lookup<'_> {
-        Lookup {
-            base: self.base_postings(t),
-            over: self.over_postings(t).iter().map(|p| (p.doc, *p)).collect(),
-        }
-    }
-}
-
-impl Lookup<'_> {
-    /// The posting of live record `d`, if it holds the term.
-    fn find(&self, d: u32) -> Option<Posting> {
-        if !self.over.is_empty() {
-            if let Some(p) = self.over.get(&d) {
-                return Some(*p);
-            }
-        }
-        self.base.find(d)
     }
 }

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use super::context::Windows;
+use super::doc_rows::{Fill, LazyRows};
 use super::explain::Marks;
 use super::near_rare::NearRareFrom;
 use super::terms::TermRef;
@@ -278,6 +279,19 @@ impl Own<'_> {
     }
 }
 
+/// The query terms' frequencies in the records whose windows a search sums, and what the
+/// windows are summed from.
+struct WindowRows<'a> {
+    tf: TermRows,
+    /// When the rows are looked up where windows are summed (else filled from the postings).
+    to_fill: Option<LazyRows<'a>>,
+    reach: &'a [Reach],
+    /// The number of records each query term matches.
+    df: &'a [f64],
+    /// The mean record length.
+    avg: f64,
+}
+
 /// What one query term reaches: the indexed terms (with their weights and live document
 /// counts) and, when it names a date, the live records dated then.
 pub(super) type Reach = (Vec<(TermRef, f64, usize)>, Option<Vec<u32>>);
@@ -293,6 +307,9 @@ pub(super) struct Plan {
     pub(super) dense_rows: Option<bool>,
     /// Whether to rank from the records near the query's rarer words (see `near_rare`).
     pub(super) near_rare: NearRarePlan,
+    /// With windows deferred, look up the rows of the records whose windows are summed
+    /// (see `doc_rows`, and how) instead of keeping one for every record the postings touch.
+    pub(super) lazy_rows: Option<Fill>,
 }
 
 /// When a search is focused on the records near its rarer words (the default is `Auto`;
@@ -314,6 +331,7 @@ impl Default for Plan {
             defer_windows: true,
             dense_rows: None,
             near_rare: NearRarePlan::Auto,
+            lazy_rows: Some(Fill::Auto),
         }
     }
 }
@@ -430,11 +448,21 @@ impl LexicalIndex {
                 .sum();
             postings.saturating_mul(8) >= docs.saturating_mul(terms.len())
         });
+        // Windows deferred, the rows are filled where windows are summed (all of them, should
+        // no parent score allow deferring).
+        let lazy = plan.lazy_rows.is_some()
+            && plan.defer_windows
+            && windows
+            && pr.parent_weight > 0.0
+            && Deferred::applies(&pr);
         let mut doc_tf = match windows {
             false => TermRows::new(0, terms.len()),
             true if dense => TermRows::dense(docs, terms.len()),
             true => TermRows::new(docs, terms.len()),
         };
+        let to_fill = (plan.lazy_rows)
+            .filter(|_| lazy)
+            .map(|how| self.lazy_rows(&reach, docs, how));
         // The indexed terms the query reached, and per query term the records it matches.
         let mut reached = Vec::new();
         let mut matching = Vec::with_capacity(terms.len());
@@ -453,7 +481,7 @@ impl LexicalIndex {
                 },
                 direct,
                 touched: 0,
-                doc_tf: windows.then_some(&mut doc_tf),
+                doc_tf: (windows && !lazy).then_some(&mut doc_tf),
                 term: ti,
             };
             let more: usize = expansions.iter().map(|e| e.2).sum();
@@ -520,14 +548,15 @@ impl LexicalIndex {
                     )
                 },
             );
-        let win = Windows {
-            tf: &doc_tf,
+        let mut rows = WindowRows {
+            tf: doc_tf,
+            to_fill,
+            reach: &reach,
             df: &matching,
             avg,
-            q,
         };
         if windows && deferred.is_none() {
-            self.add_windows(&v, &win, None, &mut scores);
+            self.windows_of(&v, &mut rows, q, None, &mut scores);
         }
         if let Some(m) = marks.as_mut() {
             m.window = scores.value.clone();
@@ -541,9 +570,11 @@ impl LexicalIndex {
             if pr.feedback_docs > 0 && pr.feedback_terms > 0 && pr.feedback_weight > 0.0 {
                 let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
                 let n = Some(pr.feedback_docs);
-                let among = deferred
-                    .as_mut()
-                    .map(|w| w.settle(&v, &win, &mut scores, extra, n));
+                let among = deferred.as_mut().map(|w| {
+                    let (could, pick) = w.settle(&v, q, &scores, extra, n);
+                    self.windows_of(&v, &mut rows, q, Some(&pick), &mut scores);
+                    could
+                });
                 // Feedback ranks on the scores so far: a record's own, context, window and
                 // parent.
                 let first = |d: u32| {
@@ -557,7 +588,9 @@ impl LexicalIndex {
                 let extra = |p: u32| pr.parent_weight * by_parent[p as usize];
                 // Newest first, any record can be a hit.
                 let n = (q.sort == Sort::Relevance).then_some(q.limit);
-                could = Some(w.settle(&v, &win, &mut scores, extra, n));
+                let (all, pick) = w.settle(&v, q, &scores, extra, n);
+                self.windows_of(&v, &mut rows, q, Some(&pick), &mut scores);
+                could = Some(all);
             }
             for &d in could.as_deref().unwrap_or(&scores.scored) {
                 let p = v.parent(d);
@@ -573,6 +606,29 @@ impl LexicalIndex {
             }
         }
         hits
+    }
+
+    /// Adds the windows of the records `only` lists (of every scored record when none) to
+    /// their scores, looking up their rows first when they are looked up.
+    fn windows_of(
+        &self,
+        v: &View<'_>,
+        rows: &mut WindowRows<'_>,
+        q: &Query<'_>,
+        only: Option<&[u32]>,
+        scores: &mut Scores,
+    ) {
+        if let Some(fill) = rows.to_fill.as_mut() {
+            let docs = only.unwrap_or(&scores.scored);
+            fill.fill(v, rows.reach, docs, |d| self.in_scope(d, q), &mut rows.tf);
+        }
+        let win = Windows {
+            tf: &rows.tf,
+            df: rows.df,
+            avg: rows.avg,
+            q,
+        };
+        self.add_windows(v, &win, only, scores);
     }
 
     // Selecting the hits to return is kept apart from scoring: only the best `q.limit` of

@@ -212,6 +212,7 @@ proptest::proptest! {
         limit in proptest::sample::select(vec![1usize, 3, 10, 50]),
         recency in proptest::bool::ANY,
         only_default in proptest::bool::ANY,
+        filter in 0u8..4,
     ) {
         let dates = [JUNE_2023, MARCH_2024, 0.0, JUNE_2023 + 86_400.0];
         let doc = |(a, b, c, words, n): &(u8, u8, u8, Vec<usize>, u8), tag: &str| {
@@ -249,23 +250,47 @@ proptest::proptest! {
         }
         let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
         let text = text.join(" ");
+        // Filters on keys and dates, which the records ranked and the windows' rows follow.
+        let globs = crate::glob::KeyGlobs::new(&["t1.*", "t2.s3*"]).unwrap();
         let q = Query {
             text: &text,
             with_internal: false,
             namespace: only_default.then_some("default"),
+            globs: (filter == 1).then_some(&globs),
+            since: (filter == 2).then_some(MARCH_2024 - 1.0),
+            until: (filter == 3).then_some(JUNE_2023 + 1.0),
             limit,
             sort: if recency { Sort::Recency } else { Sort::Relevance },
             ..Default::default()
         };
-        let run = |defer_windows, dense_rows| -> Vec<(String, u64)> {
-            idx.search_planned(&q, super::score::Plan { defer_windows, dense_rows, near_rare: super::score::NearRarePlan::Off })
+        let run = |defer_windows, dense_rows, lazy_rows| -> Vec<(String, u64)> {
+            let plan = super::score::Plan {
+                defer_windows,
+                dense_rows,
+                near_rare: super::score::NearRarePlan::Off,
+                lazy_rows,
+            };
+            idx.search_planned(&q, plan)
                 .into_iter()
                 .map(|h| (h.path, h.score.to_bits()))
                 .collect()
         };
-        let want = run(false, Some(false));
-        for (defer, dense) in [(false, Some(true)), (true, Some(false)), (true, Some(true)), (true, None)] {
-            proptest::prop_assert_eq!(&run(defer, dense), &want, "defer {} dense {:?}", defer, dense);
+        use super::doc_rows::Fill;
+        let want = run(false, Some(false), None);
+        for (defer, dense, lazy) in [
+            (false, Some(true), None),
+            (true, Some(false), None),
+            (true, Some(true), None),
+            (true, None, None),
+            (true, None, Some(Fill::Auto)),
+            (true, Some(true), Some(Fill::Lookup)),
+            (true, Some(false), Some(Fill::Lookup)),
+            (true, Some(true), Some(Fill::Scan)),
+            (true, Some(false), Some(Fill::Scan)),
+            (true, Some(true), Some(Fill::All)),
+            (true, Some(false), Some(Fill::All)),
+        ] {
+            proptest::prop_assert_eq!(&run(defer, dense, lazy), &want, "defer {} dense {:?} lazy {:?}", defer, dense, lazy);
         }
     }
 }

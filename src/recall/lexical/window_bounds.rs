@@ -6,10 +6,9 @@
 //! bounds hold for the scores as computed: the hits are those of summing every window, to
 //! the bit.
 
-use super::context::Windows;
 use super::score::{idf, Best, Scores, TermRows};
 use super::view::View;
-use super::{LexicalIndex, Params};
+use super::{LexicalIndex, Params, Query};
 
 /// Relative margin over idf·(k1+1) that covers the rounding of a computed BM25 weight.
 const ROUNDING_MARGIN: f64 = 1e-9;
@@ -67,57 +66,62 @@ impl Deferred {
         }
     }
 
-    /// Adds the windows of the records of `scores` that pass `w.q` and could be among the
-    /// `n` best by their score plus `extra` of their parent (all of them when `n` is
-    /// `None`), and returns the records that could be (the `n` best are among them, by
-    /// their scores then).
+    /// The records of `scores` that pass `q` and could be among the `n` best by their score
+    /// plus `extra` of their parent (all of them when `n` is `None`; the `n` best are among
+    /// them, by their scores once their windows are added), and those of them whose window
+    /// is still to add (now counted as added: the caller adds them, see
+    /// [`LexicalIndex::add_windows`]).
     pub(super) fn settle(
         &mut self,
         v: &View<'_>,
-        w: &Windows<'_>,
-        scores: &mut Scores,
+        q: &Query<'_>,
+        scores: &Scores,
         extra: impl Fn(u32) -> f64,
         n: Option<usize>,
-    ) -> Vec<u32> {
-        let (value, q) = (&scores.value, w.q);
+    ) -> (Vec<u32>, Vec<u32>) {
+        let value = &scores.value;
+        // Most a record's score can be once its window is added, computed alike in both
+        // passes below.
+        let most = |d: u32, p: u32| {
+            let (now, ceiling, extra) = (value[d as usize], self.ceiling[p as usize], extra(p));
+            match self.done[d as usize] {
+                true => now + extra,
+                false => now + ceiling + extra,
+            }
+        };
         // The `n`-th best of the scores without the windows still to add is a floor under
         // the `n`-th best final score: windows only add. One pass keeps the records whose
         // score with the ceiling reaches the floor of the records seen so far.
         let mut best = Best::new(n.unwrap_or(0), |a: &f64, b: &f64| b.total_cmp(a));
-        let mut maybe: Vec<(u32, f64)> = Vec::new();
+        let mut could: Vec<u32> = Vec::with_capacity(scores.scored.len());
         for &d in &scores.scored {
             if !v.passes(d, q) {
                 continue;
             }
             let p = v.parent(d);
-            let (now, ceiling, extra) = (value[d as usize], self.ceiling[p as usize], extra(p));
-            let most = match self.done[d as usize] {
-                true => now + extra,
-                false => now + ceiling + extra,
-            };
-            if n.is_some() && best.last().is_some_and(|f| most < *f) {
+            if n.is_some() && best.last().is_some_and(|f| most(d, p) < *f) {
                 continue;
             }
-            maybe.push((d, most));
-            let least = now + extra;
+            could.push(d);
+            let least = value[d as usize] + extra(p);
             if least > 0.0 {
                 best.push(least);
             }
         }
         let floor = n.and_then(|n| best.finish().get(n.wrapping_sub(1)).copied());
-        let mut could = Vec::with_capacity(maybe.len());
-        let mut pick = Vec::new();
-        for (d, most) in maybe {
-            if floor.is_some_and(|f| most < f) {
-                continue;
-            }
-            could.push(d);
+        if let Some(f) = floor {
+            could.retain(|&d| {
+                let m = most(d, v.parent(d));
+                m >= f || m.is_nan()
+            });
+        }
+        let mut pick = Vec::with_capacity(could.len());
+        for &d in &could {
             if !self.done[d as usize] {
                 self.done[d as usize] = true;
                 pick.push(d);
             }
         }
-        v.index().add_windows(v, w, Some(&pick), scores);
-        could
+        (could, pick)
     }
 }
