@@ -297,12 +297,9 @@ impl Bert {
                 );
             }
         }
-        kernels::layer_norm(
-            &mut x,
-            &self.embed_norm.gamma,
-            &self.embed_norm.beta,
-            self.eps,
-        );
+        x.par_chunks_mut(64 * h).for_each(|x| {
+            kernels::layer_norm(x, &self.embed_norm.gamma, &self.embed_norm.beta, self.eps)
+        });
         let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let mut qkv = vec![0f32; total * 3 * h];
         let mut ctx = vec![0f32; total * h];
@@ -339,7 +336,7 @@ impl Bert {
         }
         parts.into_par_iter().for_each(|(qkv, ctx)| {
             let len = ctx.len() / h;
-            // One head's queries, keys and values, gathered so that each is contiguous.
+            // One head's queries, keys (transposed) and values, gathered contiguous.
             let mut q = vec![0f32; len * d];
             let mut k = vec![0f32; len * d];
             let mut v = vec![0f32; len * d];
@@ -349,7 +346,9 @@ impl Bert {
                 for t in 0..len {
                     let at = t * 3 * h + head * d;
                     q[t * d..(t + 1) * d].copy_from_slice(&qkv[at..at + d]);
-                    k[t * d..(t + 1) * d].copy_from_slice(&qkv[at + h..at + h + d]);
+                    for (c, &key) in qkv[at + h..at + h + d].iter().enumerate() {
+                        k[c * len + t] = key;
+                    }
                     v[t * d..(t + 1) * d].copy_from_slice(&qkv[at + 2 * h..at + 2 * h + d]);
                 }
                 kernels::attend(&q, &k, &v, d, scale, &mut scores, &mut out);

@@ -477,12 +477,19 @@ fn softmax_row(row: &mut [f32]) {
 
 float_step! {
     /// One attention head over one text: for each row of `q` (width `d`), the softmax of its
-    /// scaled dot products with the rows of `k`, and `out`'s row the sum of the rows of `v`
-    /// so weighted. `scores` is room for one row's weights (as many as `k` has rows).
-    pub fn attend(q: &[f32], k: &[f32], v: &[f32], d: usize, scale: f32, scores: &mut [f32], out: &mut [f32]) {
+    /// scaled dot products with the keys, and `out`'s row the sum of the rows of `v` so
+    /// weighted. The keys come transposed, `kt` (`d` rows of one number per token), so that
+    /// a query's scores build up as whole rows rather than as dot products each summed
+    /// across its lanes; `scores` is room for one query's (one per token).
+    pub fn attend(q: &[f32], kt: &[f32], v: &[f32], d: usize, scale: f32, scores: &mut [f32], out: &mut [f32]) {
+        let len = scores.len();
         for (q, out) in q.chunks_exact(d).zip(out.chunks_exact_mut(d)) {
-            for (s, k) in scores.iter_mut().zip(k.chunks_exact(d)) {
-                *s = scale * dot(q, k);
+            scores.fill(0.0);
+            for (&qc, k) in q.iter().zip(kt.chunks_exact(len)) {
+                let qc = qc * scale;
+                for (s, k) in scores.iter_mut().zip(k) {
+                    *s += qc * k;
+                }
             }
             softmax_row(scores);
             out.fill(0.0);
@@ -493,25 +500,6 @@ float_step! {
             }
         }
     }
-}
-
-/// `Σ a·b` with 16 running sums (so that it vectorises).
-#[inline(always)]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 /// `e^x` to about 1 ulp for x in [-87, 88] (clamped beyond), without branches so that it
@@ -550,7 +538,7 @@ pub fn erf(x: f32) -> f32 {
     ];
     // 2/√π · (−1)^n / (n! (2n+1)), n = 0..=6.
     const S: [f32; 7] = [
-        1.128_379_2,
+        std::f32::consts::FRAC_2_SQRT_PI,
         -0.376_126_4,
         0.112_837_92,
         -0.026_866_17,
@@ -712,9 +700,15 @@ mod tests {
             let q = random(&mut rng, len * d, 2.0);
             let k = random(&mut rng, len * d, 2.0);
             let v = random(&mut rng, len * d, 2.0);
+            let mut kt = vec![0f32; len * d];
+            for j in 0..len {
+                for c in 0..d {
+                    kt[c * len + j] = k[j * d + c];
+                }
+            }
             let mut scores = vec![0f32; len];
             let mut out = vec![f32::NAN; len * d];
-            attend(&q, &k, &v, d, 0.125, &mut scores, &mut out);
+            attend(&q, &kt, &v, d, 0.125, &mut scores, &mut out);
             for i in 0..len {
                 let s: Vec<f64> = (0..len)
                     .map(|j| {

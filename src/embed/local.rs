@@ -14,6 +14,10 @@ use super::{normalize, EmbedError, EmbedResult, Embedder};
 /// products to reuse each block of weights over many rows, few enough to stay in cache.
 const BATCH_TOKENS: usize = 2048;
 
+/// How the encoder computes, part of the model's id: vectors kept from another way of
+/// computing are made again rather than mixed with these.
+const ENCODER: &str = "bert, 8-bit products per channel and row";
+
 /// Longest input in tokens when the directory does not say (`sentence_bert_config.json`).
 const DEFAULT_MAX_TOKENS: usize = 256;
 
@@ -192,9 +196,10 @@ fn optional_json(dir: &Path, file: &str) -> EmbedResult<Option<serde_json::Value
         })
 }
 
-/// What names a model directory's model: a hash of its configuration, its tokenizer and the
-/// size, start and end of its weights (reading all the weights on every start would cost
-/// more than the model's first use).
+/// What names a model directory's model: a hash of how this build runs it (the encoder's
+/// 8-bit products give vectors a little different from a float32 run's, which are not to be
+/// mixed with them), its configuration, its tokenizer and the size, start and end of its
+/// weights (reading all the weights on every start would cost more than the model's first use).
 fn model_id(dir: &Path, config: &str, weights: &Path) -> EmbedResult<String> {
     use std::io::{Read, Seek, SeekFrom};
     const SAMPLE: u64 = 1 << 20;
@@ -204,6 +209,7 @@ fn model_id(dir: &Path, config: &str, weights: &Path) -> EmbedResult<String> {
         reason: e.to_string(),
     };
     let mut h = blake3::Hasher::new();
+    h.update(ENCODER.as_bytes());
     h.update(config.as_bytes());
     h.update(
         &std::fs::read(dir.join("tokenizer.json")).map_err(|e| unreadable("tokenizer.json", e))?,
