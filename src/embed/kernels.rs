@@ -120,9 +120,10 @@ impl QuantLinear {
         let rows = x.len() / self.k;
         assert_eq!(x.len(), rows * self.k);
         assert_eq!(out.len(), rows * self.n);
-        // One task a thread, each quantising its own rows.
+        // Four tasks a thread (a thread the system holds back leaves work for the other to
+        // take), of at least four rows (one tile's); each quantises its own rows.
         let threads = rayon::current_num_threads().max(1);
-        let per = rows.div_ceil(threads).max(1);
+        let per = rows.div_ceil(4 * threads).max(4);
         out.par_chunks_mut(per * self.n)
             .zip(x.par_chunks(per * self.k))
             .for_each(|(out, x)| {
