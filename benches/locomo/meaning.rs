@@ -46,13 +46,18 @@ pub fn run(
     let docs = index.docs_in(&KeyRange::all());
     let texts: Vec<&str> = docs.iter().map(|d| d.content).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_seconds());
     let vectors = model.embed(&texts).expect("embed the turns");
-    let secs = t.elapsed().as_secs_f64();
+    let (secs, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu);
     println!(
-        "embedded {} memories in {secs:.1} s: {:.0} memories/s ({threads} threads)",
+        "embedded {} memories in {secs:.1} s: {:.0} memories/s ({threads} threads); \
+         {cpu:.1} s of CPU: {:.0} memories per CPU-second, load {}",
         texts.len(),
-        texts.len() as f64 / secs
+        texts.len() as f64 / secs,
+        texts.len() as f64 / cpu,
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|l| l.split(' ').next().unwrap_or("?").to_string())
+            .unwrap_or_else(|_| "unknown".into())
     );
     let qtexts: Vec<&str> = questions.iter().map(|q| q.text.as_str()).collect();
     let qvectors = model.embed(&qtexts).expect("embed the questions");
@@ -132,4 +137,17 @@ pub fn run(
             }
         }
     }
+}
+
+/// The CPU time this process has used, its threads' user and system time together: on a
+/// machine shared with other work, what the embedding costs whatever the wall clock says.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes one `rusage` into the zeroed value it is given.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }

@@ -1,20 +1,22 @@
-//! A sentence-transformers model run in the process: a BERT encoder (candle) over the
+//! A sentence-transformers model run in the process: a BERT encoder (ours, `bert`) over the
 //! directory's `config.json` and `model.safetensors`, its `tokenizer.json`, then the pooling
 //! its `1_Pooling/config.json` names (mean or CLS) and, when `modules.json` lists it, unit
 //! normalisation. Nothing is downloaded: every file is read from the directory.
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{Encoding, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
+use super::bert::{Bert, BertConfig};
 use super::{normalize, EmbedError, EmbedResult, Embedder};
 
-/// Texts run through the encoder at once. Texts are sorted by their number of tokens first,
-/// so a batch pads little.
-const BATCH: usize = 32;
+/// Tokens run through the encoder at once (texts are never split): enough for the matrix
+/// products to reuse each block of weights over many rows, few enough to stay in cache.
+const BATCH_TOKENS: usize = 2048;
+
+/// How the encoder computes, part of the model's id: vectors kept from another way of
+/// computing are made again rather than mixed with these.
+const ENCODER: &str = "bert, 8-bit products per channel and row";
 
 /// Longest input in tokens when the directory does not say (`sentence_bert_config.json`).
 const DEFAULT_MAX_TOKENS: usize = 256;
@@ -30,13 +32,10 @@ enum Pooling {
 
 /// A local sentence-embedding model.
 pub struct LocalModel {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     pooling: Pooling,
     normalized: bool,
-    dims: usize,
-    /// The token a batch's shorter texts are padded with.
-    pad_id: u32,
     id: String,
 }
 
@@ -54,24 +53,16 @@ impl LocalModel {
             reason,
         };
         let config_text = read_text(dir, "config.json")?;
-        let config: Config = serde_json::from_str(&config_text)
+        let config: BertConfig = serde_json::from_str(&config_text)
             .map_err(|e| model_err(format!("config.json is not a BERT configuration: {e}")))?;
-        let dims: usize = serde_json::from_str::<serde_json::Value>(&config_text)
-            .ok()
-            .and_then(|v| v["hidden_size"].as_u64())
-            .ok_or_else(|| model_err("config.json has no hidden_size".into()))?
-            as usize;
         let weights = dir.join("model.safetensors");
-        let tensors = candle_core::safetensors::load(&weights, &Device::Cpu).map_err(|e| {
-            EmbedError::ModelFile {
-                dir: dir.to_path_buf(),
-                file: "model.safetensors".into(),
-                reason: e.to_string(),
-            }
+        let bytes = std::fs::read(&weights).map_err(|e| EmbedError::ModelFile {
+            dir: dir.to_path_buf(),
+            file: "model.safetensors".into(),
+            reason: e.to_string(),
         })?;
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &Device::Cpu);
-        let model = BertModel::load(vb, &config)
-            .map_err(|e| model_err(format!("the weights do not fit config.json: {e}")))?;
+        let model =
+            Bert::load(&config, bytes).map_err(|e| model_err(format!("model.safetensors: {e}")))?;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json")).map_err(|e| {
             EmbedError::ModelFile {
                 dir: dir.to_path_buf(),
@@ -89,9 +80,7 @@ impl LocalModel {
                 ..TruncationParams::default()
             }))
             .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
-        // Texts are padded here, per batch, to the batch's longest (the file may ask for a
-        // fixed length, which would run the encoder over padding).
-        let pad_id = tokenizer.get_padding().map_or(0, |p| p.pad_id);
+        // Texts are never padded: the encoder runs each on its own tokens.
         tokenizer.with_padding(None);
         let pooling = match optional_json(dir, "1_Pooling/config.json")? {
             Some(p) if p["pooling_mode_cls_token"] == true => Pooling::Cls,
@@ -115,49 +104,34 @@ impl LocalModel {
             tokenizer,
             pooling,
             normalized,
-            dims,
-            pad_id,
             id,
         })
     }
 
-    /// The vectors of one batch of tokenized texts, padded here to the longest.
-    fn embed_batch(&self, encodings: &[&Encoding]) -> EmbedResult<Vec<Vec<f32>>> {
-        let run = |e: candle_core::Error| EmbedError::Run(e.to_string());
-        let len = encodings
-            .iter()
-            .map(|e| e.get_ids().len())
-            .max()
-            .unwrap_or(0);
-        let n = encodings.len();
-        let mut ids = Vec::with_capacity(n * len);
-        let mut mask = Vec::with_capacity(n * len);
-        for e in encodings {
-            let real = e.get_ids().len();
-            ids.extend_from_slice(e.get_ids());
-            ids.extend(std::iter::repeat_n(self.pad_id, len - real));
-            mask.extend(std::iter::repeat_n(1u32, real));
-            mask.extend(std::iter::repeat_n(0u32, len - real));
-        }
-        let ids = Tensor::from_vec(ids, (n, len), &Device::Cpu).map_err(run)?;
-        let mask = Tensor::from_vec(mask, (n, len), &Device::Cpu).map_err(run)?;
-        let types = ids.zeros_like().map_err(run)?;
-        let out = self.model.forward(&ids, &types, Some(&mask)).map_err(run)?;
-        let pooled = match self.pooling {
-            Pooling::Cls => out.narrow(1, 0, 1).and_then(|t| t.squeeze(1)),
-            Pooling::Mean => {
-                let m = mask.to_dtype(DType::F32).and_then(|m| m.unsqueeze(2));
-                m.and_then(|m| {
-                    let summed = out.broadcast_mul(&m)?.sum(1)?;
-                    let counts = m.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-                    summed.broadcast_div(&counts)
-                })
+    /// The vectors of one batch of tokenized texts.
+    fn embed_batch(&self, texts: &[&[u32]]) -> EmbedResult<Vec<Vec<f32>>> {
+        let h = self.model.hidden();
+        let out = self.model.forward(texts).map_err(EmbedError::Run)?;
+        let mut vectors = Vec::with_capacity(texts.len());
+        let mut at = 0;
+        for ids in texts {
+            let tokens = &out[at * h..(at + ids.len()) * h];
+            at += ids.len();
+            let mut v = vec![0f32; h];
+            match self.pooling {
+                Pooling::Cls => v.copy_from_slice(&tokens[..h.min(tokens.len())]),
+                Pooling::Mean => {
+                    for t in tokens.chunks_exact(h) {
+                        v.iter_mut().zip(t).for_each(|(v, t)| *v += t);
+                    }
+                    let n = ids.len().max(1) as f32;
+                    v.iter_mut().for_each(|v| *v /= n);
+                }
             }
-        }
-        .map_err(run)?;
-        let mut vectors: Vec<Vec<f32>> = pooled.to_vec2().map_err(run)?;
-        if self.normalized {
-            vectors.iter_mut().for_each(|v| normalize(v));
+            if self.normalized {
+                normalize(&mut v);
+            }
+            vectors.push(v);
         }
         Ok(vectors)
     }
@@ -169,7 +143,7 @@ impl Embedder for LocalModel {
     }
 
     fn dims(&self) -> usize {
-        self.dims
+        self.model.hidden()
     }
 
     fn embed(&self, texts: &[&str]) -> EmbedResult<Vec<Vec<f32>>> {
@@ -177,18 +151,22 @@ impl Embedder for LocalModel {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| EmbedError::Run(format!("tokenizing: {e}")))?;
-        // Most tokens first, so each batch holds texts of about one length.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].get_ids().len()));
-        // One batch at a time, its matrix products and other steps spread over candle's
-        // threads. Two batches at once, each on one thread, ran no faster: candle's
-        // element-wise steps share one pool of threads between the two.
-        let mut out = vec![Vec::new(); texts.len()];
-        for batch in order.chunks(BATCH) {
-            let encs: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
-            for (&i, v) in batch.iter().zip(self.embed_batch(&encs)?) {
-                out[i] = v;
+        // Batches of whole texts up to BATCH_TOKENS tokens (a longer text alone).
+        let mut out = Vec::with_capacity(texts.len());
+        let mut batch: Vec<&[u32]> = Vec::new();
+        let mut tokens = 0;
+        for e in &encodings {
+            let ids = e.get_ids();
+            if !batch.is_empty() && tokens + ids.len() > BATCH_TOKENS {
+                out.extend(self.embed_batch(&batch)?);
+                batch.clear();
+                tokens = 0;
             }
+            batch.push(ids);
+            tokens += ids.len();
+        }
+        if !batch.is_empty() {
+            out.extend(self.embed_batch(&batch)?);
         }
         Ok(out)
     }
@@ -218,9 +196,10 @@ fn optional_json(dir: &Path, file: &str) -> EmbedResult<Option<serde_json::Value
         })
 }
 
-/// What names a model directory's model: a hash of its configuration, its tokenizer and the
-/// size, start and end of its weights (reading all the weights on every start would cost
-/// more than the model's first use).
+/// What names a model directory's model: a hash of how this build runs it (the encoder's
+/// 8-bit products give vectors a little different from a float32 run's, which are not to be
+/// mixed with them), its configuration, its tokenizer and the size, start and end of its
+/// weights (reading all the weights on every start would cost more than the model's first use).
 fn model_id(dir: &Path, config: &str, weights: &Path) -> EmbedResult<String> {
     use std::io::{Read, Seek, SeekFrom};
     const SAMPLE: u64 = 1 << 20;
@@ -230,6 +209,7 @@ fn model_id(dir: &Path, config: &str, weights: &Path) -> EmbedResult<String> {
         reason: e.to_string(),
     };
     let mut h = blake3::Hasher::new();
+    h.update(ENCODER.as_bytes());
     h.update(config.as_bytes());
     h.update(
         &std::fs::read(dir.join("tokenizer.json")).map_err(|e| unreadable("tokenizer.json", e))?,

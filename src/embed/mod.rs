@@ -5,6 +5,10 @@
 //! nothing here reads the environment.
 
 #[cfg(feature = "embed")]
+mod bert;
+#[cfg(feature = "embed")]
+mod kernels;
+#[cfg(feature = "embed")]
 mod local;
 mod openai;
 

@@ -2,6 +2,13 @@
 //! (tests/fixtures/embed/minilm_reference.json, made once with sentence-transformers 6.2.0
 //! on the CPU): a long text is cut at the model's 256 tokens as sentence-transformers cuts
 //! it.
+//!
+//! The encoder's matrix products are in 8 bits (weights per output channel, each row of
+//! activations over its own range), so its vectors are not float32's: their cosine with the
+//! reference is 0.996-0.999 on these texts, each number within 0.015. The bound below is what
+//! that error allows, and what matters is kept by it: on the LoCoMo dev split, recall by
+//! meaning and hybrid recall are those of float32 within a few tenths of a point
+//! (docs/internals.md). A wrong step (a layer, the mask, the pooling) gives cosines far below.
 
 use memoir::embed::{Embedder, LocalModel};
 
@@ -35,14 +42,14 @@ fn local_minilm_matches_sentence_transformers() {
             .map(|(a, b)| (a - b).abs())
             .fold(0f32, f32::max);
         assert!(
-            cos > 0.9999 && diff < 1e-3,
+            cos > 0.995 && diff < 0.025,
             "text {i}: cosine {cos}, max difference {diff}"
         );
     }
-    // One at a time (no padding) gives what a batch gives.
+    // One at a time gives exactly what a batch gives: each text is run on its own tokens
+    // and each row of activations quantised on its own.
     let alone = model.embed(&texts[2..3]).unwrap();
-    let cos: f32 = alone[0].iter().zip(&ours[2]).map(|(a, b)| a * b).sum();
-    assert!(cos > 0.99999, "{cos}");
+    assert_eq!(alone[0], ours[2]);
 }
 
 #[test]
@@ -50,4 +57,22 @@ fn a_directory_without_the_model_is_an_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let e = LocalModel::load(dir.path()).unwrap_err().to_string();
     assert!(e.contains("config.json"), "{e}");
+}
+
+#[test]
+fn weights_that_are_not_safetensors_are_an_error_naming_the_file() {
+    let Some(model) = minilm_model() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["config.json", "tokenizer.json"] {
+        std::fs::copy(model.join(file), dir.path().join(file)).unwrap();
+    }
+    // A header length that runs past the end, then a header that is not JSON.
+    for bytes in [
+        &b"\xff\xff\xff\xff\x00\x00\x00\x00{}"[..],
+        &b"\x02\x00\x00\x00\x00\x00\x00\x00[x"[..],
+    ] {
+        std::fs::write(dir.path().join("model.safetensors"), bytes).unwrap();
+        let e = LocalModel::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("model.safetensors"), "{e}");
+    }
 }
