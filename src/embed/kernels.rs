@@ -159,8 +159,13 @@ pub fn quantize_rows(
     zero: &mut [i32],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F, checked just above.
+    if is_x86_feature_detected!("avx512f")
+        && is_x86_feature_detected!("avx512bw")
+        && is_x86_feature_detected!("avx512vl")
+        && is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU has every feature the function enables, checked just above (AVX2
+        // comes with AVX-512F).
         return unsafe { quantize_rows_avx512(x, k, q, kp, scale, zero) };
     }
     quantize_rows_plain(x, k, q, kp, scale, zero)
@@ -228,8 +233,8 @@ fn range(row: &[f32]) -> (f32, f32) {
 /// The row-by-column loops of the product, for CPUs without VNNI; the `Portable` layout.
 fn portable_product(l: &QuantLinear, q: &[u8], s: &[f32], z: &[i32], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA, checked just above.
         return unsafe { portable_product_avx2(l, q, s, z, out) };
     }
     portable_product_plain(l, q, s, z, out)
@@ -381,7 +386,7 @@ macro_rules! float_step {
                 #[target_feature(enable = "avx2,fma")]
                 fn avx2($($arg: $ty),*) $body
                 if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
-                    && is_x86_feature_detected!("avx512vl") {
+                    && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("fma") {
                     // SAFETY: the CPU has the features `wide` is compiled for, checked above.
                     return unsafe { wide($($arg),*) };
                 }
