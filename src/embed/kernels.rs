@@ -20,6 +20,34 @@ const LANES: usize = 16;
 /// even), held in the low bits of the sum.
 const ROUND: f32 = 12_582_912.0;
 
+/// A function whose body is compiled three times, for AVX-512 (with AVX2 and FMA), for AVX2
+/// with FMA, and plain, and run in the best form the CPU has: the loops are plain, and the
+/// compiler vectorises them for the instructions it may use.
+macro_rules! per_cpu {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+                fn wide($($arg: $ty),*) $body
+                #[target_feature(enable = "avx2,fma")]
+                fn avx2($($arg: $ty),*) $body
+                if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
+                    && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU has the features `wide` is compiled for, checked above.
+                    return unsafe { wide($($arg),*) };
+                }
+                if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU has AVX2 and FMA, checked above.
+                    return unsafe { avx2($($arg),*) };
+                }
+            }
+            $body
+        }
+    };
+}
+
 /// Which instructions the products use, chosen once from what the CPU has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isa {
@@ -147,68 +175,28 @@ impl QuantLinear {
     }
 }
 
-/// Quantises each row of `x` (width `k`) to unsigned 8 bits in `q` (stride `kp`, its padding
-/// left as it is), with its scale and zero: `x ≈ scale · (q - zero)`. The range is the row's
-/// own, widened to hold 0.
-pub fn quantize_rows(
-    x: &[f32],
-    k: usize,
-    q: &mut [u8],
-    kp: usize,
-    scale: &mut [f32],
-    zero: &mut [i32],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f")
-        && is_x86_feature_detected!("avx512bw")
-        && is_x86_feature_detected!("avx512vl")
-        && is_x86_feature_detected!("fma")
-    {
-        // SAFETY: the CPU has every feature the function enables, checked just above (AVX2
-        // comes with AVX-512F).
-        return unsafe { quantize_rows_avx512(x, k, q, kp, scale, zero) };
-    }
-    quantize_rows_plain(x, k, q, kp, scale, zero)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-fn quantize_rows_avx512(
-    x: &[f32],
-    k: usize,
-    q: &mut [u8],
-    kp: usize,
-    scale: &mut [f32],
-    zero: &mut [i32],
-) {
-    quantize_rows_plain(x, k, q, kp, scale, zero)
-}
-
-#[inline(always)]
-fn quantize_rows_plain(
-    x: &[f32],
-    k: usize,
-    q: &mut [u8],
-    kp: usize,
-    scale: &mut [f32],
-    zero: &mut [i32],
-) {
-    for (((row, q), s), z) in x
-        .chunks_exact(k)
-        .zip(q.chunks_exact_mut(kp))
-        .zip(scale)
-        .zip(zero)
-    {
-        let (lo, hi) = range(row);
-        *s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
-        let inv = 1.0 / *s;
-        let zf = (-lo * inv).round().clamp(0.0, 255.0);
-        *z = zf as i32;
-        for (q, v) in q.iter_mut().zip(row) {
-            // ROUND + r rounds r to the nearest integer (ties to even) and leaves it in the
-            // low byte of its bits: no float-to-integer conversion, which would not vectorise.
-            let r = (v * inv + zf).clamp(0.0, 255.0) + ROUND;
-            *q = r.to_bits() as u8;
+per_cpu! {
+    /// Quantises each row of `x` (width `k`) to unsigned 8 bits in `q` (stride `kp`, its padding
+    /// left as it is), with its scale and zero: `x ≈ scale · (q - zero)`. The range is the row's
+    /// own, widened to hold 0.
+    pub fn quantize_rows(x: &[f32], k: usize, q: &mut [u8], kp: usize, scale: &mut [f32], zero: &mut [i32]) {
+        for (((row, q), s), z) in x
+            .chunks_exact(k)
+            .zip(q.chunks_exact_mut(kp))
+            .zip(scale)
+            .zip(zero)
+        {
+            let (lo, hi) = range(row);
+            *s = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+            let inv = 1.0 / *s;
+            let zf = (-lo * inv).round().clamp(0.0, 255.0);
+            *z = zf as i32;
+            for (q, v) in q.iter_mut().zip(row) {
+                // ROUND + r rounds r to the nearest integer (ties to even) and leaves it in the
+                // low byte of its bits: no float-to-integer conversion, which would not vectorise.
+                let r = (v * inv + zf).clamp(0.0, 255.0) + ROUND;
+                *q = r.to_bits() as u8;
+            }
         }
     }
 }
@@ -230,30 +218,16 @@ fn range(row: &[f32]) -> (f32, f32) {
     (lo, hi)
 }
 
-/// The row-by-column loops of the product, for CPUs without VNNI; the `Portable` layout.
-fn portable_product(l: &QuantLinear, q: &[u8], s: &[f32], z: &[i32], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU has AVX2 and FMA, checked just above.
-        return unsafe { portable_product_avx2(l, q, s, z, out) };
-    }
-    portable_product_plain(l, q, s, z, out)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn portable_product_avx2(l: &QuantLinear, q: &[u8], s: &[f32], z: &[i32], out: &mut [f32]) {
-    portable_product_plain(l, q, s, z, out)
-}
-
-#[inline(always)]
-fn portable_product_plain(l: &QuantLinear, q: &[u8], s: &[f32], z: &[i32], out: &mut [f32]) {
-    let rows = q.chunks_exact(l.kp).zip(s).zip(z);
-    for (((row, &rs), &rz), out) in rows.zip(out.chunks_exact_mut(l.n)) {
-        for (c, o) in out.iter_mut().enumerate() {
-            let w = &l.w[c * l.kp..(c + 1) * l.kp];
-            let sum: i32 = row.iter().zip(w).map(|(&a, &b)| a as i32 * b as i32).sum();
-            *o = (sum - rz * l.wsum[c]) as f32 * (rs * l.scale[c]) + l.bias[c];
+per_cpu! {
+    /// The row-by-column loops of the product, for CPUs without VNNI; the `Portable` layout.
+    fn portable_product(l: &QuantLinear, q: &[u8], s: &[f32], z: &[i32], out: &mut [f32]) {
+        let rows = q.chunks_exact(l.kp).zip(s).zip(z);
+        for (((row, &rs), &rz), out) in rows.zip(out.chunks_exact_mut(l.n)) {
+            for (c, o) in out.iter_mut().enumerate() {
+                let w = &l.w[c * l.kp..(c + 1) * l.kp];
+                let sum: i32 = row.iter().zip(w).map(|(&a, &b)| a as i32 * b as i32).sum();
+                *o = (sum - rz * l.wsum[c]) as f32 * (rs * l.scale[c]) + l.bias[c];
+            }
         }
     }
 }
@@ -374,33 +348,7 @@ mod vnni {
     }
 }
 
-/// Runs `f` over `x`, compiled for AVX-512 (or AVX2 with FMA) when the CPU has it.
-macro_rules! float_step {
-    ($(#[$doc:meta])* pub fn $name:ident($($arg:ident: $ty:ty),*) $body:block) => {
-        $(#[$doc])*
-        pub fn $name($($arg: $ty),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-                fn wide($($arg: $ty),*) $body
-                #[target_feature(enable = "avx2,fma")]
-                fn avx2($($arg: $ty),*) $body
-                if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw")
-                    && is_x86_feature_detected!("avx512vl") && is_x86_feature_detected!("fma") {
-                    // SAFETY: the CPU has the features `wide` is compiled for, checked above.
-                    return unsafe { wide($($arg),*) };
-                }
-                if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-                    // SAFETY: the CPU has AVX2 and FMA, checked above.
-                    return unsafe { avx2($($arg),*) };
-                }
-            }
-            $body
-        }
-    };
-}
-
-float_step! {
+per_cpu! {
     /// `x ← layer_norm(x + residual)` per row of width `gamma.len()`; `residual` gets the
     /// result too (the next block's residual).
     pub fn add_layer_norm(x: &mut [f32], residual: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
@@ -415,7 +363,7 @@ float_step! {
     }
 }
 
-float_step! {
+per_cpu! {
     /// `x ← layer_norm(x)` per row of width `gamma.len()`.
     pub fn layer_norm(x: &mut [f32], gamma: &[f32], beta: &[f32], eps: f32) {
         for x in x.chunks_exact_mut(gamma.len()) {
@@ -460,7 +408,7 @@ fn sum(x: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-float_step! {
+per_cpu! {
     /// `x ← GELU(x) = x · Φ(x)`, with erf to about 1e-7 (the exact GELU of BERT).
     pub fn gelu(x: &mut [f32]) {
         for v in x.iter_mut() {
@@ -481,7 +429,7 @@ fn softmax_row(row: &mut [f32]) {
     }
 }
 
-float_step! {
+per_cpu! {
     /// One attention head over one text: for each row of `q` (width `d`), the softmax of its
     /// scaled dot products with the keys, and `out`'s row the sum of the rows of `v` so
     /// weighted. The keys come transposed, `kt` (`d` rows of one number per token), so that
