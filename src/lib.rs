@@ -22,6 +22,8 @@ pub mod object;
 
 pub mod calendar;
 pub mod glob;
+#[cfg(feature = "http")]
+mod http;
 pub mod key;
 
 pub mod prolly;

@@ -7,7 +7,9 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use crate::object::ObjectId;
-use crate::repo::remote::{tracking_ref, Bucket, Transport, TRACKING_PREFIX};
+use crate::repo::remote::{
+    tracking_ref, Directory, RemoteError, S3Bucket, Transport, TRACKING_PREFIX,
+};
 use crate::repo::Repo;
 use crate::store::{read_remotes, ObjectStore, RefStore, CACHE_DIR, FORMAT_FILE};
 
@@ -263,9 +265,13 @@ impl Memoir {
     /// A transport to the remote at `url`; a directory is created first when `create`.
     pub(crate) fn transport(&self, url: &str, create: bool) -> MemoirResult<Box<dyn Transport>> {
         let (loc, _) = parse_url(url)?;
-        let t = match loc {
-            Location::Directory(dir) => Bucket::directory(dir, create),
-            Location::S3 { bucket, prefix } => Bucket::s3(&bucket, &prefix, &self.opts.s3),
+        let t: Box<dyn Transport> = match loc {
+            Location::Directory(dir) => {
+                Box::new(Directory::open(dir, create).map_err(RemoteError::from)?)
+            }
+            Location::S3 { bucket, prefix } => Box::new(
+                S3Bucket::open(&bucket, &prefix, &self.opts.s3).map_err(RemoteError::from)?,
+            ),
             Location::Store(dir) => {
                 return Err(MemoirError::invalid(format!(
                     "{} is a memoir store, not object storage: this works with buckets and \
@@ -274,7 +280,7 @@ impl Memoir {
                 )))
             }
         };
-        Ok(Box::new(t.map_err(crate::repo::remote::RemoteError::from)?))
+        Ok(t)
     }
 
     /// Adds remote `name` at `url` (a local path is stored absolute). Nothing is contacted.

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::{normalize, EmbedError, EmbedResult, Embedder};
 #[cfg(feature = "http")]
-use crate::llm::{post_json, PostFailure};
+use crate::http::{post_json, PostFailure};
 
 /// Texts sent in one request.
 const BATCH: usize = 64;
@@ -52,7 +52,7 @@ impl OpenAiEmbedder {
             api_key,
             dims: std::sync::OnceLock::new(),
             #[cfg(feature = "http")]
-            client: crate::llm::http_client(timeout),
+            client: crate::http::client(timeout),
         }
     }
 
@@ -75,7 +75,7 @@ impl OpenAiEmbedder {
         };
         let (status, bytes) = post_json(pair, &self.url, &headers, body, MAX_ANSWER_BYTES)
             .map_err(|f| match f {
-                PostFailure::Request(e) => transport(crate::llm::error_chain(&e)),
+                PostFailure::Request(e) => transport(crate::http::chain(&e)),
                 PostFailure::TooLarge(max) => {
                     transport(format!("the response body is larger than {max} bytes"))
                 }

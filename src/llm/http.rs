@@ -3,11 +3,13 @@
 //! own, bounded in time and size so a hostile or stuck server cannot hold or flood a call.
 
 #[cfg(feature = "http")]
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use super::{Completion, Llm, LlmError, ProviderConfig, ProviderKind, StatusHint};
+#[cfg(feature = "http")]
+use crate::http::{chain, client, post_json, PostFailure};
 
 /// Largest answer read from a model server.
 #[cfg(feature = "http")]
@@ -167,79 +169,4 @@ impl Llm for HttpLlm {
     fn describe(&self) -> String {
         format!("{}:{}", self.cfg.provider_name(), self.cfg.model)
     }
-}
-
-/// The runtime and client of a provider whose calls each take at most `timeout`, connecting
-/// included.
-#[cfg(feature = "http")]
-pub(crate) fn client(
-    timeout: Duration,
-) -> Result<(tokio::runtime::Runtime, reqwest::Client), String> {
-    // rustls needs a process-wide crypto provider; a second install is a no-op error.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the I/O runtime: {e}"))?;
-    let client = reqwest::Client::builder()
-        .timeout(timeout)
-        .user_agent(concat!("memoir/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot set up the HTTP client: {}", chain(&e)))?;
-    Ok((runtime, client))
-}
-
-/// An error with its causes, `a: b: c` (reqwest's own message names only the request).
-#[cfg(feature = "http")]
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(&format!(": {c}"));
-        cause = c.source();
-    }
-    text
-}
-
-/// Why [`post_json`] failed.
-#[cfg(feature = "http")]
-pub(crate) enum PostFailure {
-    /// The request or the reading of its answer.
-    Request(reqwest::Error),
-    /// The answer is longer than this many bytes.
-    TooLarge(usize),
-}
-
-/// POSTs `body` as JSON to `url` with `headers` through `pair` (see `http_client`), reading
-/// at most `max` bytes of the answer: its status and body. Shared by the model and
-/// embedding clients.
-#[cfg(feature = "http")]
-pub(crate) fn post_json(
-    pair: &(tokio::runtime::Runtime, reqwest::Client),
-    url: &str,
-    headers: &[(&str, String)],
-    body: &Value,
-    max: usize,
-) -> Result<(u16, Vec<u8>), PostFailure> {
-    let (runtime, client) = pair;
-    let mut req = client.post(url).header("content-type", "application/json");
-    for (k, v) in headers {
-        req = req.header(*k, v.as_str());
-    }
-    runtime.block_on(async {
-        let mut resp = req
-            .body(body.to_string())
-            .send()
-            .await
-            .map_err(PostFailure::Request)?;
-        let status = resp.status().as_u16();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = resp.chunk().await.map_err(PostFailure::Request)? {
-            if bytes.len() + chunk.len() > max {
-                return Err(PostFailure::TooLarge(max));
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        Ok((status, bytes))
-    })
 }

@@ -7,10 +7,6 @@
 //! in the one form the prompt asked for (a JSON object) and refuses any other.
 
 mod http;
-#[cfg(feature = "http")]
-pub(crate) use http::{chain as error_chain, client as http_client};
-#[cfg(feature = "http")]
-pub(crate) use http::{post_json, PostFailure};
 pub mod reply;
 
 use std::io::{Read, Write};

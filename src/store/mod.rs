@@ -12,7 +12,7 @@
 
 mod cache;
 mod closed;
-mod files;
+pub(crate) mod files;
 mod format_file;
 mod handle;
 mod head_cache;

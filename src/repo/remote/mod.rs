@@ -24,7 +24,13 @@ mod stores;
 mod transport;
 
 #[cfg(feature = "remote")]
-mod bucket;
+mod directory;
+#[cfg(feature = "remote")]
+mod s3;
+#[cfg(feature = "remote")]
+mod sigv4;
+#[cfg(feature = "remote")]
+mod xml;
 
 pub use delta::Delta;
 pub use fetch::{read_heads, FetchReport, RemoteHeads};
@@ -34,7 +40,9 @@ pub use push::{PushPlan, PushReport};
 pub use transport::{Entry, Got, MemoryTransport, Transport, TransportError};
 
 #[cfg(feature = "remote")]
-pub use bucket::{Bucket, S3Settings};
+pub use directory::Directory;
+#[cfg(feature = "remote")]
+pub use s3::{S3Bucket, S3Settings};
 
 use super::RepoError;
 use crate::object::ObjectId;
