@@ -7,7 +7,8 @@
 //! - R rounds of: 10 single-key `remember` commits, then an incremental `push` (objects and
 //!   bytes sent, wall time), then a `fetch` of it into the clone.
 //!
-//! `cargo bench --bench remote_push_fetch -- [N] [R]` (defaults 100000 9).
+//! `cargo bench --bench remote_push_fetch -- [N] [R]` (defaults 100000 9). The binary measured
+//! is the one cargo built, or the one `MEMOIR_BENCH_BIN` names (to compare two builds).
 
 mod common;
 use common::{args, binary, path_of, stats};
@@ -65,7 +66,7 @@ fn main() {
     let args: Vec<usize> = args().iter().map(|a| a.parse().expect("number")).collect();
     let n = args.first().copied().unwrap_or(100_000);
     let rounds = args.get(1).copied().unwrap_or(9);
-    let bin = binary();
+    let bin = std::env::var_os("MEMOIR_BENCH_BIN").map_or_else(binary, std::path::PathBuf::from);
     let moto = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/moto_server");
     assert!(
         moto.exists(),

@@ -162,11 +162,11 @@ impl Tensors {
                 .collect(),
             "F16" => raw
                 .chunks_exact(2)
-                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+                .map(|b| super::F16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
             _ => raw
                 .chunks_exact(2)
-                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                .map(|b| super::bf16_to_f32([b[0], b[1]]))
                 .collect(),
         })
     }

@@ -6,6 +6,7 @@
 
 #[cfg(feature = "embed")]
 mod bert;
+mod half_float;
 #[cfg(feature = "embed")]
 mod kernels;
 #[cfg(feature = "embed")]
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use half_float::{bf16_to_f32, F16};
 #[cfg(feature = "embed")]
 pub use local::LocalModel;
 pub use openai::OpenAiEmbedder;

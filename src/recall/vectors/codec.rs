@@ -28,7 +28,7 @@
 
 use std::sync::Arc;
 
-use half::f16;
+use crate::embed::F16;
 
 use crate::object::ObjectId;
 
@@ -195,7 +195,7 @@ pub(super) struct Parts<'a> {
     pub(super) dims: usize,
     pub(super) root: Option<&'a ObjectId>,
     pub(super) ids: &'a [IdPrefix],
-    pub(super) scales: &'a [f16],
+    pub(super) scales: &'a [F16],
     /// `ids.len() × dims` numbers.
     pub(super) vectors: &'a [i8],
     /// The vector of each key of the root, in key order.
@@ -251,7 +251,7 @@ pub(super) fn write(p: &Parts<'_>) -> Vec<u8> {
 }
 
 /// A version-1 file in `bytes` rewritten as this version (the same vectors, ids cut to
-/// their prefix, scales rounded to f16); `None` when it is not a sound version-1 file.
+/// their prefix, scales rounded to F16); `None` when it is not a sound version-1 file.
 pub(super) fn upgrade(bytes: &[u8]) -> Option<Vec<u8>> {
     let body = checked_body(bytes).ok()?;
     let mut r = Reader { b: body, at: 0 };
@@ -275,9 +275,9 @@ pub(super) fn upgrade(bytes: &[u8]) -> Option<Vec<u8>> {
         .chunks_exact(32)
         .map(|c| c[..ID_PREFIX].try_into().unwrap_or([0; ID_PREFIX]))
         .collect();
-    let scales: Vec<f16> = scales
+    let scales: Vec<F16> = scales
         .chunks_exact(4)
-        .map(|c| f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .map(|c| F16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
         .collect();
     let vectors: Vec<i8> = vectors.iter().map(|&x| x as i8).collect();
     let slots: Vec<u32> = slots
@@ -308,16 +308,16 @@ impl Layout {
     }
 
     /// The scale of vector `i`, as stored.
-    pub(super) fn scale16(&self, i: usize) -> f16 {
+    pub(super) fn scale16(&self, i: usize) -> F16 {
         let at = self.scales_at + i * 2;
-        f16::from_le_bytes([self.bytes[at], self.bytes[at + 1]])
+        F16::from_le_bytes([self.bytes[at], self.bytes[at + 1]])
     }
 
     /// The scales of the first `n` vectors.
-    pub(super) fn scales16(&self, n: usize) -> Vec<f16> {
+    pub(super) fn scales16(&self, n: usize) -> Vec<F16> {
         self.bytes[self.scales_at..self.scales_at + 2 * n.min(self.pool)]
             .chunks_exact(2)
-            .map(|c| f16::from_le_bytes([c[0], c[1]]))
+            .map(|c| F16::from_le_bytes([c[0], c[1]]))
             .collect()
     }
 

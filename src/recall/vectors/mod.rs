@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 pub use prune::VectorCache;
 
-use half::f16;
+use crate::embed::F16;
 
 use crate::object::ObjectId;
 use codec::{prefix_of, Backing, IdPrefix, Layout, Parts};
@@ -266,7 +266,7 @@ impl VectorIndex {
                 }
                 // Only this index's vectors are listed as old.
                 (Source::Old(_), None) => {
-                    scales.push(f16::ZERO);
+                    scales.push(F16::ZERO);
                     vectors.extend(std::iter::repeat_n(0, dims));
                 }
                 (Source::New(t), _) => {

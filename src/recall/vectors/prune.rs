@@ -67,7 +67,7 @@ impl DerivedCache for VectorCache {
             ));
         }
         let ids: Vec<IdPrefix> = keep.iter().map(|&i| l.id(i)).collect();
-        let scales: Vec<half::f16> = keep.iter().map(|&i| l.scale16(i)).collect();
+        let scales: Vec<crate::embed::F16> = keep.iter().map(|&i| l.scale16(i)).collect();
         let vectors: Vec<i8> = keep.iter().flat_map(|&i| l.vector(i).to_vec()).collect();
         let bytes = codec::write(&Parts {
             model: &l.model,

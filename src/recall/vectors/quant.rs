@@ -2,21 +2,21 @@
 //! that scale kept beside it as an f16 (386 bytes for 384 numbers). On LoCoMo's dev split
 //! int8 kept the recall of float32 (benches/locomo_recall.rs measures it).
 
-use half::f16;
+use crate::embed::F16;
 
 /// `v` as int8 numbers and the scale that turns them back (`x ≈ q * scale`). The scale is
 /// the f16 at or just above the largest component over 127, and the numbers are rounded
 /// against that very scale, so that reading the scale back adds no error of its own.
-pub fn quantize(v: &[f32]) -> (Vec<i8>, f16) {
+pub fn quantize(v: &[f32]) -> (Vec<i8>, F16) {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let exact = max / 127.0;
-    let mut scale = f16::from_f32(exact);
+    let mut scale = F16::from_f32(exact);
     if scale.to_f32() < exact {
-        scale = f16::from_bits(scale.to_bits() + 1);
+        scale = F16::from_bits(scale.to_bits() + 1);
     }
     let s = scale.to_f32();
     if max == 0.0 || !max.is_finite() || s == 0.0 || !s.is_finite() {
-        return (vec![0; v.len()], f16::ZERO);
+        return (vec![0; v.len()], F16::ZERO);
     }
     let q = v
         .iter()
@@ -49,7 +49,7 @@ pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
 /// `out[i] = dot(query, vectors[i·d..(i+1)·d]) · scale[i] · query_scale` for each vector
 /// `i` of `vectors` (rows of `d` numbers): the scan of a search by meaning, with AVX2 when
 /// the processor has it (checked at run time; the portable build targets older x86-64).
-pub fn dots(query: &[i8], vectors: &[i8], scales: &[f16], query_scale: f32, out: &mut [f32]) {
+pub fn dots(query: &[i8], vectors: &[i8], scales: &[F16], query_scale: f32, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if std::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, checked just above.
@@ -66,7 +66,7 @@ pub fn dots(query: &[i8], vectors: &[i8], scales: &[f16], query_scale: f32, out:
 /// and summed in pairs into i32 lanes (`vpmaddwd`), the query widened once.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dots_avx2(query: &[i8], vectors: &[i8], scales: &[f16], query_scale: f32, out: &mut [f32]) {
+fn dots_avx2(query: &[i8], vectors: &[i8], scales: &[F16], query_scale: f32, out: &mut [f32]) {
     use std::arch::x86_64::*;
     let d = query.len().max(1);
     let blocks = query.len() / 16;
@@ -99,7 +99,7 @@ fn dots_avx2(query: &[i8], vectors: &[i8], scales: &[f16], query_scale: f32, out
 }
 
 #[inline(always)]
-fn dots_plain(query: &[i8], vectors: &[i8], scales: &[f16], query_scale: f32, out: &mut [f32]) {
+fn dots_plain(query: &[i8], vectors: &[i8], scales: &[F16], query_scale: f32, out: &mut [f32]) {
     let d = query.len().max(1);
     for ((o, v), s) in out.iter_mut().zip(vectors.chunks_exact(d)).zip(scales) {
         *o = dot_i8(query, v) as f32 * s.to_f32() * query_scale;
@@ -139,12 +139,12 @@ mod tests {
                 .map(|v| dot_i8(&qa, v) as f32 * 0.5 * 0.25)
                 .collect();
             let mut out = vec![0f32; 3];
-            dots(&qa, &vs, &[f16::from_f32(0.5); 3], 0.25, &mut out);
+            dots(&qa, &vs, &[F16::from_f32(0.5); 3], 0.25, &mut out);
             assert_eq!(out, want);
-            dots_plain(&qa, &vs, &[f16::from_f32(0.5); 3], 0.25, &mut out);
+            dots_plain(&qa, &vs, &[F16::from_f32(0.5); 3], 0.25, &mut out);
             assert_eq!(out, want);
         }
-        assert_eq!(quantize(&[0.0, 0.0]), (vec![0, 0], f16::ZERO));
+        assert_eq!(quantize(&[0.0, 0.0]), (vec![0, 0], F16::ZERO));
         // The f16 just above 1/127 makes 0.5 a little under 63.5.
         let (q, s) = quantize(&[0.5, -1.0]);
         assert_eq!(q, vec![63, -127]);
