@@ -88,6 +88,31 @@ pub struct S3Bucket {
     url: String,
 }
 
+/// One request to the storage: the method, the encoded path, the query (raw), headers
+/// besides the signature's, the body, and the most of a 2xx answer's body to read.
+struct Ask<'a> {
+    method: Method,
+    path: &'a str,
+    query: &'a [(String, String)],
+    headers: &'a [(&'static str, String)],
+    body: Bytes,
+    limit: u64,
+}
+
+impl<'a> Ask<'a> {
+    /// A request with no query, no extra header and no body.
+    fn plain(method: Method, path: &'a str, limit: u64) -> Ask<'a> {
+        Ask {
+            method,
+            path,
+            query: &[],
+            headers: &[],
+            body: Bytes::new(),
+            limit,
+        }
+    }
+}
+
 /// What the storage answered to one request.
 struct Reply {
     status: u16,
@@ -235,16 +260,16 @@ impl S3Bucket {
 
     /// Sends one request (retrying as the module says) and reads its answer: a 2xx body up
     /// to `limit` bytes, any other up to [`MAX_ERROR_BYTES`].
-    async fn exchange(
-        &self,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        headers: &[(&'static str, String)],
-        body: Bytes,
-        limit: u64,
-    ) -> Result<Reply, String> {
-        let payload = sigv4::sha256_hex(&body);
+    async fn exchange(&self, ask: &Ask<'_>) -> Result<Reply, String> {
+        let Ask {
+            method,
+            path,
+            query,
+            headers,
+            body,
+            limit,
+        } = ask;
+        let payload = sigv4::sha256_hex(body);
         let query_string = sigv4::canonical_query(query);
         let target = if query_string.is_empty() {
             format!("{}{path}", self.origin)
@@ -290,7 +315,7 @@ impl S3Bucket {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     if !(retry && (status == 429 || status >= 500)) {
-                        return read(resp, limit).await;
+                        return read(resp, *limit).await;
                     }
                 }
                 Err(e) if retry && (e.is_connect() || e.is_timeout() || e.is_request()) => {}
@@ -302,19 +327,8 @@ impl S3Bucket {
     }
 
     /// [`Self::exchange`] on the runtime, with errors naming `op` and `name`.
-    #[allow(clippy::too_many_arguments)]
-    fn call(
-        &self,
-        op: &'static str,
-        name: &str,
-        method: Method,
-        path: &str,
-        query: &[(String, String)],
-        headers: &[(&'static str, String)],
-        body: Bytes,
-        limit: u64,
-    ) -> Result<Reply, TransportError> {
-        self.run(self.exchange(method, path, query, headers, body, limit))
+    fn call(&self, op: &'static str, name: &str, ask: Ask<'_>) -> Result<Reply, TransportError> {
+        self.run(self.exchange(&ask))
             .map_err(|m| self.error(op, name, m))
     }
 
@@ -325,7 +339,10 @@ impl S3Bucket {
         }
         let header = [("range", format!("bytes={}-{}", range.start, range.end - 1))];
         let r = self
-            .exchange(Method::GET, path, &[], &header, Bytes::new(), range.end)
+            .exchange(&Ask {
+                headers: &header,
+                ..Ask::plain(Method::GET, path, range.end)
+            })
             .await?;
         match r.status {
             // The range alone (its length is checked by the caller).
@@ -416,16 +433,7 @@ impl Transport for S3Bucket {
 
     fn get(&self, name: &str, limit: u64) -> Result<Got, TransportError> {
         let path = self.object_path(name);
-        let r = self.call(
-            "get",
-            name,
-            Method::GET,
-            &path,
-            &[],
-            &[],
-            Bytes::new(),
-            limit,
-        )?;
+        let r = self.call("get", name, Ask::plain(Method::GET, &path, limit))?;
         match r.too_large {
             _ if no_such_key(&r) => Ok(Got::Missing),
             Some(n) if success(&r) => Ok(Got::TooLarge(n)),
@@ -453,7 +461,14 @@ impl Transport for S3Bucket {
 
     fn put(&self, name: &str, bytes: Vec<u8>) -> Result<(), TransportError> {
         let path = self.object_path(name);
-        let r = self.call("put", name, Method::PUT, &path, &[], &[], bytes.into(), 0)?;
+        let r = self.call(
+            "put",
+            name,
+            Ask {
+                body: bytes.into(),
+                ..Ask::plain(Method::PUT, &path, 0)
+            },
+        )?;
         if success(&r) {
             Ok(())
         } else {
@@ -464,7 +479,15 @@ impl Transport for S3Bucket {
     fn put_new(&self, name: &str, bytes: Vec<u8>) -> Result<bool, TransportError> {
         let path = self.object_path(name);
         let cond = [("if-none-match", "*".to_string())];
-        let r = self.call("put", name, Method::PUT, &path, &[], &cond, bytes.into(), 0)?;
+        let r = self.call(
+            "put",
+            name,
+            Ask {
+                headers: &cond,
+                body: bytes.into(),
+                ..Ask::plain(Method::PUT, &path, 0)
+            },
+        )?;
         match r.status {
             _ if success(&r) => Ok(true),
             // Precondition failed, or a concurrent write of the same name won.
@@ -493,12 +516,10 @@ impl Transport for S3Bucket {
             let r = self.call(
                 "list",
                 prefix,
-                Method::GET,
-                &path,
-                &query,
-                &[],
-                Bytes::new(),
-                MAX_PAGE_BYTES,
+                Ask {
+                    query: &query,
+                    ..Ask::plain(Method::GET, &path, MAX_PAGE_BYTES)
+                },
             )?;
             if !success(&r) || r.too_large.is_some() {
                 let why = match r.too_large {
@@ -541,16 +562,7 @@ impl Transport for S3Bucket {
 
     fn delete(&self, name: &str) -> Result<(), TransportError> {
         let path = self.object_path(name);
-        let r = self.call(
-            "delete",
-            name,
-            Method::DELETE,
-            &path,
-            &[],
-            &[],
-            Bytes::new(),
-            0,
-        )?;
+        let r = self.call("delete", name, Ask::plain(Method::DELETE, &path, 0))?;
         if success(&r) || no_such_key(&r) {
             Ok(())
         } else {
