@@ -369,7 +369,8 @@ async fn read(mut resp: reqwest::Response, limit: u64) -> Result<Reply, String> 
             too_large: Some(len),
         });
     }
-    let mut body = Vec::new();
+    // Sized as the storage says (at most the limit), so a large pack is not copied as it grows.
+    let mut body = Vec::with_capacity(resp.content_length().unwrap_or(0) as usize);
     while let Some(chunk) = resp.chunk().await.map_err(|e| chain(&e))? {
         let len = (body.len() + chunk.len()) as u64;
         if len > limit {
