@@ -37,6 +37,9 @@ mod params;
 mod rerank;
 mod score;
 pub mod signals;
+mod stream;
+#[cfg(test)]
+mod stream_tests;
 mod sync;
 mod tables;
 mod terms;

@@ -1,0 +1,678 @@
+//! Ranking in sweeps in key order, for an index that is its file part whole (key order is
+//! then number order, and every document is live). The query terms' postings, sorted by
+//! record, are read a block of records at a time into arrays the size of the block; a
+//! record's context and window come from the records around it, in its block (blocks
+//! overlap by a window); what is kept per query is the size of a block, of the parents and
+//! of the hits asked for, never of the index:
+//!
+//! 1. the first sweep sums each record's own score, keeping the best under each parent
+//!    (its context needs it) and counting the records each query term matches (its
+//!    windows' idfs need them);
+//! 2. the second computes each record's score with its context and window, keeping the
+//!    best for feedback and for the hits, and the best score under each parent;
+//! 3. once feedback has raised the parents' scores, a third sweeps again the parents whose
+//!    best record can still be a hit.
+//!
+//! Every score is computed as the other plans compute it, term by term in the same order
+//! with the same functions, so the hits are the same to the bit.
+
+use super::context::{with_context, ParentStats};
+use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
+use super::terms::TermRef;
+use super::{Hit, LexicalIndex, Params, Query, Sort};
+
+/// Where a query term's matches come from: an indexed term it reaches (its postings, as the
+/// file holds them, with its weight and idf), or the records dated as it names.
+enum From<'a> {
+    Postings {
+        bytes: &'a [u8],
+        weight: f64,
+        idf: f64,
+    },
+    Dated {
+        docs: &'a [u32],
+        idf: f64,
+    },
+}
+
+/// One source of matches and the sweep's place in it.
+struct Source<'a> {
+    from: From<'a>,
+    at: usize,
+}
+
+impl Source<'_> {
+    fn len(&self) -> usize {
+        match &self.from {
+            From::Postings { bytes, .. } => bytes.len() / 8,
+            From::Dated { docs, .. } => docs.len(),
+        }
+    }
+
+    /// The record of match `i` (which is below `len`).
+    #[inline]
+    fn doc(&self, i: usize) -> u32 {
+        match &self.from {
+            From::Postings { bytes, .. } => {
+                let b = &bytes[i * 8..i * 8 + 4];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            }
+            From::Dated { docs, .. } => docs[i],
+        }
+    }
+
+    /// Moves to the first match of a record at or after `d` (matches hold ascending
+    /// records): forward one by one, as blocks follow each other, else by halves.
+    fn seek(&mut self, d: u32) {
+        let len = self.len();
+        if self.at > 0 && self.doc(self.at - 1) >= d {
+            let (mut lo, mut hi) = (0, self.at);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if self.doc(mid) < d {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            self.at = lo;
+            return;
+        }
+        while self.at < len && self.doc(self.at) < d {
+            self.at += 1;
+        }
+    }
+}
+
+/// One query term: its sources (`sources[range]`), in the order the other plans read them
+/// (the indexed terms it reaches, then the date field), and whether it is reached one way
+/// only (its score then goes straight into the own score).
+struct Term {
+    range: std::ops::Range<usize>,
+    direct: bool,
+}
+
+/// Records read at a time (fewer in tests, so that their indexes span several blocks).
+const BLOCK: u32 = if cfg!(test) { 32 } else { 4096 };
+
+/// Most records held at once while the sweep waits for a parent's last record (its best
+/// own score is then known): past it, own scores are summed in a sweep of their own first.
+const HOLD_MOST: u32 = if cfg!(test) { 48 } else { 1 << 16 };
+
+/// The records `lo..hi` read from the query terms' matches and not yet let go: whether each
+/// holds a query term, its own score (the sum, term by term, of each term's score, the best
+/// of its ways when it is reached several) and its row (each term's weighted frequency in
+/// it), by record less `lo`.
+struct Held {
+    lo: u32,
+    hi: u32,
+    hit: Vec<bool>,
+    own: Vec<f64>,
+    rows: Vec<f64>,
+    terms: usize,
+}
+
+impl Held {
+    fn new(terms: usize) -> Self {
+        Held {
+            lo: 0,
+            hi: 0,
+            hit: Vec::new(),
+            own: Vec::new(),
+            rows: Vec::new(),
+            terms,
+        }
+    }
+
+    /// Holds nothing, the next record read being `at`.
+    fn reset(&mut self, at: u32) {
+        self.lo = at;
+        self.hi = at;
+        self.hit.clear();
+        self.own.clear();
+        self.rows.clear();
+    }
+
+    /// Lets go of the records before `d` (a block at a time).
+    fn forget_before(&mut self, d: u32) {
+        if d >= self.lo.saturating_add(2 * BLOCK) && d <= self.hi {
+            let k = (d - self.lo) as usize;
+            self.hit.drain(..k);
+            self.own.drain(..k);
+            self.rows.drain(..k * self.terms);
+            self.lo = d;
+        }
+    }
+
+    /// Whether held record `d` holds a query term.
+    #[inline]
+    fn hit(&self, d: u32) -> bool {
+        self.hit[(d - self.lo) as usize]
+    }
+
+    /// The own score of held record `d` (zero when it holds no query term).
+    #[inline]
+    fn own_of(&self, d: u32) -> f64 {
+        let i = (d - self.lo) as usize;
+        if self.hit[i] {
+            self.own[i]
+        } else {
+            0.0
+        }
+    }
+
+    #[inline]
+    fn row(&self, d: u32) -> &[f64] {
+        let i = (d - self.lo) as usize * self.terms;
+        &self.rows[i..i + self.terms]
+    }
+}
+
+/// Per record of the block being read: whether the term being read matches it, its best
+/// score for the term so far, and its BM25 length norm.
+#[derive(Default)]
+struct Scratch {
+    term_hit: Vec<bool>,
+    term_best: Vec<f64>,
+    norm: Vec<f64>,
+}
+
+/// The query terms' matches, read a block of records at a time.
+struct Reader<'a> {
+    sources: Vec<Source<'a>>,
+    terms: Vec<Term>,
+    /// Documents' lengths (8 bytes each).
+    lens: &'a [u8],
+    /// Documents of the file part.
+    n: u32,
+    avg: f64,
+    pr: Params,
+    scratch: Scratch,
+}
+
+impl Reader<'_> {
+    #[inline]
+    fn len(&self, d: u32) -> f64 {
+        len_in(self.lens, d)
+    }
+
+    /// The first record at or after `d` a query term matches (the sources moved there).
+    fn next_match(&mut self, d: u32) -> Option<u32> {
+        self.sources
+            .iter_mut()
+            .filter_map(|s| {
+                s.seek(d);
+                (s.at < s.len()).then(|| s.doc(s.at))
+            })
+            .min()
+    }
+
+    /// Reads the records `held.hi..hi` into `held`.
+    fn read(&mut self, hi: u32, held: &mut Held) {
+        let lo = held.hi;
+        let (len, nt) = ((hi - lo) as usize, self.terms.len());
+        let base = (lo - held.lo) as usize;
+        let pr = self.pr;
+        held.hit.resize(base + len, false);
+        held.own.resize(base + len, 0.0);
+        held.rows.resize((base + len) * nt, 0.0);
+        held.hi = hi;
+        let Scratch {
+            term_hit,
+            term_best,
+            norm,
+        } = &mut self.scratch;
+        norm.clear();
+        let (lens, avg) = (self.lens, self.avg);
+        norm.extend((lo..hi).map(|d| length_norm(len_in(lens, d), avg, &pr)));
+        term_hit.resize(len, false);
+        term_best.resize(len, 0.0);
+        for (ti, t) in self.terms.iter().enumerate() {
+            term_hit[..len].iter_mut().for_each(|h| *h = false);
+            term_best[..len].iter_mut().for_each(|x| *x = 0.0);
+            for s in &mut self.sources[t.range.clone()] {
+                s.seek(lo);
+                let slen = s.len();
+                while s.at < slen {
+                    let d = s.doc(s.at);
+                    if d >= hi {
+                        break;
+                    }
+                    let i = (d - lo) as usize;
+                    let (score, tf) = match &s.from {
+                        From::Postings { bytes, weight, idf } => {
+                            let c = &bytes[s.at * 8 + 4..s.at * 8 + 8];
+                            let key_tf = u16::from_le_bytes([c[0], c[1]]);
+                            let content_tf = u16::from_le_bytes([c[2], c[3]]);
+                            let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
+                            (weight * bm25_normed(*idf, tf, norm[i], &pr), weight * tf)
+                        }
+                        From::Dated { idf, .. } => {
+                            let tf = pr.date_weight;
+                            (bm25_normed(*idf, tf, norm[i], &pr), tf)
+                        }
+                    };
+                    s.at += 1;
+                    if t.direct {
+                        // What keeping the best of one score and adding it gives, to the bit.
+                        term_best[i] = if score > 0.0 { score } else { 0.0 };
+                    } else if score > term_best[i] {
+                        term_best[i] = score;
+                    }
+                    term_hit[i] = true;
+                    held.rows[(base + i) * nt + ti] += tf;
+                }
+            }
+            for i in 0..len {
+                if term_hit[i] {
+                    held.own[base + i] += term_best[i];
+                    held.hit[base + i] = true;
+                }
+            }
+        }
+    }
+}
+
+/// The length of document `d` in the lengths' column (0 past its end: only a damaged file,
+/// which the file part has noted, is read so).
+#[inline]
+fn len_in(lens: &[u8], d: u32) -> f64 {
+    let i = d as usize * 8;
+    match lens.get(i..i + 8) {
+        Some(b) => f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0.0,
+    }
+}
+
+/// What the second and third sweeps score a record with: the query terms' idfs in windows,
+/// the best own score under each parent, and the parents' numbers.
+struct Scorer<'a> {
+    idfs: Vec<f64>,
+    /// Mean window length.
+    mean: f64,
+    parents: &'a [u8],
+    context: bool,
+    windows: bool,
+}
+
+impl Scorer<'_> {
+    #[inline]
+    fn parent(&self, d: u32) -> u32 {
+        parent_in(self.parents, d)
+    }
+}
+
+/// The parent number of document `d` in the parents' column (0 past its end: only a
+/// damaged file, which the file part has noted, is read so).
+#[inline]
+fn parent_in(parents: &[u8], d: u32) -> u32 {
+    let i = d as usize * 4;
+    match parents.get(i..i + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
+impl LexicalIndex {
+    /// The hits of `q` ranked in sweeps in key order (see the module documentation), for an
+    /// index that is its file part whole; `reach` is what each query term reaches.
+    pub(super) fn search_streamed(
+        &self,
+        q: &Query<'_>,
+        reach: &[Reach],
+        stats: &ParentStats,
+        avg: f64,
+    ) -> Vec<Hit> {
+        let pr = self.params;
+        let live = self.len() as f64;
+        let (lens, parents) = self.base.len_and_parent_columns();
+        let mut sources = Vec::new();
+        let mut terms = Vec::with_capacity(reach.len());
+        let mut reached: Vec<TermRef> = Vec::new();
+        for (expansions, date) in reach {
+            let start = sources.len();
+            for &(t, weight, df) in expansions {
+                reached.push(t);
+                sources.push(Source {
+                    from: From::Postings {
+                        bytes: self.base_postings(t).checked_bytes(),
+                        weight,
+                        idf: idf(live, df as f64),
+                    },
+                    at: 0,
+                });
+            }
+            if let Some(dated) = date {
+                sources.push(Source {
+                    from: From::Dated {
+                        docs: dated,
+                        idf: idf(live, dated.len() as f64),
+                    },
+                    at: 0,
+                });
+            }
+            terms.push(Term {
+                range: start..sources.len(),
+                direct: expansions.len() == 1 && date.is_none(),
+            });
+        }
+        let n = self.base.n_docs() as u32;
+        let mut reader = Reader {
+            sources,
+            terms,
+            lens,
+            n,
+            avg,
+            pr,
+            scratch: Scratch::default(),
+        };
+        let nt = reach.len();
+        let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
+        let windows = pr.window_weight > 0.0;
+        let groups = self.parent_numbers(stats);
+        // The records each term matches (what the windows' idfs count).
+        let matching = self.matching(&reader);
+        // The best own score under each parent, summed as the sweep goes when no parent's
+        // records spread over more than can be held, else in a sweep of its own first.
+        let mut best_in = vec![0.0f64; if context { groups } else { 0 }];
+        let mut held = Held::new(nt);
+        let mut last = Vec::new();
+        if context {
+            let mut first = vec![u32::MAX; groups];
+            last = vec![0u32; groups];
+            for d in 0..n {
+                let p = parent_in(parents, d) as usize;
+                if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
+                    *f = (*f).min(d);
+                    *l = d;
+                }
+            }
+            let spread = first
+                .iter()
+                .zip(&last)
+                .any(|(f, l)| *f != u32::MAX && l - f > HOLD_MOST);
+            if spread {
+                last = Vec::new();
+                let mut lo = 0;
+                while let Some(m) = reader.next_match(lo) {
+                    held.reset(m);
+                    reader.read(m.saturating_add(BLOCK).min(n), &mut held);
+                    held_best(&held, parents, &mut best_in);
+                    lo = held.hi;
+                }
+            }
+        }
+        let scorer = Scorer {
+            idfs: matching.iter().map(|m| idf(live, *m)).collect(),
+            mean: avg * (2 * pr.window + 1) as f64,
+            parents,
+            context,
+            windows,
+        };
+        // The parents' scores, as the other plans compute them.
+        let parent_tf = match pr.parent_weight > 0.0 {
+            true => self.query_parent_tf(reach, stats),
+            false => TermRows::new(0, nt),
+        };
+        let mut by_parent = (pr.parent_weight > 0.0 && !parent_tf.touched.is_empty())
+            .then(|| self.parent_scores(&parent_tf, &vec![1.0; nt], stats));
+        let feedback = by_parent.is_some()
+            && pr.feedback_docs > 0
+            && pr.feedback_terms > 0
+            && pr.feedback_weight > 0.0;
+        let with_parent = |by_parent: Option<&[f64]>, s: f64, p: u32| match by_parent {
+            Some(b) => s + pr.parent_weight * b.get(p as usize).copied().unwrap_or(0.0),
+            None => s,
+        };
+        let by_score = |a: &(u32, f64, f64), b: &(u32, f64, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0))
+        };
+        let in_order = |a: &(u32, f64, f64), b: &(u32, f64, f64)| match q.sort {
+            Sort::Relevance => by_score(a, b),
+            Sort::Recency => self
+                .timestamp_of(b.0)
+                .total_cmp(&self.timestamp_of(a.0))
+                .then_with(|| by_score(a, b)),
+        };
+        // 2. Scores with context and windows, and with the parents' scores as they are
+        // before feedback: the best for feedback and for the hits.
+        let mut for_feedback = Best::new(if feedback { pr.feedback_docs } else { 0 }, by_score);
+        let mut hits = Best::new(q.limit, in_order);
+        // Per parent, the best score before its parent's of its records that pass the
+        // query's filters, and the first and last of them.
+        let mut most = vec![f64::NEG_INFINITY; if feedback { groups } else { 0 }];
+        let mut span = vec![(u32::MAX, 0u32); if feedback { groups } else { 0 }];
+        let ahead = (!last.is_empty()).then_some(&last[..]);
+        self.sweep(
+            &mut reader,
+            &mut held,
+            &scorer,
+            &mut best_in,
+            ahead,
+            q,
+            0..n,
+            |d, p, s| {
+                let with = with_parent(by_parent.as_deref(), s, p);
+                if with > 0.0 {
+                    for_feedback.push((d, with, s));
+                    hits.push((d, with, s));
+                }
+                if let (Some(m), Some(r)) = (most.get_mut(p as usize), span.get_mut(p as usize)) {
+                    *m = m.max(s);
+                    r.0 = r.0.min(d);
+                    r.1 = r.1.max(d);
+                }
+            },
+        );
+        let mut hits = hits.finish();
+        if feedback {
+            let top = for_feedback.finish();
+            let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
+            let score = |d: u32| top.iter().find(|t| t.0 == d).map_or(0.0, |t| t.1);
+            let expansion = self.feedback_terms(|_| true, &ids, score, &reached);
+            if let Some(by_parent) = by_parent.as_mut().filter(|_| !expansion.is_empty()) {
+                self.add_feedback(&expansion, &parent_tf.touched, by_parent, stats);
+                let by_parent: &[f64] = by_parent;
+                // 3. The parents raised: the hits found again among the parents whose best
+                // record can still be one.
+                let finals: Vec<f64> = hits
+                    .iter()
+                    .map(|h| with_parent(Some(by_parent), h.2, scorer.parent(h.0)))
+                    .collect();
+                let floor = (q.sort == Sort::Relevance
+                    && hits.len() == q.limit
+                    && finals.iter().all(|f| *f > 0.0))
+                .then(|| finals.iter().copied().fold(f64::INFINITY, f64::min));
+                let mut spans: Vec<(u32, u32)> = (0..groups)
+                    .filter(|&p| {
+                        most[p] > f64::NEG_INFINITY
+                            && floor.is_none_or(|f| {
+                                with_parent(Some(by_parent), most[p], p as u32) >= f
+                            })
+                    })
+                    .map(|p| span[p])
+                    .collect();
+                spans.sort_unstable();
+                let mut merged: Vec<(u32, u32)> = Vec::with_capacity(spans.len());
+                for (lo, hi) in spans {
+                    match merged.last_mut() {
+                        Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                        _ => merged.push((lo, hi)),
+                    }
+                }
+                let mut again = Best::new(q.limit, in_order);
+                for (lo, hi) in merged {
+                    self.sweep(
+                        &mut reader,
+                        &mut held,
+                        &scorer,
+                        &mut best_in,
+                        None,
+                        q,
+                        lo..hi + 1,
+                        |d, p, s| {
+                            let with = with_parent(Some(by_parent), s, p);
+                            if with > 0.0 {
+                                again.push((d, with, s));
+                            }
+                        },
+                    );
+                }
+                hits = again.finish();
+            }
+        }
+        hits.into_iter()
+            .filter_map(|(d, score, _)| self.hit_of(d, score))
+            .collect()
+    }
+
+    /// The number of records each query term matches: its postings' when it is reached
+    /// one way, else those of any of its ways, counted in a bitmap.
+    fn matching(&self, reader: &Reader<'_>) -> Vec<f64> {
+        let n = reader.n;
+        let mut bits: Vec<u64> = Vec::new();
+        reader
+            .terms
+            .iter()
+            .map(|t| {
+                let sources = &reader.sources[t.range.clone()];
+                if t.direct {
+                    let s = &sources[0];
+                    return (0..s.len()).filter(|&i| s.doc(i) < n).count() as f64;
+                }
+                bits.clear();
+                bits.resize((n as usize).div_ceil(64), 0);
+                for s in sources {
+                    for d in (0..s.len()).map(|i| s.doc(i)).filter(|&d| d < n) {
+                        bits[d as usize / 64] |= 1 << (d % 64);
+                    }
+                }
+                bits.iter().map(|w| w.count_ones() as f64).sum()
+            })
+            .collect()
+    }
+
+    /// Calls `scored` with each record in `range` that holds a query term and passes `q`'s
+    /// filters, its parent and its score with context and window (as the other plans
+    /// compute them: own score, then context, then window), in record order. With `ahead`
+    /// (each parent's last record), `best_in` is summed as records are read, each record
+    /// scored once its parent's last record is read; else it is whole already.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep(
+        &self,
+        reader: &mut Reader<'_>,
+        held: &mut Held,
+        sc: &Scorer<'_>,
+        best_in: &mut [f64],
+        ahead: Option<&[u32]>,
+        q: &Query<'_>,
+        range: std::ops::Range<u32>,
+        mut scored: impl FnMut(u32, u32, f64),
+    ) {
+        let pr = reader.pr;
+        let nt = reader.terms.len();
+        let n = reader.n;
+        // Records read around the ones scored: their windows' and their neighbours'.
+        let reach = pr.window.max(1).min(BLOCK as usize) as u32;
+        let mut sum = vec![0.0; nt];
+        let filtered = q.filtered();
+        let unscoped = q.namespace.is_none() && q.with_internal;
+        let in_scope = |d: u32| unscoped || self.in_scope(d, q);
+        let passes = |d: u32| !filtered || self.passes(d, q);
+        let mut d = range.start;
+        held.reset(d.saturating_sub(reach));
+        while d < range.end {
+            if d >= held.hi {
+                // Past what is read: on to the next record a query term matches.
+                match reader.next_match(held.hi) {
+                    Some(m) if m < range.end => {
+                        if m > d.saturating_add(reach) {
+                            d = m;
+                            held.reset(m - reach);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            let mut need = d.saturating_add(reach + 1).min(n);
+            if let Some(last) = ahead {
+                let p = sc.parent(d) as usize;
+                need = need.max(last.get(p).map_or(0, |l| l.saturating_add(1)).min(n));
+            }
+            while held.hi < need {
+                let from = held.hi;
+                reader.read(held.hi.saturating_add(BLOCK).min(n), held);
+                if ahead.is_some() {
+                    held_best_from(held, from, sc.parents, best_in);
+                }
+            }
+            if held.hit(d) && passes(d) {
+                let h = &*held;
+                let p = sc.parent(d);
+                let own = h.own_of(d);
+                let mut s = own;
+                if sc.context {
+                    let sibling = |m: Option<u32>| match m {
+                        Some(m) if sc.parent(m) == p => h.own_of(m),
+                        _ => 0.0,
+                    };
+                    let before = sibling(d.checked_sub(1));
+                    let after = sibling((d + 1 < n).then_some(d + 1));
+                    let best = best_in.get(p as usize).copied().unwrap_or(0.0);
+                    s = with_context(own, before, after, best, &pr);
+                }
+                if sc.windows && in_scope(d) {
+                    sum.copy_from_slice(h.row(d));
+                    let mut len = reader.len(d);
+                    for after in [false, true] {
+                        let mut m = d;
+                        for _ in 0..pr.window {
+                            let m2 = match after {
+                                true if m + 1 < n => m + 1,
+                                false if m > 0 => m - 1,
+                                _ => break,
+                            };
+                            if sc.parent(m2) != p {
+                                break;
+                            }
+                            len += reader.len(m2);
+                            if h.hit(m2) && in_scope(m2) {
+                                for (a, r) in sum.iter_mut().zip(h.row(m2)) {
+                                    *a += r;
+                                }
+                            }
+                            m = m2;
+                        }
+                    }
+                    let norm = length_norm(len, sc.mean, &pr);
+                    let w: f64 = sum
+                        .iter()
+                        .zip(&sc.idfs)
+                        .filter(|(f, _)| **f > 0.0)
+                        .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
+                        .sum();
+                    s += pr.window_weight * w;
+                }
+                scored(d, p, s);
+            }
+            d += 1;
+            held.forget_before(d.saturating_sub(reach));
+        }
+    }
+}
+
+/// Keeps in `best_in` the best own score under each parent of the held records.
+fn held_best(held: &Held, parents: &[u8], best_in: &mut [f64]) {
+    held_best_from(held, held.lo, parents, best_in);
+}
+
+/// [`held_best`] for the held records from `from` on.
+fn held_best_from(held: &Held, from: u32, parents: &[u8], best_in: &mut [f64]) {
+    for d in from..held.hi {
+        if held.hit(d) {
+            if let Some(b) = best_in.get_mut(parent_in(parents, d) as usize) {
+                *b = b.max(held.own_of(d));
+            }
+        }
+    }
+}
