@@ -23,6 +23,7 @@ use super::{Hit, LexicalIndex, Params, Query, Sort};
 
 /// Where a query term's matches come from: an indexed term it reaches (its postings, as the
 /// file holds them, with its weight and idf), or the records dated as it names.
+#[derive(Clone)]
 enum From<'a> {
     Postings {
         bytes: &'a [u8],
@@ -36,6 +37,7 @@ enum From<'a> {
 }
 
 /// One source of matches and the sweep's place in it.
+#[derive(Clone)]
 struct Source<'a> {
     from: From<'a>,
     at: usize,
@@ -62,31 +64,40 @@ impl Source<'_> {
     }
 
     /// Moves to the first match of a record at or after `d` (matches hold ascending
-    /// records): forward one by one, as blocks follow each other, else by halves.
+    /// records): forward by doubling steps from where it is (blocks follow each other), or
+    /// back by halves.
     fn seek(&mut self, d: u32) {
         let len = self.len();
-        if self.at > 0 && self.doc(self.at - 1) >= d {
-            let (mut lo, mut hi) = (0, self.at);
-            while lo < hi {
-                let mid = (lo + hi) / 2;
-                if self.doc(mid) < d {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
+        let (mut lo, mut hi) = if self.at > 0 && self.doc(self.at - 1) >= d {
+            (0, self.at)
+        } else {
+            let mut step = 1;
+            let mut lo = self.at;
+            loop {
+                let probe = lo + step;
+                if probe > len || self.doc(probe - 1) >= d {
+                    break (lo, probe.min(len));
                 }
+                lo = probe;
+                step *= 2;
             }
-            self.at = lo;
-            return;
+        };
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.doc(mid) < d {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
-        while self.at < len && self.doc(self.at) < d {
-            self.at += 1;
-        }
+        self.at = lo;
     }
 }
 
 /// One query term: its sources (`sources[range]`), in the order the other plans read them
 /// (the indexed terms it reaches, then the date field), and whether it is reached one way
 /// only (its score then goes straight into the own score).
+#[derive(Clone)]
 struct Term {
     range: std::ops::Range<usize>,
     direct: bool,
@@ -168,9 +179,25 @@ impl Held {
     }
 }
 
+/// Records from which the second sweep is split between two threads (when the machine has
+/// two cores): each sweeps half, and what they keep is merged.
+const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
+
+/// What the second sweep keeps of the records it sweeps: the best for feedback and for the
+/// hits (record, score with its parent's, score before it), and per parent the best score
+/// of its records that pass the query's filters, the first and last of them, and the best
+/// own score of its records read.
+struct Kept {
+    for_feedback: Vec<(u32, f64, f64)>,
+    hits: Vec<(u32, f64, f64)>,
+    most: Vec<f64>,
+    span: Vec<(u32, u32)>,
+    best_in: Vec<f64>,
+}
+
 /// Per record of the block being read: whether the term being read matches it, its best
 /// score for the term so far, and its BM25 length norm.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Scratch {
     term_hit: Vec<bool>,
     term_best: Vec<f64>,
@@ -178,6 +205,7 @@ struct Scratch {
 }
 
 /// The query terms' matches, read a block of records at a time.
+#[derive(Clone)]
 struct Reader<'a> {
     sources: Vec<Source<'a>>,
     terms: Vec<Term>,
@@ -436,37 +464,72 @@ impl LexicalIndex {
         };
         // 2. Scores with context and windows, and with the parents' scores as they are
         // before feedback: the best for feedback and for the hits.
-        let mut for_feedback = Best::new(if feedback { pr.feedback_docs } else { 0 }, by_score);
-        let mut hits = Best::new(q.limit, in_order);
-        // Per parent, the best score before its parent's of its records that pass the
-        // query's filters, and the first and last of them.
-        let mut most = vec![f64::NEG_INFINITY; if feedback { groups } else { 0 }];
-        let mut span = vec![(u32::MAX, 0u32); if feedback { groups } else { 0 }];
+        let fb_docs = if feedback { pr.feedback_docs } else { 0 };
+        let per_parent = if feedback { groups } else { 0 };
         let ahead = (!last.is_empty()).then_some(&last[..]);
-        self.sweep(
-            &mut reader,
-            &mut held,
-            &scorer,
-            &mut best_in,
-            ahead,
-            q,
-            0..n,
-            |d, p, s| {
-                let with = with_parent(by_parent.as_deref(), s, p);
-                if with > 0.0 {
-                    for_feedback.push((d, with, s));
-                    hits.push((d, with, s));
+        let second = |reader: &mut Reader<'_>, mut best_in: Vec<f64>, range| {
+            let mut for_feedback = Best::new(fb_docs, by_score);
+            let mut hits = Best::new(q.limit, in_order);
+            let mut most = vec![f64::NEG_INFINITY; per_parent];
+            let mut span = vec![(u32::MAX, 0u32); per_parent];
+            let mut held = Held::new(nt);
+            self.sweep(
+                reader,
+                &mut held,
+                &scorer,
+                &mut best_in,
+                ahead,
+                q,
+                range,
+                |d, p, s| {
+                    let with = with_parent(by_parent.as_deref(), s, p);
+                    if with > 0.0 {
+                        for_feedback.push((d, with, s));
+                        hits.push((d, with, s));
+                    }
+                    if let (Some(m), Some(r)) = (most.get_mut(p as usize), span.get_mut(p as usize))
+                    {
+                        *m = m.max(s);
+                        r.0 = r.0.min(d);
+                        r.1 = r.1.max(d);
+                    }
+                },
+            );
+            Kept {
+                for_feedback: for_feedback.finish(),
+                hits: hits.finish(),
+                most,
+                span,
+                best_in,
+            }
+        };
+        let kept = match self.split_at(n, ahead, parents) {
+            Some(at) => {
+                let mut other = reader.clone();
+                let (a, b) = std::thread::scope(|sc| {
+                    let first = best_in.clone();
+                    let b = sc.spawn(|| second(&mut other, first, at..n));
+                    let a = second(&mut reader, best_in, 0..at);
+                    (a, b.join())
+                });
+                match b {
+                    Ok(b) => merged(a, b, fb_docs, q.limit, by_score, in_order),
+                    Err(e) => std::panic::resume_unwind(e),
                 }
-                if let (Some(m), Some(r)) = (most.get_mut(p as usize), span.get_mut(p as usize)) {
-                    *m = m.max(s);
-                    r.0 = r.0.min(d);
-                    r.1 = r.1.max(d);
-                }
-            },
-        );
-        let mut hits = hits.finish();
+            }
+            None => second(&mut reader, best_in, 0..n),
+        };
+        let Kept {
+            for_feedback,
+            hits,
+            most,
+            span,
+            mut best_in,
+        } = kept;
+        let mut held = Held::new(nt);
+        let mut hits = hits;
         if feedback {
-            let top = for_feedback.finish();
+            let top = for_feedback;
             let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
             let score = |d: u32| top.iter().find(|t| t.0 == d).map_or(0.0, |t| t.1);
             let expansion = self.feedback_terms(|_| true, &ids, score, &reached);
@@ -524,6 +587,29 @@ impl LexicalIndex {
         hits.into_iter()
             .filter_map(|(d, score, _)| self.hit_of(d, score))
             .collect()
+    }
+
+    /// Where the second sweep is split between two threads, if it is: near the middle, where
+    /// no parent has records on both sides when their best own scores are summed as the
+    /// sweep goes (`ahead`).
+    fn split_at(&self, n: u32, ahead: Option<&[u32]>, parents: &[u8]) -> Option<u32> {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if n < SPLIT_FROM || cores < 2 {
+            return None;
+        }
+        let Some(last) = ahead else {
+            return Some(n / 2);
+        };
+        // Before record `s`, the last record of any parent reached.
+        let (mut reached, mut best) = (0u32, None::<u32>);
+        for s in 1..n {
+            let p = parent_in(parents, s - 1) as usize;
+            reached = reached.max(last.get(p).copied().unwrap_or(u32::MAX));
+            if reached < s && best.is_none_or(|b| s.abs_diff(n / 2) < b.abs_diff(n / 2)) {
+                best = Some(s);
+            }
+        }
+        best
     }
 
     /// The number of records each query term matches: its postings' when it is reached
@@ -658,6 +744,37 @@ impl LexicalIndex {
             d += 1;
             held.forget_before(d.saturating_sub(reach));
         }
+    }
+}
+
+/// What two sweeps kept, as one sweep of both their ranges keeps it.
+fn merged<F, H>(a: Kept, b: Kept, fb_docs: usize, limit: usize, by_score: F, in_order: H) -> Kept
+where
+    F: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+    H: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+{
+    fn best<O>(
+        x: Vec<(u32, f64, f64)>,
+        y: Vec<(u32, f64, f64)>,
+        n: usize,
+        order: O,
+    ) -> Vec<(u32, f64, f64)>
+    where
+        O: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+    {
+        let mut b = Best::new(n, order);
+        x.into_iter().chain(y).for_each(|t| b.push(t));
+        b.finish()
+    }
+    let max = |x: Vec<f64>, y: Vec<f64>| x.iter().zip(&y).map(|(a, b)| a.max(*b)).collect();
+    Kept {
+        for_feedback: best(a.for_feedback, b.for_feedback, fb_docs, by_score),
+        hits: best(a.hits, b.hits, limit, in_order),
+        most: max(a.most, b.most),
+        span: (a.span.iter().zip(&b.span))
+            .map(|(x, y)| (x.0.min(y.0), x.1.max(y.1)))
+            .collect(),
+        best_in: max(a.best_in, b.best_in),
     }
 }
 
