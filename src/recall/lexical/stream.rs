@@ -661,6 +661,7 @@ impl LexicalIndex {
         // Records read around the ones scored: their windows' and their neighbours'.
         let reach = pr.window.max(1).min(BLOCK as usize) as u32;
         let mut sum = vec![0.0; nt];
+        let mut with_rows: Vec<u32> = Vec::with_capacity(2 * pr.window);
         let filtered = q.filtered();
         let unscoped = q.namespace.is_none() && q.with_internal;
         let in_scope = |d: u32| unscoped || self.in_scope(d, q);
@@ -708,7 +709,9 @@ impl LexicalIndex {
                     s = with_context(own, before, after, best, &pr);
                 }
                 if sc.windows && in_scope(d) {
-                    sum.copy_from_slice(h.row(d));
+                    // The window's siblings, in the order their lengths and rows are added:
+                    // those before it, nearest first, then those after it.
+                    with_rows.clear();
                     let mut len = reader.len(d);
                     for after in [false, true] {
                         let mut m = d;
@@ -723,12 +726,19 @@ impl LexicalIndex {
                             }
                             len += reader.len(m2);
                             if h.hit(m2) && in_scope(m2) {
-                                for (a, r) in sum.iter_mut().zip(h.row(m2)) {
-                                    *a += r;
-                                }
+                                with_rows.push(m2);
                             }
                             m = m2;
                         }
+                    }
+                    // Term by term, the record's frequency and its siblings' added in that
+                    // order (what adding their rows one after the other gives).
+                    for (t, a) in sum.iter_mut().enumerate() {
+                        let mut f = h.row(d)[t];
+                        for &m in &with_rows {
+                            f += h.row(m)[t];
+                        }
+                        *a = f;
                     }
                     let norm = length_norm(len, sc.mean, &pr);
                     let w: f64 = sum
