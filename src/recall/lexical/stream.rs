@@ -731,14 +731,19 @@ impl LexicalIndex {
                             m = m2;
                         }
                     }
-                    // Term by term, the record's frequency and its siblings' added in that
-                    // order (what adding their rows one after the other gives).
-                    for (t, a) in sum.iter_mut().enumerate() {
-                        let mut f = h.row(d)[t];
-                        for &m in &with_rows {
-                            f += h.row(m)[t];
+                    match nt {
+                        1 => window_rows::<1>(h, d, &with_rows, &mut sum),
+                        2 => window_rows::<2>(h, d, &with_rows, &mut sum),
+                        3 => window_rows::<3>(h, d, &with_rows, &mut sum),
+                        4 => window_rows::<4>(h, d, &with_rows, &mut sum),
+                        _ => {
+                            sum.copy_from_slice(h.row(d));
+                            for &m in &with_rows {
+                                for (a, r) in sum.iter_mut().zip(h.row(m)) {
+                                    *a += r;
+                                }
+                            }
                         }
-                        *a = f;
                     }
                     let norm = length_norm(len, sc.mean, &pr);
                     let w: f64 = sum
@@ -755,6 +760,21 @@ impl LexicalIndex {
             held.forget_before(d.saturating_sub(reach));
         }
     }
+}
+
+/// Each of the `K` query terms' frequency in record `d`'s window: its row, with the rows of
+/// the siblings `with` added in order, summed in registers.
+#[inline]
+fn window_rows<const K: usize>(h: &Held, d: u32, with: &[u32], sum: &mut [f64]) {
+    let mut acc = [0.0f64; K];
+    acc.copy_from_slice(&h.row(d)[..K]);
+    for &m in with {
+        let r = h.row(m);
+        for t in 0..K {
+            acc[t] += r[t];
+        }
+    }
+    sum[..K].copy_from_slice(&acc);
 }
 
 /// What two sweeps kept, as one sweep of both their ranges keeps it.

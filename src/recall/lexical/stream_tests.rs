@@ -48,7 +48,7 @@ proptest::proptest! {
             1..300,
         ),
         common in proptest::collection::vec(0usize..3, 0..3),
-        query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 1..4),
+        query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 1..7),
         limit in proptest::sample::select(vec![1usize, 3, 10, 50, 200]),
         recency in proptest::bool::ANY,
         only_default in proptest::bool::ANY,
