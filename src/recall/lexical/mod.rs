@@ -18,6 +18,7 @@
 //!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
 
+mod blocks;
 mod build;
 mod codec;
 mod context;

@@ -1,183 +1,27 @@
 //! Ranking in sweeps in key order, for an index that is its file part whole (key order is
 //! then number order, and every document is live). The query terms' postings, sorted by
-//! record, are read a block of records at a time into arrays the size of the block; a
-//! record's context and window come from the records around it, in its block (blocks
-//! overlap by a window); what is kept per query is the size of a block, of the parents and
-//! of the hits asked for, never of the index:
+//! record, are read a block of records at a time (see `blocks`); a record's context and
+//! window come from the records read around it; what a search keeps is the size of the
+//! records held, of the parents and of the hits asked for, never of the index:
 //!
-//! 1. the first sweep sums each record's own score, keeping the best under each parent
-//!    (its context needs it) and counting the records each query term matches (its
-//!    windows' idfs need them);
-//! 2. the second computes each record's score with its context and window, keeping the
-//!    best for feedback and for the hits, and the best score under each parent;
-//! 3. once feedback has raised the parents' scores, a third sweeps again the parents whose
-//!    best record can still be a hit.
+//! 1. the records each query term matches (its windows' idf counts them) come from its
+//!    postings, counted in a bitmap when it is reached several ways;
+//! 2. one sweep scores each record with its context and window once its parent's last
+//!    record is read (its best own score under the parent is then known), keeping the best
+//!    for feedback and for the hits, and the best score under each parent; when a parent's
+//!    records spread over more than can be held, the best own scores are summed in a sweep
+//!    of their own first. On two cores the sweep is split between two threads;
+//! 3. once feedback has raised the parents' scores, the parents whose best record can still
+//!    be a hit are swept again.
 //!
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
+use super::blocks::{From, Held, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST};
 use super::context::{with_context, ParentStats};
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
-use super::{Hit, LexicalIndex, Params, Query, Sort};
-
-/// Where a query term's matches come from: an indexed term it reaches (its postings, as the
-/// file holds them, with its weight and idf), or the records dated as it names.
-#[derive(Clone)]
-enum From<'a> {
-    Postings {
-        bytes: &'a [u8],
-        weight: f64,
-        idf: f64,
-    },
-    Dated {
-        docs: &'a [u32],
-        idf: f64,
-    },
-}
-
-/// One source of matches and the sweep's place in it.
-#[derive(Clone)]
-struct Source<'a> {
-    from: From<'a>,
-    at: usize,
-}
-
-impl Source<'_> {
-    fn len(&self) -> usize {
-        match &self.from {
-            From::Postings { bytes, .. } => bytes.len() / 8,
-            From::Dated { docs, .. } => docs.len(),
-        }
-    }
-
-    /// The record of match `i` (which is below `len`).
-    #[inline]
-    fn doc(&self, i: usize) -> u32 {
-        match &self.from {
-            From::Postings { bytes, .. } => {
-                let b = &bytes[i * 8..i * 8 + 4];
-                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
-            }
-            From::Dated { docs, .. } => docs[i],
-        }
-    }
-
-    /// Moves to the first match of a record at or after `d` (matches hold ascending
-    /// records): forward by doubling steps from where it is (blocks follow each other), or
-    /// back by halves.
-    fn seek(&mut self, d: u32) {
-        let len = self.len();
-        let (mut lo, mut hi) = if self.at > 0 && self.doc(self.at - 1) >= d {
-            (0, self.at)
-        } else {
-            let mut step = 1;
-            let mut lo = self.at;
-            loop {
-                let probe = lo + step;
-                if probe > len || self.doc(probe - 1) >= d {
-                    break (lo, probe.min(len));
-                }
-                lo = probe;
-                step *= 2;
-            }
-        };
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.doc(mid) < d {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        self.at = lo;
-    }
-}
-
-/// One query term: its sources (`sources[range]`), in the order the other plans read them
-/// (the indexed terms it reaches, then the date field), and whether it is reached one way
-/// only (its score then goes straight into the own score).
-#[derive(Clone)]
-struct Term {
-    range: std::ops::Range<usize>,
-    direct: bool,
-}
-
-/// Records read at a time (fewer in tests, so that their indexes span several blocks).
-const BLOCK: u32 = if cfg!(test) { 32 } else { 4096 };
-
-/// Most records held at once while the sweep waits for a parent's last record (its best
-/// own score is then known): past it, own scores are summed in a sweep of their own first.
-const HOLD_MOST: u32 = if cfg!(test) { 48 } else { 1 << 16 };
-
-/// The records `lo..hi` read from the query terms' matches and not yet let go: whether each
-/// holds a query term, its own score (the sum, term by term, of each term's score, the best
-/// of its ways when it is reached several) and its row (each term's weighted frequency in
-/// it), by record less `lo`.
-struct Held {
-    lo: u32,
-    hi: u32,
-    hit: Vec<bool>,
-    own: Vec<f64>,
-    rows: Vec<f64>,
-    terms: usize,
-}
-
-impl Held {
-    fn new(terms: usize) -> Self {
-        Held {
-            lo: 0,
-            hi: 0,
-            hit: Vec::new(),
-            own: Vec::new(),
-            rows: Vec::new(),
-            terms,
-        }
-    }
-
-    /// Holds nothing, the next record read being `at`.
-    fn reset(&mut self, at: u32) {
-        self.lo = at;
-        self.hi = at;
-        self.hit.clear();
-        self.own.clear();
-        self.rows.clear();
-    }
-
-    /// Lets go of the records before `d` (a block at a time).
-    fn forget_before(&mut self, d: u32) {
-        if d >= self.lo.saturating_add(2 * BLOCK) && d <= self.hi {
-            let k = (d - self.lo) as usize;
-            self.hit.drain(..k);
-            self.own.drain(..k);
-            self.rows.drain(..k * self.terms);
-            self.lo = d;
-        }
-    }
-
-    /// Whether held record `d` holds a query term.
-    #[inline]
-    fn hit(&self, d: u32) -> bool {
-        self.hit[(d - self.lo) as usize]
-    }
-
-    /// The own score of held record `d` (zero when it holds no query term).
-    #[inline]
-    fn own_of(&self, d: u32) -> f64 {
-        let i = (d - self.lo) as usize;
-        if self.hit[i] {
-            self.own[i]
-        } else {
-            0.0
-        }
-    }
-
-    #[inline]
-    fn row(&self, d: u32) -> &[f64] {
-        let i = (d - self.lo) as usize * self.terms;
-        &self.rows[i..i + self.terms]
-    }
-}
+use super::{Hit, LexicalIndex, Query, Sort};
 
 /// Records from which the second sweep is split between two threads (when the machine has
 /// two cores): each sweeps half, and what they keep is merged.
@@ -193,123 +37,6 @@ struct Kept {
     most: Vec<f64>,
     span: Vec<(u32, u32)>,
     best_in: Vec<f64>,
-}
-
-/// Per record of the block being read: whether the term being read matches it, its best
-/// score for the term so far, and its BM25 length norm.
-#[derive(Default, Clone)]
-struct Scratch {
-    term_hit: Vec<bool>,
-    term_best: Vec<f64>,
-    norm: Vec<f64>,
-}
-
-/// The query terms' matches, read a block of records at a time.
-#[derive(Clone)]
-struct Reader<'a> {
-    sources: Vec<Source<'a>>,
-    terms: Vec<Term>,
-    /// Documents' lengths (8 bytes each).
-    lens: &'a [u8],
-    /// Documents of the file part.
-    n: u32,
-    avg: f64,
-    pr: Params,
-    scratch: Scratch,
-}
-
-impl Reader<'_> {
-    #[inline]
-    fn len(&self, d: u32) -> f64 {
-        len_in(self.lens, d)
-    }
-
-    /// The first record at or after `d` a query term matches (the sources moved there).
-    fn next_match(&mut self, d: u32) -> Option<u32> {
-        self.sources
-            .iter_mut()
-            .filter_map(|s| {
-                s.seek(d);
-                (s.at < s.len()).then(|| s.doc(s.at))
-            })
-            .min()
-    }
-
-    /// Reads the records `held.hi..hi` into `held`.
-    fn read(&mut self, hi: u32, held: &mut Held) {
-        let lo = held.hi;
-        let (len, nt) = ((hi - lo) as usize, self.terms.len());
-        let base = (lo - held.lo) as usize;
-        let pr = self.pr;
-        held.hit.resize(base + len, false);
-        held.own.resize(base + len, 0.0);
-        held.rows.resize((base + len) * nt, 0.0);
-        held.hi = hi;
-        let Scratch {
-            term_hit,
-            term_best,
-            norm,
-        } = &mut self.scratch;
-        norm.clear();
-        let (lens, avg) = (self.lens, self.avg);
-        norm.extend((lo..hi).map(|d| length_norm(len_in(lens, d), avg, &pr)));
-        term_hit.resize(len, false);
-        term_best.resize(len, 0.0);
-        for (ti, t) in self.terms.iter().enumerate() {
-            term_hit[..len].iter_mut().for_each(|h| *h = false);
-            term_best[..len].iter_mut().for_each(|x| *x = 0.0);
-            for s in &mut self.sources[t.range.clone()] {
-                s.seek(lo);
-                let slen = s.len();
-                while s.at < slen {
-                    let d = s.doc(s.at);
-                    if d >= hi {
-                        break;
-                    }
-                    let i = (d - lo) as usize;
-                    let (score, tf) = match &s.from {
-                        From::Postings { bytes, weight, idf } => {
-                            let c = &bytes[s.at * 8 + 4..s.at * 8 + 8];
-                            let key_tf = u16::from_le_bytes([c[0], c[1]]);
-                            let content_tf = u16::from_le_bytes([c[2], c[3]]);
-                            let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
-                            (weight * bm25_normed(*idf, tf, norm[i], &pr), weight * tf)
-                        }
-                        From::Dated { idf, .. } => {
-                            let tf = pr.date_weight;
-                            (bm25_normed(*idf, tf, norm[i], &pr), tf)
-                        }
-                    };
-                    s.at += 1;
-                    if t.direct {
-                        // What keeping the best of one score and adding it gives, to the bit.
-                        term_best[i] = if score > 0.0 { score } else { 0.0 };
-                    } else if score > term_best[i] {
-                        term_best[i] = score;
-                    }
-                    term_hit[i] = true;
-                    held.rows[(base + i) * nt + ti] += tf;
-                }
-            }
-            for i in 0..len {
-                if term_hit[i] {
-                    held.own[base + i] += term_best[i];
-                    held.hit[base + i] = true;
-                }
-            }
-        }
-    }
-}
-
-/// The length of document `d` in the lengths' column (0 past its end: only a damaged file,
-/// which the file part has noted, is read so).
-#[inline]
-fn len_in(lens: &[u8], d: u32) -> f64 {
-    let i = d as usize * 8;
-    match lens.get(i..i + 8) {
-        Some(b) => f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-        None => 0.0,
-    }
 }
 
 /// What the second and third sweeps score a record with: the query terms' idfs in windows,
@@ -623,7 +350,11 @@ impl LexicalIndex {
             .map(|t| {
                 let sources = &reader.sources[t.range.clone()];
                 if t.direct {
+                    // Ascending records: all of them are the file part's when the last is.
                     let s = &sources[0];
+                    if s.len() == 0 || s.doc(s.len() - 1) < n {
+                        return s.len() as f64;
+                    }
                     return (0..s.len()).filter(|&i| s.doc(i) < n).count() as f64;
                 }
                 bits.clear();
