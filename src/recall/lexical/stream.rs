@@ -48,6 +48,9 @@ struct Scorer<'a> {
     parents: &'a [u8],
     context: bool,
     windows: bool,
+    /// Most a record's window can add to its score (infinite when the parameters allow no
+    /// bound): see `window_bounds`.
+    ceiling: f64,
 }
 
 impl Scorer<'_> {
@@ -163,6 +166,18 @@ impl LexicalIndex {
             parents,
             context,
             windows,
+            ceiling: match super::window_bounds::Deferred::applies(&pr)
+                && pr.window_weight.is_finite()
+            {
+                true => {
+                    let most: f64 = matching
+                        .iter()
+                        .map(|m| idf(live, *m) * (pr.k1 + 1.0) * (1.0 + 1e-9))
+                        .sum();
+                    pr.window_weight * most * (1.0 + 1e-9)
+                }
+                false => f64::INFINITY,
+            },
         };
         // The parents' scores, as the other plans compute them.
         let parent_tf = match pr.parent_weight > 0.0 {
@@ -208,18 +223,29 @@ impl LexicalIndex {
                 ahead,
                 q,
                 range,
-                |d, p, s| {
+                |d, p, s, exact| {
                     let with = with_parent(by_parent.as_deref(), s, p);
-                    if with > 0.0 {
+                    // Below the last kept of both, by at most its score with its window, a
+                    // record can be neither (its window is then not summed).
+                    let below = |l: Option<&(u32, f64, f64)>| l.is_some_and(|l| with < l.1);
+                    let skip = !exact
+                        && (fb_docs == 0 || below(for_feedback.last()))
+                        && q.sort == Sort::Relevance
+                        && below(hits.last());
+                    if exact && with > 0.0 {
                         for_feedback.push((d, with, s));
                         hits.push((d, with, s));
                     }
-                    if let (Some(m), Some(r)) = (most.get_mut(p as usize), span.get_mut(p as usize))
-                    {
+                    if let (true, Some(m), Some(r)) = (
+                        exact || skip,
+                        most.get_mut(p as usize),
+                        span.get_mut(p as usize),
+                    ) {
                         *m = m.max(s);
                         r.0 = r.0.min(d);
                         r.1 = r.1.max(d);
                     }
+                    !skip
                 },
             );
             Kept {
@@ -300,11 +326,14 @@ impl LexicalIndex {
                         None,
                         q,
                         lo..hi + 1,
-                        |d, p, s| {
+                        |d, p, s, exact| {
                             let with = with_parent(Some(by_parent), s, p);
-                            if with > 0.0 {
+                            if exact && with > 0.0 {
                                 again.push((d, with, s));
                             }
+                            exact
+                                || q.sort != Sort::Relevance
+                                || again.last().is_none_or(|l| with >= l.1)
                         },
                     );
                 }
@@ -384,7 +413,7 @@ impl LexicalIndex {
         ahead: Option<&[u32]>,
         q: &Query<'_>,
         range: std::ops::Range<u32>,
-        mut scored: impl FnMut(u32, u32, f64),
+        mut scored: impl FnMut(u32, u32, f64, bool) -> bool,
     ) {
         let pr = reader.pr;
         let nt = reader.terms.len();
@@ -439,7 +468,9 @@ impl LexicalIndex {
                     let best = best_in.get(p as usize).copied().unwrap_or(0.0);
                     s = with_context(own, before, after, best, &pr);
                 }
-                if sc.windows && in_scope(d) {
+                // A window is summed only when the record, with the most its window can add,
+                // could still count (`scored` says, given that bound).
+                if sc.windows && in_scope(d) && scored(d, p, s + sc.ceiling, false) {
                     // The window's siblings, in the order their lengths and rows are added:
                     // those before it, nearest first, then those after it.
                     with_rows.clear();
@@ -484,8 +515,10 @@ impl LexicalIndex {
                         .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
                         .sum();
                     s += pr.window_weight * w;
+                    scored(d, p, s, true);
+                } else if !(sc.windows && in_scope(d)) {
+                    scored(d, p, s, true);
                 }
-                scored(d, p, s);
             }
             d += 1;
             held.forget_before(d.saturating_sub(reach));

@@ -45,7 +45,7 @@ proptest::proptest! {
     fn sweeps_give_the_plain_hits(
         docs in proptest::collection::vec(
             (0u8..3, 0u8..4, 0u8..40, proptest::collection::vec(0usize..WORDS.len(), 1..8), 0u8..6),
-            1..300,
+            1..700,
         ),
         common in proptest::collection::vec(0usize..3, 0..3),
         query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 1..7),
