@@ -475,6 +475,40 @@ impl Base {
         })
     }
 
+    /// The bytes of the documents' lengths (8 each, little-endian `f64`) and of their parent
+    /// numbers (4 each, `u32`), where the file maps them, checked whole: what a search that
+    /// reads them in order reads without decoding them into memory of its own. Empty (and the
+    /// index marked damaged) when they are not what was written.
+    pub(super) fn len_and_parent_columns(&self) -> (&[u8], &[u8]) {
+        (
+            self.column::<8>(self.t.lens, 1),
+            self.column::<4>(self.t.parents, 2),
+        )
+    }
+
+    /// A table of `N`-byte items read in bulk (the one numbered `which`, as [`Base::dense`]
+    /// numbers them), checked whole the first time.
+    fn column<const N: usize>(&self, t: Table, which: u32) -> &[u8] {
+        let bit = 1u64 << which;
+        if self.dense_checked.load(Ordering::Relaxed) & bit == 0 {
+            if !self.check(t.at, t.n * N) {
+                return &[];
+            }
+            self.dense_checked.fetch_or(bit, Ordering::Relaxed);
+        }
+        match self
+            .bytes
+            .as_deref()
+            .and_then(|b| b.get(t.at..t.at + N * t.n))
+        {
+            Some(b) => b,
+            None => {
+                self.fail();
+                &[]
+            }
+        }
+    }
+
     /// The length of document `i`, read alone (what a search that reads few documents
     /// asks, without decoding the whole table).
     #[inline]
@@ -693,6 +727,15 @@ impl<'a> Postings<'a> {
     /// that usually stops at the first).
     pub(super) fn any_doc(&self, f: impl Fn(u32) -> bool) -> bool {
         (0..self.len()).any(|i| f(self.doc(i)))
+    }
+
+    /// The postings' bytes (8 a posting: document number, key-path and content
+    /// frequencies, little-endian), checked; empty when they are damaged.
+    pub(super) fn checked_bytes(&self) -> &'a [u8] {
+        match self.base {
+            Some(base) => base.bytes_at(self.at, self.raw.len()),
+            None => self.raw,
+        }
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {

@@ -18,6 +18,7 @@
 //!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
 
+mod blocks;
 mod build;
 mod codec;
 mod context;
@@ -37,6 +38,9 @@ mod params;
 mod rerank;
 mod score;
 pub mod signals;
+mod stream;
+#[cfg(test)]
+mod stream_tests;
 mod sync;
 mod tables;
 mod terms;

@@ -310,6 +310,8 @@ pub(super) struct Plan {
     /// With windows deferred, look up the rows of the records whose windows are summed
     /// (see `doc_rows`, and how) instead of keeping one for every record the postings touch.
     pub(super) lazy_rows: Option<Fill>,
+    /// Rank in sweeps in key order when the index is its file part whole (see `stream`).
+    pub(super) stream: bool,
 }
 
 /// When a search is focused on the records near its rarer words (the default is `Auto`;
@@ -332,6 +334,7 @@ impl Default for Plan {
             dense_rows: None,
             near_rare: NearRarePlan::Auto,
             lazy_rows: Some(Fill::Auto),
+            stream: true,
         }
     }
 }
@@ -380,6 +383,7 @@ impl LexicalIndex {
                 let all = Plan {
                     defer_windows: false,
                     near_rare: NearRarePlan::Off,
+                    stream: false,
                     ..plan
                 };
                 (all, Some(Marks::default()))
@@ -428,6 +432,9 @@ impl LexicalIndex {
         };
         if let Some(hits) = focus.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f)) {
             return hits;
+        }
+        if plan.stream && self.file_part_whole() && self.docs.is_empty() && pr.window <= 1024 {
+            return self.search_streamed(q, &reach, stats, avg);
         }
         let v = match &of_agent {
             Some(docs) => View::new(self, stats, avg).of_agent(docs),

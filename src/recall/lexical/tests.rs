@@ -5,9 +5,9 @@ use super::*;
 use crate::recall::tokenize::Tokenizer;
 
 /// 1 June 2023, 12:00 UTC.
-const JUNE_2023: f64 = 1_685_620_800.0;
+pub(super) const JUNE_2023: f64 = 1_685_620_800.0;
 /// 15 March 2024, 12:00 UTC.
-const MARCH_2024: f64 = 1_710_504_000.0;
+pub(super) const MARCH_2024: f64 = 1_710_504_000.0;
 
 fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
     let mut idx = LexicalIndex::new();
@@ -183,13 +183,13 @@ proptest::proptest! {
 }
 
 /// Words of the plan test's records: a few every record is likely to hold, some rarer.
-const WORDS: [&str; 12] = [
+pub(super) const WORDS: [&str; 12] = [
     "memory", "agent", "learned", "painting", "camping", "june", "2023", "oscar", "lake", "deploy",
     "kernel", "support",
 ];
 
 /// Query words: record words, prefixes and near misses of them.
-const QUERY_WORDS: [&str; 14] = [
+pub(super) const QUERY_WORDS: [&str; 14] = [
     "memory", "agent", "painting", "camping", "june", "2023", "oscar", "deploy", "paint", "camp",
     "kernl", "suport", "t1", "r05",
 ];
@@ -263,12 +263,13 @@ proptest::proptest! {
             sort: if recency { Sort::Recency } else { Sort::Relevance },
             ..Default::default()
         };
-        let run = |defer_windows, dense_rows, lazy_rows| -> Vec<(String, u64)> {
+        let run = |defer_windows, dense_rows, lazy_rows, stream| -> Vec<(String, u64)> {
             let plan = super::score::Plan {
                 defer_windows,
                 dense_rows,
                 near_rare: super::score::NearRarePlan::Off,
                 lazy_rows,
+                stream,
             };
             idx.search_planned(&q, plan)
                 .into_iter()
@@ -276,7 +277,7 @@ proptest::proptest! {
                 .collect()
         };
         use super::doc_rows::Fill;
-        let want = run(false, Some(false), None);
+        let want = run(false, Some(false), None, false);
         for (defer, dense, lazy) in [
             (false, Some(true), None),
             (true, Some(false), None),
@@ -290,8 +291,10 @@ proptest::proptest! {
             (true, Some(true), Some(Fill::All)),
             (true, Some(false), Some(Fill::All)),
         ] {
-            proptest::prop_assert_eq!(&run(defer, dense, lazy), &want, "defer {} dense {:?} lazy {:?}", defer, dense, lazy);
+            proptest::prop_assert_eq!(&run(defer, dense, lazy, false), &want, "defer {} dense {:?} lazy {:?}", defer, dense, lazy);
         }
+        // In sweeps, where the index is its file part whole (else the default plan).
+        proptest::prop_assert_eq!(&run(true, None, Some(Fill::Auto), true), &want, "in sweeps");
     }
 }
 

@@ -1,0 +1,281 @@
+//! The query terms' matches read a block of records at a time, for the sweeps of `stream`:
+//! their own scores and rows, computed as the other plans compute them, term by term in the
+//! same order with the same functions.
+
+use super::score::{bm25_normed, length_norm};
+use super::Params;
+
+/// Where a query term's matches come from: an indexed term it reaches (its postings, as the
+/// file holds them, with its weight and idf), or the records dated as it names.
+#[derive(Clone)]
+pub(super) enum From<'a> {
+    Postings {
+        bytes: &'a [u8],
+        weight: f64,
+        idf: f64,
+    },
+    Dated {
+        docs: &'a [u32],
+        idf: f64,
+    },
+}
+
+/// One source of matches and the sweep's place in it.
+#[derive(Clone)]
+pub(super) struct Source<'a> {
+    pub(super) from: From<'a>,
+    pub(super) at: usize,
+}
+
+impl Source<'_> {
+    pub(super) fn len(&self) -> usize {
+        match &self.from {
+            From::Postings { bytes, .. } => bytes.len() / 8,
+            From::Dated { docs, .. } => docs.len(),
+        }
+    }
+
+    /// The record of match `i` (which is below `len`).
+    #[inline]
+    pub(super) fn doc(&self, i: usize) -> u32 {
+        match &self.from {
+            From::Postings { bytes, .. } => {
+                let b = &bytes[i * 8..i * 8 + 4];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            }
+            From::Dated { docs, .. } => docs[i],
+        }
+    }
+
+    /// Moves to the first match of a record at or after `d` (matches hold ascending
+    /// records): forward by doubling steps from where it is (blocks follow each other), or
+    /// back by halves.
+    pub(super) fn seek(&mut self, d: u32) {
+        let len = self.len();
+        let (mut lo, mut hi) = if self.at > 0 && self.doc(self.at - 1) >= d {
+            (0, self.at)
+        } else {
+            let mut step = 1;
+            let mut lo = self.at;
+            loop {
+                let probe = lo + step;
+                if probe > len || self.doc(probe - 1) >= d {
+                    break (lo, probe.min(len));
+                }
+                lo = probe;
+                step *= 2;
+            }
+        };
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.doc(mid) < d {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.at = lo;
+    }
+}
+
+/// One query term: its sources (`sources[range]`), in the order the other plans read them
+/// (the indexed terms it reaches, then the date field), and whether it is reached one way
+/// only (its score then goes straight into the own score).
+#[derive(Clone)]
+pub(super) struct Term {
+    pub(super) range: std::ops::Range<usize>,
+    pub(super) direct: bool,
+}
+
+/// Records read at a time (fewer in tests, so that their indexes span several blocks).
+pub(super) const BLOCK: u32 = if cfg!(test) { 32 } else { 4096 };
+
+/// Most records held at once while the sweep waits for a parent's last record (its best
+/// own score is then known): past it, own scores are summed in a sweep of their own first.
+pub(super) const HOLD_MOST: u32 = if cfg!(test) { 48 } else { 1 << 16 };
+
+/// The records `lo..hi` read from the query terms' matches and not yet let go: whether each
+/// holds a query term, its own score (the sum, term by term, of each term's score, the best
+/// of its ways when it is reached several) and its row (each term's weighted frequency in
+/// it), by record less `lo`.
+pub(super) struct Held {
+    pub(super) lo: u32,
+    pub(super) hi: u32,
+    pub(super) hit: Vec<bool>,
+    pub(super) own: Vec<f64>,
+    pub(super) rows: Vec<f64>,
+    pub(super) terms: usize,
+}
+
+impl Held {
+    pub(super) fn new(terms: usize) -> Self {
+        Held {
+            lo: 0,
+            hi: 0,
+            hit: Vec::new(),
+            own: Vec::new(),
+            rows: Vec::new(),
+            terms,
+        }
+    }
+
+    /// Holds nothing, the next record read being `at`.
+    pub(super) fn reset(&mut self, at: u32) {
+        self.lo = at;
+        self.hi = at;
+        self.hit.clear();
+        self.own.clear();
+        self.rows.clear();
+    }
+
+    /// Lets go of the records before `d` (a block at a time).
+    pub(super) fn forget_before(&mut self, d: u32) {
+        if d >= self.lo.saturating_add(2 * BLOCK) && d <= self.hi {
+            let k = (d - self.lo) as usize;
+            self.hit.drain(..k);
+            self.own.drain(..k);
+            self.rows.drain(..k * self.terms);
+            self.lo = d;
+        }
+    }
+
+    /// Whether held record `d` holds a query term.
+    #[inline]
+    pub(super) fn hit(&self, d: u32) -> bool {
+        self.hit[(d - self.lo) as usize]
+    }
+
+    /// The own score of held record `d` (zero when it holds no query term).
+    #[inline]
+    pub(super) fn own_of(&self, d: u32) -> f64 {
+        let i = (d - self.lo) as usize;
+        if self.hit[i] {
+            self.own[i]
+        } else {
+            0.0
+        }
+    }
+
+    #[inline]
+    pub(super) fn row(&self, d: u32) -> &[f64] {
+        let i = (d - self.lo) as usize * self.terms;
+        &self.rows[i..i + self.terms]
+    }
+}
+
+/// Per record of the block being read: whether the term being read matches it, its best
+/// score for the term so far, and its BM25 length norm.
+#[derive(Default, Clone)]
+pub(super) struct Scratch {
+    pub(super) term_hit: Vec<bool>,
+    pub(super) term_best: Vec<f64>,
+    pub(super) norm: Vec<f64>,
+}
+
+/// The query terms' matches, read a block of records at a time.
+#[derive(Clone)]
+pub(super) struct Reader<'a> {
+    pub(super) sources: Vec<Source<'a>>,
+    pub(super) terms: Vec<Term>,
+    /// Documents' lengths (8 bytes each).
+    pub(super) lens: &'a [u8],
+    /// Documents of the file part.
+    pub(super) n: u32,
+    pub(super) avg: f64,
+    pub(super) pr: Params,
+    pub(super) scratch: Scratch,
+}
+
+impl Reader<'_> {
+    #[inline]
+    pub(super) fn len(&self, d: u32) -> f64 {
+        len_in(self.lens, d)
+    }
+
+    /// The first record at or after `d` a query term matches (the sources moved there).
+    pub(super) fn next_match(&mut self, d: u32) -> Option<u32> {
+        self.sources
+            .iter_mut()
+            .filter_map(|s| {
+                s.seek(d);
+                (s.at < s.len()).then(|| s.doc(s.at))
+            })
+            .min()
+    }
+
+    /// Reads the records `held.hi..hi` into `held`.
+    pub(super) fn read(&mut self, hi: u32, held: &mut Held) {
+        let lo = held.hi;
+        let (len, nt) = ((hi - lo) as usize, self.terms.len());
+        let base = (lo - held.lo) as usize;
+        let pr = self.pr;
+        held.hit.resize(base + len, false);
+        held.own.resize(base + len, 0.0);
+        held.rows.resize((base + len) * nt, 0.0);
+        held.hi = hi;
+        let Scratch {
+            term_hit,
+            term_best,
+            norm,
+        } = &mut self.scratch;
+        norm.clear();
+        let (lens, avg) = (self.lens, self.avg);
+        norm.extend((lo..hi).map(|d| length_norm(len_in(lens, d), avg, &pr)));
+        term_hit.resize(len, false);
+        term_best.resize(len, 0.0);
+        for (ti, t) in self.terms.iter().enumerate() {
+            term_hit[..len].iter_mut().for_each(|h| *h = false);
+            term_best[..len].iter_mut().for_each(|x| *x = 0.0);
+            for s in &mut self.sources[t.range.clone()] {
+                s.seek(lo);
+                let slen = s.len();
+                while s.at < slen {
+                    let d = s.doc(s.at);
+                    if d >= hi {
+                        break;
+                    }
+                    let i = (d - lo) as usize;
+                    let (score, tf) = match &s.from {
+                        From::Postings { bytes, weight, idf } => {
+                            let c = &bytes[s.at * 8 + 4..s.at * 8 + 8];
+                            let key_tf = u16::from_le_bytes([c[0], c[1]]);
+                            let content_tf = u16::from_le_bytes([c[2], c[3]]);
+                            let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
+                            (weight * bm25_normed(*idf, tf, norm[i], &pr), weight * tf)
+                        }
+                        From::Dated { idf, .. } => {
+                            let tf = pr.date_weight;
+                            (bm25_normed(*idf, tf, norm[i], &pr), tf)
+                        }
+                    };
+                    s.at += 1;
+                    if t.direct {
+                        // What keeping the best of one score and adding it gives, to the bit.
+                        term_best[i] = if score > 0.0 { score } else { 0.0 };
+                    } else if score > term_best[i] {
+                        term_best[i] = score;
+                    }
+                    term_hit[i] = true;
+                    held.rows[(base + i) * nt + ti] += tf;
+                }
+            }
+            for i in 0..len {
+                if term_hit[i] {
+                    held.own[base + i] += term_best[i];
+                    held.hit[base + i] = true;
+                }
+            }
+        }
+    }
+}
+
+/// The length of document `d` in the lengths' column (0 past its end: only a damaged file,
+/// which the file part has noted, is read so).
+#[inline]
+pub(super) fn len_in(lens: &[u8], d: u32) -> f64 {
+    let i = d as usize * 8;
+    match lens.get(i..i + 8) {
+        Some(b) => f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
+        None => 0.0,
+    }
+}

@@ -1,0 +1,589 @@
+//! Ranking in sweeps in key order, for an index that is its file part whole (key order is
+//! then number order, and every document is live). The query terms' postings, sorted by
+//! record, are read a block of records at a time (see `blocks`); a record's context and
+//! window come from the records read around it; what a search keeps is the size of the
+//! records held, of the parents and of the hits asked for, never of the index:
+//!
+//! 1. the records each query term matches (its windows' idf counts them) come from its
+//!    postings, counted in a bitmap when it is reached several ways;
+//! 2. one sweep scores each record with its context and window once its parent's last
+//!    record is read (its best own score under the parent is then known), keeping the best
+//!    for feedback and for the hits, and the best score under each parent; when a parent's
+//!    records spread over more than can be held, the best own scores are summed in a sweep
+//!    of their own first. On two cores the sweep is split between two threads;
+//! 3. once feedback has raised the parents' scores, the parents whose best record can still
+//!    be a hit are swept again.
+//!
+//! Every score is computed as the other plans compute it, term by term in the same order
+//! with the same functions, so the hits are the same to the bit.
+
+use super::blocks::{From, Held, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST};
+use super::context::{with_context, ParentStats};
+use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
+use super::terms::TermRef;
+use super::{Hit, LexicalIndex, Query, Sort};
+
+/// Records from which the second sweep is split between two threads (when the machine has
+/// two cores): each sweeps half, and what they keep is merged.
+const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
+
+/// What the second sweep keeps of the records it sweeps: the best for feedback and for the
+/// hits (record, score with its parent's, score before it), and per parent the best score
+/// of its records that pass the query's filters, the first and last of them, and the best
+/// own score of its records read.
+struct Kept {
+    for_feedback: Vec<(u32, f64, f64)>,
+    hits: Vec<(u32, f64, f64)>,
+    most: Vec<f64>,
+    span: Vec<(u32, u32)>,
+    best_in: Vec<f64>,
+}
+
+/// What the second and third sweeps score a record with: the query terms' idfs in windows,
+/// the best own score under each parent, and the parents' numbers.
+struct Scorer<'a> {
+    idfs: Vec<f64>,
+    /// Mean window length.
+    mean: f64,
+    parents: &'a [u8],
+    context: bool,
+    windows: bool,
+    /// Most a record's window can add to its score (infinite when the parameters allow no
+    /// bound): see `window_bounds`.
+    ceiling: f64,
+}
+
+impl Scorer<'_> {
+    #[inline]
+    fn parent(&self, d: u32) -> u32 {
+        parent_in(self.parents, d)
+    }
+}
+
+/// The parent number of document `d` in the parents' column (0 past its end: only a
+/// damaged file, which the file part has noted, is read so).
+#[inline]
+fn parent_in(parents: &[u8], d: u32) -> u32 {
+    let i = d as usize * 4;
+    match parents.get(i..i + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
+    }
+}
+
+impl LexicalIndex {
+    /// The hits of `q` ranked in sweeps in key order (see the module documentation), for an
+    /// index that is its file part whole; `reach` is what each query term reaches.
+    pub(super) fn search_streamed(
+        &self,
+        q: &Query<'_>,
+        reach: &[Reach],
+        stats: &ParentStats,
+        avg: f64,
+    ) -> Vec<Hit> {
+        let pr = self.params;
+        let live = self.len() as f64;
+        let (lens, parents) = self.base.len_and_parent_columns();
+        let mut sources = Vec::new();
+        let mut terms = Vec::with_capacity(reach.len());
+        let mut reached: Vec<TermRef> = Vec::new();
+        for (expansions, date) in reach {
+            let start = sources.len();
+            for &(t, weight, df) in expansions {
+                reached.push(t);
+                sources.push(Source {
+                    from: From::Postings {
+                        bytes: self.base_postings(t).checked_bytes(),
+                        weight,
+                        idf: idf(live, df as f64),
+                    },
+                    at: 0,
+                });
+            }
+            if let Some(dated) = date {
+                sources.push(Source {
+                    from: From::Dated {
+                        docs: dated,
+                        idf: idf(live, dated.len() as f64),
+                    },
+                    at: 0,
+                });
+            }
+            terms.push(Term {
+                range: start..sources.len(),
+                direct: expansions.len() == 1 && date.is_none(),
+            });
+        }
+        let n = self.base.n_docs() as u32;
+        let mut reader = Reader {
+            sources,
+            terms,
+            lens,
+            n,
+            avg,
+            pr,
+            scratch: Scratch::default(),
+        };
+        let nt = reach.len();
+        let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
+        let windows = pr.window_weight > 0.0;
+        let groups = self.parent_numbers(stats);
+        // The records each term matches (what the windows' idfs count).
+        let matching = self.matching(&reader);
+        // The best own score under each parent, summed as the sweep goes when no parent's
+        // records spread over more than can be held, else in a sweep of its own first.
+        let mut best_in = vec![0.0f64; if context { groups } else { 0 }];
+        let mut held = Held::new(nt);
+        let mut last = Vec::new();
+        if context {
+            let mut first = vec![u32::MAX; groups];
+            last = vec![0u32; groups];
+            for d in 0..n {
+                let p = parent_in(parents, d) as usize;
+                if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
+                    *f = (*f).min(d);
+                    *l = d;
+                }
+            }
+            let spread = first
+                .iter()
+                .zip(&last)
+                .any(|(f, l)| *f != u32::MAX && l - f > HOLD_MOST);
+            if spread {
+                last = Vec::new();
+                let mut lo = 0;
+                while let Some(m) = reader.next_match(lo) {
+                    held.reset(m);
+                    reader.read(m.saturating_add(BLOCK).min(n), &mut held);
+                    held_best(&held, parents, &mut best_in);
+                    lo = held.hi;
+                }
+            }
+        }
+        let scorer = Scorer {
+            idfs: matching.iter().map(|m| idf(live, *m)).collect(),
+            mean: avg * (2 * pr.window + 1) as f64,
+            parents,
+            context,
+            windows,
+            ceiling: match super::window_bounds::Deferred::applies(&pr)
+                && pr.window_weight.is_finite()
+            {
+                true => {
+                    let most: f64 = matching
+                        .iter()
+                        .map(|m| idf(live, *m) * (pr.k1 + 1.0) * (1.0 + 1e-9))
+                        .sum();
+                    pr.window_weight * most * (1.0 + 1e-9)
+                }
+                false => f64::INFINITY,
+            },
+        };
+        // The parents' scores, as the other plans compute them.
+        let parent_tf = match pr.parent_weight > 0.0 {
+            true => self.query_parent_tf(reach, stats),
+            false => TermRows::new(0, nt),
+        };
+        let mut by_parent = (pr.parent_weight > 0.0 && !parent_tf.touched.is_empty())
+            .then(|| self.parent_scores(&parent_tf, &vec![1.0; nt], stats));
+        let feedback = by_parent.is_some()
+            && pr.feedback_docs > 0
+            && pr.feedback_terms > 0
+            && pr.feedback_weight > 0.0;
+        let with_parent = |by_parent: Option<&[f64]>, s: f64, p: u32| match by_parent {
+            Some(b) => s + pr.parent_weight * b.get(p as usize).copied().unwrap_or(0.0),
+            None => s,
+        };
+        let by_score = |a: &(u32, f64, f64), b: &(u32, f64, f64)| {
+            b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0))
+        };
+        let in_order = |a: &(u32, f64, f64), b: &(u32, f64, f64)| match q.sort {
+            Sort::Relevance => by_score(a, b),
+            Sort::Recency => self
+                .timestamp_of(b.0)
+                .total_cmp(&self.timestamp_of(a.0))
+                .then_with(|| by_score(a, b)),
+        };
+        // 2. Scores with context and windows, and with the parents' scores as they are
+        // before feedback: the best for feedback and for the hits.
+        let fb_docs = if feedback { pr.feedback_docs } else { 0 };
+        let per_parent = if feedback { groups } else { 0 };
+        let ahead = (!last.is_empty()).then_some(&last[..]);
+        let second = |reader: &mut Reader<'_>, mut best_in: Vec<f64>, range| {
+            let mut for_feedback = Best::new(fb_docs, by_score);
+            let mut hits = Best::new(q.limit, in_order);
+            let mut most = vec![f64::NEG_INFINITY; per_parent];
+            let mut span = vec![(u32::MAX, 0u32); per_parent];
+            let mut held = Held::new(nt);
+            self.sweep(
+                reader,
+                &mut held,
+                &scorer,
+                &mut best_in,
+                ahead,
+                q,
+                range,
+                |d, p, s, exact| {
+                    let with = with_parent(by_parent.as_deref(), s, p);
+                    // Below the last kept of both, by at most its score with its window, a
+                    // record can be neither (its window is then not summed).
+                    let below = |l: Option<&(u32, f64, f64)>| l.is_some_and(|l| with < l.1);
+                    let skip = !exact
+                        && (fb_docs == 0 || below(for_feedback.last()))
+                        && q.sort == Sort::Relevance
+                        && below(hits.last());
+                    if exact && with > 0.0 {
+                        for_feedback.push((d, with, s));
+                        hits.push((d, with, s));
+                    }
+                    if let (true, Some(m), Some(r)) = (
+                        exact || skip,
+                        most.get_mut(p as usize),
+                        span.get_mut(p as usize),
+                    ) {
+                        *m = m.max(s);
+                        r.0 = r.0.min(d);
+                        r.1 = r.1.max(d);
+                    }
+                    !skip
+                },
+            );
+            Kept {
+                for_feedback: for_feedback.finish(),
+                hits: hits.finish(),
+                most,
+                span,
+                best_in,
+            }
+        };
+        let kept = match self.split_at(n, ahead, parents) {
+            Some(at) => {
+                let mut other = reader.clone();
+                let (a, b) = std::thread::scope(|sc| {
+                    let first = best_in.clone();
+                    let b = sc.spawn(|| second(&mut other, first, at..n));
+                    let a = second(&mut reader, best_in, 0..at);
+                    (a, b.join())
+                });
+                match b {
+                    Ok(b) => merged(a, b, fb_docs, q.limit, by_score, in_order),
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            }
+            None => second(&mut reader, best_in, 0..n),
+        };
+        let Kept {
+            for_feedback,
+            hits,
+            most,
+            span,
+            mut best_in,
+        } = kept;
+        let mut held = Held::new(nt);
+        let mut hits = hits;
+        if feedback {
+            let top = for_feedback;
+            let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
+            let score = |d: u32| top.iter().find(|t| t.0 == d).map_or(0.0, |t| t.1);
+            let expansion = self.feedback_terms(|_| true, &ids, score, &reached);
+            if let Some(by_parent) = by_parent.as_mut().filter(|_| !expansion.is_empty()) {
+                self.add_feedback(&expansion, &parent_tf.touched, by_parent, stats);
+                let by_parent: &[f64] = by_parent;
+                // 3. The parents raised: the hits found again among the parents whose best
+                // record can still be one.
+                let finals: Vec<f64> = hits
+                    .iter()
+                    .map(|h| with_parent(Some(by_parent), h.2, scorer.parent(h.0)))
+                    .collect();
+                let floor = (q.sort == Sort::Relevance
+                    && hits.len() == q.limit
+                    && finals.iter().all(|f| *f > 0.0))
+                .then(|| finals.iter().copied().fold(f64::INFINITY, f64::min));
+                let mut spans: Vec<(u32, u32)> = (0..groups)
+                    .filter(|&p| {
+                        most[p] > f64::NEG_INFINITY
+                            && floor.is_none_or(|f| {
+                                with_parent(Some(by_parent), most[p], p as u32) >= f
+                            })
+                    })
+                    .map(|p| span[p])
+                    .collect();
+                spans.sort_unstable();
+                let mut merged: Vec<(u32, u32)> = Vec::with_capacity(spans.len());
+                for (lo, hi) in spans {
+                    match merged.last_mut() {
+                        Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                        _ => merged.push((lo, hi)),
+                    }
+                }
+                let mut again = Best::new(q.limit, in_order);
+                for (lo, hi) in merged {
+                    self.sweep(
+                        &mut reader,
+                        &mut held,
+                        &scorer,
+                        &mut best_in,
+                        None,
+                        q,
+                        lo..hi + 1,
+                        |d, p, s, exact| {
+                            let with = with_parent(Some(by_parent), s, p);
+                            if exact && with > 0.0 {
+                                again.push((d, with, s));
+                            }
+                            exact
+                                || q.sort != Sort::Relevance
+                                || again.last().is_none_or(|l| with >= l.1)
+                        },
+                    );
+                }
+                hits = again.finish();
+            }
+        }
+        hits.into_iter()
+            .filter_map(|(d, score, _)| self.hit_of(d, score))
+            .collect()
+    }
+
+    /// Where the second sweep is split between two threads, if it is: near the middle, where
+    /// no parent has records on both sides when their best own scores are summed as the
+    /// sweep goes (`ahead`).
+    fn split_at(&self, n: u32, ahead: Option<&[u32]>, parents: &[u8]) -> Option<u32> {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        if n < SPLIT_FROM || cores < 2 {
+            return None;
+        }
+        let Some(last) = ahead else {
+            return Some(n / 2);
+        };
+        // Before record `s`, the last record of any parent reached.
+        let (mut reached, mut best) = (0u32, None::<u32>);
+        for s in 1..n {
+            let p = parent_in(parents, s - 1) as usize;
+            reached = reached.max(last.get(p).copied().unwrap_or(u32::MAX));
+            if reached < s && best.is_none_or(|b| s.abs_diff(n / 2) < b.abs_diff(n / 2)) {
+                best = Some(s);
+            }
+        }
+        best
+    }
+
+    /// The number of records each query term matches: its postings' when it is reached
+    /// one way, else those of any of its ways, counted in a bitmap.
+    fn matching(&self, reader: &Reader<'_>) -> Vec<f64> {
+        let n = reader.n;
+        let mut bits: Vec<u64> = Vec::new();
+        reader
+            .terms
+            .iter()
+            .map(|t| {
+                let sources = &reader.sources[t.range.clone()];
+                if t.direct {
+                    // Ascending records: all of them are the file part's when the last is.
+                    let s = &sources[0];
+                    if s.len() == 0 || s.doc(s.len() - 1) < n {
+                        return s.len() as f64;
+                    }
+                    return (0..s.len()).filter(|&i| s.doc(i) < n).count() as f64;
+                }
+                bits.clear();
+                bits.resize((n as usize).div_ceil(64), 0);
+                for s in sources {
+                    for d in (0..s.len()).map(|i| s.doc(i)).filter(|&d| d < n) {
+                        bits[d as usize / 64] |= 1 << (d % 64);
+                    }
+                }
+                bits.iter().map(|w| w.count_ones() as f64).sum()
+            })
+            .collect()
+    }
+
+    /// Calls `scored` with each record in `range` that holds a query term and passes `q`'s
+    /// filters, its parent and its score with context and window (as the other plans
+    /// compute them: own score, then context, then window), in record order. With `ahead`
+    /// (each parent's last record), `best_in` is summed as records are read, each record
+    /// scored once its parent's last record is read; else it is whole already.
+    #[allow(clippy::too_many_arguments)]
+    fn sweep(
+        &self,
+        reader: &mut Reader<'_>,
+        held: &mut Held,
+        sc: &Scorer<'_>,
+        best_in: &mut [f64],
+        ahead: Option<&[u32]>,
+        q: &Query<'_>,
+        range: std::ops::Range<u32>,
+        mut scored: impl FnMut(u32, u32, f64, bool) -> bool,
+    ) {
+        let pr = reader.pr;
+        let nt = reader.terms.len();
+        let n = reader.n;
+        // Records read around the ones scored: their windows' and their neighbours'.
+        let reach = pr.window.max(1).min(BLOCK as usize) as u32;
+        let mut sum = vec![0.0; nt];
+        let mut with_rows: Vec<u32> = Vec::with_capacity(2 * pr.window);
+        let filtered = q.filtered();
+        let unscoped = q.namespace.is_none() && q.with_internal;
+        let in_scope = |d: u32| unscoped || self.in_scope(d, q);
+        let passes = |d: u32| !filtered || self.passes(d, q);
+        let mut d = range.start;
+        held.reset(d.saturating_sub(reach));
+        while d < range.end {
+            if d >= held.hi {
+                // Past what is read: on to the next record a query term matches.
+                match reader.next_match(held.hi) {
+                    Some(m) if m < range.end => {
+                        if m > d.saturating_add(reach) {
+                            d = m;
+                            held.reset(m - reach);
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            let mut need = d.saturating_add(reach + 1).min(n);
+            if let Some(last) = ahead {
+                let p = sc.parent(d) as usize;
+                need = need.max(last.get(p).map_or(0, |l| l.saturating_add(1)).min(n));
+            }
+            while held.hi < need {
+                let from = held.hi;
+                reader.read(held.hi.saturating_add(BLOCK).min(n), held);
+                if ahead.is_some() {
+                    held_best_from(held, from, sc.parents, best_in);
+                }
+            }
+            if held.hit(d) && passes(d) {
+                let h = &*held;
+                let p = sc.parent(d);
+                let own = h.own_of(d);
+                let mut s = own;
+                if sc.context {
+                    let sibling = |m: Option<u32>| match m {
+                        Some(m) if sc.parent(m) == p => h.own_of(m),
+                        _ => 0.0,
+                    };
+                    let before = sibling(d.checked_sub(1));
+                    let after = sibling((d + 1 < n).then_some(d + 1));
+                    let best = best_in.get(p as usize).copied().unwrap_or(0.0);
+                    s = with_context(own, before, after, best, &pr);
+                }
+                // A window is summed only when the record, with the most its window can add,
+                // could still count (`scored` says, given that bound).
+                if sc.windows && in_scope(d) && scored(d, p, s + sc.ceiling, false) {
+                    // The window's siblings, in the order their lengths and rows are added:
+                    // those before it, nearest first, then those after it.
+                    with_rows.clear();
+                    let mut len = reader.len(d);
+                    for after in [false, true] {
+                        let mut m = d;
+                        for _ in 0..pr.window {
+                            let m2 = match after {
+                                true if m + 1 < n => m + 1,
+                                false if m > 0 => m - 1,
+                                _ => break,
+                            };
+                            if sc.parent(m2) != p {
+                                break;
+                            }
+                            len += reader.len(m2);
+                            if h.hit(m2) && in_scope(m2) {
+                                with_rows.push(m2);
+                            }
+                            m = m2;
+                        }
+                    }
+                    match nt {
+                        1 => window_rows::<1>(h, d, &with_rows, &mut sum),
+                        2 => window_rows::<2>(h, d, &with_rows, &mut sum),
+                        3 => window_rows::<3>(h, d, &with_rows, &mut sum),
+                        4 => window_rows::<4>(h, d, &with_rows, &mut sum),
+                        _ => {
+                            sum.copy_from_slice(h.row(d));
+                            for &m in &with_rows {
+                                for (a, r) in sum.iter_mut().zip(h.row(m)) {
+                                    *a += r;
+                                }
+                            }
+                        }
+                    }
+                    let norm = length_norm(len, sc.mean, &pr);
+                    let w: f64 = sum
+                        .iter()
+                        .zip(&sc.idfs)
+                        .filter(|(f, _)| **f > 0.0)
+                        .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
+                        .sum();
+                    s += pr.window_weight * w;
+                    scored(d, p, s, true);
+                } else if !(sc.windows && in_scope(d)) {
+                    scored(d, p, s, true);
+                }
+            }
+            d += 1;
+            held.forget_before(d.saturating_sub(reach));
+        }
+    }
+}
+
+/// Each of the `K` query terms' frequency in record `d`'s window: its row, with the rows of
+/// the siblings `with` added in order, summed in registers.
+#[inline]
+fn window_rows<const K: usize>(h: &Held, d: u32, with: &[u32], sum: &mut [f64]) {
+    let mut acc = [0.0f64; K];
+    acc.copy_from_slice(&h.row(d)[..K]);
+    for &m in with {
+        let r = h.row(m);
+        for t in 0..K {
+            acc[t] += r[t];
+        }
+    }
+    sum[..K].copy_from_slice(&acc);
+}
+
+/// What two sweeps kept, as one sweep of both their ranges keeps it.
+fn merged<F, H>(a: Kept, b: Kept, fb_docs: usize, limit: usize, by_score: F, in_order: H) -> Kept
+where
+    F: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+    H: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+{
+    fn best<O>(
+        x: Vec<(u32, f64, f64)>,
+        y: Vec<(u32, f64, f64)>,
+        n: usize,
+        order: O,
+    ) -> Vec<(u32, f64, f64)>
+    where
+        O: Fn(&(u32, f64, f64), &(u32, f64, f64)) -> std::cmp::Ordering,
+    {
+        let mut b = Best::new(n, order);
+        x.into_iter().chain(y).for_each(|t| b.push(t));
+        b.finish()
+    }
+    let max = |x: Vec<f64>, y: Vec<f64>| x.iter().zip(&y).map(|(a, b)| a.max(*b)).collect();
+    Kept {
+        for_feedback: best(a.for_feedback, b.for_feedback, fb_docs, by_score),
+        hits: best(a.hits, b.hits, limit, in_order),
+        most: max(a.most, b.most),
+        span: (a.span.iter().zip(&b.span))
+            .map(|(x, y)| (x.0.min(y.0), x.1.max(y.1)))
+            .collect(),
+        best_in: max(a.best_in, b.best_in),
+    }
+}
+
+/// Keeps in `best_in` the best own score under each parent of the held records.
+fn held_best(held: &Held, parents: &[u8], best_in: &mut [f64]) {
+    held_best_from(held, held.lo, parents, best_in);
+}
+
+/// [`held_best`] for the held records from `from` on.
+fn held_best_from(held: &Held, from: u32, parents: &[u8], best_in: &mut [f64]) {
+    for d in from..held.hi {
+        if held.hit(d) {
+            if let Some(b) = best_in.get_mut(parent_in(parents, d) as usize) {
+                *b = b.max(held.own_of(d));
+            }
+        }
+    }
+}
