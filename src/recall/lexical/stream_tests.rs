@@ -2,7 +2,7 @@
 //! record, to the bit, on indexes that are their file part whole.
 
 use super::score::{NearRarePlan, Plan};
-use super::tests::{JUNE_2023, MARCH_2024, QUERY_WORDS, WORDS};
+use super::tests::{test_globs, test_query, JUNE_2023, MARCH_2024, QUERY_WORDS, WORDS};
 use super::*;
 
 /// Ranking parameters the sweeps are checked with: the defaults, and parts of a score
@@ -80,18 +80,8 @@ proptest::proptest! {
         idx.params = varied(params);
         let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
         let text = text.join(" ");
-        let globs = crate::glob::KeyGlobs::new(&["t1.*", "t2.s3*"]).unwrap();
-        let q = Query {
-            text: &text,
-            with_internal: false,
-            namespace: only_default.then_some("default"),
-            globs: (filter == 1).then_some(&globs),
-            since: (filter == 2).then_some(MARCH_2024 - 1.0),
-            until: (filter == 3).then_some(JUNE_2023 + 1.0),
-            limit,
-            sort: if recency { Sort::Recency } else { Sort::Relevance },
-            ..Default::default()
-        };
+        let globs = test_globs();
+        let q = test_query(&text, only_default, filter, &globs, limit, recency);
         let run = |stream: bool| -> Vec<(String, u64)> {
             let plan = Plan {
                 defer_windows: !stream,

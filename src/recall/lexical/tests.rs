@@ -7,6 +7,39 @@ use crate::recall::tokenize::Tokenizer;
 /// 1 June 2023, 12:00 UTC.
 pub(super) const JUNE_2023: f64 = 1_685_620_800.0;
 /// 15 March 2024, 12:00 UTC.
+/// The key filter the property tests search with.
+pub(super) fn test_globs() -> crate::glob::KeyGlobs {
+    crate::glob::KeyGlobs::new(&["t1.*", "t2.s3*"]).unwrap()
+}
+
+/// The query the property tests run: `text` in the default namespace (or every one), with
+/// filter `filter` (1: `globs`, 2: since March 2024, 3: until June 2023, else none), `limit`
+/// hits, by recency or by relevance.
+pub(super) fn test_query<'a>(
+    text: &'a str,
+    only_default: bool,
+    filter: u8,
+    globs: &'a crate::glob::KeyGlobs,
+    limit: usize,
+    recency: bool,
+) -> Query<'a> {
+    Query {
+        text,
+        with_internal: false,
+        namespace: only_default.then_some("default"),
+        globs: (filter == 1).then_some(globs),
+        since: (filter == 2).then_some(MARCH_2024 - 1.0),
+        until: (filter == 3).then_some(JUNE_2023 + 1.0),
+        limit,
+        sort: if recency {
+            Sort::Recency
+        } else {
+            Sort::Relevance
+        },
+        ..Default::default()
+    }
+}
+
 pub(super) const MARCH_2024: f64 = 1_710_504_000.0;
 
 fn index(docs: &[(&str, &str, f64)]) -> LexicalIndex {
@@ -251,18 +284,8 @@ proptest::proptest! {
         let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
         let text = text.join(" ");
         // Filters on keys and dates, which the records ranked and the windows' rows follow.
-        let globs = crate::glob::KeyGlobs::new(&["t1.*", "t2.s3*"]).unwrap();
-        let q = Query {
-            text: &text,
-            with_internal: false,
-            namespace: only_default.then_some("default"),
-            globs: (filter == 1).then_some(&globs),
-            since: (filter == 2).then_some(MARCH_2024 - 1.0),
-            until: (filter == 3).then_some(JUNE_2023 + 1.0),
-            limit,
-            sort: if recency { Sort::Recency } else { Sort::Relevance },
-            ..Default::default()
-        };
+        let globs = test_globs();
+        let q = test_query(&text, only_default, filter, &globs, limit, recency);
         let run = |defer_windows, dense_rows, lazy_rows, stream| -> Vec<(String, u64)> {
             let plan = super::score::Plan {
                 defer_windows,
