@@ -6,7 +6,7 @@
 //! - `session-start`: creates the project's store when missing (with the built-in taxonomy),
 //!   makes the memory branch follow the code branch, promotes memory branches whose code
 //!   branch was merged into `main` (with a merge commit), and injects the store's state, its
-//!   keys, the unmerged and stale memory branches ([`context`]).
+//!   keys, the unmerged and stale memory branches (`context`).
 //! - `user-prompt-submit`: follows the code branch, and injects the memories a lexical search
 //!   for the prompt finds (none for a short prompt or an acknowledgement).
 //! - `stop`, `pre-compact`: follow the code branch, and hand the transcript's last turn to

@@ -107,7 +107,7 @@ pub enum MemoryFileError {
         /// The path.
         path: String,
     },
-    /// A name that no key may have (see [`paths`]).
+    /// A name that no key may have (see `paths`).
     #[error("Path {path} is not a valid memory path: {why}")]
     InvalidName {
         /// The path.

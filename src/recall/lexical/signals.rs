@@ -359,7 +359,7 @@ pub fn is_temporal_question(query: &str) -> bool {
 }
 
 /// Whether a query names a speaker: it holds the speaker's whole name, or its first word,
-/// as words (case aside). `query_words` are the query's [`words`].
+/// as words (case aside). `query_words` are the query's `words`.
 pub fn names_speaker(query_words: &[String], speaker: &str) -> bool {
     let name: Vec<String> = words(speaker).collect();
     let Some(first) = name.first() else {

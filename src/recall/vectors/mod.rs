@@ -1,6 +1,6 @@
 //! Vectors of memories for search by meaning: derived data kept beside the store in one
 //! file (`cache/vectors.bin`, see `codec`), never hashed. A vector is keyed by the memory's
-//! value (the first 12 bytes of its content hash, [`codec::ID_PREFIX`]) and the model that
+//! value (the first 12 bytes of its content hash, `codec::ID_PREFIX`) and the model that
 //! made it, so a value that branches, revisions and merges share is embedded once. The file names the tree root whose keys it lists in
 //! key order; brought to another root, it embeds only the values it has no vector of, and
 //! keeps the vectors of values no longer there for when a read goes back.
