@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// The runtime and client of a provider whose calls each take at most `timeout`, connecting
-/// included.
+/// A runtime and a client whose requests each take at most `timeout`, connecting included,
+/// and at most `connect` to connect.
 pub(crate) fn client(
     timeout: Duration,
+    connect: Duration,
 ) -> Result<(tokio::runtime::Runtime, reqwest::Client), String> {
     // rustls needs a process-wide crypto provider; a second install is a no-op error.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -19,6 +20,7 @@ pub(crate) fn client(
         .map_err(|e| format!("cannot start the I/O runtime: {e}"))?;
     let client = reqwest::Client::builder()
         .timeout(timeout)
+        .connect_timeout(connect)
         .user_agent(concat!("memoir/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {}", chain(&e)))?;

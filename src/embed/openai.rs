@@ -52,7 +52,7 @@ impl OpenAiEmbedder {
             api_key,
             dims: std::sync::OnceLock::new(),
             #[cfg(feature = "http")]
-            client: crate::http::client(timeout),
+            client: crate::http::client(timeout, timeout),
         }
     }
 

@@ -27,7 +27,7 @@ impl HttpLlm {
     pub(super) fn new(cfg: ProviderConfig) -> Self {
         HttpLlm {
             #[cfg(feature = "http")]
-            client: client(cfg.timeout),
+            client: client(cfg.timeout, cfg.timeout),
             cfg,
         }
     }

@@ -44,11 +44,23 @@ static TEMPS: AtomicU64 = AtomicU64::new(0);
 
 /// The temporary name `path` is written under before being renamed into place: beside it
 /// (a rename within one directory is atomic), unique to this process and call.
-fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     let n = TEMPS.fetch_add(1, Ordering::Relaxed);
     let mut name = path.file_name().unwrap_or_default().to_owned();
     name.push(format!(".tmp.{}.{n}", std::process::id()));
     path.with_file_name(name)
+}
+
+/// Whether `file_name` is one [`temp_path`] makes (`NAME.tmp.PID.N`): what a crash between
+/// writing and renaming leaves, for listings to skip.
+pub(crate) fn is_temp_name(file_name: &str) -> bool {
+    let mut parts = file_name.rsplitn(4, '.');
+    let digits =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    digits(parts.next())
+        && digits(parts.next())
+        && parts.next() == Some("tmp")
+        && parts.next().is_some_and(|p| !p.is_empty())
 }
 
 /// Replaces the file at `path` with `bytes`, atomically and durably: the bytes go to a

@@ -9,31 +9,15 @@ use std::io::{ErrorKind, Read, Write};
 use std::ops::Range;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::UNIX_EPOCH;
 
 use super::transport::{Entry, Got, Transport, TransportError};
-use crate::store::files::{sync_dir, write_atomically};
+use crate::store::files::{is_temp_name, sync_dir, temp_path, write_atomically};
 
 /// A remote in a local directory.
 pub struct Directory {
     dir: PathBuf,
     url: String,
-}
-
-/// Temporary files made so far by this process, for unique names.
-static TEMPS: AtomicU64 = AtomicU64::new(0);
-
-/// Whether `file_name` is a temporary name (`NAME.tmp.PID.N`, as the store's own atomic
-/// writes and [`Directory::put_new`] make them): skipped by listings.
-fn is_temporary(file_name: &str) -> bool {
-    let mut parts = file_name.rsplitn(4, '.');
-    let digits =
-        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
-    digits(parts.next())
-        && digits(parts.next())
-        && parts.next() == Some("tmp")
-        && parts.next().is_some_and(|p| !p.is_empty())
 }
 
 impl Directory {
@@ -120,7 +104,7 @@ impl Directory {
                 self.walk(&item.path(), &format!("{name}/"), out)?;
                 continue;
             }
-            if is_temporary(&file_name) {
+            if is_temp_name(&file_name) {
                 continue;
             }
             let Ok(meta) = std::fs::metadata(item.path()) else {
@@ -201,10 +185,7 @@ impl Transport for Directory {
         let fail = |e: std::io::Error| self.error("put", name, e);
         let parent = path.parent().unwrap_or(&self.dir);
         std::fs::create_dir_all(parent).map_err(fail)?;
-        let mut temp = path.clone().into_os_string();
-        let n = TEMPS.fetch_add(1, Ordering::Relaxed);
-        temp.push(format!(".tmp.{}.{n}", std::process::id()));
-        let temp = PathBuf::from(temp);
+        let temp = temp_path(&path);
         let written = (|| {
             let mut f = OpenOptions::new()
                 .write(true)
@@ -320,9 +301,9 @@ mod tests {
             .map(|e| e.name)
             .collect();
         assert_eq!(listed, ["packs/b.pack"]);
-        assert!(is_temporary("x.tmp.1.2"));
-        assert!(!is_temporary("x.tmp.1."));
-        assert!(!is_temporary("tmp.1.2"));
-        assert!(!is_temporary("x.pack"));
+        assert!(is_temp_name("x.tmp.1.2"));
+        assert!(!is_temp_name("x.tmp.1."));
+        assert!(!is_temp_name("tmp.1.2"));
+        assert!(!is_temp_name("x.pack"));
     }
 }

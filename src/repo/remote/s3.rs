@@ -185,18 +185,9 @@ impl S3Bucket {
                 ))
             }
         };
-        // rustls needs a process-wide crypto provider; a second install is a no-op error.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .timeout(Duration::from_secs(300))
-            .user_agent(concat!("memoir/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| setup_error(&url, format!("cannot set up the HTTP client: {e}")))?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| setup_error(&url, format!("cannot start the I/O runtime: {e}")))?;
+        let (runtime, client) =
+            crate::http::client(Duration::from_secs(300), Duration::from_secs(10))
+                .map_err(|e| setup_error(&url, e))?;
         Ok(S3Bucket {
             client,
             runtime,
@@ -282,9 +273,10 @@ impl S3Bucket {
             let now = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs() as i64);
+            let date = sigv4::amz_date(now);
             let mut signed: Vec<(&str, String)> = headers.to_vec();
             signed.push(("x-amz-content-sha256", payload.clone()));
-            signed.push(("x-amz-date", sigv4::amz_date(now)));
+            signed.push(("x-amz-date", date.clone()));
             if let Some(token) = self.creds.as_ref().and_then(|c| c.token.clone()) {
                 signed.push(("x-amz-security-token", token));
             }
@@ -293,7 +285,6 @@ impl S3Bucket {
                 req = req.header(*k, v);
             }
             if let Some(creds) = &self.creds {
-                let date = sigv4::amz_date(now);
                 let auth = sigv4::authorization(
                     creds,
                     &self.region,
