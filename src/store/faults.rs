@@ -178,10 +178,6 @@ impl ObjectStore for FaultyBackend {
         self.faults.tick(FaultOp::Read)?;
         self.live().ids_with_prefix(prefix)
     }
-    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        self.faults.tick(FaultOp::Read)?;
-        self.live().for_each_id(f)
-    }
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
         self.faults.tick(FaultOp::Write)?;
         self.live().delete(id)

@@ -18,7 +18,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::closed::ClosedBackend;
 use super::head_cache::{self, CachedHead, HeadCacheFile};
 use super::lifecycle::log_path;
 use super::lock;
@@ -37,7 +36,7 @@ pub(super) enum Engine {
     Sled(SledBackend),
     Memory(MemoryBackend),
     /// A closed read: no database, no lock, no writes.
-    Closed(ClosedBackend),
+    Closed(SledBackend),
     #[cfg(any(test, feature = "testing"))]
     Faulty(FaultyBackend),
 }
@@ -167,6 +166,9 @@ impl Store {
     /// Fails on a handle that only reads: [`StoreError::ReadOnly`], or
     /// [`StoreError::DiskFull`] when the disk's being full is why.
     fn writable(&self) -> StoreResult<()> {
+        if self.is_closed_read() {
+            return Err(StoreError::ReadOnly);
+        }
         match (self.inner.read_only, &self.inner.path) {
             (None, _) => Ok(()),
             (Some(ReadOnly::DiskFull), Some(path)) => {
@@ -208,7 +210,7 @@ impl Store {
     /// be retried with the store opened.
     pub fn read_closed(path: &Path) -> Option<Store> {
         let (_, cached) = head_cache::read_all(path, &log_path(path))?;
-        let backend = ClosedBackend::open(path, cached)?;
+        let backend = SledBackend::open_closed(path, cached)?;
         Some(Store::from_parts(
             Engine::Closed(backend),
             None,
@@ -256,7 +258,8 @@ impl Store {
         let Ok(held) = lock::lock_existing(dir, Duration::ZERO) else {
             return false;
         };
-        if !head_cache::unopened_since(&log_path(dir), closed.print()) {
+        let print = closed.closed_print().unwrap_or_default();
+        if !head_cache::unopened_since(&log_path(dir), print) {
             return false;
         }
         write();
@@ -318,10 +321,6 @@ impl ObjectStore for Store {
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
         self.backend().ids_with_prefix(prefix)
-    }
-
-    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        self.backend().for_each_id(f)
     }
 
     fn delete(&self, id: &RawId) -> StoreResult<bool> {

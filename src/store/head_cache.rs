@@ -20,7 +20,7 @@ use xxhash_rust::xxh3::xxh3_128;
 
 use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
 use super::files::write_cache_file;
-use super::packs::{pack_lengths, PACKS_DIR};
+use super::packs::{pack_files, PACKS_DIR};
 use super::{RawId, StoreResult};
 
 /// First bytes of a head cache file.
@@ -392,9 +392,10 @@ impl HeadCacheFile {
         let Ok(print) = fingerprint(log) else {
             return;
         };
-        let Ok(packs) = pack_lengths(&dir.join(PACKS_DIR)) else {
+        let Ok(packs) = pack_files(&dir.join(PACKS_DIR)) else {
             return;
         };
+        let packs = packs.into_iter().map(|(no, _, len)| (no, len)).collect();
         let record = head.encode();
         let mut w = Vec::with_capacity(MAGIC.len() + PRINT_LEN + 4 + record.len() + 16);
         w.extend_from_slice(MAGIC);

@@ -121,18 +121,6 @@ impl ObjectStore for MemoryBackend {
             .collect())
     }
 
-    /// Visits a snapshot of the ids taken up front, so `f` may call back into this backend
-    /// (even to write) without deadlocking.
-    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        let ids: Vec<RawId> = read(&self.objects).keys().map(MemKey::id).collect();
-        for id in ids {
-            if !f(id) {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
         Ok(write(&self.objects).remove(&MemKey::of(id)).is_some())
     }

@@ -11,7 +11,6 @@
 //! bytes (`Store::overwrite_raw`); normal builds have neither.
 
 mod cache;
-mod closed;
 pub(crate) mod files;
 mod format_file;
 mod handle;
@@ -294,8 +293,17 @@ pub trait ObjectStore: Send + Sync {
     fn contains(&self, id: &RawId) -> StoreResult<bool>;
     /// Every stored id whose bytes start with `prefix`, in ascending byte order.
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>>;
-    /// Visit every stored id in ascending order; stop early when `f` returns `false`.
-    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()>;
+    /// Visit every stored id in ascending order; stop early when `f` returns `false`. The
+    /// ids are listed before the first call, so `f` may call back into the store, even to
+    /// write.
+    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
+        for id in self.ids_with_prefix(&[])? {
+            if !f(id) {
+                break;
+            }
+        }
+        Ok(())
+    }
     /// Remove `id`; returns whether it was present. Used by garbage collection only.
     fn delete(&self, id: &RawId) -> StoreResult<bool>;
     /// Make every completed write durable before returning.

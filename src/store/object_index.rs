@@ -21,7 +21,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::files::{io_err, sync_dir};
 use super::pack_index::{self, index_path, Entry, PackIndex};
-use super::packs::{pack_files, pack_name, read_exact_at, Location, HEADER, RECORD_HEAD};
+use super::packs::{pack_files, pack_name, Location, HEADER, RECORD_HEAD};
 use super::{FileDamage, RawId, StoreError, StoreResult};
 
 /// Whether an object's bytes hash to its id: the check of a record that the object layer
@@ -116,7 +116,7 @@ pub(crate) fn scan_records(buf: &[u8], from: u64, verify: Option<VerifyRecord>) 
 fn read_span(path: &Path, from: u64, to: u64) -> StoreResult<Vec<u8>> {
     let file = File::open(path).map_err(io_err(path))?;
     let mut buf = vec![0u8; to.saturating_sub(from) as usize];
-    read_exact_at(&file, &mut buf, from).map_err(io_err(path))?;
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut buf, from).map_err(io_err(path))?;
     Ok(buf)
 }
 

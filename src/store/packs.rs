@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -98,84 +99,27 @@ pub(crate) fn pack_number(name: &str) -> Option<u32> {
         .flatten()
 }
 
-/// Every pack number in directory `dir`, ascending.
-fn list(dir: &Path) -> StoreResult<Vec<u32>> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir).map_err(io_err(dir))? {
-        let entry = entry.map_err(io_err(dir))?;
-        if let Some(no) = entry.file_name().to_str().and_then(pack_number) {
-            out.push(no);
-        }
-    }
-    out.sort_unstable();
-    Ok(out)
-}
-
-/// Fills `buf` from `offset` of `file`, without a shared cursor (an error if the file ends
-/// first).
-pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        match read_at(file, buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 /// Every pack in directory `dir` with its path and length, ascending by number.
 pub(crate) fn pack_files(dir: &Path) -> StoreResult<Vec<(u32, PathBuf, u64)>> {
     let mut out = Vec::new();
-    for no in list(dir)? {
-        let path = dir.join(pack_name(no));
-        match fs::metadata(&path) {
-            Ok(m) => out.push((no, path, m.len())),
+    for entry in fs::read_dir(dir).map_err(io_err(dir))? {
+        let entry = entry.map_err(io_err(dir))?;
+        let Some(no) = entry.file_name().to_str().and_then(pack_number) else {
+            continue;
+        };
+        match entry.metadata() {
+            Ok(m) => out.push((no, entry.path(), m.len())),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&path)(e)),
+            Err(e) => return Err(io_err(&entry.path())(e)),
         }
     }
+    out.sort_unstable_by_key(|(no, _, _)| *no);
     Ok(out)
 }
 
-/// Every pack in directory `dir` with its length, ascending by number.
-pub(crate) fn pack_lengths(dir: &Path) -> StoreResult<Vec<(u32, u64)>> {
-    Ok(pack_files(dir)?
-        .into_iter()
-        .map(|(no, _, len)| (no, len))
-        .collect())
-}
-
-/// Reads into `buf` from `offset` of `file`, without a shared cursor.
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    #[cfg(unix)]
-    return std::os::unix::fs::FileExt::read_at(file, buf, offset);
-    #[cfg(windows)]
-    return std::os::windows::fs::FileExt::seek_read(file, buf, offset);
-}
-
-/// Writes all of `buf` at `offset` of `file`, without a shared cursor.
-fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::write_at(file, buf, offset);
-        #[cfg(windows)]
-        let n = std::os::windows::fs::FileExt::seek_write(file, buf, offset);
-        match n {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                buf = &buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+/// Every pack number in directory `dir`, ascending.
+fn list(dir: &Path) -> StoreResult<Vec<u32>> {
+    Ok(pack_files(dir)?.into_iter().map(|(no, _, _)| no).collect())
 }
 
 /// A new pack file at `path` holding just the magic.
@@ -186,7 +130,7 @@ fn create_pack(path: &Path) -> StoreResult<File> {
         .create_new(true)
         .open(path)
         .map_err(io_err(path))?;
-    write_all_at(&file, PACK_MAGIC, 0).map_err(io_err(path))?;
+    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(path))?;
     Ok(file)
 }
 
@@ -204,38 +148,39 @@ impl Packs {
     /// Packs opened without `writable` are only read: nothing is cut, made or written, and
     /// every append fails with [`StoreError::ReadOnly`].
     pub fn open(dir: &Path, limit: u64, writable: bool) -> StoreResult<Packs> {
-        if !writable {
-            return Self::open_read_only(dir, limit);
-        }
-        if !dir.is_dir() {
+        if writable && !dir.is_dir() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
             if let Some(parent) = dir.parent() {
                 sync_dir(parent)?;
             }
         }
         let mut unsynced = Unsynced::default();
-        let numbers = list(dir)?;
-        let (no, file, len) = match numbers.last() {
+        let (no, file, len) = match list(dir)?.last() {
             Some(&no) => {
                 let path = dir.join(pack_name(no));
                 let file = fs::OpenOptions::new()
                     .read(true)
-                    .write(true)
+                    .write(writable)
                     .open(&path)
                     .map_err(io_err(&path))?;
                 let mut len = file.metadata().map_err(io_err(&path))?.len();
-                if len < HEADER {
+                if writable && len < HEADER {
                     // Torn while being created: no record can be in it yet.
-                    write_all_at(&file, PACK_MAGIC, 0).map_err(io_err(&path))?;
+                    file.write_all_at(PACK_MAGIC, 0).map_err(io_err(&path))?;
                     len = HEADER;
                     unsynced.packs.insert(no);
                 }
                 (no, file, len)
             }
-            None => {
+            None if writable => {
                 unsynced.packs.insert(1);
                 unsynced.dir = true;
                 (1, create_pack(&dir.join(pack_name(1)))?, HEADER)
+            }
+            None => {
+                return Err(io_err(&dir.join(pack_name(1)))(
+                    io::ErrorKind::NotFound.into(),
+                ))
             }
         };
         let file = Arc::new(file);
@@ -247,32 +192,14 @@ impl Packs {
             limits: None,
             active: Mutex::new(Active { no, file, len }),
             unsynced: Mutex::new(unsynced),
-            writable: true,
-        })
-    }
-
-    /// The packs of directory `dir`, opened for reading only.
-    fn open_read_only(dir: &Path, limit: u64) -> StoreResult<Packs> {
-        let no = list(dir)?.last().copied().unwrap_or(1);
-        let path = dir.join(pack_name(no));
-        let file = Arc::new(File::open(&path).map_err(io_err(&path))?);
-        let len = file.metadata().map_err(io_err(&path))?.len();
-        Ok(Packs {
-            dir: dir.to_path_buf(),
-            limit: limit.max(HEADER + 1),
-            files: RwLock::new(HashMap::from([(no, file.clone())])),
-            maps: RwLock::default(),
-            limits: None,
-            active: Mutex::new(Active { no, file, len }),
-            unsynced: Mutex::new(Unsynced::default()),
-            writable: false,
+            writable,
         })
     }
 
     /// The packs of directory `dir` as a close recorded them (`lengths`: number and length),
     /// for a closed read: each read only up to its recorded length.
     pub fn open_closed(dir: &Path, lengths: &[(u32, u64)]) -> StoreResult<Packs> {
-        let mut packs = Self::open_read_only(dir, 0)?;
+        let mut packs = Self::open(dir, 0, false)?;
         packs.limits = Some(lengths.iter().copied().collect());
         Ok(packs)
     }
@@ -314,11 +241,6 @@ impl Packs {
     /// Every pack number present, ascending.
     pub fn numbers(&self) -> StoreResult<Vec<u32>> {
         list(&self.dir)
-    }
-
-    /// Bytes of pack `no` after its magic: its records, live or dead (0 if it is gone).
-    pub fn records_size(&self, no: u32) -> StoreResult<u64> {
-        Ok(self.size(no)?.saturating_sub(HEADER))
     }
 
     /// Bytes of pack `no` on disk (0 if it is gone).
@@ -398,7 +320,10 @@ impl Packs {
             buf.extend_from_slice(bytes);
         }
         let path = self.path(active.no);
-        write_all_at(&active.file, &buf, active.len).map_err(io_err(&path))?;
+        active
+            .file
+            .write_all_at(&buf, active.len)
+            .map_err(io_err(&path))?;
         active.len += buf.len() as u64;
         lock(&self.unsynced).packs.insert(active.no);
         Ok(out)
@@ -484,7 +409,7 @@ impl Packs {
             return Ok(Err(Damage::CutShort { pack, offset, end }));
         }
         let mut buf = vec![0u8; want as usize];
-        match read_exact_at(&file, &mut buf, loc.offset) {
+        match file.read_exact_at(&mut buf, loc.offset) {
             Ok(()) => Ok(Ok(Bytes::from(buf))),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
                 let offset = loc.offset;
@@ -513,16 +438,11 @@ impl Packs {
             return Ok(true);
         };
         let mut head = [0u8; HEADER as usize];
-        let mut got = 0;
-        while got < head.len() {
-            match read_at(&file, &mut head[got..], got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(io_err(&self.path(no))(e)),
-            }
+        match file.read_exact_at(&mut head, 0) {
+            Ok(()) => Ok(head == *PACK_MAGIC),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Ok(false),
+            Err(e) => Err(io_err(&self.path(no))(e)),
         }
-        Ok(head == *PACK_MAGIC)
     }
 
     /// The problem with pack `no`'s first bytes, if any, in words.
@@ -586,11 +506,7 @@ impl Packs {
 
     /// Bytes of every pack together.
     pub fn total_size(&self) -> StoreResult<u64> {
-        let mut total = 0;
-        for no in self.numbers()? {
-            total += self.size(no)?;
-        }
-        Ok(total)
+        Ok(pack_files(&self.dir)?.iter().map(|(_, _, len)| len).sum())
     }
 }
 

@@ -15,8 +15,10 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
+use super::head_cache::CachedRefs;
+use super::lifecycle::DB_DIR;
 use super::object_index::{ObjectIndex, VerifyRecord};
-use super::packs::{Location, Packs, HEADER, RECORD_HEAD};
+use super::packs::{Location, Packs, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::ref_journal;
 use super::{
     Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
@@ -52,17 +54,38 @@ enum Verdict {
 /// (refs move only after a flush) survives a crash that the ref survives. Deleted objects'
 /// bytes stay in their packs until [`ObjectStore::reclaim`]. Obtained through
 /// [`Store`](super::Store).
+///
+/// A closed read (see [`Store::read_closed`](super::Store::read_closed)) is this backend
+/// without the database: the refs are those the last close recorded, and the packs and
+/// their index are read only up to the lengths it recorded, through the same read path.
 pub struct SledBackend {
     /// The database directory, named by the errors of its I/O.
     path: PathBuf,
-    db: sled::Db,
+    home: RefHome,
     /// Where each object is (boxed: its state is most of the backend's size).
     index: Box<ObjectIndex>,
-    refs: sled::Tree,
-    /// The small metadata: the ref journal.
-    meta: sled::Tree,
     /// Boxed, as the index is.
     packs: Box<Packs>,
+}
+
+/// Where the refs of a [`SledBackend`] are.
+enum RefHome {
+    /// The store's sled database.
+    Database(Database),
+    /// A closed read: every ref as the last close recorded it, sorted by name; the
+    /// fingerprint of the engine's log at that close; the packs' recorded lengths together.
+    Recorded {
+        refs: Refs,
+        print: Vec<u8>,
+        size: u64,
+    },
+}
+
+/// The sled database of a store: the refs, and the small metadata (the ref journal).
+struct Database {
+    db: sled::Db,
+    refs: sled::Tree,
+    meta: sled::Tree,
 }
 
 impl fmt::Debug for SledBackend {
@@ -239,9 +262,7 @@ impl SledBackend {
             path: path.to_path_buf(),
             packs: Box::new(Packs::open(packs, pack_bytes, writable)?),
             index,
-            db,
-            refs,
-            meta,
+            home: RefHome::Database(Database { db, refs, meta }),
         };
         // A newest pack shorter than its index file says (damage) takes no appends: they
         // would land where the index names other records.
@@ -288,16 +309,15 @@ impl SledBackend {
 
     /// The version-1 objects tree, if this database still has one.
     fn legacy_tree(&self) -> StoreResult<Option<sled::Tree>> {
-        if !self
-            .db
+        let db = &self.database()?.db;
+        if !db
             .tree_names()
             .iter()
             .any(|n| n.as_ref() == LEGACY_OBJECTS_TREE.as_bytes())
         {
             return Ok(None);
         }
-        self.db
-            .open_tree(LEGACY_OBJECTS_TREE)
+        db.open_tree(LEGACY_OBJECTS_TREE)
             .map(Some)
             .map_err(self.engine())
     }
@@ -312,6 +332,40 @@ impl SledBackend {
         // Indexed in the pack's index file, as a copy damaged after it was written would be
         // (a tail's damaged record is stepped over when the store next opens).
         self.index.write_pack_file(loc.pack)
+    }
+
+    /// The store at `dir` as `cached` records it, for a closed read, or `None` if its packs
+    /// are no longer as recorded (one is gone or shorter) or a pack's unindexed tail is too
+    /// long to read.
+    pub(crate) fn open_closed(dir: &Path, cached: CachedRefs) -> Option<SledBackend> {
+        let packs_dir = dir.join(PACKS_DIR);
+        Some(SledBackend {
+            path: dir.join(DB_DIR),
+            index: Box::new(ObjectIndex::open_closed(&packs_dir, &cached.packs)?),
+            packs: Box::new(Packs::open_closed(&packs_dir, &cached.packs).ok()?),
+            home: RefHome::Recorded {
+                size: cached.packs.iter().map(|(_, len)| len).sum(),
+                refs: cached.refs,
+                print: cached.print,
+            },
+        })
+    }
+
+    /// The fingerprint of the engine's log at the close a closed read reads (`None`: the
+    /// database is open).
+    pub(crate) fn closed_print(&self) -> Option<&[u8]> {
+        match &self.home {
+            RefHome::Recorded { print, .. } => Some(print),
+            RefHome::Database(_) => None,
+        }
+    }
+
+    /// The database; a closed read has none, and writes nothing.
+    fn database(&self) -> StoreResult<&Database> {
+        match &self.home {
+            RefHome::Database(d) => Ok(d),
+            RefHome::Recorded { .. } => Err(StoreError::ReadOnly),
+        }
     }
 
     /// The error mapping of this database (see [`engine`]).
@@ -369,7 +423,7 @@ impl SledBackend {
             let _ = self.cas_ref(name, None, Some(value))?;
         }
         if !journal.is_empty() {
-            ref_journal::restore(&self.meta, journal).map_err(self.engine())?;
+            ref_journal::restore(&self.database()?.meta, journal).map_err(self.engine())?;
         }
         self.flush()
     }
@@ -378,7 +432,9 @@ impl SledBackend {
     fn make_durable(&self) -> StoreResult<()> {
         let (active, _) = self.packs.sync()?;
         self.index.persist(active)?;
-        self.db.flush().map_err(self.engine())?;
+        if let RefHome::Database(d) = &self.home {
+            d.db.flush().map_err(self.engine())?;
+        }
         Ok(())
     }
 
@@ -390,7 +446,7 @@ impl SledBackend {
 
     /// Whether sled found a database to recover when it opened (false: it made a new one).
     pub(crate) fn was_recovered(&self) -> bool {
-        self.db.was_recovered()
+        self.database().is_ok_and(|d| d.db.was_recovered())
     }
 
     /// Every index entry, grouped by the pack it points into.
@@ -417,7 +473,7 @@ impl SledBackend {
         if !self.packs.has_magic(no)? {
             return Ok(Verdict::Rewrite);
         }
-        let records = self.packs.records_size(no)?;
+        let records = self.packs.size(no)?.saturating_sub(HEADER);
         let live_bytes: u64 = live.iter().map(|(_, loc)| loc.record_bytes()).sum();
         let dead = records.saturating_sub(live_bytes);
         if dead == 0 {
@@ -498,15 +554,6 @@ impl ObjectStore for SledBackend {
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
         self.index.ids_with_prefix(prefix)
-    }
-
-    fn for_each_id(&self, f: &mut dyn FnMut(RawId) -> bool) -> StoreResult<()> {
-        for (id, _) in self.index.entries()? {
-            if !f(id) {
-                break;
-            }
-        }
-        Ok(())
     }
 
     /// Drops the index entry (the index files lose it at the next flush); the bytes leave
@@ -593,11 +640,14 @@ impl ObjectStore for SledBackend {
 
 impl RefStore for SledBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
-        Ok(self
-            .refs
-            .get(name)
-            .map_err(self.engine())?
-            .map(|v| v.to_vec()))
+        let d = match &self.home {
+            RefHome::Database(d) => d,
+            RefHome::Recorded { refs, .. } => {
+                let at = refs.binary_search_by(|(n, _)| n.as_str().cmp(name));
+                return Ok(at.ok().map(|i| refs[i].1.clone()));
+            }
+        };
+        Ok(d.refs.get(name).map_err(self.engine())?.map(|v| v.to_vec()))
     }
 
     fn cas_ref(
@@ -607,6 +657,7 @@ impl RefStore for SledBackend {
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
         Ok(self
+            .database()?
             .refs
             .compare_and_swap(name, expected, new)
             .map_err(self.engine())?
@@ -620,7 +671,14 @@ impl RefStore for SledBackend {
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
-        self.refs
+        let d = match &self.home {
+            RefHome::Database(d) => d,
+            RefHome::Recorded { refs, .. } => {
+                let wanted = refs.iter().filter(|(n, _)| n.starts_with(prefix));
+                return Ok(wanted.cloned().collect());
+            }
+        };
+        d.refs
             .scan_prefix(prefix)
             .map(|entry| {
                 let (name, value) = entry.map_err(self.engine())?;
@@ -641,23 +699,30 @@ impl Backend for SledBackend {
         lines: &[u8],
         logged: &[u8],
     ) -> StoreResult<Result<(), RefMismatch>> {
-        ref_journal::move_refs(&self.refs, &self.meta, moves, lines, logged).map_err(self.engine())
+        let d = self.database()?;
+        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.engine())
     }
 
     fn ref_journal(&self) -> StoreResult<Vec<u8>> {
-        ref_journal::read(&self.meta).map_err(self.engine())
+        ref_journal::read(&self.database()?.meta).map_err(self.engine())
     }
 
     fn size_on_disk(&self) -> StoreResult<u64> {
-        Ok(self.db.size_on_disk().map_err(self.engine())?
-            + self.index.size_on_disk()
-            + self.packs.total_size()?)
+        match &self.home {
+            RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.engine())?
+                + self.index.size_on_disk()
+                + self.packs.total_size()?),
+            RefHome::Recorded { size, .. } => Ok(*size),
+        }
     }
 
     /// Every pack that does not begin with the pack magic, and every index file that fails
     /// its checksum.
     fn check_files(&self) -> StoreResult<Vec<FileDamage>> {
         let mut out = Vec::new();
+        if self.closed_print().is_some() {
+            return Ok(out); // fsck opens the store
+        }
         for no in self.packs.numbers()? {
             out.extend(self.packs.magic_problem(no)?);
         }
@@ -691,5 +756,53 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(5));
         };
         drop(again);
+    }
+
+    /// Writes pack 1 of `records` (id byte, object bytes) in `dir`; returns its length.
+    fn pack_of(dir: &Path, records: &[(u8, &[u8])]) -> u64 {
+        let mut bytes = b"MEMPACK1".to_vec();
+        for (id, object) in records {
+            bytes.extend_from_slice(&[*id; 32]);
+            bytes.extend_from_slice(&(object.len() as u32).to_be_bytes());
+            bytes.extend_from_slice(object);
+        }
+        fs::write(dir.join(super::super::packs::pack_name(1)), &bytes).unwrap();
+        bytes.len() as u64
+    }
+
+    fn closed(store: &Path, len: u64) -> Option<SledBackend> {
+        let cached = CachedRefs {
+            refs: Vec::new(),
+            packs: vec![(1, len)],
+            print: Vec::new(),
+        };
+        SledBackend::open_closed(store, cached)
+    }
+
+    /// Objects are found through the index file and the tail after it, the last copy in a
+    /// tail winning; nothing past the recorded length is found; a pack shorter than
+    /// recorded is no closed read.
+    #[test]
+    fn a_closed_read_sees_the_packs_as_recorded() {
+        use super::super::pack_index::{encode, index_path};
+        let store = tempfile::tempdir().unwrap();
+        let dir = store.path().join(PACKS_DIR);
+        fs::create_dir(&dir).unwrap();
+        let head = RECORD_HEAD;
+        let len = pack_of(
+            &dir,
+            &[(7, b"seven"), (3, b"three"), (7, b"again"), (5, b"late")],
+        );
+        let indexed = vec![([7; 32], HEADER, 5)];
+        fs::write(index_path(&dir, 1), encode(1, HEADER + head + 5, indexed)).unwrap();
+        let c = closed(store.path(), len - (head + 4)).expect("a closed read");
+        assert_eq!(&c.get(&[7; 32]).unwrap().unwrap()[..], b"again");
+        assert_eq!(&c.get(&[3; 32]).unwrap().unwrap()[..], b"three");
+        assert!(
+            c.get(&[5; 32]).unwrap().is_none(),
+            "past the recorded length"
+        );
+        assert_eq!(c.ids_with_prefix(&[]).unwrap(), vec![[3; 32], [7; 32]]);
+        assert!(closed(store.path(), len + 1).is_none());
     }
 }
