@@ -82,13 +82,7 @@ const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs
 pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {
-        SledBackend::try_open(
-            &path.join(DB_DIR),
-            &path.join(PACKS_DIR),
-            opts.cache_bytes,
-            opts.pack_bytes,
-            opts.verify,
-        )
+        SledBackend::open(&path.join(DB_DIR), &path.join(PACKS_DIR), opts, true)
     })
     .map_err(|e| match e {
         StoreError::Backend(b) => StoreError::EngineDamaged {

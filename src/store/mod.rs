@@ -124,15 +124,6 @@ pub enum StoreError {
         /// The length such a key has.
         expected: usize,
     },
-    /// The object index holds a value of the wrong length (not whole entries): the engine's
-    /// data is damaged.
-    #[error("object index holds a value of {len} bytes, expected {expected}")]
-    BadIndexValue {
-        /// The value's length.
-        len: usize,
-        /// The length of an encoded location.
-        expected: usize,
-    },
     /// The ref table holds a name that is not UTF-8: the engine's data is damaged.
     #[error(
         "refs table holds a name that is not UTF-8: {}",

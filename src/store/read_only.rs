@@ -86,16 +86,11 @@ impl Store {
             Err(_) if why == ReadOnly::DiskFull => return Err(denied),
             Err(e) => return Err(e),
         };
-        let backend = SledBackend::open_read_only(
-            &scratch.0,
-            &path.join(PACKS_DIR),
-            opts.cache_bytes,
-            opts.verify,
-        )?
-        .ok_or_else(|| StoreError::EngineDamaged {
-            path: path.to_path_buf(),
-            detail: "its copy is held by another handle".into(),
-        })?;
+        let backend = SledBackend::open(&scratch.0, &path.join(PACKS_DIR), opts, false)?
+            .ok_or_else(|| StoreError::EngineDamaged {
+                path: path.to_path_buf(),
+                detail: "its copy is held by another handle".into(),
+            })?;
         Ok(Store::read_only_parts(
             Engine::Sled(require_recovered(path, backend)?),
             path.to_path_buf(),

@@ -257,19 +257,6 @@ pub fn read(dir: &Path) -> StoreResult<Vec<RefLogEntry>> {
     Ok(out)
 }
 
-/// The refs the log of the store in `dir` ends with: each ref's value after its last move,
-/// deleted refs left out, sorted by name.
-pub fn final_refs(dir: &Path) -> StoreResult<Vec<(String, Vec<u8>)>> {
-    let mut refs = std::collections::BTreeMap::new();
-    for e in read(dir)? {
-        match e.new_value() {
-            Some(v) => refs.insert(e.name, v),
-            None => refs.remove(&e.name),
-        };
-    }
-    Ok(refs.into_iter().collect())
-}
-
 /// Whether the store in `dir` has a ref log.
 pub fn exists(dir: &Path) -> bool {
     fs::metadata(dir.join(REFLOG_FILE)).is_ok_and(|m| m.is_file())

@@ -146,20 +146,7 @@ impl Store {
 
         let beside = path.join(REPAIR_DIR);
         remove_dir_if_present(&beside)?;
-        fs::create_dir(&beside).map_err(io_err(&beside))?;
-        let backend = SledBackend::try_open(
-            &beside,
-            &dir,
-            opts.cache_bytes,
-            opts.pack_bytes,
-            opts.verify,
-        )?
-        .ok_or_else(|| StoreError::CannotRepair {
-            path: path.to_path_buf(),
-            reason: "its new database is held by another handle".into(),
-        })?;
-        backend.fill(&refs, &journal)?;
-        drop(backend);
+        SledBackend::build(path, &beside, &dir, opts, &refs, &journal)?;
         let mark = beside.join(FINISHED);
         fs::File::create(&mark)
             .and_then(|f| f.sync_all())

@@ -15,14 +15,15 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
+use super::files::sync_dir;
 use super::head_cache::CachedRefs;
 use super::lifecycle::DB_DIR;
-use super::object_index::{ObjectIndex, VerifyRecord};
+use super::object_index::ObjectIndex;
 use super::packs::{Location, Packs, HEADER, PACKS_DIR, RECORD_HEAD};
 use super::ref_journal;
 use super::{
-    Backend, Bytes, FileDamage, ObjectStore, PutOutcome, RawId, Reclaim, ReclaimReport,
-    RefMismatch, RefMove, RefStore, StoreError, StoreResult,
+    Backend, Bytes, FileDamage, ObjectStore, OpenOptions, PutOutcome, RawId, Reclaim,
+    ReclaimReport, RefMismatch, RefMove, RefStore, StoreError, StoreResult,
 };
 
 /// Name of the sled tree holding refs by name (UTF-8 bytes).
@@ -198,39 +199,16 @@ impl SledBackend {
     /// sled's log file inside its database directory.
     pub(crate) const LOG_FILE: &'static str = "db";
 
-    /// Open (creating if missing) the sled database in directory `path`, with a page cache
-    /// of `cache_bytes`, and the packs in directory `packs` (packs stop growing at
-    /// `pack_bytes`; `verify` checks the records of their tails); `None` while another
-    /// handle still holds the database's lock. Objects of a version-1 store (bytes inside
-    /// sled) are copied into packs (the store then rebuilds its database without them).
-    pub(crate) fn try_open(
+    /// Opens (creating if missing) the sled database in directory `path` over the packs in
+    /// directory `packs`, with the page cache, pack size and record check of `opts`; `None`
+    /// while another handle still holds the database's lock. With `writable`, the objects of
+    /// a version-1 store (bytes inside sled) are copied into packs (the store then rebuilds
+    /// its database without them). Without it the packs are only read (the private copy of
+    /// the database of a store without write access), and a version-1 store is refused.
+    pub(crate) fn open(
         path: &Path,
         packs: &Path,
-        cache_bytes: u64,
-        pack_bytes: u64,
-        verify: Option<VerifyRecord>,
-    ) -> StoreResult<Option<Self>> {
-        Self::open_with(path, packs, cache_bytes, pack_bytes, verify, true)
-    }
-
-    /// Opens the sled database in directory `path` (a private copy of a store's database)
-    /// over the packs in directory `packs`, which are only read: a store without write
-    /// access. A version-1 store is refused (its objects are not in packs yet).
-    pub(crate) fn open_read_only(
-        path: &Path,
-        packs: &Path,
-        cache_bytes: u64,
-        verify: Option<VerifyRecord>,
-    ) -> StoreResult<Option<Self>> {
-        Self::open_with(path, packs, cache_bytes, 0, verify, false)
-    }
-
-    fn open_with(
-        path: &Path,
-        packs: &Path,
-        cache_bytes: u64,
-        pack_bytes: u64,
-        verify: Option<VerifyRecord>,
+        opts: &OpenOptions,
         writable: bool,
     ) -> StoreResult<Option<Self>> {
         let log = path.join(Self::LOG_FILE);
@@ -247,7 +225,7 @@ impl SledBackend {
             }
             tries += 1;
             remove_unfinished_snapshots(path)?;
-            match open_engine(path, cache_bytes) {
+            match open_engine(path, opts.cache_bytes) {
                 Ok(db) => break db,
                 Err(sled::Error::Io(_)) if log_locked(&log) => return Ok(None),
                 Err(sled::Error::Io(_)) if tries < 2 => continue,
@@ -257,10 +235,10 @@ impl SledBackend {
         let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
         let meta = db.open_tree(META_TREE).map_err(engine(path))?;
         // The index first: it cuts a torn end off the newest pack before appends start.
-        let index = Box::new(ObjectIndex::open(packs, verify, writable)?);
+        let index = Box::new(ObjectIndex::open(packs, opts.verify, writable)?);
         let backend = Self {
             path: path.to_path_buf(),
-            packs: Box::new(Packs::open(packs, pack_bytes, writable)?),
+            packs: Box::new(Packs::open(packs, opts.pack_bytes, writable)?),
             index,
             home: RefHome::Database(Database { db, refs, meta }),
         };
@@ -415,17 +393,38 @@ impl SledBackend {
         Ok(out)
     }
 
-    /// Fills a new database with the refs `refs` and the ref journal `journal`, durably:
-    /// the rebuild of a lost or damaged database (`Store::repair`) and of an older store's
-    /// (the upgrade).
-    pub(crate) fn fill(&self, refs: &[(String, Vec<u8>)], journal: &[u8]) -> StoreResult<()> {
+    /// Builds a new database in directory `path` (made here) over the packs in directory
+    /// `packs`, holding the refs `refs` and the ref journal `journal`, durably: the rebuild
+    /// of a lost or damaged database (`Store::repair`) and of an older store's (the upgrade).
+    /// `store` is the store directory, for errors.
+    pub(crate) fn build(
+        store: &Path,
+        path: &Path,
+        packs: &Path,
+        opts: &OpenOptions,
+        refs: &[(String, Vec<u8>)],
+        journal: &[u8],
+    ) -> StoreResult<()> {
+        fs::create_dir(path).map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        sync_dir(store)?;
+        let built =
+            Self::open(path, packs, opts, true)?.ok_or_else(|| StoreError::CannotRepair {
+                path: store.to_path_buf(),
+                reason: format!(
+                    "its new database {} is held by another handle",
+                    path.display()
+                ),
+            })?;
         for (name, value) in refs {
-            let _ = self.cas_ref(name, None, Some(value))?;
+            let _ = built.cas_ref(name, None, Some(value))?;
         }
         if !journal.is_empty() {
-            ref_journal::restore(&self.database()?.meta, journal).map_err(self.engine())?;
+            ref_journal::restore(&built.database()?.meta, journal).map_err(built.engine())?;
         }
-        self.flush()
+        built.flush()
     }
 
     /// Syncs the packs, writes the index files they now need, then flushes sled.
@@ -741,7 +740,12 @@ mod tests {
     fn a_held_database_is_seen_as_held() {
         let dir = tempfile::tempdir().unwrap();
         let (db, packs) = (dir.path().join("db"), dir.path().join("packs"));
-        let open = || SledBackend::try_open(&db, &packs, 1 << 20, 1 << 20, None).unwrap();
+        let opts = OpenOptions {
+            cache_bytes: 1 << 20,
+            pack_bytes: 1 << 20,
+            ..OpenOptions::default()
+        };
+        let open = || SledBackend::open(&db, &packs, &opts, true).unwrap();
         let first = open().expect("a new database is free");
         assert!(log_locked(&db.join(SledBackend::LOG_FILE)));
         assert!(open().is_none(), "held by the first handle");
