@@ -26,17 +26,17 @@ use super::reflog::{RefLog, RefNote};
 #[cfg(any(test, feature = "testing"))]
 use super::FaultyBackend;
 use super::{
-    Backend, BackendKind, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim,
-    ReclaimReport, RefMismatch, RefMove, RefStore, SledBackend, StoreError, StoreResult,
+    Backend, BackendKind, Bytes, DiskBackend, MemoryBackend, ObjectStore, PutOutcome, RawId,
+    Reclaim, ReclaimReport, RefMismatch, RefMove, RefStore, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
 /// (feature `testing`) can reach the concrete backend.
 pub(super) enum Engine {
-    Sled(SledBackend),
+    Disk(DiskBackend),
     Memory(MemoryBackend),
     /// A closed read: no database, no lock, no writes.
-    Closed(SledBackend),
+    Closed(DiskBackend),
     #[cfg(any(test, feature = "testing"))]
     Faulty(FaultyBackend),
 }
@@ -44,7 +44,7 @@ pub(super) enum Engine {
 impl Engine {
     fn as_dyn(&self) -> &dyn Backend {
         match self {
-            Engine::Sled(b) => b,
+            Engine::Disk(b) => b,
             Engine::Memory(b) => b,
             Engine::Closed(b) => b,
             #[cfg(any(test, feature = "testing"))]
@@ -77,7 +77,7 @@ impl Drop for Inner {
     /// durable yet (a write that ended without one) are made durable now, then logged, as a
     /// flush would.
     fn drop(&mut self) {
-        let (Engine::Sled(engine), Some(_), None) = (&self.engine, &self._lock, self.read_only)
+        let (Engine::Disk(engine), Some(_), None) = (&self.engine, &self._lock, self.read_only)
         else {
             return;
         };
@@ -210,7 +210,7 @@ impl Store {
     /// be retried with the store opened.
     pub fn read_closed(path: &Path) -> Option<Store> {
         let (_, cached) = head_cache::read_all(path, &log_path(path))?;
-        let backend = SledBackend::open_closed(path, cached)?;
+        let backend = DiskBackend::open_closed(path, cached)?;
         Some(Store::from_parts(
             Engine::Closed(backend),
             None,
@@ -272,7 +272,7 @@ impl Store {
     /// (none on a handle that cannot write).
     pub fn check_index_files(&self) -> StoreResult<u64> {
         match &self.inner.engine {
-            Engine::Sled(b) => b.heal_index_files(),
+            Engine::Disk(b) => b.heal_index_files(),
             _ => Ok(0),
         }
     }
@@ -380,11 +380,14 @@ impl Store {
     fn moving(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), RefMismatch>> {
         self.writable()?;
         self.inner.head.before_ref_change()?;
-        let Some(log) = &self.inner.reflog else {
-            return self.backend().cas_refs_journaled(moves, &[], &[]);
+        let (Engine::Disk(backend), Some(log)) = (&self.inner.engine, &self.inner.reflog) else {
+            return Ok(match self.backend().cas_refs(moves)? {
+                Ok(()) => Ok(()),
+                Err(name) => Err((name.clone(), self.backend().get_ref(&name)?)),
+            });
         };
         let (lines, logged) = (log.lines(moves), log.logged());
-        let moved = self.backend().cas_refs_journaled(moves, &lines, &logged)?;
+        let moved = backend.move_refs(moves, &lines, &logged)?;
         if moved.is_ok() {
             log.unjournaled(logged.len());
             log.queue(&lines);
@@ -397,10 +400,10 @@ impl Store {
     /// them from the journal. Run by the LOCK holder as it opens the store; a failure
     /// leaves the journal for the next open.
     pub(super) fn settle_ref_journal(&self) -> StoreResult<()> {
-        let Some(log) = &self.inner.reflog else {
+        let (Engine::Disk(backend), Some(log)) = (&self.inner.engine, &self.inner.reflog) else {
             return Ok(());
         };
-        let journal = self.backend().ref_journal()?;
+        let journal = backend.ref_journal()?;
         if journal.is_empty() {
             return Ok(());
         }

@@ -243,34 +243,16 @@ impl DerivedCache for HeadCache {
 
 /// The identity of a file's current content as the file system reports it: length,
 /// modification and change times to the nanosecond, and inode.
-fn fingerprint(file: &Path) -> io::Result<[u8; PRINT_LEN]> {
+fn fingerprint(file: &Path) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
     let m = fs::metadata(file)?;
-    let mut out = [0u8; PRINT_LEN];
-    let mut w = &mut out[..];
-    let mut put = |b: &[u8]| {
-        let (head, rest) = std::mem::take(&mut w).split_at_mut(b.len());
-        head.copy_from_slice(b);
-        w = rest;
-    };
-    put(&m.len().to_le_bytes());
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        put(&m.mtime().to_le_bytes());
-        put(&(m.mtime_nsec() as u32).to_le_bytes());
-        put(&m.ctime().to_le_bytes());
-        put(&(m.ctime_nsec() as u32).to_le_bytes());
-        put(&m.ino().to_le_bytes());
-    }
-    #[cfg(not(unix))]
-    {
-        let t = m
-            .modified()?
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
-        put(&t.as_secs().to_le_bytes());
-        put(&t.subsec_nanos().to_le_bytes());
-    }
+    let mut out = Vec::with_capacity(PRINT_LEN);
+    out.extend_from_slice(&m.len().to_le_bytes());
+    out.extend_from_slice(&m.mtime().to_le_bytes());
+    out.extend_from_slice(&(m.mtime_nsec() as u32).to_le_bytes());
+    out.extend_from_slice(&m.ctime().to_le_bytes());
+    out.extend_from_slice(&(m.ctime_nsec() as u32).to_le_bytes());
+    out.extend_from_slice(&m.ino().to_le_bytes());
     Ok(out)
 }
 
@@ -284,7 +266,7 @@ pub(super) fn read(store_dir: &Path, log: &Path) -> Option<CachedHead> {
 pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
     let bytes = file_bytes(store_dir)?;
     let (print, record, more) = split(&bytes)?;
-    if fingerprint(log).ok()?[..] != *print {
+    if fingerprint(log).ok()? != print {
         return None;
     }
     let mut rest = CachedRefs::decode(more)?;
@@ -295,7 +277,7 @@ pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, Cach
 /// Whether the engine's log file at `log` still has fingerprint `print`: nobody opened the
 /// store since the close that recorded it.
 pub(super) fn unopened_since(log: &Path, print: &[u8]) -> bool {
-    fingerprint(log).is_ok_and(|p| p[..] == *print)
+    fingerprint(log).is_ok_and(|p| p == print)
 }
 
 /// Every ref (name, raw value), sorted by name.

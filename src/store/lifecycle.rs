@@ -18,7 +18,7 @@ use super::lock::{self, LOCK_FILE};
 use super::packs::PACKS_DIR;
 use super::{read_only, repair, upgrade};
 use super::{
-    MemoryBackend, ObjectStore, SledBackend, Store, StoreError, StoreResult, VerifyRecord,
+    DiskBackend, MemoryBackend, ObjectStore, Store, StoreError, StoreResult, VerifyRecord,
 };
 
 /// Subdirectory of a store that holds the sled database.
@@ -66,7 +66,7 @@ impl Default for OpenOptions {
 
 /// The engine's log file in store directory `path`: every open of the engine writes to it.
 pub(super) fn log_path(path: &Path) -> PathBuf {
-    path.join(DB_DIR).join(SledBackend::LOG_FILE)
+    path.join(DB_DIR).join(DiskBackend::LOG_FILE)
 }
 
 /// How long the engine's own lock may still be held once the store's LOCK is ours: the
@@ -79,10 +79,10 @@ const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
 /// reference after the LOCK is released), so a database still locked is waited for like
 /// the LOCK, within `opts.lock_timeout` (at least [`ENGINE_RELEASE_GRACE`]).
-pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<SledBackend> {
+pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<DiskBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {
-        SledBackend::open(&path.join(DB_DIR), &path.join(PACKS_DIR), opts, true)
+        DiskBackend::open(&path.join(DB_DIR), &path.join(PACKS_DIR), opts, true)
     })
     .map_err(|e| match e {
         StoreError::Backend(b) => StoreError::EngineDamaged {
@@ -109,7 +109,7 @@ pub(super) fn require_log(path: &Path) -> StoreResult<()> {
     if fs::metadata(log_path(path)).map_or(true, |m| m.len() == 0) {
         return Err(damaged(format!(
             "its log file {DB_DIR}/{} is missing or empty",
-            SledBackend::LOG_FILE
+            DiskBackend::LOG_FILE
         )));
     }
     Ok(())
@@ -117,7 +117,7 @@ pub(super) fn require_log(path: &Path) -> StoreResult<()> {
 
 /// `backend`, the database of the store in `path`, unless sled found nothing to recover
 /// when it opened it (its files were lost: see [`require_log`]).
-pub(super) fn require_recovered(path: &Path, backend: SledBackend) -> StoreResult<SledBackend> {
+pub(super) fn require_recovered(path: &Path, backend: DiskBackend) -> StoreResult<DiskBackend> {
     if backend.was_recovered() {
         return Ok(backend);
     }
@@ -297,7 +297,7 @@ impl Store {
         }
 
         Ok(Store::from_parts(
-            Engine::Sled(backend),
+            Engine::Disk(backend),
             Some(lock),
             Some(path.to_path_buf()),
             BackendKind::Sled,
@@ -359,7 +359,7 @@ impl Store {
                     upgrade::rebuild(path, opts)?;
                 }
                 match open_sled(path, opts) {
-                    Ok(backend) => Engine::Sled(require_recovered(path, backend)?),
+                    Ok(backend) => Engine::Disk(require_recovered(path, backend)?),
                     // sled writes as it opens: on a full disk the store is still read,
                     // from a copy of its database elsewhere, holding the LOCK.
                     Err(e) if read_only::is_disk_full(&e) => {

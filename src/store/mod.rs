@@ -1,6 +1,6 @@
 //! Store layer: raw object bytes by 32-byte id, and named refs, behind traits.
 //!
-//! Two backends implement the traits: [`SledBackend`] (on disk, the default) and
+//! Two backends implement the traits: [`DiskBackend`] (on disk, the default) and
 //! [`MemoryBackend`] (tests, benches). A store directory ([`Store`]) adds the metadata file
 //! and the LOCK file on top of a backend, and keeps its head cache (what `HEAD` was at the
 //! last close) for readers that do not open it. Nothing here knows how objects are encoded
@@ -11,6 +11,7 @@
 //! bytes (`Store::overwrite_raw`); normal builds have neither.
 
 mod cache;
+mod disk_backend;
 pub(crate) mod files;
 mod format_file;
 mod handle;
@@ -26,7 +27,6 @@ mod ref_journal;
 pub mod reflog;
 mod remotes_file;
 mod repair;
-mod sled_backend;
 mod upgrade;
 
 #[cfg(any(test, feature = "testing"))]
@@ -38,6 +38,7 @@ pub use cache::{
     check_paths, relative, remove_cache_file, remove_stray_temporaries, stray_findings,
     CacheFinding, CacheIssue, DerivedCache, CACHE_DIR,
 };
+pub use disk_backend::DiskBackend;
 #[cfg(any(test, feature = "testing"))]
 pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
 pub(crate) use files::{
@@ -53,7 +54,6 @@ pub use object_index::VerifyRecord;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::{RepairReport, SkippedBytes};
-pub use sled_backend::SledBackend;
 
 use std::path::PathBuf;
 
@@ -386,31 +386,6 @@ pub struct RefMove<'a> {
 
 /// A backend holds both objects and refs.
 pub trait Backend: ObjectStore + RefStore {
-    /// Moves refs as [`RefStore::cas_refs`] does and, in the same transaction, updates the
-    /// *ref journal*, the ref log's lines of the newest moves: drops `logged` (lines the log
-    /// holds) and appends `lines`. A crash between the flush that makes a move durable and
-    /// the log's append then leaves its line where the next open finds it. On a mismatch
-    /// nothing changes, and the name and current value of the first ref that differs are
-    /// returned. Backends without a ref log keep no journal.
-    fn cas_refs_journaled(
-        &self,
-        moves: &[RefMove<'_>],
-        lines: &[u8],
-        logged: &[u8],
-    ) -> StoreResult<Result<(), RefMismatch>> {
-        let _ = (lines, logged);
-        match self.cas_refs(moves)? {
-            Ok(()) => Ok(Ok(())),
-            Err(name) => {
-                let current = self.get_ref(&name)?;
-                Ok(Err((name, current)))
-            }
-        }
-    }
-    /// The ref journal (see [`Backend::cas_refs_journaled`]); empty when there is none.
-    fn ref_journal(&self) -> StoreResult<Vec<u8>> {
-        Ok(Vec::new())
-    }
     /// Bytes the backend occupies on disk (0 for memory).
     fn size_on_disk(&self) -> StoreResult<u64>;
     /// The files of the backend that are damaged as a whole, such as a pack file that does

@@ -159,6 +159,17 @@ struct Pack {
 }
 
 impl Pack {
+    /// A pack read through `file` up to `end`, with no records known after it yet.
+    fn new(file: Option<PackIndex>, end: u64) -> Pack {
+        let (tail, damaged) = (HashMap::new(), HashMap::new());
+        Pack {
+            file,
+            tail,
+            damaged,
+            end,
+        }
+    }
+
     fn covered(&self) -> u64 {
         self.file.as_ref().map_or(HEADER, PackIndex::covered)
     }
@@ -229,30 +240,15 @@ impl ObjectIndex {
                 }
             }
             state.gaps.extend(scan.gaps.into_iter().map(|g| (no, g)));
-            let (tail, damaged) = (places(scan.records), places(scan.damaged));
-            state.packs.insert(
-                no,
-                Pack {
-                    file,
-                    tail,
-                    damaged,
-                    end,
-                },
-            );
+            let mut pack = Pack::new(file, end);
+            (pack.tail, pack.damaged) = (places(scan.records), places(scan.damaged));
+            state.packs.insert(no, pack);
         }
         // The index file of a pack that is gone: its objects read as damaged, not absent.
         for no in pack_index::without_pack(dir) {
             if let Some(file) = PackIndex::open(&index_path(dir, no), no) {
-                let (end, tail, damaged) = (file.covered(), HashMap::new(), HashMap::new());
-                state.packs.insert(
-                    no,
-                    Pack {
-                        file: Some(file),
-                        tail,
-                        damaged,
-                        end,
-                    },
-                );
+                let end = file.covered();
+                state.packs.insert(no, Pack::new(Some(file), end));
             }
         }
         let index = ObjectIndex {
@@ -288,16 +284,9 @@ impl ObjectIndex {
                 return None;
             }
             let scan = scan_records(&read_span(&path, from, len).ok()?, from, None);
-            let (tail, damaged) = (places(scan.records), HashMap::new());
-            state.packs.insert(
-                no,
-                Pack {
-                    file,
-                    tail,
-                    damaged,
-                    end: len,
-                },
-            );
+            let mut pack = Pack::new(file, len);
+            pack.tail = places(scan.records);
+            state.packs.insert(no, pack);
         }
         Some(ObjectIndex {
             dir: dir.to_path_buf(),
@@ -350,12 +339,10 @@ impl ObjectIndex {
         let mut st = self.write();
         for (id, loc) in places {
             st.gone.remove(id);
-            let pack = st.packs.entry(loc.pack).or_insert_with(|| Pack {
-                file: None,
-                tail: HashMap::new(),
-                damaged: HashMap::new(),
-                end: HEADER,
-            });
+            let pack = st
+                .packs
+                .entry(loc.pack)
+                .or_insert_with(|| Pack::new(None, HEADER));
             pack.damaged.remove(id);
             pack.tail.insert(*id, (loc.offset, loc.len));
             pack.end = pack.end.max(loc.offset + loc.record_bytes());
@@ -501,12 +488,10 @@ impl ObjectIndex {
             path: path.clone(),
             source: std::io::Error::other("the index file just written does not read back"),
         })?;
-        let pack = st.packs.entry(no).or_insert_with(|| Pack {
-            file: None,
-            tail: HashMap::new(),
-            damaged: HashMap::new(),
-            end: covered,
-        });
+        let pack = st
+            .packs
+            .entry(no)
+            .or_insert_with(|| Pack::new(None, covered));
         pack.file = Some(file);
         pack.tail.clear();
         pack.damaged.clear();

@@ -17,7 +17,7 @@ use super::format_file::FORMAT_VERSION;
 use super::handle::Engine;
 use super::lifecycle::{require_log, require_recovered, DB_DIR};
 use super::packs::PACKS_DIR;
-use super::{OpenOptions, SledBackend, Store, StoreError, StoreResult};
+use super::{DiskBackend, OpenOptions, Store, StoreError, StoreResult};
 
 /// Why a store is read without writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,13 +86,13 @@ impl Store {
             Err(_) if why == ReadOnly::DiskFull => return Err(denied),
             Err(e) => return Err(e),
         };
-        let backend = SledBackend::open(&scratch.0, &path.join(PACKS_DIR), opts, false)?
+        let backend = DiskBackend::open(&scratch.0, &path.join(PACKS_DIR), opts, false)?
             .ok_or_else(|| StoreError::EngineDamaged {
                 path: path.to_path_buf(),
                 detail: "its copy is held by another handle".into(),
             })?;
         Ok(Store::read_only_parts(
-            Engine::Sled(require_recovered(path, backend)?),
+            Engine::Disk(require_recovered(path, backend)?),
             path.to_path_buf(),
             scratch,
             held,

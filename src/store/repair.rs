@@ -18,6 +18,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::disk_backend::{salvage, Refs};
 use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::read_format;
 use super::handle::Engine;
@@ -26,8 +27,7 @@ use super::lock;
 use super::object_index::scan_pack;
 use super::pack_index::{self, index_path};
 use super::packs::{pack_files, pack_name, PACKS_DIR, RECORD_HEAD};
-use super::sled_backend::{salvage, Refs};
-use super::{reflog, BackendKind, RawId, SledBackend, Store, StoreError, StoreResult};
+use super::{reflog, BackendKind, DiskBackend, RawId, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
 const REPAIR_DIR: &str = "db.repair";
@@ -146,7 +146,7 @@ impl Store {
 
         let beside = path.join(REPAIR_DIR);
         remove_dir_if_present(&beside)?;
-        SledBackend::build(path, &beside, &dir, opts, &refs, &journal)?;
+        DiskBackend::build(path, &beside, &dir, opts, &refs, &journal)?;
         let mark = beside.join(FINISHED);
         fs::File::create(&mark)
             .and_then(|f| f.sync_all())
@@ -156,7 +156,7 @@ impl Store {
         report.old_database = swap_in(path)?;
         report.refs_restored = refs.into_iter().map(|(name, _)| name).collect();
         let store = Store::from_parts(
-            Engine::Sled(open_sled(path, opts)?),
+            Engine::Disk(open_sled(path, opts)?),
             Some(lock),
             Some(path.to_path_buf()),
             BackendKind::Sled,

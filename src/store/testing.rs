@@ -12,7 +12,7 @@ impl Store {
     /// absent), to simulate a damaged copy.
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) -> StoreResult<()> {
         match self.engine() {
-            Engine::Sled(b) => b.overwrite_raw(id, bytes),
+            Engine::Disk(b) => b.overwrite_raw(id, bytes),
             Engine::Memory(b) => {
                 b.overwrite_raw(id, bytes);
                 Ok(())

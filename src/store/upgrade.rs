@@ -27,7 +27,7 @@ use super::format_file::{write_format, FORMAT_VERSION};
 use super::lifecycle::DB_DIR;
 use super::pack_index::index_number;
 use super::packs::PACKS_DIR;
-use super::{Backend, OpenOptions, RefStore, SledBackend, StoreResult, CACHE_DIR};
+use super::{DiskBackend, OpenOptions, RefStore, StoreResult, CACHE_DIR};
 
 /// Where an upgrade builds the new database.
 const NEW_DB_DIR: &str = "db.new";
@@ -78,7 +78,7 @@ pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     };
     remove_old_pack_indexes(path);
     let new = path.join(NEW_DB_DIR);
-    SledBackend::build(path, &new, &packs, opts, &refs, &journal)?;
+    DiskBackend::build(path, &new, &packs, opts, &refs, &journal)?;
     let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
     fs::rename(&db, &old).map_err(io_err(&db))?;
     fs::rename(&new, &db).map_err(io_err(&new))?;

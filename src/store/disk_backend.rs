@@ -10,7 +10,7 @@
 //! [`StoreError::Io`] naming the database directory; any other sled error becomes
 //! [`StoreError::Backend`], with the sled error as its source.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -19,8 +19,10 @@ use super::files::sync_dir;
 use super::head_cache::CachedRefs;
 use super::lifecycle::DB_DIR;
 use super::object_index::ObjectIndex;
-use super::packs::{Location, Packs, HEADER, PACKS_DIR, RECORD_HEAD};
+use super::packs::{Location, Packs, PACKS_DIR};
 use super::ref_journal;
+
+mod reclaim;
 use super::{
     Backend, Bytes, FileDamage, ObjectStore, OpenOptions, PutOutcome, RawId, Reclaim,
     ReclaimReport, RefMismatch, RefMove, RefStore, StoreError, StoreResult,
@@ -35,19 +37,6 @@ const META_TREE: &str = "meta";
 const LEGACY_OBJECTS_TREE: &str = "objects";
 /// Objects copied per pack write while moving a version-1 store's objects into packs.
 const MIGRATE_BATCH_BYTES: usize = 8 << 20;
-/// Records copied per pack write while reclaiming space.
-const MOVE_BATCH: usize = 4096;
-
-/// What [`SledBackend::must_rewrite`] decided for one pack.
-enum Verdict {
-    /// No dead bytes.
-    Clean,
-    /// Rewritten.
-    Rewrite,
-    /// Kept with its dead bytes; the pack's length.
-    KeepDead(u64),
-}
-
 /// The on-disk backend: objects in pack files and their index, the refs in a sled database.
 ///
 /// Writes become durable only on [`ObjectStore::flush`] (sled's periodic background flush
@@ -59,7 +48,7 @@ enum Verdict {
 /// A closed read (see [`Store::read_closed`](super::Store::read_closed)) is this backend
 /// without the database: the refs are those the last close recorded, and the packs and
 /// their index are read only up to the lengths it recorded, through the same read path.
-pub struct SledBackend {
+pub struct DiskBackend {
     /// The database directory, named by the errors of its I/O.
     path: PathBuf,
     home: RefHome,
@@ -69,7 +58,7 @@ pub struct SledBackend {
     packs: Box<Packs>,
 }
 
-/// Where the refs of a [`SledBackend`] are.
+/// Where the refs of a [`DiskBackend`] are.
 enum RefHome {
     /// The store's sled database.
     Database(Database),
@@ -89,9 +78,9 @@ struct Database {
     meta: sled::Tree,
 }
 
-impl fmt::Debug for SledBackend {
+impl fmt::Debug for DiskBackend {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SledBackend").finish_non_exhaustive()
+        f.debug_struct("DiskBackend").finish_non_exhaustive()
     }
 }
 
@@ -114,7 +103,7 @@ pub(crate) type Refs = Vec<(String, Vec<u8>)>;
 /// `None` when it cannot be opened or read (whatever the reason, a panic in the engine
 /// included). The caller checks each ref's value against the objects it found.
 pub(crate) fn salvage(path: &Path) -> Option<(Refs, Vec<u8>)> {
-    if !path.join(SledBackend::LOG_FILE).is_file() {
+    if !path.join(DiskBackend::LOG_FILE).is_file() {
         return None;
     }
     std::panic::catch_unwind(|| {
@@ -195,7 +184,7 @@ pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
     })
 }
 
-impl SledBackend {
+impl DiskBackend {
     /// sled's log file inside its database directory.
     pub(crate) const LOG_FILE: &'static str = "db";
 
@@ -315,9 +304,9 @@ impl SledBackend {
     /// The store at `dir` as `cached` records it, for a closed read, or `None` if its packs
     /// are no longer as recorded (one is gone or shorter) or a pack's unindexed tail is too
     /// long to read.
-    pub(crate) fn open_closed(dir: &Path, cached: CachedRefs) -> Option<SledBackend> {
+    pub(crate) fn open_closed(dir: &Path, cached: CachedRefs) -> Option<DiskBackend> {
         let packs_dir = dir.join(PACKS_DIR);
-        Some(SledBackend {
+        Some(DiskBackend {
             path: dir.join(DB_DIR),
             index: Box::new(ObjectIndex::open_closed(&packs_dir, &cached.packs)?),
             packs: Box::new(Packs::open_closed(&packs_dir, &cached.packs).ok()?),
@@ -344,6 +333,27 @@ impl SledBackend {
             RefHome::Database(d) => Ok(d),
             RefHome::Recorded { .. } => Err(StoreError::ReadOnly),
         }
+    }
+
+    /// Moves refs as [`RefStore::cas_refs`] does and, in the same transaction, updates the
+    /// *ref journal*, the ref log's lines of the newest moves: drops `logged` (lines the log
+    /// holds) and appends `lines`. A crash between the flush that makes a move durable and
+    /// the log's append then leaves its line where the next open finds it. On a mismatch
+    /// nothing changes, and the name and current value of the first ref that differs are
+    /// returned.
+    pub(crate) fn move_refs(
+        &self,
+        moves: &[RefMove<'_>],
+        lines: &[u8],
+        logged: &[u8],
+    ) -> StoreResult<Result<(), RefMismatch>> {
+        let d = self.database()?;
+        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.engine())
+    }
+
+    /// The ref journal (see [`DiskBackend::move_refs`]).
+    pub(crate) fn ref_journal(&self) -> StoreResult<Vec<u8>> {
+        ref_journal::read(&self.database()?.meta).map_err(self.engine())
     }
 
     /// The error mapping of this database (see [`engine`]).
@@ -448,60 +458,6 @@ impl SledBackend {
         self.database().is_ok_and(|d| d.db.was_recovered())
     }
 
-    /// Every index entry, grouped by the pack it points into.
-    fn entries_by_pack(&self) -> StoreResult<HashMap<u32, Vec<(RawId, Location)>>> {
-        let mut out: HashMap<u32, Vec<(RawId, Location)>> = HashMap::new();
-        for (id, loc) in self.index.entries()? {
-            out.entry(loc.pack).or_default().push((id, loc));
-        }
-        Ok(out)
-    }
-
-    /// Whether [`ObjectStore::reclaim`] under `rule` rewrites pack `no`, into which the
-    /// index points at `live`. A pack whose records are all live is clean. One with dead
-    /// bytes is rewritten when `rule` says so by their share, when it does not begin with
-    /// the magic, or when its records, read in order from its start, do not end exactly at
-    /// its end and pass through every live record (a record torn by a crash, after which
-    /// a reader of the pack alone would lose its way); otherwise it is kept, with its length.
-    fn must_rewrite(
-        &self,
-        no: u32,
-        live: &[(RawId, Location)],
-        rule: Reclaim,
-    ) -> StoreResult<Verdict> {
-        if !self.packs.has_magic(no)? {
-            return Ok(Verdict::Rewrite);
-        }
-        let records = self.packs.size(no)?.saturating_sub(HEADER);
-        let live_bytes: u64 = live.iter().map(|(_, loc)| loc.record_bytes()).sum();
-        let dead = records.saturating_sub(live_bytes);
-        if dead == 0 {
-            return Ok(Verdict::Clean);
-        }
-        let share = match rule {
-            Reclaim::Everything => return Ok(Verdict::Rewrite),
-            Reclaim::DeadShare(percent) => u64::from(percent),
-        };
-        if dead.saturating_mul(100) >= records.saturating_mul(share) {
-            return Ok(Verdict::Rewrite);
-        }
-        let Some((len, scanned)) = self.packs.scan(no)? else {
-            return Ok(Verdict::Rewrite);
-        };
-        let ends = scanned
-            .last()
-            .map_or(HEADER, |(_, off, n)| off + RECORD_HEAD + u64::from(*n));
-        let found: HashSet<(RawId, u64, u32)> = scanned.into_iter().collect();
-        let all_live = live
-            .iter()
-            .all(|(id, loc)| loc.pack == no && found.contains(&(*id, loc.offset, loc.len)));
-        Ok(if ends == len && all_live {
-            Verdict::KeepDead(len)
-        } else {
-            Verdict::Rewrite
-        })
-    }
-
     /// The bytes of `id`, read where the index points. A record that is not there whole
     /// sends the index to check that pack's index file (rebuilt from the pack if it fails its
     /// checksum) and is looked up once more (a concurrent rewrite may also have moved it); if
@@ -523,7 +479,7 @@ impl SledBackend {
     }
 }
 
-impl ObjectStore for SledBackend {
+impl ObjectStore for DiskBackend {
     /// An object not found sends the index to check its files whole, once (a damaged file
     /// may hide it), and is looked up again if one was rebuilt.
     fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
@@ -566,78 +522,13 @@ impl ObjectStore for SledBackend {
         self.make_durable()
     }
 
-    /// Rewrites the packs `rule` picks among those holding bytes no index entry points at
-    /// (deleted objects, extra copies, a tail torn by a crash), the active pack included:
-    /// the records the index points into those packs are copied to a new pack, the copies
-    /// are synced (and, being newer, are what the index finds), and only then are the old
-    /// packs and their index files deleted. A crash part way leaves every object readable
-    /// from one copy or the other, and whatever it leaves behind is rewritten by the next
-    /// call. The copy list comes from the index, never from parsing the old packs, so a torn
-    /// record cannot hide the live records after it. See `SledBackend::must_rewrite` for
-    /// which packs are picked; a pack kept with dead bytes gets its index file rewritten
-    /// from its live records, so that no read finds the objects it no longer has.
+    /// See the `reclaim` module.
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
-        self.make_durable()?;
-        let mut by_pack = self.entries_by_pack()?;
-        let mut report = ReclaimReport::default();
-        let mut victims = Vec::new();
-        let mut kept = Vec::new();
-        for no in self.packs.numbers()? {
-            let live = by_pack.get(&no).map_or(&[][..], Vec::as_slice);
-            match self.must_rewrite(no, live, rule)? {
-                Verdict::Clean => {}
-                Verdict::Rewrite => victims.push(no),
-                Verdict::KeepDead(len) => kept.push((no, len)),
-            }
-        }
-        report.packs_kept_with_dead_bytes = kept.len() as u64;
-        for (no, len) in kept {
-            let live = by_pack.remove(&no).unwrap_or_default();
-            self.index.rewrite(no, len, &live)?;
-        }
-        if victims.is_empty() {
-            return Ok(report);
-        }
-        if victims.contains(&self.packs.active_no()) {
-            self.packs.roll()?;
-        }
-        let mut entries: Vec<(RawId, Location)> = Vec::new();
-        for no in &victims {
-            entries.extend(by_pack.remove(no).unwrap_or_default());
-        }
-        for chunk in entries.chunks(MOVE_BATCH) {
-            let mut bytes = Vec::with_capacity(chunk.len());
-            for (id, loc) in chunk {
-                bytes.push(self.read_indexed(id, *loc)?);
-            }
-            let refs: Vec<(&RawId, &[u8])> = chunk
-                .iter()
-                .zip(&bytes)
-                .map(|((id, _), b)| (id, &b[..]))
-                .collect();
-            let new = self.packs.append(&refs)?;
-            report.bytes_rewritten += new.iter().map(Location::record_bytes).sum::<u64>();
-            let places: Vec<(RawId, Location)> = chunk
-                .iter()
-                .zip(new)
-                .map(|((id, _), loc)| (*id, loc))
-                .collect();
-            self.index.add(&places);
-        }
-        self.make_durable()?;
-        report.packs_rewritten = victims.len() as u64;
-        for no in victims {
-            // The index file first: a pack left without one is read whole at the next
-            // open; an index file left without its pack would name objects as damaged.
-            self.index.drop_pack(no)?;
-            self.packs.remove(no)?;
-        }
-        self.packs.sync()?;
-        Ok(report)
+        self.reclaim_packs(rule)
     }
 }
 
-impl RefStore for SledBackend {
+impl RefStore for DiskBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
         let d = match &self.home {
             RefHome::Database(d) => d,
@@ -664,9 +555,7 @@ impl RefStore for SledBackend {
     }
 
     fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
-        Ok(self
-            .cas_refs_journaled(moves, &[], &[])?
-            .map_err(|(name, _)| name))
+        Ok(self.move_refs(moves, &[], &[])?.map_err(|(name, _)| name))
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
@@ -691,21 +580,7 @@ impl RefStore for SledBackend {
     }
 }
 
-impl Backend for SledBackend {
-    fn cas_refs_journaled(
-        &self,
-        moves: &[RefMove<'_>],
-        lines: &[u8],
-        logged: &[u8],
-    ) -> StoreResult<Result<(), RefMismatch>> {
-        let d = self.database()?;
-        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.engine())
-    }
-
-    fn ref_journal(&self) -> StoreResult<Vec<u8>> {
-        ref_journal::read(&self.database()?.meta).map_err(self.engine())
-    }
-
+impl Backend for DiskBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         match &self.home {
             RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.engine())?
@@ -732,6 +607,7 @@ impl Backend for SledBackend {
 
 #[cfg(test)]
 mod tests {
+    use super::super::packs::{HEADER, RECORD_HEAD};
     use super::*;
 
     /// sled's lock on its log file is recognised by the kind of the lock error, and an open
@@ -745,9 +621,9 @@ mod tests {
             pack_bytes: 1 << 20,
             ..OpenOptions::default()
         };
-        let open = || SledBackend::open(&db, &packs, &opts, true).unwrap();
+        let open = || DiskBackend::open(&db, &packs, &opts, true).unwrap();
         let first = open().expect("a new database is free");
-        assert!(log_locked(&db.join(SledBackend::LOG_FILE)));
+        assert!(log_locked(&db.join(DiskBackend::LOG_FILE)));
         assert!(open().is_none(), "held by the first handle");
         drop(first);
         let start = std::time::Instant::now();
@@ -774,13 +650,13 @@ mod tests {
         bytes.len() as u64
     }
 
-    fn closed(store: &Path, len: u64) -> Option<SledBackend> {
+    fn closed(store: &Path, len: u64) -> Option<DiskBackend> {
         let cached = CachedRefs {
             refs: Vec::new(),
             packs: vec![(1, len)],
             print: Vec::new(),
         };
-        SledBackend::open_closed(store, cached)
+        DiskBackend::open_closed(store, cached)
     }
 
     /// Objects are found through the index file and the tail after it, the last copy in a
