@@ -424,8 +424,8 @@ impl DiskBackend {
             Self::open(path, packs, opts, true)?.ok_or_else(|| StoreError::CannotRepair {
                 path: store.to_path_buf(),
                 reason: format!(
-                    "its new database {} is held by another handle",
-                    path.display()
+                    "its new database {}/ is held by another handle",
+                    path.file_name().unwrap_or_default().to_string_lossy()
                 ),
             })?;
         for (name, value) in refs {

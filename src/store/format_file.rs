@@ -64,8 +64,8 @@ fn format_text(kind: BackendKind) -> String {
 
 /// Parse a FORMAT file strictly: the magic line, then `key: value` lines among which
 /// `format-version` and `backend` are required; unknown keys are ignored (forward
-/// compatibility). `path` is the store directory, for errors.
-fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
+/// compatibility). The backend must be sled. `path` is the store directory, for errors.
+fn parse_format(path: &Path, text: &str) -> StoreResult<u32> {
     let garbled = |why: String| not_a_store(path, format!("garbled {FORMAT_FILE} file: {why}"));
     // One trailing LF ends the last line; any other empty line is garbage.
     let body = text.strip_suffix('\n').unwrap_or(text);
@@ -106,7 +106,7 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
         });
     }
     match backend.ok_or_else(|| garbled("no `backend` line".into()))? {
-        "sled" => Ok((BackendKind::Sled, found)),
+        "sled" => Ok(found),
         other => Err(not_a_store(
             path,
             format!("unknown backend {other:?} in {FORMAT_FILE} file"),
@@ -114,9 +114,8 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<(BackendKind, u32)> {
     }
 }
 
-/// Read and parse the FORMAT file of store directory `path`: the backend and the format
-/// version.
-pub(super) fn read_format(path: &Path) -> StoreResult<(BackendKind, u32)> {
+/// Read and parse the FORMAT file of store directory `path`: its format version.
+pub(super) fn read_format(path: &Path) -> StoreResult<u32> {
     let file_path = path.join(FORMAT_FILE);
     let file = match File::open(&file_path) {
         Ok(f) => f,
@@ -165,18 +164,15 @@ pub(super) fn write_format(path: &Path) -> StoreResult<()> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> StoreResult<BackendKind> {
-        parse_format(Path::new("/s"), text).map(|(kind, _)| kind)
+    fn parse(text: &str) -> StoreResult<u32> {
+        parse_format(Path::new("/s"), text)
     }
 
     #[test]
     fn written_format_is_exact_and_parses() {
         let text = format_text(BackendKind::Sled);
         assert_eq!(text, "memoir-store\nformat-version: 4\nbackend: sled\n");
-        assert_eq!(
-            parse_format(Path::new("/s"), &text).unwrap(),
-            (BackendKind::Sled, 4)
-        );
+        assert_eq!(parse_format(Path::new("/s"), &text).unwrap(), 4);
         // Versions 2 and 3 still open (their database is rebuilt).
         assert_eq!(
             parse_format(
@@ -184,7 +180,7 @@ mod tests {
                 "memoir-store\nformat-version: 2\nbackend: sled\n"
             )
             .unwrap(),
-            (BackendKind::Sled, 2)
+            2
         );
         // Version 1 still opens (its objects are moved into packs).
         assert_eq!(
@@ -193,14 +189,14 @@ mod tests {
                 "memoir-store\nformat-version: 1\nbackend: sled\n"
             )
             .unwrap(),
-            (BackendKind::Sled, 1)
+            1
         );
     }
 
     #[test]
     fn unknown_keys_are_ignored() {
         let text = "memoir-store\ncreated-by: memoir 9\nformat-version: 1\nbackend: sled\nx: y\n";
-        assert_eq!(parse(text).unwrap(), BackendKind::Sled);
+        assert_eq!(parse(text).unwrap(), 1);
     }
 
     #[test]
@@ -243,9 +239,6 @@ mod tests {
     fn write_then_read_round_trips() {
         let dir = tempfile::tempdir().unwrap();
         write_format(dir.path()).unwrap();
-        assert_eq!(
-            read_format(dir.path()).unwrap(),
-            (BackendKind::Sled, FORMAT_VERSION)
-        );
+        assert_eq!(read_format(dir.path()).unwrap(), FORMAT_VERSION);
     }
 }

@@ -62,7 +62,6 @@ struct Inner {
     /// The open LOCK file, holding the exclusive lock (`None` for a memory store).
     _lock: Option<File>,
     path: Option<PathBuf>,
-    kind: BackendKind,
     /// Where ref moves are logged (a store directory opened for writing).
     reflog: Option<RefLog>,
     /// Why every write through this handle fails, when it does: the store was opened
@@ -104,7 +103,7 @@ impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
             .field("path", &self.inner.path)
-            .field("kind", &self.inner.kind)
+            .field("kind", &self.kind())
             .finish_non_exhaustive()
     }
 }
@@ -112,14 +111,9 @@ impl fmt::Debug for Store {
 impl Store {
     /// A handle on `engine`; `lock` and `path` are the held LOCK file and the directory of a
     /// store directory (both `None` for a store in memory).
-    pub(super) fn from_parts(
-        engine: Engine,
-        lock: Option<File>,
-        path: Option<PathBuf>,
-        kind: BackendKind,
-    ) -> Store {
+    pub(super) fn from_parts(engine: Engine, lock: Option<File>, path: Option<PathBuf>) -> Store {
         // A closed read publishes nothing: it changed nothing, and holds no LOCK.
-        let publishes = kind == BackendKind::Sled && !matches!(engine, Engine::Closed(_));
+        let publishes = matches!(engine, Engine::Disk(_));
         let reflog = path.as_deref().filter(|_| publishes).map(RefLog::new);
         Store {
             inner: Arc::new(Inner {
@@ -131,7 +125,6 @@ impl Store {
                 ),
                 _lock: lock,
                 path,
-                kind,
                 reflog,
                 read_only: None,
                 _scratch: None,
@@ -155,7 +148,6 @@ impl Store {
                 head: HeadCacheFile::new(None),
                 _lock: lock,
                 path: Some(path),
-                kind: BackendKind::Sled,
                 reflog: None,
                 read_only: Some(why),
                 _scratch: Some(scratch),
@@ -215,7 +207,6 @@ impl Store {
             Engine::Closed(backend),
             None,
             Some(path.to_path_buf()),
-            BackendKind::Sled,
         ))
     }
 
@@ -291,7 +282,10 @@ impl Store {
 
     /// Which engine holds this store's data.
     pub fn kind(&self) -> BackendKind {
-        self.inner.kind
+        match self.inner.engine {
+            Engine::Disk(_) | Engine::Closed(_) => BackendKind::Sled,
+            _ => BackendKind::Memory,
+        }
     }
 
     /// The backend itself.

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use super::files::{io_err, sync_dir};
 use super::format_file::{
-    not_a_store, read_format, write_format, BackendKind, FORMAT_FILE, FORMAT_VERSION,
-    LEGACY_FORMAT_VERSION,
+    not_a_store, read_format, write_format, FORMAT_FILE, FORMAT_VERSION, LEGACY_FORMAT_VERSION,
 };
 use super::handle::Engine;
 use super::lock::{self, LOCK_FILE};
@@ -300,7 +299,6 @@ impl Store {
             Engine::Disk(backend),
             Some(lock),
             Some(path.to_path_buf()),
-            BackendKind::Sled,
         ))
     }
 
@@ -333,7 +331,7 @@ impl Store {
             }
             Err(e) => return Err(io_err(path)(e)),
         }
-        let (kind, version) = read_format(path)?;
+        let version = read_format(path)?;
         let lock = match lock::lock_existing(path, opts.lock_timeout) {
             Ok(lock) => lock,
             Err(e) if read_only::is_read_only_error(&e) => {
@@ -353,27 +351,19 @@ impl Store {
                 format!("{FORMAT_FILE} file present but no {PACKS_DIR}/ directory"),
             ));
         }
-        let engine = match kind {
-            BackendKind::Sled => {
-                if version != FORMAT_VERSION {
-                    upgrade::rebuild(path, opts)?;
-                }
-                match open_sled(path, opts) {
-                    Ok(backend) => Engine::Disk(require_recovered(path, backend)?),
-                    // sled writes as it opens: on a full disk the store is still read,
-                    // from a copy of its database elsewhere, holding the LOCK.
-                    Err(e) if read_only::is_disk_full(&e) => {
-                        return Store::open_read_only(path, opts, version, e, Some(lock));
-                    }
-                    Err(e) => return Err(e),
-                }
+        if version != FORMAT_VERSION {
+            upgrade::rebuild(path, opts)?;
+        }
+        let engine = match open_sled(path, opts) {
+            Ok(backend) => Engine::Disk(require_recovered(path, backend)?),
+            // sled writes as it opens: on a full disk the store is still read, from a copy
+            // of its database elsewhere, holding the LOCK.
+            Err(e) if read_only::is_disk_full(&e) => {
+                return Store::open_read_only(path, opts, version, e, Some(lock));
             }
-            // `read_format` never yields Memory; refuse rather than panic if it ever did.
-            BackendKind::Memory => {
-                return Err(not_a_store(path, "memory backend in a store directory"))
-            }
+            Err(e) => return Err(e),
         };
-        let store = Store::from_parts(engine, Some(lock), Some(path.to_path_buf()), kind);
+        let store = Store::from_parts(engine, Some(lock), Some(path.to_path_buf()));
         // History, not data: a journal the log cannot take now waits for the next open.
         let _ = store.settle_ref_journal();
         Ok(store)
@@ -381,11 +371,6 @@ impl Store {
 
     /// A fresh, empty store in memory: no directory, no lock. For tests and benches.
     pub fn memory() -> Store {
-        Store::from_parts(
-            Engine::Memory(MemoryBackend::new()),
-            None,
-            None,
-            BackendKind::Memory,
-        )
+        Store::from_parts(Engine::Memory(MemoryBackend::new()), None, None)
     }
 }

@@ -27,7 +27,7 @@ use super::lock;
 use super::object_index::scan_pack;
 use super::pack_index::{self, index_path};
 use super::packs::{pack_files, pack_name, PACKS_DIR, RECORD_HEAD};
-use super::{reflog, BackendKind, DiskBackend, RawId, Store, StoreError, StoreResult};
+use super::{reflog, DiskBackend, RawId, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
 const REPAIR_DIR: &str = "db.repair";
@@ -159,7 +159,6 @@ impl Store {
             Engine::Disk(open_sled(path, opts)?),
             Some(lock),
             Some(path.to_path_buf()),
-            BackendKind::Sled,
         );
         Ok((store, report))
     }

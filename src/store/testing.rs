@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::handle::Engine;
-use super::{BackendKind, Faults, FaultyBackend, RawId, Store, StoreError, StoreResult};
+use super::{Faults, FaultyBackend, RawId, Store, StoreError, StoreResult};
 
 impl Store {
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -28,12 +28,7 @@ impl Store {
     /// A fresh in-memory store that injects the faults `faults` asks for and keeps a
     /// durable snapshot at each flush (see [`Store::power_cut`]).
     pub fn with_faults(faults: Arc<Faults>) -> Store {
-        Store::from_parts(
-            Engine::Faulty(FaultyBackend::new(faults)),
-            None,
-            None,
-            BackendKind::Memory,
-        )
+        Store::from_parts(Engine::Faulty(FaultyBackend::new(faults)), None, None)
     }
 
     /// On a store made by [`Store::with_faults`], loses every write since the last
