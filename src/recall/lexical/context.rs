@@ -41,6 +41,9 @@ pub(super) struct ParentStats {
     /// Per document of the file part, whether the live document before it in key order is
     /// the one numbered just before (see [`LexicalIndex::plain_steps`]), computed on first use.
     pub(super) plain: std::sync::OnceLock<Vec<bool>>,
+    /// Where a sweep in key order finds each parent's last record and splits between two
+    /// threads (see `stream`), computed on first use.
+    pub(super) sweep_order: std::sync::OnceLock<super::stream::SweepOrder>,
 }
 
 /// A term (its numbers in the file part and in the overlay) and the bits of the key weight.
@@ -211,6 +214,7 @@ impl LexicalIndex {
                 norms: NormSlot::new(),
                 removed,
                 plain: std::sync::OnceLock::new(),
+                sweep_order: std::sync::OnceLock::new(),
             }
         })
     }

@@ -27,6 +27,15 @@ use super::{Hit, LexicalIndex, Query, Sort};
 /// two cores): each sweeps half, and what they keep is merged.
 const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
 
+/// What the sweeps of an index read of its parents' order, the same for every search of
+/// one state of it, so a process that searches again does not read it again: each parent's
+/// last record (none when a parent's records spread over more than can be held), and where
+/// a second sweep that waits for them is split.
+pub(super) struct SweepOrder {
+    last: Option<Vec<u32>>,
+    split: Option<u32>,
+}
+
 /// What the second sweep keeps of the records it sweeps: the best for feedback and for the
 /// hits (record, score with its parent's, score before it), and per parent the best score
 /// of its records that pass the query's filters, the first and last of them, and the best
@@ -134,30 +143,18 @@ impl LexicalIndex {
         // records spread over more than can be held, else in a sweep of its own first.
         let mut best_in = vec![0.0f64; if context { groups } else { 0 }];
         let mut held = Held::new(nt);
-        let mut last = Vec::new();
-        if context {
-            let mut first = vec![u32::MAX; groups];
-            last = vec![0u32; groups];
-            for d in 0..n {
-                let p = parent_in(parents, d) as usize;
-                if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
-                    *f = (*f).min(d);
-                    *l = d;
-                }
-            }
-            let spread = first
-                .iter()
-                .zip(&last)
-                .any(|(f, l)| *f != u32::MAX && l - f > HOLD_MOST);
-            if spread {
-                last = Vec::new();
-                let mut lo = 0;
-                while let Some(m) = reader.next_match(lo) {
-                    held.reset(m);
-                    reader.read(m.saturating_add(BLOCK).min(n), &mut held);
-                    held_best(&held, parents, &mut best_in);
-                    lo = held.hi;
-                }
+        let order = context
+            .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
+        let ahead = order
+            .and_then(|o| o.last.as_deref())
+            .filter(|l| !l.is_empty());
+        if order.is_some_and(|o| o.last.is_none()) {
+            let mut lo = 0;
+            while let Some(m) = reader.next_match(lo) {
+                held.reset(m);
+                reader.read(m.saturating_add(BLOCK).min(n), &mut held);
+                held_best(&held, parents, &mut best_in);
+                lo = held.hi;
             }
         }
         let scorer = Scorer {
@@ -208,7 +205,6 @@ impl LexicalIndex {
         // before feedback: the best for feedback and for the hits.
         let fb_docs = if feedback { pr.feedback_docs } else { 0 };
         let per_parent = if feedback { groups } else { 0 };
-        let ahead = (!last.is_empty()).then_some(&last[..]);
         let second = |reader: &mut Reader<'_>, mut best_in: Vec<f64>, range| {
             let mut for_feedback = Best::new(fb_docs, by_score);
             let mut hits = Best::new(q.limit, in_order);
@@ -256,7 +252,11 @@ impl LexicalIndex {
                 best_in,
             }
         };
-        let kept = match self.split_at(n, ahead, parents) {
+        let split = match (ahead, order) {
+            (Some(_), Some(o)) => o.split,
+            _ => self.split_at(n, None, parents),
+        };
+        let kept = match split {
             Some(at) => {
                 let mut other = reader.clone();
                 let (a, b) = std::thread::scope(|sc| {
@@ -343,6 +343,32 @@ impl LexicalIndex {
         hits.into_iter()
             .filter_map(|(d, score, _)| self.hit_of(d, score))
             .collect()
+    }
+
+    /// Each parent's last record (none when a parent's records spread over more than a sweep
+    /// holds) and where a sweep waiting for them is split.
+    fn sweep_order(&self, n: u32, groups: usize, parents: &[u8]) -> SweepOrder {
+        let mut first = vec![u32::MAX; groups];
+        let mut last = vec![0u32; groups];
+        for d in 0..n {
+            let p = parent_in(parents, d) as usize;
+            if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
+                *f = (*f).min(d);
+                *l = d;
+            }
+        }
+        let spread = first
+            .iter()
+            .zip(&last)
+            .any(|(f, l)| *f != u32::MAX && l - f > HOLD_MOST);
+        let last = (!spread).then_some(last);
+        SweepOrder {
+            split: last
+                .as_deref()
+                .filter(|l| !l.is_empty())
+                .and_then(|l| self.split_at(n, Some(l), parents)),
+            last,
+        }
     }
 
     /// Where the second sweep is split between two threads, if it is: near the middle, where
