@@ -15,7 +15,7 @@ use std::fmt;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
-use super::files::sync_dir;
+use super::files::{io_err, sync_dir};
 use super::head_cache::CachedRefs;
 use super::lifecycle::DB_DIR;
 use super::object_index::ObjectIndex;
@@ -415,10 +415,7 @@ impl DiskBackend {
         refs: &[(String, Vec<u8>)],
         journal: &[u8],
     ) -> StoreResult<()> {
-        fs::create_dir(path).map_err(|source| StoreError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        fs::create_dir(path).map_err(io_err(path))?;
         sync_dir(store)?;
         let built =
             Self::open(path, packs, opts, true)?.ok_or_else(|| StoreError::CannotRepair {
