@@ -46,7 +46,9 @@ struct Exported {
     records: Vec<serde_json::Value>,
 }
 
-impl Outcome for Exported {}
+impl Outcome for Exported {
+    memoir::outcome_json!();
+}
 
 /// A string or a list of strings, as a list.
 fn strings(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {

@@ -54,7 +54,9 @@ pub struct HistoryOutcome {
     pub branches: Vec<BranchTip>,
 }
 
-impl Outcome for HistoryOutcome {}
+impl Outcome for HistoryOutcome {
+    crate::outcome_json!();
+}
 
 /// One agent's writes.
 #[derive(Debug, Clone, Serialize)]
@@ -93,7 +95,9 @@ pub struct AgentsOutcome {
     pub commits: u64,
 }
 
-impl Outcome for AgentsOutcome {}
+impl Outcome for AgentsOutcome {
+    crate::outcome_json!();
+}
 
 /// One day's writes by one agent.
 #[derive(Debug, Clone, Serialize)]
@@ -119,7 +123,9 @@ pub struct TimelineOutcome {
     pub commits: u64,
 }
 
-impl Outcome for TimelineOutcome {}
+impl Outcome for TimelineOutcome {
+    crate::outcome_json!();
+}
 
 /// Every branch and its tip.
 type Tips = Vec<(String, ObjectId)>;

@@ -22,7 +22,9 @@ pub struct BranchListOutcome {
     pub head: ObjectId,
 }
 
-impl Outcome for BranchListOutcome {}
+impl Outcome for BranchListOutcome {
+    crate::outcome_json!();
+}
 
 /// A branch created.
 #[derive(Debug, Clone, Serialize)]
@@ -38,7 +40,9 @@ pub struct BranchCreateOutcome {
     pub message: String,
 }
 
-impl Outcome for BranchCreateOutcome {}
+impl Outcome for BranchCreateOutcome {
+    crate::outcome_json!();
+}
 
 /// A branch deleted.
 #[derive(Debug, Clone, Serialize)]
@@ -54,7 +58,9 @@ pub struct BranchDeleteOutcome {
     pub message: String,
 }
 
-impl Outcome for BranchDeleteOutcome {}
+impl Outcome for BranchDeleteOutcome {
+    crate::outcome_json!();
+}
 
 /// Where `checkout` moved HEAD.
 #[derive(Debug, Clone, Serialize)]
@@ -74,7 +80,9 @@ pub struct CheckoutOutcome {
     pub message: String,
 }
 
-impl Outcome for CheckoutOutcome {}
+impl Outcome for CheckoutOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Every branch, and the one HEAD is on. The store's git mirror of its branches is

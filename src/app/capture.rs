@@ -143,6 +143,8 @@ pub struct CaptureOutcome {
 }
 
 impl Outcome for CaptureOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }

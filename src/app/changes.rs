@@ -62,7 +62,9 @@ pub struct ChangesPage {
     pub next: Option<String>,
 }
 
-impl Outcome for ChangesPage {}
+impl Outcome for ChangesPage {
+    crate::outcome_json!();
+}
 
 /// How many keys a whole diff changes.
 #[derive(Debug, Clone, Serialize)]
@@ -85,7 +87,9 @@ pub struct ChangeCounts {
     pub removed: u64,
 }
 
-impl Outcome for ChangeCounts {}
+impl Outcome for ChangeCounts {
+    crate::outcome_json!();
+}
 
 /// One changed key with its records, line counts and patch.
 #[derive(Debug, Clone, Serialize)]
@@ -102,7 +106,9 @@ pub struct ChangeOutcome {
     pub change: DiffEntry,
 }
 
-impl Outcome for ChangeOutcome {}
+impl Outcome for ChangeOutcome {
+    crate::outcome_json!();
+}
 
 /// The two sides of a paged diff, resolved: commits and tree roots.
 struct Sides {

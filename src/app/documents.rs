@@ -74,7 +74,9 @@ pub struct DocumentPage {
     pub total: usize,
 }
 
-impl Outcome for DocumentPage {}
+impl Outcome for DocumentPage {
+    crate::outcome_json!();
+}
 
 /// One write of [`Memoir::write_documents`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,7 +99,9 @@ pub struct DocumentsWritten {
     pub deleted: usize,
 }
 
-impl Outcome for DocumentsWritten {}
+impl Outcome for DocumentsWritten {
+    crate::outcome_json!();
+}
 
 /// A record's content parsed once.
 #[derive(Debug)]

@@ -47,7 +47,9 @@ pub struct FollowOutcome {
     pub message: String,
 }
 
-impl Outcome for FollowOutcome {}
+impl Outcome for FollowOutcome {
+    crate::outcome_json!();
+}
 
 /// One memory branch other than `main`, against `main` and its code branch.
 #[derive(Debug, Clone, Serialize)]
@@ -95,7 +97,9 @@ pub struct BranchMatchOutcome {
     pub message: String,
 }
 
-impl Outcome for BranchMatchOutcome {}
+impl Outcome for BranchMatchOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Whether this store's memory branch follows the code branch (on unless

@@ -140,6 +140,8 @@ impl ForgetOutcome {
 }
 
 impl Outcome for ForgetOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }

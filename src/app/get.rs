@@ -47,6 +47,8 @@ pub struct GetOutcome {
 }
 
 impl Outcome for GetOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         if self.success {
             exit::OK

@@ -127,7 +127,9 @@ pub struct GraphOutcome {
     pub truncated: bool,
 }
 
-impl Outcome for GraphOutcome {}
+impl Outcome for GraphOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// The memory graph around a memory or prefix at a read point: every node within

@@ -113,7 +113,9 @@ pub struct LogOutcome {
     pub count: usize,
 }
 
-impl Outcome for LogOutcome {}
+impl Outcome for LogOutcome {
+    crate::outcome_json!();
+}
 
 /// One commit that changed a memory.
 #[derive(Debug, Clone, Serialize)]
@@ -176,7 +178,9 @@ pub struct BlameOutcome {
     pub lines: Option<Vec<BlameLine>>,
 }
 
-impl Outcome for BlameOutcome {}
+impl Outcome for BlameOutcome {
+    crate::outcome_json!();
+}
 
 /// What `diff` compares.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -274,6 +278,8 @@ pub struct DiffOutcome {
 }
 
 impl Outcome for DiffOutcome {
+    crate::outcome_json!();
+
     const MEMBERS_SORTED: bool = true;
 }
 
@@ -293,7 +299,9 @@ pub struct TimeTravelOutcome {
     pub message: String,
 }
 
-impl Outcome for TimeTravelOutcome {}
+impl Outcome for TimeTravelOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// The commits reachable from a revision (or in a range), newest first; with a key

@@ -20,7 +20,9 @@ pub struct KeyPage {
     pub next_after: Option<(String, String)>,
 }
 
-impl Outcome for KeyPage {}
+impl Outcome for KeyPage {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Up to `limit` (at most [`MAX_PAGE`]) keys after `after` (`(namespace, path)`; none:

@@ -40,6 +40,8 @@ pub struct FsckOutcome {
 }
 
 impl Outcome for FsckOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         if self.clean {
             exit::OK
@@ -86,7 +88,9 @@ pub struct GcOutcome {
     pub notes: Vec<String>,
 }
 
-impl Outcome for GcOutcome {}
+impl Outcome for GcOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Checks the whole store: every reachable object re-hashed, decoded, re-encoded and

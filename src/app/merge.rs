@@ -90,6 +90,8 @@ pub struct MergeOutcome {
 }
 
 impl Outcome for MergeOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         match self.kind {
             MergeResultKind::Conflicted => exit::CONFLICT,

@@ -59,7 +59,9 @@ pub struct MergePreviewOutcome {
     pub conflicts: Vec<PreviewConflict>,
 }
 
-impl Outcome for MergePreviewOutcome {}
+impl Outcome for MergePreviewOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// What merging `source` (a branch or any revision) into `into` (default: the branch

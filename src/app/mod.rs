@@ -38,7 +38,8 @@ mod memory_files;
 mod merge;
 mod merge_preview;
 mod prefix_counts;
-mod pretty;
+#[doc(hidden)]
+pub mod pretty;
 mod proof;
 mod recall;
 mod reflog;
@@ -368,39 +369,17 @@ pub trait Outcome: Serialize {
     const MEMBERS_SORTED: bool = false;
 
     /// Writes the JSON `memoir --json` prints: [`Outcome::to_json`], pretty, members sorted,
-    /// with a final newline. An outcome whose members serialise sorted is written straight
-    /// out, without building a value tree first (a diff of a thousand records is hundreds of
-    /// kilobytes of it).
-    fn write_json<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
-        if Self::MEMBERS_SORTED && self.exit_code() == exit::OK {
-            write_pretty(out, self)?;
-            out.write_all(b"\n")
-        } else {
-            write_printed(out, self.to_json())
-        }
-    }
+    /// with a final newline, through a buffer of its own. An outcome whose members serialise
+    /// sorted is written straight out, without building a value tree first (a diff of a
+    /// thousand records is hundreds of kilobytes of it). Every implementation's is
+    /// [`outcome_json!`](crate::outcome_json)'s.
+    fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()>;
 
     /// The outcome as the JSON `memoir --json` prints. A partly failed outcome (a non-zero
     /// [`Outcome::exit_code`]) keeps its members and carries, like every failure,
-    /// `success: false`, `error` and `code`.
-    fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value;
-        let mut v = serde_json::to_value(self).unwrap_or(Value::Null);
-        let code = self.exit_code();
-        if code != exit::OK {
-            if let Value::Object(m) = &mut v {
-                m.insert("success".into(), Value::Bool(false));
-                m.insert("code".into(), Value::from(code));
-                if m.get("error").is_none_or(Value::is_null) {
-                    let text = self
-                        .error_message()
-                        .unwrap_or_else(|| format!("failed (exit {code})"));
-                    m.insert("error".into(), Value::String(text));
-                }
-            }
-        }
-        v
-    }
+    /// `success: false`, `error` and `code`. Every implementation's is
+    /// [`outcome_json!`](crate::outcome_json)'s.
+    fn to_json(&self) -> serde_json::Value;
 }
 
 /// The application handle on one store directory.

@@ -39,7 +39,9 @@ pub struct ProofOutcome {
     pub proof_bytes: usize,
 }
 
-impl Outcome for ProofOutcome {}
+impl Outcome for ProofOutcome {
+    crate::outcome_json!();
+}
 
 /// A proof checked (one that does not check is an error, exit 1).
 #[derive(Debug, Clone, Serialize)]
@@ -65,7 +67,9 @@ pub struct VerifyOutcome {
     pub value: Option<ObjectId>,
 }
 
-impl Outcome for VerifyOutcome {}
+impl Outcome for VerifyOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// A proof that `key` (`path` or `ns:path`) has its value, or is absent, in the tree of

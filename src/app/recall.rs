@@ -148,7 +148,9 @@ pub struct RecallOutcome {
     pub notes: Vec<String>,
 }
 
-impl Outcome for RecallOutcome {}
+impl Outcome for RecallOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// The memories at a read point that answer `req.query`: picked by the configured model

@@ -39,7 +39,9 @@ pub struct ReflogOutcome {
     pub entries: Vec<ReflogItem>,
 }
 
-impl Outcome for ReflogOutcome {}
+impl Outcome for ReflogOutcome {
+    crate::outcome_json!();
+}
 
 /// A ref value for people: a commit id as hex, a symbolic ref as its text.
 fn shown(raw: Option<String>) -> Option<String> {

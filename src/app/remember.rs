@@ -221,6 +221,8 @@ fn conflicts_json<S: Serializer>(c: &[Conflict], s: S) -> Result<S::Ok, S::Error
 }
 
 impl Outcome for RememberOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }

@@ -151,7 +151,9 @@ pub struct RemoteListOutcome {
     pub remotes: Vec<RemoteItem>,
 }
 
-impl Outcome for RemoteListOutcome {}
+impl Outcome for RemoteListOutcome {
+    crate::outcome_json!();
+}
 
 /// What `remote add` or `remote remove` did.
 #[derive(Debug, Clone, Serialize)]
@@ -166,7 +168,9 @@ pub struct RemoteChangeOutcome {
     pub message: String,
 }
 
-impl Outcome for RemoteChangeOutcome {}
+impl Outcome for RemoteChangeOutcome {
+    crate::outcome_json!();
+}
 
 /// The remote-tracking branches of `remote` in `repo`, by branch name.
 pub(crate) fn tracking_branches(repo: &Repo, remote: &str) -> MemoirResult<Vec<TrackingBranch>> {

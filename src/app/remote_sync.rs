@@ -50,7 +50,9 @@ pub struct PushOutcome {
     pub message: String,
 }
 
-impl Outcome for PushOutcome {}
+impl Outcome for PushOutcome {
+    crate::outcome_json!();
+}
 
 /// One remote branch as a fetch saw it.
 #[derive(Debug, Clone, Serialize)]
@@ -100,6 +102,8 @@ pub struct FetchOutcome {
 }
 
 impl Outcome for FetchOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         if self.unreadable.is_empty() {
             super::exit::OK
@@ -138,6 +142,8 @@ pub struct PullOutcome {
 }
 
 impl Outcome for PullOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         self.merge.exit_code()
     }
@@ -168,6 +174,8 @@ pub struct CloneOutcome {
 }
 
 impl Outcome for CloneOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         self.fetch.exit_code()
     }
@@ -200,7 +208,9 @@ pub struct GcRemoteOutcome {
     pub bytes_removed: u64,
 }
 
-impl Outcome for GcRemoteOutcome {}
+impl Outcome for GcRemoteOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Pushes `branch` (default: the branch HEAD is on) to the remote (default: `origin`,

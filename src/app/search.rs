@@ -167,7 +167,9 @@ pub struct SearchOutcome {
     pub fallback: Option<String>,
 }
 
-impl Outcome for SearchOutcome {}
+impl Outcome for SearchOutcome {
+    crate::outcome_json!();
+}
 
 /// Rounds a score for output (stable text, no float noise).
 fn round_score(s: f64) -> f64 {

@@ -43,7 +43,9 @@ pub struct ConfigListOutcome {
     pub settings: Vec<SettingItem>,
 }
 
-impl Outcome for ConfigListOutcome {}
+impl Outcome for ConfigListOutcome {
+    crate::outcome_json!();
+}
 
 /// One setting's value.
 #[derive(Debug, Clone, Serialize)]
@@ -55,7 +57,9 @@ pub struct ConfigGetOutcome {
     pub item: SettingItem,
 }
 
-impl Outcome for ConfigGetOutcome {}
+impl Outcome for ConfigGetOutcome {
+    crate::outcome_json!();
+}
 
 /// A setting written or removed.
 #[derive(Debug, Clone, Serialize)]
@@ -78,7 +82,9 @@ pub struct ConfigSetOutcome {
     pub overridden_by: Option<&'static str>,
 }
 
-impl Outcome for ConfigSetOutcome {}
+impl Outcome for ConfigSetOutcome {
+    crate::outcome_json!();
+}
 
 /// The user's settings file, from the environment `env` gives: `memoir/config.toml` under
 /// `XDG_CONFIG_HOME` (when absolute), else under `~/.config` (`HOME`, else `USERPROFILE`);

@@ -66,7 +66,9 @@ pub struct StatsOutcome {
     pub last_fsck: Option<FsckRun>,
 }
 
-impl Outcome for StatsOutcome {}
+impl Outcome for StatsOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// Figures about the store at a read point; `points` bounds the growth series (default

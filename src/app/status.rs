@@ -29,7 +29,9 @@ pub struct CreateOutcome {
     pub commit: ObjectId,
 }
 
-impl Outcome for CreateOutcome {}
+impl Outcome for CreateOutcome {
+    crate::outcome_json!();
+}
 
 /// The state of a store.
 #[derive(Debug, Clone, Serialize)]
@@ -57,7 +59,9 @@ pub struct StatusOutcome {
     pub head: Option<ObjectId>,
 }
 
-impl Outcome for StatusOutcome {}
+impl Outcome for StatusOutcome {
+    crate::outcome_json!();
+}
 
 /// The model a handle is configured with, as `status` reports it (never the key itself).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -93,6 +93,8 @@ fn as_map<S: Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Erro
 }
 
 impl Outcome for SummarizeOutcome {
+    crate::outcome_json!(write_json);
+
     const MEMBERS_SORTED: bool = true;
 
     /// As serde gives it, with the per-prefix counts and key lists built from sorted runs

@@ -68,6 +68,8 @@ impl SyncBranchOutcome {
 }
 
 impl Outcome for SyncBranchOutcome {
+    crate::outcome_json!();
+
     fn exit_code(&self) -> u8 {
         if self.error.is_some() {
             super::exit::ERROR

@@ -50,6 +50,8 @@ pub struct TaxonomyWriteOutcome {
 }
 
 impl Outcome for TaxonomyWriteOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }
@@ -81,7 +83,9 @@ pub struct TaxonomyListOutcome {
     pub categories: Vec<CategorySummary>,
 }
 
-impl Outcome for TaxonomyListOutcome {}
+impl Outcome for TaxonomyListOutcome {
+    crate::outcome_json!();
+}
 
 /// One category in full.
 #[derive(Debug, Clone, Serialize)]
@@ -96,7 +100,9 @@ pub struct TaxonomyShowOutcome {
     pub category: Category,
 }
 
-impl Outcome for TaxonomyShowOutcome {}
+impl Outcome for TaxonomyShowOutcome {
+    crate::outcome_json!();
+}
 
 /// The prompt block of the taxonomy in effect.
 #[derive(Debug, Clone, Serialize)]
@@ -111,7 +117,9 @@ pub struct TaxonomySnippetOutcome {
     pub snippet: String,
 }
 
-impl Outcome for TaxonomySnippetOutcome {}
+impl Outcome for TaxonomySnippetOutcome {
+    crate::outcome_json!();
+}
 
 /// Refuses a write of memories into a namespace memoir writes itself (exit 1): [`NAMESPACE`],
 /// which holds the taxonomy (`taxonomy load` writes there), and the relation sets'

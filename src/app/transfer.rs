@@ -97,6 +97,8 @@ pub struct ImportOutcome {
 }
 
 impl Outcome for ImportOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }
@@ -131,7 +133,9 @@ impl ExportOutcome {
     }
 }
 
-impl Outcome for ExportOutcome {}
+impl Outcome for ExportOutcome {
+    crate::outcome_json!();
+}
 
 /// Rebuilds every object with its members in sorted order, so printed JSON (export lines, the
 /// command line's output) is the same whatever map implementation serde_json was built with.

@@ -98,7 +98,9 @@ fn as_map<S: Serializer>(pairs: &[(String, u64)], s: S) -> Result<S::Ok, S::Erro
     s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
-impl Outcome for TreeOutcome {}
+impl Outcome for TreeOutcome {
+    crate::outcome_json!();
+}
 
 impl Memoir {
     /// The children of a prefix at a read point, each with its exact memory count. An

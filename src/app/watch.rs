@@ -211,6 +211,8 @@ pub struct WatchOutcome {
 }
 
 impl Outcome for WatchOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }

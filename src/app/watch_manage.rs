@@ -65,7 +65,9 @@ pub struct WatchListOutcome {
     pub count: usize,
 }
 
-impl Outcome for WatchListOutcome {}
+impl Outcome for WatchListOutcome {
+    crate::outcome_json!();
+}
 
 /// One file of [`WatchStatusOutcome`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -101,7 +103,9 @@ pub struct WatchStatusOutcome {
     pub missing: usize,
 }
 
-impl Outcome for WatchStatusOutcome {}
+impl Outcome for WatchStatusOutcome {
+    crate::outcome_json!();
+}
 
 /// What `watch formats` lists.
 #[derive(Debug, Clone, Serialize)]
@@ -112,7 +116,9 @@ pub struct WatchFormatsOutcome {
     pub formats: Vec<FormatInfo>,
 }
 
-impl Outcome for WatchFormatsOutcome {}
+impl Outcome for WatchFormatsOutcome {
+    crate::outcome_json!();
+}
 
 /// What `watch remove` did.
 #[derive(Debug, Clone, Serialize)]
@@ -147,6 +153,8 @@ pub struct WatchRemoveOutcome {
 }
 
 impl Outcome for WatchRemoveOutcome {
+    crate::outcome_json!();
+
     fn created_branch(&self) -> Option<&CreatedBranch> {
         self.branch_created.as_ref()
     }

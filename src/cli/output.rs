@@ -109,14 +109,12 @@ impl Report {
     pub fn json_only<O: Outcome + 'static>(outcome: O) -> Self {
         let code = outcome.exit_code();
         let write = move |out: &mut dyn Write| {
-            // serde_json writes a piece at a time (a quote, a name, an indent).
-            let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
-            outcome.write_json(&mut w)?;
+            outcome.write_json(out)?;
             // Printing is the command's last act: the process gives the outcome's memory
             // back as it exits, so it is not freed piece by piece first (a thousand-key
             // diff is thousands of allocations).
             std::mem::forget(outcome);
-            w.flush()
+            Ok(())
         };
         Report {
             json_writer: Some(JsonWriter(Box::new(write))),
@@ -225,10 +223,8 @@ pub fn render_json(v: Value) -> String {
 
 /// [`render_json`] written straight to `out` through a buffer, without building the whole
 /// text first (a large result is hundreds of kilobytes).
-fn write_json(out: &mut impl Write, v: Value) {
-    let mut w = std::io::BufWriter::with_capacity(64 << 10, out);
-    let _ = memoir::app::write_printed(&mut w, v);
-    let _ = w.flush();
+fn write_json(out: &mut dyn Write, v: Value) {
+    let _ = memoir::app::write_printed(out, v);
 }
 
 /// The JSON error object.

@@ -212,7 +212,9 @@ pub struct MemoryFileOutcome {
     pub changed_keys: Vec<String>,
 }
 
-impl Outcome for MemoryFileOutcome {}
+impl Outcome for MemoryFileOutcome {
+    crate::outcome_json!();
+}
 
 /// The files and directories at and below a path, as stored.
 struct Found {
