@@ -43,3 +43,14 @@ pub mod ingest;
 pub mod app;
 
 pub use app::Memoir;
+
+/// The optional parts of the library this build has, by cargo feature name (`remote`, `http`,
+/// `testing`), for a face's version text.
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "remote")]
+    "remote",
+    #[cfg(feature = "http")]
+    "http",
+    #[cfg(feature = "testing")]
+    "testing",
+];

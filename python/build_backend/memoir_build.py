@@ -78,7 +78,7 @@ def _built_binary(profile: str):
     # cargo resolves the dependencies' features as for the extension's build that follows.
     command = [
         "cargo", "build", "--locked", "--manifest-path", str(ROOT / "Cargo.toml"),
-        "--package", "memoir", "--package", "memoir-python", "--bin", "memoir",
+        "--package", "memoir-cli", "--package", "memoir-python", "--bin", "memoir",
         "--features", "memoir-python/command", "--profile", profile,
     ]
     print("Running `{}`".format(" ".join(shlex.quote(c) for c in command)), file=sys.stderr)

@@ -217,15 +217,9 @@ fn meant_command(word: &str) -> Option<&'static str> {
 /// What `memoir --version` prints: the version and the commit it was built from, the store
 /// format it reads and writes, and the optional parts built in.
 fn version_text() -> String {
-    let features: Vec<&str> = [
-        ("cli", cfg!(feature = "cli")),
-        ("remote", cfg!(feature = "remote")),
-        ("http", cfg!(feature = "http")),
-        ("testing", cfg!(feature = "testing")),
-    ]
-    .into_iter()
-    .filter_map(|(name, on)| on.then_some(name))
-    .collect();
+    let features: Vec<&str> = std::iter::once("cli")
+        .chain(memoir::FEATURES.iter().copied())
+        .collect();
     format!(
         "memoir {} (commit {})\nstore format {}\nfeatures: {}\n",
         env!("CARGO_PKG_VERSION"),
