@@ -22,22 +22,25 @@ pub fn write_pretty<W: Write, T: ?Sized + Serialize>(out: &mut W, value: &T) -> 
 /// Writes `value` as `memoir --json` prints it: pretty, members sorted, a final newline,
 /// through a buffer of its own.
 pub fn write_printed(out: &mut dyn Write, value: Value) -> io::Result<()> {
-    let mut w = BufWriter::with_capacity(64 << 10, out);
-    write_pretty(&mut w, &crate::app::sorted(value))?;
-    w.write_all(b"\n")?;
-    w.flush()
+    write_line(out, &crate::app::sorted(value))
 }
 
 /// [`Outcome::write_json`] of every outcome (see [`outcome_json!`](crate::outcome_json)).
 pub fn write_outcome<O: Outcome>(outcome: &O, out: &mut dyn Write) -> io::Result<()> {
     if O::MEMBERS_SORTED && outcome.exit_code() == exit::OK {
-        let mut w = BufWriter::with_capacity(64 << 10, out);
-        write_pretty(&mut w, outcome)?;
-        w.write_all(b"\n")?;
-        w.flush()
+        write_line(out, outcome)
     } else {
         write_printed(out, outcome.to_json())
     }
+}
+
+/// `value` as pretty JSON and a newline, through a buffer (serde_json writes a piece at a
+/// time: a quote, a name, an indent).
+fn write_line<T: ?Sized + Serialize>(out: &mut dyn Write, value: &T) -> io::Result<()> {
+    let mut w = BufWriter::with_capacity(64 << 10, out);
+    write_pretty(&mut w, value)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// [`Outcome::to_json`] of every outcome (see [`outcome_json!`](crate::outcome_json)).
