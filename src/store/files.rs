@@ -52,7 +52,8 @@ pub(crate) fn temp_path(path: &Path) -> PathBuf {
 }
 
 /// Whether `file_name` is one [`temp_path`] makes (`NAME.tmp.PID.N`): what a crash between
-/// writing and renaming leaves, for listings to skip.
+/// writing and renaming leaves, for listings to skip (a remote directory's).
+#[cfg(feature = "remote")]
 pub(crate) fn is_temp_name(file_name: &str) -> bool {
     let mut parts = file_name.rsplitn(4, '.');
     let digits =

@@ -129,14 +129,20 @@ impl Held {
     }
 
     /// Lets go of the records before `d` (a block at a time).
+    #[inline]
     pub(super) fn forget_before(&mut self, d: u32) {
         if d >= self.lo.saturating_add(2 * BLOCK) && d <= self.hi {
-            let k = (d - self.lo) as usize;
-            self.hit.drain(..k);
-            self.own.drain(..k);
-            self.rows.drain(..k * self.terms);
-            self.lo = d;
+            self.drop_before(d);
         }
+    }
+
+    #[inline(never)]
+    fn drop_before(&mut self, d: u32) {
+        let k = (d - self.lo) as usize;
+        self.hit.drain(..k);
+        self.own.drain(..k);
+        self.rows.drain(..k * self.terms);
+        self.lo = d;
     }
 
     /// Whether held record `d` holds a query term.
@@ -226,37 +232,49 @@ impl Reader<'_> {
         for (ti, t) in self.terms.iter().enumerate() {
             term_hit[..len].iter_mut().for_each(|h| *h = false);
             term_best[..len].iter_mut().for_each(|x| *x = 0.0);
+            let rows = &mut held.rows[base * nt..(base + len) * nt];
+            // Each match of the term in the block: its record's score for the term and
+            // weighted frequency.
+            let mut add = |i: usize, score: f64, tf: f64| {
+                if t.direct {
+                    // What keeping the best of one score and adding it gives, to the bit.
+                    term_best[i] = if score > 0.0 { score } else { 0.0 };
+                } else if score > term_best[i] {
+                    term_best[i] = score;
+                }
+                term_hit[i] = true;
+                rows[i * nt + ti] += tf;
+            };
             for s in &mut self.sources[t.range.clone()] {
                 s.seek(lo);
-                let slen = s.len();
-                while s.at < slen {
-                    let d = s.doc(s.at);
-                    if d >= hi {
-                        break;
-                    }
-                    let i = (d - lo) as usize;
-                    let (score, tf) = match &s.from {
-                        From::Postings { bytes, weight, idf } => {
-                            let c = &bytes[s.at * 8 + 4..s.at * 8 + 8];
-                            let key_tf = u16::from_le_bytes([c[0], c[1]]);
-                            let content_tf = u16::from_le_bytes([c[2], c[3]]);
+                let Source { from, at } = s;
+                match from {
+                    From::Postings { bytes, weight, idf } => {
+                        let (weight, idf) = (*weight, *idf);
+                        for c in bytes[*at * 8..].chunks_exact(8) {
+                            let d = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                            if d >= hi {
+                                break;
+                            }
+                            let i = (d - lo) as usize;
+                            let key_tf = u16::from_le_bytes([c[4], c[5]]);
+                            let content_tf = u16::from_le_bytes([c[6], c[7]]);
                             let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
-                            (weight * bm25_normed(*idf, tf, norm[i], &pr), weight * tf)
+                            add(i, weight * bm25_normed(idf, tf, norm[i], &pr), weight * tf);
+                            *at += 1;
                         }
-                        From::Dated { idf, .. } => {
-                            let tf = pr.date_weight;
-                            (bm25_normed(*idf, tf, norm[i], &pr), tf)
-                        }
-                    };
-                    s.at += 1;
-                    if t.direct {
-                        // What keeping the best of one score and adding it gives, to the bit.
-                        term_best[i] = if score > 0.0 { score } else { 0.0 };
-                    } else if score > term_best[i] {
-                        term_best[i] = score;
                     }
-                    term_hit[i] = true;
-                    held.rows[(base + i) * nt + ti] += tf;
+                    From::Dated { docs, idf } => {
+                        let tf = pr.date_weight;
+                        for &d in &docs[*at..] {
+                            if d >= hi {
+                                break;
+                            }
+                            let i = (d - lo) as usize;
+                            add(i, bm25_normed(*idf, tf, norm[i], &pr), tf);
+                            *at += 1;
+                        }
+                    }
                 }
             }
             for i in 0..len {

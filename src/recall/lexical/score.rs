@@ -75,15 +75,21 @@ impl<T: Copy, F: Fn(&T, &T) -> Ordering> Best<T, F> {
         self.last.as_ref()
     }
 
+    /// Keeps `x` if it can be among the `n` first. Most items pushed in a long pass cannot:
+    /// that test is inlined where items are pushed, the keeping is not.
+    #[inline]
     pub(super) fn push(&mut self, x: T) {
-        if self.n == 0
-            || self
-                .last
-                .as_ref()
-                .is_some_and(|l| (self.order)(&x, l) != Ordering::Less)
-        {
-            return;
+        let out = match &self.last {
+            Some(l) => (self.order)(&x, l) != Ordering::Less,
+            None => self.n == 0,
+        };
+        if !out {
+            self.keep(x);
         }
+    }
+
+    #[inline(never)]
+    fn keep(&mut self, x: T) {
         self.kept.push(x);
         if self.kept.len() == self.n.saturating_mul(2).max(256) {
             self.cut();

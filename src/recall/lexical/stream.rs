@@ -27,6 +27,12 @@ use super::{Hit, LexicalIndex, Query, Sort};
 /// two cores): each sweeps half, and what they keep is merged.
 const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
 
+/// Whether a search of `n` records splits its work between two threads: on a large index,
+/// when the machine has two cores.
+fn two_threads(n: u32) -> bool {
+    n >= SPLIT_FROM && std::thread::available_parallelism().map_or(1, |c| c.get()) >= 2
+}
+
 /// What the sweeps of an index read of its parents' order, the same for every search of
 /// one state of it, so a process that searches again does not read it again: each parent's
 /// last record (none when a parent's records spread over more than can be held), and where
@@ -92,38 +98,42 @@ impl LexicalIndex {
     ) -> Vec<Hit> {
         let pr = self.params;
         let live = self.len() as f64;
-        let (lens, parents) = self.base.len_and_parent_columns();
-        let mut sources = Vec::new();
-        let mut terms = Vec::with_capacity(reach.len());
-        let mut reached: Vec<TermRef> = Vec::new();
-        for (expansions, date) in reach {
-            let start = sources.len();
-            for &(t, weight, df) in expansions {
-                reached.push(t);
-                sources.push(Source {
-                    from: From::Postings {
-                        bytes: self.base_postings(t).checked_bytes(),
-                        weight,
-                        idf: idf(live, df as f64),
-                    },
-                    at: 0,
-                });
-            }
-            if let Some(dated) = date {
-                sources.push(Source {
-                    from: From::Dated {
-                        docs: dated,
-                        idf: idf(live, dated.len() as f64),
-                    },
-                    at: 0,
-                });
-            }
-            terms.push(Term {
-                range: start..sources.len(),
-                direct: expansions.len() == 1 && date.is_none(),
-            });
+        // No query term reaches a record: no hit.
+        if reach.iter().all(|(e, date)| e.is_empty() && date.is_none()) {
+            return Vec::new();
         }
         let n = self.base.n_docs() as u32;
+        let nt = reach.len();
+        let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
+        let windows = pr.window_weight > 0.0;
+        let groups = self.parent_numbers(stats);
+        // The lengths' and parents' columns (checked whole the first time) and the order of
+        // the parents' records; beside them, the query terms' sources (postings checked as
+        // they are first read) and the records each term matches (what the windows' idfs
+        // count). On a large index, in two threads.
+        let columns = || {
+            let (lens, parents) = self.base.len_and_parent_columns();
+            let order = context
+                .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
+            (lens, parents, order)
+        };
+        let postings = || {
+            let (sources, terms, reached) = self.sources(reach, live);
+            let matching = matching(&sources, &terms, n);
+            (sources, terms, reached, matching)
+        };
+        let ((lens, parents, order), (sources, terms, reached, matching)) = if two_threads(n) {
+            std::thread::scope(|sc| {
+                let other = sc.spawn(columns);
+                let mine = postings();
+                match other.join() {
+                    Ok(theirs) => (theirs, mine),
+                    Err(e) => std::panic::resume_unwind(e),
+                }
+            })
+        } else {
+            (columns(), postings())
+        };
         let mut reader = Reader {
             sources,
             terms,
@@ -133,18 +143,10 @@ impl LexicalIndex {
             pr,
             scratch: Scratch::default(),
         };
-        let nt = reach.len();
-        let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
-        let windows = pr.window_weight > 0.0;
-        let groups = self.parent_numbers(stats);
-        // The records each term matches (what the windows' idfs count).
-        let matching = self.matching(&reader);
         // The best own score under each parent, summed as the sweep goes when no parent's
         // records spread over more than can be held, else in a sweep of its own first.
         let mut best_in = vec![0.0f64; if context { groups } else { 0 }];
         let mut held = Held::new(nt);
-        let order = context
-            .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
         let ahead = order
             .and_then(|o| o.last.as_deref())
             .filter(|l| !l.is_empty());
@@ -375,8 +377,7 @@ impl LexicalIndex {
     /// no parent has records on both sides when their best own scores are summed as the
     /// sweep goes (`ahead`).
     fn split_at(&self, n: u32, ahead: Option<&[u32]>, parents: &[u8]) -> Option<u32> {
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        if n < SPLIT_FROM || cores < 2 {
+        if !two_threads(n) {
             return None;
         }
         let Some(last) = ahead else {
@@ -394,34 +395,44 @@ impl LexicalIndex {
         best
     }
 
-    /// The number of records each query term matches: its postings' when it is reached
-    /// one way, else those of any of its ways, counted in a bitmap.
-    fn matching(&self, reader: &Reader<'_>) -> Vec<f64> {
-        let n = reader.n;
-        let mut bits: Vec<u64> = Vec::new();
-        reader
-            .terms
-            .iter()
-            .map(|t| {
-                let sources = &reader.sources[t.range.clone()];
-                if t.direct {
-                    // Ascending records: all of them are the file part's when the last is.
-                    let s = &sources[0];
-                    if s.len() == 0 || s.doc(s.len() - 1) < n {
-                        return s.len() as f64;
-                    }
-                    return (0..s.len()).filter(|&i| s.doc(i) < n).count() as f64;
-                }
-                bits.clear();
-                bits.resize((n as usize).div_ceil(64), 0);
-                for s in sources {
-                    for d in (0..s.len()).map(|i| s.doc(i)).filter(|&d| d < n) {
-                        bits[d as usize / 64] |= 1 << (d % 64);
-                    }
-                }
-                bits.iter().map(|w| w.count_ones() as f64).sum()
-            })
-            .collect()
+    /// Each query term's sources of matches (the indexed terms it reaches, then the date
+    /// field), the terms, and the indexed terms reached.
+    fn sources<'s>(
+        &'s self,
+        reach: &'s [Reach],
+        live: f64,
+    ) -> (Vec<Source<'s>>, Vec<Term>, Vec<TermRef>) {
+        let mut sources = Vec::new();
+        let mut terms = Vec::with_capacity(reach.len());
+        let mut reached: Vec<TermRef> = Vec::new();
+        for (expansions, date) in reach {
+            let start = sources.len();
+            for &(t, weight, df) in expansions {
+                reached.push(t);
+                sources.push(Source {
+                    from: From::Postings {
+                        bytes: self.base_postings(t).checked_bytes(),
+                        weight,
+                        idf: idf(live, df as f64),
+                    },
+                    at: 0,
+                });
+            }
+            if let Some(dated) = date {
+                sources.push(Source {
+                    from: From::Dated {
+                        docs: dated,
+                        idf: idf(live, dated.len() as f64),
+                    },
+                    at: 0,
+                });
+            }
+            terms.push(Term {
+                range: start..sources.len(),
+                direct: expansions.len() == 1 && date.is_none(),
+            });
+        }
+        (sources, terms, reached)
     }
 
     /// Calls `scored` with each record in `range` that holds a query term and passes `q`'s
@@ -447,7 +458,6 @@ impl LexicalIndex {
         // Records read around the ones scored: their windows' and their neighbours'.
         let reach = pr.window.max(1).min(BLOCK as usize) as u32;
         let mut sum = vec![0.0; nt];
-        let mut with_rows: Vec<u32> = Vec::with_capacity(2 * pr.window);
         let filtered = q.filtered();
         let unscoped = q.namespace.is_none() && q.with_internal;
         let in_scope = |d: u32| unscoped || self.in_scope(d, q);
@@ -497,49 +507,20 @@ impl LexicalIndex {
                 // A window is summed only when the record, with the most its window can add,
                 // could still count (`scored` says, given that bound).
                 if sc.windows && in_scope(d) && scored(d, p, s + sc.ceiling, false) {
-                    // The window's siblings, in the order their lengths and rows are added:
-                    // those before it, nearest first, then those after it.
-                    with_rows.clear();
-                    let mut len = reader.len(d);
-                    for after in [false, true] {
-                        let mut m = d;
-                        for _ in 0..pr.window {
-                            let m2 = match after {
-                                true if m + 1 < n => m + 1,
-                                false if m > 0 => m - 1,
-                                _ => break,
-                            };
-                            if sc.parent(m2) != p {
-                                break;
-                            }
-                            len += reader.len(m2);
-                            if h.hit(m2) && in_scope(m2) {
-                                with_rows.push(m2);
-                            }
-                            m = m2;
-                        }
-                    }
-                    match nt {
-                        1 => window_rows::<1>(h, d, &with_rows, &mut sum),
-                        2 => window_rows::<2>(h, d, &with_rows, &mut sum),
-                        3 => window_rows::<3>(h, d, &with_rows, &mut sum),
-                        4 => window_rows::<4>(h, d, &with_rows, &mut sum),
-                        _ => {
-                            sum.copy_from_slice(h.row(d));
-                            for &m in &with_rows {
-                                for (a, r) in sum.iter_mut().zip(h.row(m)) {
-                                    *a += r;
-                                }
-                            }
-                        }
-                    }
-                    let norm = length_norm(len, sc.mean, &pr);
-                    let w: f64 = sum
-                        .iter()
-                        .zip(&sc.idfs)
-                        .filter(|(f, _)| **f > 0.0)
-                        .map(|(f, i)| bm25_normed(*i, *f, norm, &pr))
-                        .sum();
+                    let win = Window {
+                        h,
+                        reader,
+                        sc,
+                        d,
+                        p,
+                    };
+                    let w = match nt {
+                        1 => win.score::<1>(&in_scope, &mut sum),
+                        2 => win.score::<2>(&in_scope, &mut sum),
+                        3 => win.score::<3>(&in_scope, &mut sum),
+                        4 => win.score::<4>(&in_scope, &mut sum),
+                        _ => win.score::<0>(&in_scope, &mut sum),
+                    };
                     s += pr.window_weight * w;
                     scored(d, p, s, true);
                 } else if !(sc.windows && in_scope(d)) {
@@ -552,19 +533,84 @@ impl LexicalIndex {
     }
 }
 
-/// Each of the `K` query terms' frequency in record `d`'s window: its row, with the rows of
-/// the siblings `with` added in order, summed in registers.
-#[inline]
-fn window_rows<const K: usize>(h: &Held, d: u32, with: &[u32], sum: &mut [f64]) {
-    let mut acc = [0.0f64; K];
-    acc.copy_from_slice(&h.row(d)[..K]);
-    for &m in with {
-        let r = h.row(m);
-        for t in 0..K {
-            acc[t] += r[t];
+/// The number of records each query term matches: its postings' when it is reached
+/// one way, else those of any of its ways, counted in a bitmap.
+fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
+    let mut bits: Vec<u64> = Vec::new();
+    terms
+        .iter()
+        .map(|t| {
+            let sources = &sources[t.range.clone()];
+            if t.direct {
+                // Ascending records: all of them are the file part's when the last is.
+                let s = &sources[0];
+                if s.len() == 0 || s.doc(s.len() - 1) < n {
+                    return s.len() as f64;
+                }
+                return (0..s.len()).filter(|&i| s.doc(i) < n).count() as f64;
+            }
+            bits.clear();
+            bits.resize((n as usize).div_ceil(64), 0);
+            for s in sources {
+                for d in (0..s.len()).map(|i| s.doc(i)).filter(|&d| d < n) {
+                    bits[d as usize / 64] |= 1 << (d % 64);
+                }
+            }
+            bits.iter().map(|w| w.count_ones() as f64).sum()
+        })
+        .collect()
+}
+
+/// Record `d`'s window (under parent `p`): the record and its siblings within
+/// `window` of it on either side.
+struct Window<'h, 'r, 's> {
+    h: &'h Held,
+    reader: &'r Reader<'r>,
+    sc: &'s Scorer<'s>,
+    d: u32,
+    p: u32,
+}
+
+impl Window<'_, '_, '_> {
+    /// The window's BM25 score for the query terms: their frequencies in its records that
+    /// hold one and are in scope, over its length. Lengths and rows are added in one order,
+    /// the record's first, then its siblings before it, nearest first, then those after
+    /// it. `K` is the number of terms (0: `sum`'s length), so that for the usual few the
+    /// sums are kept in registers.
+    #[inline(always)]
+    fn score<const K: usize>(&self, in_scope: &impl Fn(u32) -> bool, sum: &mut [f64]) -> f64 {
+        let (h, reader, sc, d, p) = (self.h, self.reader, self.sc, self.d, self.p);
+        let pr = &reader.pr;
+        let k = if K == 0 { sum.len() } else { K };
+        let sum = &mut sum[..k];
+        sum.copy_from_slice(&h.row(d)[..k]);
+        let mut len = reader.len(d);
+        for after in [false, true] {
+            let mut m = d;
+            for _ in 0..pr.window {
+                m = match after {
+                    true if m + 1 < reader.n => m + 1,
+                    false if m > 0 => m - 1,
+                    _ => break,
+                };
+                if sc.parent(m) != p {
+                    break;
+                }
+                len += reader.len(m);
+                if h.hit(m) && in_scope(m) {
+                    for (a, r) in sum.iter_mut().zip(&h.row(m)[..k]) {
+                        *a += r;
+                    }
+                }
+            }
         }
+        let norm = length_norm(len, sc.mean, pr);
+        sum.iter()
+            .zip(&sc.idfs)
+            .filter(|(f, _)| **f > 0.0)
+            .map(|(f, i)| bm25_normed(*i, *f, norm, pr))
+            .sum()
     }
-    sum[..K].copy_from_slice(&acc);
 }
 
 /// What two sweeps kept, as one sweep of both their ranges keeps it.
