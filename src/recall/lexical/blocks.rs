@@ -104,6 +104,10 @@ pub(super) struct Held {
     pub(super) hit: Vec<bool>,
     pub(super) own: Vec<f64>,
     pub(super) rows: Vec<f64>,
+    /// Each record's parent number.
+    pub(super) parent: Vec<u32>,
+    /// Each record's length.
+    pub(super) len: Vec<f64>,
     pub(super) terms: usize,
 }
 
@@ -115,6 +119,8 @@ impl Held {
             hit: Vec::new(),
             own: Vec::new(),
             rows: Vec::new(),
+            parent: Vec::new(),
+            len: Vec::new(),
             terms,
         }
     }
@@ -126,6 +132,8 @@ impl Held {
         self.hit.clear();
         self.own.clear();
         self.rows.clear();
+        self.parent.clear();
+        self.len.clear();
     }
 
     /// Lets go of the records before `d` (a block at a time).
@@ -142,6 +150,8 @@ impl Held {
         self.hit.drain(..k);
         self.own.drain(..k);
         self.rows.drain(..k * self.terms);
+        self.parent.drain(..k);
+        self.len.drain(..k);
         self.lo = d;
     }
 
@@ -160,6 +170,18 @@ impl Held {
         } else {
             0.0
         }
+    }
+
+    /// The length of held record `d`.
+    #[inline]
+    pub(super) fn len(&self, d: u32) -> f64 {
+        self.len[(d - self.lo) as usize]
+    }
+
+    /// The parent number of held record `d`.
+    #[inline]
+    pub(super) fn parent(&self, d: u32) -> u32 {
+        self.parent[(d - self.lo) as usize]
     }
 
     #[inline]
@@ -185,6 +207,8 @@ pub(super) struct Reader<'a> {
     pub(super) terms: Vec<Term>,
     /// Documents' lengths (8 bytes each).
     pub(super) lens: &'a [u8],
+    /// Documents' parent numbers (4 bytes each).
+    pub(super) parents: &'a [u8],
     /// Documents of the file part.
     pub(super) n: u32,
     pub(super) avg: f64,
@@ -193,11 +217,6 @@ pub(super) struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    #[inline]
-    pub(super) fn len(&self, d: u32) -> f64 {
-        len_in(self.lens, d)
-    }
-
     /// The first record at or after `d` a query term matches (the sources moved there).
     pub(super) fn next_match(&mut self, d: u32) -> Option<u32> {
         self.sources
@@ -218,31 +237,44 @@ impl Reader<'_> {
         held.hit.resize(base + len, false);
         held.own.resize(base + len, 0.0);
         held.rows.resize((base + len) * nt, 0.0);
+        let parents = self.parents;
+        held.parent.extend((lo..hi).map(|d| parent_in(parents, d)));
         held.hi = hi;
         let Scratch {
             term_hit,
             term_best,
             norm,
         } = &mut self.scratch;
-        norm.clear();
         let (lens, avg) = (self.lens, self.avg);
-        norm.extend((lo..hi).map(|d| length_norm(len_in(lens, d), avg, &pr)));
+        held.len.extend((lo..hi).map(|d| len_in(lens, d)));
+        norm.clear();
+        norm.extend(held.len[base..].iter().map(|&l| length_norm(l, avg, &pr)));
         term_hit.resize(len, false);
         term_best.resize(len, 0.0);
         for (ti, t) in self.terms.iter().enumerate() {
-            term_hit[..len].iter_mut().for_each(|h| *h = false);
-            term_best[..len].iter_mut().for_each(|x| *x = 0.0);
+            // A term reached one way scores each record once: straight into its own score.
+            // Reached several ways, a record keeps its best (in `term_best` first).
+            let direct = t.direct;
+            if !direct {
+                term_hit[..len].iter_mut().for_each(|h| *h = false);
+                term_best[..len].iter_mut().for_each(|x| *x = 0.0);
+            }
             let rows = &mut held.rows[base * nt..(base + len) * nt];
+            let own = &mut held.own[base..base + len];
+            let hit = &mut held.hit[base..base + len];
             // Each match of the term in the block: its record's score for the term and
             // weighted frequency.
             let mut add = |i: usize, score: f64, tf: f64| {
-                if t.direct {
+                if direct {
                     // What keeping the best of one score and adding it gives, to the bit.
-                    term_best[i] = if score > 0.0 { score } else { 0.0 };
-                } else if score > term_best[i] {
-                    term_best[i] = score;
+                    own[i] += if score > 0.0 { score } else { 0.0 };
+                    hit[i] = true;
+                } else {
+                    if score > term_best[i] {
+                        term_best[i] = score;
+                    }
+                    term_hit[i] = true;
                 }
-                term_hit[i] = true;
                 rows[i * nt + ti] += tf;
             };
             for s in &mut self.sources[t.range.clone()] {
@@ -277,13 +309,26 @@ impl Reader<'_> {
                     }
                 }
             }
-            for i in 0..len {
-                if term_hit[i] {
-                    held.own[base + i] += term_best[i];
-                    held.hit[base + i] = true;
+            if !direct {
+                for i in 0..len {
+                    if term_hit[i] {
+                        own[i] += term_best[i];
+                        hit[i] = true;
+                    }
                 }
             }
         }
+    }
+}
+
+/// The parent number of document `d` in the parents' column (0 past its end: only a
+/// damaged file, which the file part has noted, is read so).
+#[inline]
+pub(super) fn parent_in(parents: &[u8], d: u32) -> u32 {
+    let i = d as usize * 4;
+    match parents.get(i..i + 4) {
+        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+        None => 0,
     }
 }
 

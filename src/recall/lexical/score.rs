@@ -77,7 +77,7 @@ impl<T: Copy, F: Fn(&T, &T) -> Ordering> Best<T, F> {
 
     /// Keeps `x` if it can be among the `n` first. Most items pushed in a long pass cannot:
     /// that test is inlined where items are pushed, the keeping is not.
-    #[inline]
+    #[inline(always)]
     pub(super) fn push(&mut self, x: T) {
         let out = match &self.last {
             Some(l) => (self.order)(&x, l) != Ordering::Less,

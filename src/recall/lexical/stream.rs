@@ -17,7 +17,7 @@
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
-use super::blocks::{From, Held, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST};
+use super::blocks::{parent_in, From, Held, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST};
 use super::context::{with_context, ParentStats};
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
@@ -75,17 +75,6 @@ impl Scorer<'_> {
     }
 }
 
-/// The parent number of document `d` in the parents' column (0 past its end: only a
-/// damaged file, which the file part has noted, is read so).
-#[inline]
-fn parent_in(parents: &[u8], d: u32) -> u32 {
-    let i = d as usize * 4;
-    match parents.get(i..i + 4) {
-        Some(b) => u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-        None => 0,
-    }
-}
-
 impl LexicalIndex {
     /// The hits of `q` ranked in sweeps in key order (see the module documentation), for an
     /// index that is its file part whole; `reach` is what each query term reaches.
@@ -138,6 +127,7 @@ impl LexicalIndex {
             sources,
             terms,
             lens,
+            parents,
             n,
             avg,
             pr,
@@ -155,7 +145,7 @@ impl LexicalIndex {
             while let Some(m) = reader.next_match(lo) {
                 held.reset(m);
                 reader.read(m.saturating_add(BLOCK).min(n), &mut held);
-                held_best(&held, parents, &mut best_in);
+                held_best(&held, &mut best_in);
                 lo = held.hi;
             }
         }
@@ -486,17 +476,17 @@ impl LexicalIndex {
                 let from = held.hi;
                 reader.read(held.hi.saturating_add(BLOCK).min(n), held);
                 if ahead.is_some() {
-                    held_best_from(held, from, sc.parents, best_in);
+                    held_best_from(held, from, best_in);
                 }
             }
             if held.hit(d) && passes(d) {
                 let h = &*held;
-                let p = sc.parent(d);
+                let p = h.parent(d);
                 let own = h.own_of(d);
                 let mut s = own;
                 if sc.context {
                     let sibling = |m: Option<u32>| match m {
-                        Some(m) if sc.parent(m) == p => h.own_of(m),
+                        Some(m) if h.parent(m) == p => h.own_of(m),
                         _ => 0.0,
                     };
                     let before = sibling(d.checked_sub(1));
@@ -584,7 +574,7 @@ impl Window<'_, '_, '_> {
         let k = if K == 0 { sum.len() } else { K };
         let sum = &mut sum[..k];
         sum.copy_from_slice(&h.row(d)[..k]);
-        let mut len = reader.len(d);
+        let mut len = h.len(d);
         for after in [false, true] {
             let mut m = d;
             for _ in 0..pr.window {
@@ -593,10 +583,10 @@ impl Window<'_, '_, '_> {
                     false if m > 0 => m - 1,
                     _ => break,
                 };
-                if sc.parent(m) != p {
+                if h.parent(m) != p {
                     break;
                 }
-                len += reader.len(m);
+                len += h.len(m);
                 if h.hit(m) && in_scope(m) {
                     for (a, r) in sum.iter_mut().zip(&h.row(m)[..k]) {
                         *a += r;
@@ -606,7 +596,7 @@ impl Window<'_, '_, '_> {
         }
         let norm = length_norm(len, sc.mean, pr);
         sum.iter()
-            .zip(&sc.idfs)
+            .zip(&sc.idfs[..k])
             .filter(|(f, _)| **f > 0.0)
             .map(|(f, i)| bm25_normed(*i, *f, norm, pr))
             .sum()
@@ -645,17 +635,17 @@ where
 }
 
 /// Keeps in `best_in` the best own score under each parent of the held records.
-fn held_best(held: &Held, parents: &[u8], best_in: &mut [f64]) {
-    held_best_from(held, held.lo, parents, best_in);
+fn held_best(held: &Held, best_in: &mut [f64]) {
+    held_best_from(held, held.lo, best_in);
 }
 
 /// [`held_best`] for the held records from `from` on.
-fn held_best_from(held: &Held, from: u32, parents: &[u8], best_in: &mut [f64]) {
-    for d in from..held.hi {
-        if held.hit(d) {
-            if let Some(b) = best_in.get_mut(parent_in(parents, d) as usize) {
-                *b = b.max(held.own_of(d));
-            }
+fn held_best_from(held: &Held, from: u32, best_in: &mut [f64]) {
+    let at = (from - held.lo) as usize;
+    let (hit, own, parent) = (&held.hit[at..], &held.own[at..], &held.parent[at..]);
+    for ((&hit, &own), &p) in hit.iter().zip(own).zip(parent) {
+        if let Some(b) = best_in.get_mut(p as usize).filter(|_| hit) {
+            *b = b.max(own);
         }
     }
 }
