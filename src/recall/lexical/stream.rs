@@ -509,6 +509,8 @@ impl LexicalIndex {
                         2 => win.score::<2>(&in_scope, &mut sum),
                         3 => win.score::<3>(&in_scope, &mut sum),
                         4 => win.score::<4>(&in_scope, &mut sum),
+                        5 => win.score::<5>(&in_scope, &mut sum),
+                        6 => win.score::<6>(&in_scope, &mut sum),
                         _ => win.score::<0>(&in_scope, &mut sum),
                     };
                     s += pr.window_weight * w;
