@@ -144,6 +144,8 @@ impl Held {
         }
     }
 
+    /// [`Held::forget_before`]'s work, out of line: it is tested for every record and done
+    /// once a block.
     #[inline(never)]
     fn drop_before(&mut self, d: u32) {
         let k = (d - self.lo) as usize;
