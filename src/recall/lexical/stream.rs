@@ -28,9 +28,12 @@ use super::{Hit, LexicalIndex, Query, Sort};
 const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
 
 /// Whether a search of `n` records splits its work between two threads: on a large index,
-/// when the machine has two cores.
+/// when the machine has two cores (asked once per process: the answer reads the system's
+/// limits).
 fn two_threads(n: u32) -> bool {
-    n >= SPLIT_FROM && std::thread::available_parallelism().map_or(1, |c| c.get()) >= 2
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    n >= SPLIT_FROM
+        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get())) >= 2
 }
 
 /// What the sweeps of an index read of its parents' order, the same for every search of
@@ -99,7 +102,8 @@ impl LexicalIndex {
         // The lengths' and parents' columns (checked whole the first time) and the order of
         // the parents' records; beside them, the query terms' sources (postings checked as
         // they are first read) and the records each term matches (what the windows' idfs
-        // count). On a large index, in two threads.
+        // count). On a large index, in two threads the first time (after it, the columns are
+        // checked and the order kept).
         let columns = || {
             let (lens, parents) = self.base.len_and_parent_columns();
             let order = context
@@ -111,18 +115,19 @@ impl LexicalIndex {
             let matching = matching(&sources, &terms, n);
             (sources, terms, reached, matching)
         };
-        let ((lens, parents, order), (sources, terms, reached, matching)) = if two_threads(n) {
-            std::thread::scope(|sc| {
-                let other = sc.spawn(columns);
-                let mine = postings();
-                match other.join() {
-                    Ok(theirs) => (theirs, mine),
-                    Err(e) => std::panic::resume_unwind(e),
-                }
-            })
-        } else {
-            (columns(), postings())
-        };
+        let ((lens, parents, order), (sources, terms, reached, matching)) =
+            if two_threads(n) && stats.sweep_order.get().is_none() {
+                std::thread::scope(|sc| {
+                    let other = sc.spawn(columns);
+                    let mine = postings();
+                    match other.join() {
+                        Ok(theirs) => (theirs, mine),
+                        Err(e) => std::panic::resume_unwind(e),
+                    }
+                })
+            } else {
+                (columns(), postings())
+            };
         let mut reader = Reader {
             sources,
             terms,
