@@ -30,6 +30,16 @@ pub(super) fn bm25_normed(idf: f64, tf: f64, norm: f64, p: &Params) -> f64 {
     idf * tf * (p.k1 + 1.0) / (tf + norm)
 }
 
+/// Most [`bm25_normed`] gives for a frequency between `low` and `high` (both at least 0)
+/// and a norm of at least `norm`, as computed: the same operations in the same order, the
+/// frequency above the line at its most and below at its least. Rounding is monotone in
+/// each operation, so the bound holds to the bit and is the weight itself when `low`,
+/// `high` and the frequency are one.
+#[inline]
+pub(super) fn bm25_bound(idf: f64, high: f64, low: f64, norm: f64, p: &Params) -> f64 {
+    idf * high * (p.k1 + 1.0) / (low + norm)
+}
+
 /// Inverse document frequency of a term found in `df` of `n` documents.
 pub(super) fn idf(n: f64, df: f64) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()

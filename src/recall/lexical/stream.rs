@@ -21,6 +21,7 @@ use super::blocks::{parent_in, From, Held, Reader, Scratch, Source, Term, BLOCK,
 use super::context::{with_context, ParentStats};
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
+use super::window_bounds::RunCeiling;
 use super::{Hit, LexicalIndex, Query, Sort};
 
 /// Records from which the second sweep is split between two threads (when the machine has
@@ -218,9 +219,10 @@ impl LexicalIndex {
                 range,
                 |d, p, s, exact| {
                     let with = with_parent(by_parent.as_deref(), s, p);
-                    // Below the last kept of both, by at most its score with its window, a
-                    // record can be neither (its window is then not summed).
-                    let below = |l: Option<&(u32, f64, f64)>| l.is_some_and(|l| with < l.1);
+                    // Not above the last kept of both, by at most its score with its window,
+                    // a record can be neither (its window is then not summed): records come
+                    // in key order, and of equal scores the first in key order ranks first.
+                    let below = |l: Option<&(u32, f64, f64)>| l.is_some_and(|l| with <= l.1);
                     let skip = !exact
                         && (fb_docs == 0 || below(for_feedback.last()))
                         && q.sort == Sort::Relevance
@@ -330,7 +332,7 @@ impl LexicalIndex {
                             }
                             exact
                                 || q.sort != Sort::Relevance
-                                || again.last().is_none_or(|l| with >= l.1)
+                                || again.last().is_none_or(|l| with > l.1)
                         },
                     );
                 }
@@ -459,6 +461,7 @@ impl LexicalIndex {
         let passes = |d: u32| !filtered || self.passes(d, q);
         let mut d = range.start;
         held.reset(d.saturating_sub(reach));
+        let mut run = RunCeiling::new();
         while d < range.end {
             if d >= held.hi {
                 // Past what is read: on to the next record a query term matches.
@@ -501,7 +504,12 @@ impl LexicalIndex {
                 }
                 // A window is summed only when the record, with the most its window can add,
                 // could still count (`scored` says, given that bound).
-                if sc.windows && in_scope(d) && scored(d, p, s + sc.ceiling, false) {
+                if sc.windows && in_scope(d) && {
+                    if d >= run.end {
+                        run.cover(h, d, &sc.idfs, sc.mean, sc.ceiling, unscoped, &pr);
+                    }
+                    scored(d, p, s + run.most, false)
+                } {
                     let win = Window {
                         h,
                         reader,

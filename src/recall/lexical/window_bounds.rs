@@ -5,8 +5,13 @@
 //! not summed. Floating-point addition and multiplication round monotonically, so the
 //! bounds hold for the scores as computed: the hits are those of summing every window, to
 //! the bit.
+//!
+//! A sweep (`stream`) bounds the windows of a run of records more closely, from what the
+//! records their windows reach hold (see [`RunCeiling`]), so that records whose score ties
+//! the `n`-th best, or falls a little short of it, are not summed either.
 
-use super::score::{idf, Best, Scores, TermRows};
+use super::blocks::Held;
+use super::score::{bm25_bound, idf, length_norm, Best, Scores, TermRows};
 use super::view::View;
 use super::{LexicalIndex, Params, Query};
 
@@ -123,5 +128,111 @@ impl Deferred {
             }
         }
         (could, pick)
+    }
+}
+
+/// Records one [`RunCeiling`] covers.
+const RUN: u32 = 64;
+
+/// Most the window of any record in a run of records can add to its score, from what the
+/// records its windows reach hold: each query term's largest and smallest weighted
+/// frequency among them, and the shortest length. A window of `m` records sums at most `m`
+/// times the largest frequency of each term and at least `m` times the smallest and the
+/// shortest length, in the order the window adds them; the bound is the largest over every
+/// `m` a window can hold, and never more than the ceiling of the saturated weights.
+pub(super) struct RunCeiling {
+    /// The first record past the run covered.
+    pub(super) end: u32,
+    /// Most a window in the run adds, weighted.
+    pub(super) most: f64,
+    high: Vec<f64>,
+    low: Vec<f64>,
+    sums: Vec<(f64, f64)>,
+}
+
+impl RunCeiling {
+    pub(super) fn new() -> Self {
+        RunCeiling {
+            end: 0,
+            most: f64::INFINITY,
+            high: Vec::new(),
+            low: Vec::new(),
+            sums: Vec::new(),
+        }
+    }
+
+    /// Covers the run of records from `d` on, as far as `held` holds their windows'
+    /// records. `idfs` are the query terms', `mean` the mean window length, `ceiling` the
+    /// most any window adds; `in_scope_all` says every record counts in windows (else a
+    /// term's least frequency is taken as 0: a record out of scope adds none).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cover(
+        &mut self,
+        held: &Held,
+        d: u32,
+        idfs: &[f64],
+        mean: f64,
+        ceiling: f64,
+        in_scope_all: bool,
+        pr: &Params,
+    ) {
+        let w = pr.window.min(RUN as usize) as u32;
+        self.end = d
+            .saturating_add(RUN)
+            .min(held.hi.saturating_sub(w))
+            .max(d + 1);
+        self.most = ceiling;
+        // (Windows wider than a run are bounded by the ceiling alone.)
+        if !ceiling.is_finite() || pr.window > RUN as usize {
+            return;
+        }
+        let (lo, hi) = (
+            d.saturating_sub(w).max(held.lo),
+            self.end.saturating_add(w).min(held.hi),
+        );
+        let k = idfs.len();
+        self.high.clear();
+        self.high.resize(k, 0.0);
+        self.low.clear();
+        self.low.resize(k, f64::INFINITY);
+        let mut shortest = f64::INFINITY;
+        for m in lo..hi {
+            for ((h, l), r) in self.high.iter_mut().zip(&mut self.low).zip(held.row(m)) {
+                *h = h.max(*r);
+                *l = l.min(*r);
+            }
+            shortest = shortest.min(held.len(m));
+        }
+        if !in_scope_all {
+            self.low.fill(0.0);
+        }
+        // The bound needs frequencies, lengths and idfs of at least 0.
+        // (NaN counts as negative.)
+        let negative = |x: &f64| x.is_nan() || *x < 0.0;
+        if negative(&shortest) || self.low.iter().any(negative) || idfs.iter().any(negative) {
+            return;
+        }
+        let saturated = |i: f64| i * (pr.k1 + 1.0) * (1.0 + ROUNDING_MARGIN);
+        self.sums.clear();
+        self.sums
+            .extend(self.high.iter().zip(&self.low).map(|(h, l)| (*h, *l)));
+        let mut len = shortest;
+        let mut best = 0.0f64;
+        for m in 1..=2 * w + 1 {
+            if m > 1 {
+                len += shortest;
+                for ((s, h), l) in self.sums.iter_mut().zip(&self.high).zip(&self.low) {
+                    s.0 += h;
+                    s.1 += l;
+                }
+            }
+            let norm = length_norm(len, mean, pr);
+            let sum = (self.sums.iter().zip(idfs))
+                .filter(|((high, _), _)| *high > 0.0)
+                .map(|((high, low), i)| bm25_bound(*i, *high, *low, norm, pr).min(saturated(*i)))
+                .fold(0.0, |a, b| a + b);
+            best = best.max(sum);
+        }
+        self.most = ceiling.min(pr.window_weight * best);
     }
 }
