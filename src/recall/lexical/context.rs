@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use super::blocks::parent_in;
 use super::score::{bm25, bm25_normed, idf, length_norm, Reach, Scores, TermRows};
 use super::terms::TermRef;
 use super::view::{NormSlot, View};
@@ -413,7 +414,8 @@ impl LexicalIndex {
     /// were reached; a date counts the parent's records dated then, times
     /// [`Params::date_weight`].
     pub(super) fn query_parent_tf(&self, reach: &[Reach], stats: &ParentStats) -> TermRows {
-        let mut rows = TermRows::new(self.parent_numbers(stats), reach.len());
+        let parents = self.parent_numbers(stats);
+        let mut rows = TermRows::new(parents, reach.len());
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             for &(t, w, _) in expansions {
                 for &(p, f) in self.parent_frequencies(t, stats).iter() {
@@ -421,18 +423,31 @@ impl LexicalIndex {
                 }
             }
             if let Some(dated) = date {
-                let mut count: HashMap<u32, u32> = HashMap::new();
+                // Records dated so under each parent, counted by parent number (a date can
+                // match every record), the parents in the order first met.
+                let mut count: Vec<u32> = Vec::new();
                 let mut order = Vec::new();
+                // Many records: their parents read from the column, checked once.
+                let n = self.base.n_docs();
+                let (n, column) = match n > 0 && dated.len() >= n / 16 {
+                    true => (n, self.base.parent_column()),
+                    false => (0, &[][..]),
+                };
                 for &d in dated {
-                    let p = self.parent(stats, d);
-                    let c = count.entry(p).or_insert_with(|| {
+                    let p = match (d as usize) < n {
+                        true => parent_in(column, d),
+                        false => self.parent(stats, d),
+                    };
+                    if count.len() <= p as usize {
+                        count.resize((p as usize + 1).max(parents), 0);
+                    }
+                    if count[p as usize] == 0 {
                         order.push(p);
-                        0
-                    });
-                    *c += 1;
+                    }
+                    count[p as usize] += 1;
                 }
                 for p in order {
-                    rows.add(p, ti, self.params.date_weight * count[&p] as f64);
+                    rows.add(p, ti, self.params.date_weight * count[p as usize] as f64);
                 }
             }
         }

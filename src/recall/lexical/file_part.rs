@@ -486,6 +486,12 @@ impl Base {
         )
     }
 
+    /// The documents' parent numbers (4 bytes each), as [`Base::len_and_parent_columns`]
+    /// gives them.
+    pub(super) fn parent_column(&self) -> &[u8] {
+        self.column::<4>(self.t.parents, 2)
+    }
+
     /// A table of `N`-byte items read in bulk (the one numbered `which`, as [`Base::dense`]
     /// numbers them), checked whole the first time.
     fn column<const N: usize>(&self, t: Table, which: u32) -> &[u8] {
@@ -565,7 +571,18 @@ impl Base {
         let (lo_m, hi_m) = (*months.start(), *months.end());
         let mut take = |y: i64| {
             let (lo, hi) = (first_at((y, lo_m)), first_at((y, hi_m.saturating_add(1))));
-            out.extend((lo..hi).map(|i| self.u32_at(self.t.date_order, i)));
+            // The range read and checked at once (empty, the index marked damaged, when it
+            // is not what was written).
+            let (lo, hi) = (lo.min(n), hi.clamp(lo.min(n), n));
+            if lo == hi {
+                return;
+            }
+            let range = self.bytes_at(self.t.date_order.at + 4 * lo, 4 * (hi - lo));
+            out.extend(
+                range
+                    .chunks_exact(4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
         };
         match year {
             Some(y) => take(y),
