@@ -97,22 +97,13 @@ impl LexicalIndex {
         }
         let live = self.len() as f64;
         // The records holding a rarer word, and per query term the records it matches.
+        // The rarer terms first: with no record holding one, no hit can be proven here.
         let mut rare: HashSet<u32> = HashSet::new();
-        let mut matching = Vec::with_capacity(reach.len());
-        for ((expansions, date), &d) in reach.iter().zip(&dense) {
-            if d && expansions.len() == 1 {
-                matching.push(expansions[0].2 as f64);
-                continue;
-            }
-            if d {
-                // Counted in a bitmap: a dense term reached several ways.
-                let mut bits = vec![0u64; (self.base.n_docs() + self.docs.len()).div_ceil(64)];
-                for &(t, _, _) in expansions {
-                    self.each_posting(t, |p| bits[p.doc as usize / 64] |= 1 << (p.doc % 64));
-                }
-                matching.push(bits.iter().map(|w| w.count_ones() as f64).sum());
-                continue;
-            }
+        let mut matching = vec![0.0; reach.len()];
+        for (((expansions, date), _), m) in (reach.iter().zip(&dense))
+            .zip(&mut matching)
+            .filter(|((_, d), _)| !**d)
+        {
             let mut docs: HashSet<u32> = HashSet::new();
             for &(t, _, _) in expansions {
                 self.each_posting(t, |p| {
@@ -120,8 +111,26 @@ impl LexicalIndex {
                 });
             }
             docs.extend(date.iter().flatten());
-            matching.push(docs.len() as f64);
+            *m = docs.len() as f64;
             rare.extend(docs);
+        }
+        if rare.is_empty() {
+            return None;
+        }
+        for (((expansions, _), _), m) in (reach.iter().zip(&dense))
+            .zip(&mut matching)
+            .filter(|((_, d), _)| **d)
+        {
+            if expansions.len() == 1 {
+                *m = expansions[0].2 as f64;
+                continue;
+            }
+            // Counted in a bitmap: a dense term reached several ways.
+            let mut bits = vec![0u64; (self.base.n_docs() + self.docs.len()).div_ceil(64)];
+            for &(t, _, _) in expansions {
+                self.each_posting(t, |p| bits[p.doc as usize / 64] |= 1 << (p.doc % 64));
+            }
+            *m = bits.iter().map(|w| w.count_ones() as f64).sum();
         }
         let lookups: Vec<Vec<Lookup<'_>>> = reach
             .iter()

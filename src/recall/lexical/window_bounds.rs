@@ -33,10 +33,14 @@ impl Deferred {
     pub(super) fn applies(pr: &Params) -> bool {
         // A negative key weight could make a record's length, and so its length norm,
         // negative: a BM25 weight would then pass idf·(k1+1).
+        // Weights of terms of at least 0 keep every frequency at least 0.
+        let weight = |w: f64| w >= 0.0 && w.is_finite();
         pr.k1 >= 0.0
             && (0.0..=1.0).contains(&pr.b)
-            && pr.key_weight >= 0.0
-            && pr.key_weight.is_finite()
+            && weight(pr.key_weight)
+            && weight(pr.prefix_weight)
+            && weight(pr.fuzzy_weight)
+            && weight(pr.date_weight)
     }
 
     /// The ceilings for a search over `docs` document numbers whose query terms match
@@ -196,12 +200,14 @@ impl RunCeiling {
         self.low.clear();
         self.low.resize(k, f64::INFINITY);
         let mut shortest = f64::INFINITY;
+        // (Plain comparisons: frequencies are finite, see `Deferred::applies`.)
         for m in lo..hi {
-            for ((h, l), r) in self.high.iter_mut().zip(&mut self.low).zip(held.row(m)) {
-                *h = h.max(*r);
-                *l = l.min(*r);
+            for ((h, l), &r) in self.high.iter_mut().zip(&mut self.low).zip(held.row(m)) {
+                *h = if r > *h { r } else { *h };
+                *l = if r < *l { r } else { *l };
             }
-            shortest = shortest.min(held.len(m));
+            let len = held.len(m);
+            shortest = if len < shortest { len } else { shortest };
         }
         if !in_scope_all {
             self.low.fill(0.0);
