@@ -136,7 +136,7 @@ impl Deferred {
 }
 
 /// Records one [`RunCeiling`] covers.
-const RUN: u32 = 64;
+const RUN: u32 = 256;
 
 /// Most the window of any record in a run of records can add to its score, from what the
 /// records its windows reach hold: each query term's largest and smallest weighted
