@@ -282,12 +282,13 @@ fn cli_writes_proceed_while_the_interface_is_open() {
         let path = format!("cli.write{i}");
         let (code, out) = cli_global(
             &store,
-            &["--lock-timeout", "0.1"],
+            // The server lets go 25 ms after a request; the margin is for a loaded machine.
+            &["--lock-timeout", "0.5"],
             &["remember", "from an agent", "-p", &path],
         );
         assert_eq!(
             code, 0,
-            "a CLI write waited more than 100 ms for the lock: {out}"
+            "a CLI write waited more than 500 ms for the lock: {out}"
         );
         assert!(start.elapsed() < Duration::from_secs(5));
         // The next request sees it.
