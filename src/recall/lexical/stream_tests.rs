@@ -36,6 +36,43 @@ fn varied(which: u8) -> Params {
     }
 }
 
+/// A hit as the plans are compared: its path and its score's bits.
+type Ranked = (String, u64);
+
+/// The hits of the query of `QUERY_WORDS` numbered `query` on `idx` read back from its
+/// bytes (so that it is its file part whole) with parameters `params`, ranked in sweeps and
+/// by the plain plan (every window summed for every record).
+fn swept_and_plain(
+    idx: &LexicalIndex,
+    params: Params,
+    query: &[usize],
+    only_default: bool,
+    filter: u8,
+    limit: usize,
+    recency: bool,
+) -> (Vec<Ranked>, Vec<Ranked>) {
+    let mut idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
+    idx.params = params;
+    let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
+    let text = text.join(" ");
+    let globs = test_globs();
+    let q = test_query(&text, only_default, filter, &globs, limit, recency);
+    let run = |stream: bool| -> Vec<Ranked> {
+        let plan = Plan {
+            defer_windows: !stream,
+            dense_rows: Some(false),
+            near_rare: NearRarePlan::Off,
+            lazy_rows: None,
+            stream,
+        };
+        idx.search_planned(&q, plan)
+            .into_iter()
+            .map(|h| (h.path, h.score.to_bits()))
+            .collect()
+    };
+    (run(true), run(false))
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
     /// Sweeps give the plain plan's hits (every window summed for every record, rows kept
@@ -76,26 +113,8 @@ proptest::proptest! {
             };
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
         }
-        let mut idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
-        idx.params = varied(params);
-        let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
-        let text = text.join(" ");
-        let globs = test_globs();
-        let q = test_query(&text, only_default, filter, &globs, limit, recency);
-        let run = |stream: bool| -> Vec<(String, u64)> {
-            let plan = Plan {
-                defer_windows: !stream,
-                dense_rows: Some(false),
-                near_rare: NearRarePlan::Off,
-                lazy_rows: None,
-                stream,
-            };
-            idx.search_planned(&q, plan)
-                .into_iter()
-                .map(|h| (h.path, h.score.to_bits()))
-                .collect()
-        };
-        proptest::prop_assert_eq!(run(true), run(false));
+        let (swept, plain) = swept_and_plain(&idx, varied(params), &query, only_default, filter, limit, recency);
+        proptest::prop_assert_eq!(swept, plain);
     }
 
     /// Among many records alike, whose scores tie or nearly tie (what a store of notes
@@ -136,25 +155,7 @@ proptest::proptest! {
             };
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
         }
-        let mut idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
-        idx.params = varied(params);
-        let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
-        let text = text.join(" ");
-        let globs = test_globs();
-        let q = test_query(&text, only_default, filter, &globs, limit, false);
-        let run = |stream: bool| -> Vec<(String, u64)> {
-            let plan = Plan {
-                defer_windows: !stream,
-                dense_rows: Some(false),
-                near_rare: NearRarePlan::Off,
-                lazy_rows: None,
-                stream,
-            };
-            idx.search_planned(&q, plan)
-                .into_iter()
-                .map(|h| (h.path, h.score.to_bits()))
-                .collect()
-        };
-        proptest::prop_assert_eq!(run(true), run(false));
+        let (swept, plain) = swept_and_plain(&idx, varied(params), &query, only_default, filter, limit, false);
+        proptest::prop_assert_eq!(swept, plain);
     }
 }
