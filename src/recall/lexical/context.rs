@@ -425,7 +425,7 @@ impl LexicalIndex {
             if let Some(dated) = date {
                 // Records dated so under each parent, counted by parent number (a date can
                 // match every record), the parents in the order first met.
-                let mut count: Vec<u32> = Vec::new();
+                let mut count = vec![0u32; parents];
                 let mut order = Vec::new();
                 // Many records: their parents read from the column, checked once.
                 let n = self.base.n_docs();
@@ -438,13 +438,14 @@ impl LexicalIndex {
                         true => parent_in(column, d),
                         false => self.parent(stats, d),
                     };
-                    if count.len() <= p as usize {
-                        count.resize((p as usize + 1).max(parents), 0);
-                    }
-                    if count[p as usize] == 0 {
+                    // (Every record's parent is numbered below `parents`.)
+                    let Some(c) = count.get_mut(p as usize) else {
+                        continue;
+                    };
+                    if *c == 0 {
                         order.push(p);
                     }
-                    count[p as usize] += 1;
+                    *c += 1;
                 }
                 for p in order {
                     rows.add(p, ti, self.params.date_weight * count[p as usize] as f64);
