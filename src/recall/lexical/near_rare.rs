@@ -125,7 +125,12 @@ impl LexicalIndex {
                 *m = expansions[0].2 as f64;
                 continue;
             }
-            // Counted in a bitmap: a dense term reached several ways.
+            // A way that every live record holds: the term matches them all.
+            if expansions.iter().any(|e| e.2 == self.len()) {
+                *m = live;
+                continue;
+            }
+            // Else counted in a bitmap: a dense term reached several ways.
             let mut bits = vec![0u64; (self.base.n_docs() + self.docs.len()).div_ceil(64)];
             for &(t, _, _) in expansions {
                 self.each_posting(t, |p| bits[p.doc as usize / 64] |= 1 << (p.doc % 64));
