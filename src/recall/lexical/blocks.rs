@@ -5,12 +5,12 @@
 use super::score::{bm25_normed, length_norm};
 use super::Params;
 
-/// Where a query term's matches come from: an indexed term it reaches (its postings, as the
-/// file holds them, with its weight and idf), or the records dated as it names.
+/// Where a query term's matches come from: an indexed term it reaches (its postings by
+/// record, with its weight and idf), or the records dated as it names.
 #[derive(Clone)]
 pub(super) enum From<'a> {
     Postings {
-        bytes: &'a [u8],
+        pieces: Pieces<'a>,
         weight: f64,
         idf: f64,
     },
@@ -30,7 +30,7 @@ pub(super) struct Source<'a> {
 impl Source<'_> {
     pub(super) fn len(&self) -> usize {
         match &self.from {
-            From::Postings { bytes, .. } => bytes.len() / 8,
+            From::Postings { pieces, .. } => pieces.len,
             From::Dated { docs, .. } => docs.len(),
         }
     }
@@ -39,11 +39,26 @@ impl Source<'_> {
     #[inline]
     pub(super) fn doc(&self, i: usize) -> u32 {
         match &self.from {
-            From::Postings { bytes, .. } => {
-                let b = &bytes[i * 8..i * 8 + 4];
-                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            From::Postings { pieces, .. } => {
+                let p = &pieces.pieces[pieces.piece_of(i)];
+                let b = &p.bytes[(i - p.start) * 8..];
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]]).wrapping_add(p.shift)
             }
             From::Dated { docs, .. } => docs[i],
+        }
+    }
+
+    /// Calls `f` with the record of each match, in order.
+    pub(super) fn each_doc(&self, mut f: impl FnMut(u32)) {
+        match &self.from {
+            From::Postings { pieces, .. } => {
+                for p in &pieces.pieces {
+                    for c in p.bytes.chunks_exact(8) {
+                        f(u32::from_le_bytes([c[0], c[1], c[2], c[3]]).wrapping_add(p.shift));
+                    }
+                }
+            }
+            From::Dated { docs, .. } => docs.iter().for_each(|&d| f(d)),
         }
     }
 
@@ -75,6 +90,55 @@ impl Source<'_> {
             }
         }
         self.at = lo;
+    }
+}
+
+/// A term's postings by record, ascending: pieces of postings as the file holds them (8
+/// bytes each), each with what turns its documents into records (added; nothing when records
+/// are documents, see `key_order`).
+#[derive(Clone, Default)]
+pub(super) struct Pieces<'a> {
+    pieces: Vec<Piece<'a>>,
+    /// Postings in all.
+    len: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Piece<'a> {
+    bytes: &'a [u8],
+    shift: u32,
+    /// Postings before it.
+    start: usize,
+}
+
+impl<'a> Pieces<'a> {
+    /// Postings whose documents are their records.
+    pub(super) fn whole(bytes: &'a [u8]) -> Self {
+        let mut p = Pieces::default();
+        p.push(bytes, 0);
+        p
+    }
+
+    /// Adds postings after those held, their documents' records `shift` past them.
+    pub(super) fn push(&mut self, bytes: &'a [u8], shift: u32) {
+        let bytes = &bytes[..bytes.len() / 8 * 8];
+        if !bytes.is_empty() {
+            self.pieces.push(Piece {
+                bytes,
+                shift,
+                start: self.len,
+            });
+            self.len += bytes.len() / 8;
+        }
+    }
+
+    /// The piece holding posting `i` (the number of pieces when `i` is past the last).
+    #[inline]
+    fn piece_of(&self, i: usize) -> usize {
+        match self.pieces.len() {
+            1 if i < self.len => 0,
+            _ => (self.pieces).partition_point(|p| p.start + p.bytes.len() / 8 <= i),
+        }
     }
 }
 
@@ -283,19 +347,28 @@ impl Reader<'_> {
                 s.seek(lo);
                 let Source { from, at } = s;
                 match from {
-                    From::Postings { bytes, weight, idf } => {
+                    From::Postings {
+                        pieces,
+                        weight,
+                        idf,
+                    } => {
                         let (weight, idf) = (*weight, *idf);
-                        for c in bytes[*at * 8..].chunks_exact(8) {
-                            let d = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                            if d >= hi {
-                                break;
+                        let mut k = pieces.piece_of(*at);
+                        'pieces: while let Some(p) = pieces.pieces.get(k) {
+                            for c in p.bytes[(*at - p.start) * 8..].chunks_exact(8) {
+                                let d = u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                                    .wrapping_add(p.shift);
+                                if d >= hi {
+                                    break 'pieces;
+                                }
+                                let i = (d - lo) as usize;
+                                let key_tf = u16::from_le_bytes([c[4], c[5]]);
+                                let content_tf = u16::from_le_bytes([c[6], c[7]]);
+                                let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
+                                add(i, weight * bm25_normed(idf, tf, norm[i], &pr), weight * tf);
+                                *at += 1;
                             }
-                            let i = (d - lo) as usize;
-                            let key_tf = u16::from_le_bytes([c[4], c[5]]);
-                            let content_tf = u16::from_le_bytes([c[6], c[7]]);
-                            let tf = pr.key_weight * key_tf as f64 + content_tf as f64;
-                            add(i, weight * bm25_normed(idf, tf, norm[i], &pr), weight * tf);
-                            *at += 1;
+                            k += 1;
                         }
                     }
                     From::Dated { docs, idf } => {

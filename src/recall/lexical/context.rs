@@ -45,6 +45,9 @@ pub(super) struct ParentStats {
     /// Where a sweep in key order finds each parent's last record and splits between two
     /// threads (see `stream`), computed on first use.
     pub(super) sweep_order: std::sync::OnceLock<super::stream::SweepOrder>,
+    /// The live records in key order, for sweeps of an index changed since its file part
+    /// (see `key_order`), computed on first use.
+    pub(super) key_order: std::sync::OnceLock<super::key_order::KeyOrder>,
 }
 
 /// A term (its numbers in the file part and in the overlay) and the bits of the key weight.
@@ -216,6 +219,7 @@ impl LexicalIndex {
                 removed,
                 plain: std::sync::OnceLock::new(),
                 sweep_order: std::sync::OnceLock::new(),
+                key_order: std::sync::OnceLock::new(),
             }
         })
     }

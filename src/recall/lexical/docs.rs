@@ -340,26 +340,10 @@ impl LexicalIndex {
 
     /// The live documents in key order, by number.
     pub(super) fn live_in_key_order(&self) -> Vec<u32> {
-        let n = self.base.n_docs();
-        let mut out = Vec::with_capacity(self.len());
-        let mut base = (0..n).filter(|&i| !self.dead[i]).peekable();
-        let mut over = self.by_key.iter().peekable();
-        loop {
-            let take_base = match (base.peek(), over.peek()) {
-                (None, None) => break,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (Some(&b), Some((k, _))) => self.base.key(b) < k.as_slice(),
-            };
-            if take_base {
-                if let Some(b) = base.next() {
-                    out.push(b as u32);
-                }
-            } else if let Some((_, &s)) = over.next() {
-                out.push((n + s as usize) as u32);
-            }
+        match self.file_part_whole() {
+            true => (0..self.base.n_docs() as u32).collect(),
+            false => self.records_in_key_order().docs.clone(),
         }
-        out
     }
 }
 

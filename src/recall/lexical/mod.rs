@@ -6,7 +6,7 @@
 //! One module per part:
 //! - `index`: the index, a file part as read from the cache file (`file_part`) plus an overlay
 //!   of the documents inserted since; `docs` and `terms` read documents and terms across
-//!   both;
+//!   both; `key_order` numbers the records of both parts in key order for sweeps;
 //! - `sync`: bringing the index to a tree root from the tree diff;
 //! - `expand`: the indexed terms a query term reaches (itself, by prefix, by near miss);
 //! - `score`: BM25F ranking and the choice of hits, with a record's context of siblings and
@@ -31,6 +31,7 @@ mod explain;
 mod feedback;
 mod file_part;
 mod index;
+mod key_order;
 mod near_rare;
 #[cfg(test)]
 mod near_rare_tests;

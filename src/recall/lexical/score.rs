@@ -449,7 +449,7 @@ impl LexicalIndex {
         if let Some(hits) = focus.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f)) {
             return hits;
         }
-        if plan.stream && self.file_part_whole() && self.docs.is_empty() && pr.window <= 1024 {
+        if plan.stream && pr.window <= 1024 {
             return self.search_streamed(q, &reach, stats, avg);
         }
         let v = match &of_agent {

@@ -17,8 +17,11 @@
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
-use super::blocks::{parent_in, From, Held, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST};
+use super::blocks::{
+    parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST,
+};
 use super::context::{with_context, ParentStats};
+use super::key_order::KeyOrder;
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
 use super::window_bounds::RunCeiling;
@@ -65,6 +68,8 @@ struct Scorer<'a> {
     /// Mean window length.
     mean: f64,
     parents: &'a [u8],
+    /// Each record's document number, when records are not documents (see `key_order`).
+    docs: Option<&'a [u32]>,
     context: bool,
     windows: bool,
     /// Most a record's window can add to its score (infinite when the parameters allow no
@@ -77,6 +82,22 @@ impl Scorer<'_> {
     fn parent(&self, d: u32) -> u32 {
         parent_in(self.parents, d)
     }
+
+    /// The document number of record `r`.
+    #[inline]
+    fn doc(&self, r: u32) -> u32 {
+        self.docs.map_or(r, |docs| docs[r as usize])
+    }
+}
+
+/// What an index's query terms match that is numbered in its records' key order apart
+/// from the file part's postings (see `key_order`): per indexed term reached, in the order
+/// the terms reach them, its overlay postings; per query term that names a date, the
+/// records dated then.
+struct Renumbered<'k> {
+    order: &'k KeyOrder,
+    overlay: Vec<Vec<u8>>,
+    dated: Vec<Option<Vec<u32>>>,
 }
 
 impl LexicalIndex {
@@ -95,7 +116,11 @@ impl LexicalIndex {
         if reach.iter().all(|(e, date)| e.is_empty() && date.is_none()) {
             return Vec::new();
         }
-        let n = self.base.n_docs() as u32;
+        // An index changed since its file part is swept in its records' key order, numbered
+        // as a whole file part numbers its documents.
+        let ordered = (!self.file_part_whole()).then(|| self.records_in_key_order());
+        let n = ordered.map_or(self.base.n_docs() as u32, KeyOrder::len);
+        let doc = |r: u32| ordered.map_or(r, |m| m.docs[r as usize]);
         let nt = reach.len();
         let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
         let windows = pr.window_weight > 0.0;
@@ -106,17 +131,21 @@ impl LexicalIndex {
         // count). On a large index, in two threads the first time (after it, the columns are
         // checked and the order kept).
         let columns = || {
-            let (lens, parents) = self.base.len_and_parent_columns();
+            let (lens, parents) = match ordered {
+                Some(m) => (&m.lens[..], &m.parents[..]),
+                None => self.base.len_and_parent_columns(),
+            };
             let order = context
                 .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
             (lens, parents, order)
         };
         let postings = || {
-            let (sources, terms, reached) = self.sources(reach, live);
+            let renumbered = ordered.map(|m| renumbered(self, reach, m));
+            let (sources, terms, _) = self.sources(reach, live, renumbered.as_ref());
             let matching = matching(&sources, &terms, n);
-            (sources, terms, reached, matching)
+            (renumbered, matching)
         };
-        let ((lens, parents, order), (sources, terms, reached, matching)) =
+        let ((lens, parents, order), (renumbered, matching)) =
             if two_threads(n) && stats.sweep_order.get().is_none() {
                 std::thread::scope(|sc| {
                     let other = sc.spawn(columns);
@@ -129,6 +158,7 @@ impl LexicalIndex {
             } else {
                 (columns(), postings())
             };
+        let (sources, terms, reached) = self.sources(reach, live, renumbered.as_ref());
         let mut reader = Reader {
             sources,
             terms,
@@ -159,6 +189,7 @@ impl LexicalIndex {
             idfs: matching.iter().map(|m| idf(live, *m)).collect(),
             mean: avg * (2 * pr.window + 1) as f64,
             parents,
+            docs: ordered.map(|m| &m.docs[..]),
             context,
             windows,
             ceiling: match super::window_bounds::Deferred::applies(&pr)
@@ -190,13 +221,14 @@ impl LexicalIndex {
             None => s,
         };
         let by_score = |a: &(u32, f64, f64), b: &(u32, f64, f64)| {
-            b.1.total_cmp(&a.1).then_with(|| self.key_cmp(a.0, b.0))
+            // Records are numbered in key order.
+            b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0))
         };
         let in_order = |a: &(u32, f64, f64), b: &(u32, f64, f64)| match q.sort {
             Sort::Relevance => by_score(a, b),
             Sort::Recency => self
-                .timestamp_of(b.0)
-                .total_cmp(&self.timestamp_of(a.0))
+                .timestamp_of(doc(b.0))
+                .total_cmp(&self.timestamp_of(doc(a.0)))
                 .then_with(|| by_score(a, b)),
         };
         // 2. Scores with context and windows, and with the parents' scores as they are
@@ -282,8 +314,8 @@ impl LexicalIndex {
         let mut hits = hits;
         if feedback {
             let top = for_feedback;
-            let ids: Vec<u32> = top.iter().map(|t| t.0).collect();
-            let score = |d: u32| top.iter().find(|t| t.0 == d).map_or(0.0, |t| t.1);
+            let ids: Vec<u32> = top.iter().map(|t| doc(t.0)).collect();
+            let score = |d: u32| top.iter().find(|t| doc(t.0) == d).map_or(0.0, |t| t.1);
             let expansion = self.feedback_terms(|_| true, &ids, score, &reached);
             if let Some(by_parent) = by_parent.as_mut().filter(|_| !expansion.is_empty()) {
                 self.add_feedback(&expansion, &parent_tf.touched, by_parent, stats);
@@ -340,7 +372,7 @@ impl LexicalIndex {
             }
         }
         hits.into_iter()
-            .filter_map(|(d, score, _)| self.hit_of(d, score))
+            .filter_map(|(d, score, _)| self.hit_of(doc(d), score))
             .collect()
     }
 
@@ -398,24 +430,34 @@ impl LexicalIndex {
         &'s self,
         reach: &'s [Reach],
         live: f64,
+        renumbered: Option<&'s Renumbered<'s>>,
     ) -> (Vec<Source<'s>>, Vec<Term>, Vec<TermRef>) {
         let mut sources = Vec::new();
         let mut terms = Vec::with_capacity(reach.len());
         let mut reached: Vec<TermRef> = Vec::new();
-        for (expansions, date) in reach {
+        for (ti, (expansions, date)) in reach.iter().enumerate() {
             let start = sources.len();
             for &(t, weight, df) in expansions {
+                let base = self.base_postings(t).checked_bytes();
+                let pieces = match renumbered {
+                    Some(r) => r.order.pieces(base, &r.overlay[reached.len()]),
+                    None => Pieces::whole(base),
+                };
                 reached.push(t);
                 sources.push(Source {
                     from: From::Postings {
-                        bytes: self.base_postings(t).checked_bytes(),
+                        pieces,
                         weight,
                         idf: idf(live, df as f64),
                     },
                     at: 0,
                 });
             }
-            if let Some(dated) = date {
+            let dated = match renumbered {
+                Some(r) => r.dated[ti].as_ref(),
+                None => date.as_ref(),
+            };
+            if let Some(dated) = dated {
                 sources.push(Source {
                     from: From::Dated {
                         docs: dated,
@@ -457,8 +499,8 @@ impl LexicalIndex {
         let mut sum = vec![0.0; nt];
         let filtered = q.filtered();
         let unscoped = q.namespace.is_none() && q.with_internal;
-        let in_scope = |d: u32| unscoped || self.in_scope(d, q);
-        let passes = |d: u32| !filtered || self.passes(d, q);
+        let in_scope = |d: u32| unscoped || self.in_scope(sc.doc(d), q);
+        let passes = |d: u32| !filtered || self.passes(sc.doc(d), q);
         let mut d = range.start;
         held.reset(d.saturating_sub(reach));
         let mut run = RunCeiling::new();
@@ -563,9 +605,11 @@ fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
             bits.clear();
             bits.resize((n as usize).div_ceil(64), 0);
             for s in sources {
-                for d in (0..s.len()).map(|i| s.doc(i)).filter(|&d| d < n) {
-                    bits[d as usize / 64] |= 1 << (d % 64);
-                }
+                s.each_doc(|d| {
+                    if d < n {
+                        bits[d as usize / 64] |= 1 << (d % 64);
+                    }
+                });
             }
             bits.iter().map(|w| w.count_ones() as f64).sum()
         })
@@ -668,5 +712,22 @@ fn held_best_from(held: &Held, from: u32, best_in: &mut [f64]) {
         if let Some(b) = best_in.get_mut(p as usize).filter(|_| hit) {
             *b = b.max(own);
         }
+    }
+}
+
+/// What `reach` matches apart from the file part's postings, numbered in the key order
+/// `ordered`.
+fn renumbered<'k>(ix: &LexicalIndex, reach: &[Reach], ordered: &'k KeyOrder) -> Renumbered<'k> {
+    Renumbered {
+        order: ordered,
+        overlay: reach
+            .iter()
+            .flat_map(|(expansions, _)| expansions)
+            .map(|&(t, _, _)| ordered.overlay_postings(ix.over_postings(t)))
+            .collect(),
+        dated: reach
+            .iter()
+            .map(|(_, date)| date.as_ref().map(|d| ordered.records(d)))
+            .collect(),
     }
 }

@@ -1,0 +1,188 @@
+//! The records of an index changed since its file part (documents removed, overlay
+//! documents added), numbered in key order across both parts and laid out as a whole file
+//! part lays out its own: their lengths' and parents' columns, and each query term's
+//! postings renumbered. A sweep in key order (`stream`) ranks such an index as it ranks a
+//! whole file part, rather than scoring every record a term matches in memory of the
+//! index's size. Built once per state of the index, in one pass that copies the file part's
+//! columns a run of unchanged documents at a time.
+
+use super::blocks::{len_in, parent_in, Pieces};
+use super::context::ParentStats;
+use super::index::Posting;
+use super::LexicalIndex;
+
+/// The first of postings `lo..hi` (ascending documents, 8 bytes each) of a document at or
+/// after `d` (`hi` when none is).
+fn first_from(postings: &[u8], mut lo: usize, mut hi: usize, d: u32) -> usize {
+    let doc = |i: usize| {
+        u32::from_le_bytes([
+            postings[8 * i],
+            postings[8 * i + 1],
+            postings[8 * i + 2],
+            postings[8 * i + 3],
+        ])
+    };
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if doc(mid) < d {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The live records in key order (see the module documentation): record `r` is document
+/// `docs[r]`.
+pub(super) struct KeyOrder {
+    /// Per record, its document number.
+    pub(super) docs: Vec<u32>,
+    /// Per record, its length (8 bytes, little-endian `f64`, as the file part's column).
+    pub(super) lens: Vec<u8>,
+    /// Per record, its parent number (4 bytes, little-endian).
+    pub(super) parents: Vec<u8>,
+    /// The runs of live file-part documents between changes: (first document, documents,
+    /// record of the first), ascending.
+    runs: Vec<(u32, u32, u32)>,
+    /// The record of each overlay slot (`u32::MAX` for a free one).
+    over: Vec<u32>,
+    /// Documents of the file part.
+    n_base: u32,
+}
+
+impl KeyOrder {
+    /// Number of records.
+    pub(super) fn len(&self) -> u32 {
+        self.docs.len() as u32
+    }
+
+    /// The record of live document `d` (none for a removed one).
+    pub(super) fn record_of(&self, d: u32) -> Option<u32> {
+        if d >= self.n_base {
+            let r = *self.over.get((d - self.n_base) as usize)?;
+            return (r != u32::MAX).then_some(r);
+        }
+        let i = self.runs.partition_point(|r| r.0 <= d).checked_sub(1)?;
+        let (first, len, at) = self.runs[i];
+        (d - first < len).then(|| at + (d - first))
+    }
+
+    /// An overlay term's postings (`over`) by record, ascending, 8 bytes each as the file
+    /// holds them.
+    pub(super) fn overlay_postings(&self, over: &[Posting]) -> Vec<u8> {
+        let mut extra: Vec<(u32, u16, u16)> = over
+            .iter()
+            .filter_map(|p| Some((self.record_of(p.doc)?, p.key_tf, p.content_tf)))
+            .collect();
+        extra.sort_unstable_by_key(|e| e.0);
+        let mut out = Vec::with_capacity(8 * extra.len());
+        for (r, k, c) in extra {
+            out.extend_from_slice(&r.to_le_bytes());
+            out.extend_from_slice(&k.to_le_bytes());
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out
+    }
+
+    /// A term's postings by record, without copying them: the file part's (`base`,
+    /// ascending documents) of live documents a run at a time, each run's shifted to its
+    /// records, and between them the overlay's (`over`, from
+    /// [`KeyOrder::overlay_postings`]).
+    pub(super) fn pieces<'a>(&self, base: &'a [u8], over: &'a [u8]) -> Pieces<'a> {
+        let mut out = Pieces::default();
+        let (nb, no) = (base.len() / 8, over.len() / 8);
+        let (mut i, mut j) = (0, 0);
+        for &(first, len, at) in &self.runs {
+            let before = first_from(over, j, no, at);
+            out.push(&over[8 * j..8 * before], 0);
+            j = before;
+            i = first_from(base, i, nb, first);
+            let end = first_from(base, i, nb, first + len);
+            out.push(&base[8 * i..8 * end], at.wrapping_sub(first));
+            i = end;
+        }
+        out.push(&over[8 * j..], 0);
+        out
+    }
+
+    /// Documents (ascending or not) as their records, ascending; removed ones left out.
+    pub(super) fn records(&self, docs: &[u32]) -> Vec<u32> {
+        let mut out: Vec<u32> = docs.iter().filter_map(|&d| self.record_of(d)).collect();
+        out.sort_unstable();
+        out
+    }
+}
+
+impl LexicalIndex {
+    /// The live records in key order (see [`KeyOrder`]), built on first use after a change.
+    pub(super) fn records_in_key_order(&self) -> &KeyOrder {
+        let stats = self.stats();
+        (stats.key_order).get_or_init(|| self.build_key_order(stats))
+    }
+
+    fn build_key_order(&self, stats: &ParentStats) -> KeyOrder {
+        let n = self.base.n_docs();
+        // (Without a file part there are no columns to read; reading them would mark the
+        // index damaged.)
+        let (lens, parents) = match n {
+            0 => (&[][..], &[][..]),
+            _ => self.base.len_and_parent_columns(),
+        };
+        let live = self.len();
+        let mut k = KeyOrder {
+            docs: Vec::with_capacity(live),
+            lens: Vec::with_capacity(live * 8),
+            parents: Vec::with_capacity(live * 4),
+            runs: Vec::new(),
+            over: vec![u32::MAX; self.docs.len()],
+            n_base: n as u32,
+        };
+        // The file part's live documents `from..to`, in runs between removed ones.
+        let mut removed = stats.removed.iter().map(|&d| d as usize).peekable();
+        let mut base_upto = |k: &mut KeyOrder, from: &mut usize, to: usize| {
+            while *from < to {
+                while removed.next_if(|&r| r < *from).is_some() {}
+                let end = removed.peek().map_or(to, |&r| r.min(to));
+                if end > *from {
+                    let (a, b) = (*from, end);
+                    k.runs.push((a as u32, (b - a) as u32, k.docs.len() as u32));
+                    k.docs.extend(a as u32..b as u32);
+                    // The columns are whole unless the file is damaged (which the part
+                    // has noted): then each item as the sweeps would read it.
+                    match (lens.get(a * 8..b * 8), parents.get(a * 4..b * 4)) {
+                        (Some(l), Some(p)) => {
+                            k.lens.extend_from_slice(l);
+                            k.parents.extend_from_slice(p);
+                        }
+                        _ => (a..b).for_each(|d| {
+                            k.lens
+                                .extend_from_slice(&len_in(lens, d as u32).to_le_bytes());
+                            k.parents
+                                .extend_from_slice(&parent_in(parents, d as u32).to_le_bytes());
+                        }),
+                    }
+                    *from = end;
+                }
+                if *from < to && removed.next_if_eq(&*from).is_some() {
+                    *from += 1;
+                }
+            }
+        };
+        let mut at = 0;
+        for (key, &slot) in &self.by_key {
+            let Some(e) = self.docs.get(slot as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            // Before the file part's first document whose key is not below it.
+            base_upto(&mut k, &mut at, self.base.key_bound(key, true));
+            k.over[slot as usize] = k.docs.len() as u32;
+            k.docs.push((n + slot as usize) as u32);
+            k.lens.extend_from_slice(&e.len.to_le_bytes());
+            let p = self.parent(stats, (n + slot as usize) as u32);
+            k.parents.extend_from_slice(&p.to_le_bytes());
+        }
+        base_upto(&mut k, &mut at, n);
+        k
+    }
+}
