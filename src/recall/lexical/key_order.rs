@@ -106,10 +106,26 @@ impl KeyOrder {
         out
     }
 
-    /// Documents (ascending or not) as their records, ascending; removed ones left out.
+    /// Documents as their records, ascending; removed ones left out. The file part's are
+    /// mapped a run at a time, the overlay's placed between the runs.
     pub(super) fn records(&self, docs: &[u32]) -> Vec<u32> {
-        let mut out: Vec<u32> = docs.iter().filter_map(|&d| self.record_of(d)).collect();
-        out.sort_unstable();
+        let (mut base, over): (Vec<u32>, Vec<u32>) = docs.iter().partition(|&&d| d < self.n_base);
+        if !base.is_sorted() {
+            base.sort_unstable();
+        }
+        let mut over: Vec<u32> = over.iter().filter_map(|&d| self.record_of(d)).collect();
+        over.sort_unstable();
+        let mut over = over.into_iter().peekable();
+        let mut out = Vec::with_capacity(base.len() + over.len());
+        let mut i = 0;
+        for &(first, len, at) in &self.runs {
+            out.extend(std::iter::from_fn(|| over.next_if(|&o| o < at)));
+            i += base[i..].partition_point(|&d| d < first);
+            let end = i + base[i..].partition_point(|&d| d - first < len);
+            out.extend(base[i..end].iter().map(|&d| at + (d - first)));
+            i = end;
+        }
+        out.extend(over);
         out
     }
 }
