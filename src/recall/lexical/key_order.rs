@@ -1,10 +1,11 @@
 //! The records of an index changed since its file part (documents removed, overlay
 //! documents added), numbered in key order across both parts and laid out as a whole file
-//! part lays out its own: their lengths' and parents' columns, and each query term's
-//! postings renumbered. A sweep in key order (`stream`) ranks such an index as it ranks a
-//! whole file part, rather than scoring every record a term matches in memory of the
-//! index's size. Built once per state of the index, in one pass that copies the file part's
-//! columns a run of unchanged documents at a time.
+//! part lays out its own: their lengths' and parents' columns, copied a run of unchanged
+//! documents at a time, once per state of the index; and each query term's postings, read
+//! in pieces of the file part's, each run's documents shifted to its records, with the
+//! overlay's between them. A sweep in key order (`stream`) ranks such an index as it ranks
+//! a whole file part, rather than scoring every record a term matches in memory of the
+//! index's size.
 
 use super::blocks::{len_in, parent_in, Pieces};
 use super::context::ParentStats;
@@ -13,24 +14,9 @@ use super::LexicalIndex;
 
 /// The first of postings `lo..hi` (ascending documents, 8 bytes each) of a document at or
 /// after `d` (`hi` when none is).
-fn first_from(postings: &[u8], mut lo: usize, mut hi: usize, d: u32) -> usize {
-    let doc = |i: usize| {
-        u32::from_le_bytes([
-            postings[8 * i],
-            postings[8 * i + 1],
-            postings[8 * i + 2],
-            postings[8 * i + 3],
-        ])
-    };
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if doc(mid) < d {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
+fn first_from(postings: &[u8], lo: usize, hi: usize, d: u32) -> usize {
+    let (items, _) = postings[8 * lo..8 * hi].as_chunks::<8>();
+    lo + items.partition_point(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) < d)
 }
 
 /// The live records in key order (see the module documentation): record `r` is document
