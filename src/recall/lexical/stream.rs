@@ -24,7 +24,7 @@ use super::context::{with_context, ParentStats};
 use super::key_order::KeyOrder;
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
-use super::window_bounds::RunCeiling;
+use super::window_bounds::{window_ceiling, RunCeiling};
 use super::{Hit, LexicalIndex, Query, Sort};
 
 /// Records from which the second sweep is split between two threads (when the machine has
@@ -192,18 +192,7 @@ impl LexicalIndex {
             docs: ordered.map(|m| &m.docs[..]),
             context,
             windows,
-            ceiling: match super::window_bounds::Deferred::applies(&pr)
-                && pr.window_weight.is_finite()
-            {
-                true => {
-                    let most: f64 = matching
-                        .iter()
-                        .map(|m| idf(live, *m) * (pr.k1 + 1.0) * (1.0 + 1e-9))
-                        .sum();
-                    pr.window_weight * most * (1.0 + 1e-9)
-                }
-                false => f64::INFINITY,
-            },
+            ceiling: window_ceiling(&matching, live, &pr),
         };
         // The parents' scores, as the other plans compute them.
         let parent_tf = match pr.parent_weight > 0.0 {

@@ -18,6 +18,23 @@ use super::{LexicalIndex, Params, Query};
 /// Relative margin over idf·(k1+1) that covers the rounding of a computed BM25 weight.
 const ROUNDING_MARGIN: f64 = 1e-9;
 
+/// Most one BM25 weight of a term of inverse document frequency `idf` can be, as computed
+/// (its saturated weight, with a margin for rounding).
+fn saturated(idf: f64, pr: &Params) -> f64 {
+    idf * (pr.k1 + 1.0) * (1.0 + ROUNDING_MARGIN)
+}
+
+/// Most any record's window can add to its score, for query terms matching `df` records
+/// each of `live`: every term at its saturated weight (infinite when the parameters allow
+/// no bound).
+pub(super) fn window_ceiling(df: &[f64], live: f64, pr: &Params) -> f64 {
+    if !(Deferred::applies(pr) && pr.window_weight.is_finite()) {
+        return f64::INFINITY;
+    }
+    let most: f64 = df.iter().map(|d| saturated(idf(live, *d), pr)).sum();
+    pr.window_weight * most * (1.0 + ROUNDING_MARGIN)
+}
+
 /// The windows of a search still to be added, and how much each can add.
 pub(super) struct Deferred {
     /// Most the window of a record under each parent adds to its score, by parent number.
@@ -54,10 +71,7 @@ impl Deferred {
     ) -> Self {
         let pr = &ix.params;
         let live = ix.len() as f64;
-        let most: Vec<f64> = df
-            .iter()
-            .map(|d| idf(live, *d) * (pr.k1 + 1.0) * (1.0 + ROUNDING_MARGIN))
-            .collect();
+        let most: Vec<f64> = df.iter().map(|d| saturated(idf(live, *d), pr)).collect();
         let mut ceiling = vec![0.0; parents];
         for &p in &parent_tf.touched {
             let w: f64 = parent_tf
@@ -218,7 +232,6 @@ impl RunCeiling {
         if negative(&shortest) || self.low.iter().any(negative) || idfs.iter().any(negative) {
             return;
         }
-        let saturated = |i: f64| i * (pr.k1 + 1.0) * (1.0 + ROUNDING_MARGIN);
         self.sums.clear();
         self.sums
             .extend(self.high.iter().zip(&self.low).map(|(h, l)| (*h, *l)));
@@ -235,7 +248,9 @@ impl RunCeiling {
             let norm = length_norm(len, mean, pr);
             let sum = (self.sums.iter().zip(idfs))
                 .filter(|((high, _), _)| *high > 0.0)
-                .map(|((high, low), i)| bm25_bound(*i, *high, *low, norm, pr).min(saturated(*i)))
+                .map(|((high, low), i)| {
+                    bm25_bound(*i, *high, *low, norm, pr).min(saturated(*i, pr))
+                })
                 .fold(0.0, |a, b| a + b);
             best = best.max(sum);
         }
