@@ -139,13 +139,15 @@ impl LexicalIndex {
                 .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
             (lens, parents, order)
         };
+        // What a changed index's query terms match besides the file's postings, numbered
+        // in key order (the sources below read it).
+        let renumbered = ordered.map(|m| renumbered(self, reach, m));
         let postings = || {
-            let renumbered = ordered.map(|m| renumbered(self, reach, m));
-            let (sources, terms, _) = self.sources(reach, live, renumbered.as_ref());
+            let (sources, terms, reached) = self.sources(reach, live, renumbered.as_ref());
             let matching = matching(&sources, &terms, n);
-            (renumbered, matching)
+            (sources, terms, reached, matching)
         };
-        let ((lens, parents, order), (renumbered, matching)) =
+        let ((lens, parents, order), (sources, terms, reached, matching)) =
             if two_threads(n) && stats.sweep_order.get().is_none() {
                 std::thread::scope(|sc| {
                     let other = sc.spawn(columns);
@@ -158,7 +160,6 @@ impl LexicalIndex {
             } else {
                 (columns(), postings())
             };
-        let (sources, terms, reached) = self.sources(reach, live, renumbered.as_ref());
         let mut reader = Reader {
             sources,
             terms,
