@@ -383,12 +383,12 @@ fn lexical_cache_vector() {
         idx.insert(&key, blob_id(value), &doc);
     }
     let bytes = idx.to_bytes().expect("bytes");
-    assert_eq!(&bytes[..8], b"MEMLEX07");
+    assert_eq!(&bytes[..8], b"MEMLEX08");
     assert_eq!(
         (bytes.len(), hex(blake3::hash(&bytes).as_bytes())),
         (
             612,
-            "c81853320621bf62935768162efeffe02925f4e966630ef5492174f8a097bf44".to_string()
+            "55a0936ac1211ba0686bf687d01493b5494c0fd1bb8070400fa9130fabf24316".to_string()
         )
     );
     let back = LexicalIndex::from_bytes(&bytes).expect("reads back");
@@ -408,6 +408,52 @@ fn lexical_cache_vector() {
     assert_eq!(by_agent.len(), 1);
     assert_eq!(by_agent[0].path, "notes.alpha");
     assert_eq!(by_agent[0].actor.as_deref(), Some("agent-1"));
+}
+
+/// `cache/lexical.idx` (format, "Derived caches"), a term's entries under each parent: 64
+/// documents `default:notes.n00` to `default:notes.n63` with content `Common.`, the first
+/// `Common common.`, no root, timestamp 1,700,000,000 and value the id of the blob `v`.
+#[test]
+fn lexical_cache_parent_rows_vector() {
+    use memoir::recall::lexical::{Doc, LexicalIndex};
+    let mut idx = LexicalIndex::new();
+    for i in 0..64 {
+        let path = format!("notes.n{i:02}");
+        let key = Key::parse(&path, "default").expect("key").encode();
+        let doc = Doc {
+            namespace: "default".into(),
+            path,
+            content: if i == 0 { "Common common." } else { "Common." }.into(),
+            timestamp: 1_700_000_000.0,
+            actors: Vec::new(),
+        };
+        idx.insert(&key, blob_id("v"), &doc);
+    }
+    let bytes = idx.to_bytes().expect("bytes");
+    // One parent (number 0); `common` in every document, twice in one; `notes` in every
+    // key path once: parent, key-path and content sums, documents holding it (u32), the
+    // largest key-path and content frequencies and the smallest (u16).
+    let row = |sums: [u32; 4], tfs: [u16; 4]| -> Vec<u8> {
+        let mut r: Vec<u8> = sums.iter().flat_map(|x| x.to_le_bytes()).collect();
+        r.extend(tfs.iter().flat_map(|x| x.to_le_bytes()));
+        r
+    };
+    for expected in [
+        row([0, 0, 65, 64], [0, 2, 0, 1]),
+        row([0, 64, 0, 64], [1, 0, 1, 0]),
+    ] {
+        assert!(
+            bytes.windows(24).any(|w| w == &expected[..]),
+            "entry {expected:?}"
+        );
+    }
+    assert_eq!(
+        (bytes.len(), hex(blake3::hash(&bytes).as_bytes())),
+        (
+            12_343,
+            "8e3a602f7e578abc0361732fa068681361f74f57e2bae14fd1599b49ebceebe1".to_string()
+        )
+    );
 }
 
 /// `cache/vectors.bin` (format, "Derived caches"): three keys of the root whose values are

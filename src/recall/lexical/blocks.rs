@@ -2,6 +2,7 @@
 //! their own scores and rows, computed as the other plans compute them, term by term in the
 //! same order with the same functions.
 
+use super::postings::Postings;
 use super::score::{bm25_normed, length_norm};
 use super::Params;
 
@@ -41,7 +42,7 @@ impl Source<'_> {
         match &self.from {
             From::Postings { pieces, .. } => {
                 let p = &pieces.pieces[pieces.piece_of(i)];
-                let b = &p.bytes[(i - p.start) * 8..];
+                let b = p.postings.bytes(i - p.start);
                 u32::from_le_bytes([b[0], b[1], b[2], b[3]]).wrapping_add(p.shift)
             }
             From::Dated { docs, .. } => docs[i],
@@ -53,7 +54,7 @@ impl Source<'_> {
         match &self.from {
             From::Postings { pieces, .. } => {
                 for p in &pieces.pieces {
-                    for c in p.bytes.chunks_exact(8) {
+                    for c in p.postings.checked_bytes().chunks_exact(8) {
                         f(u32::from_le_bytes([c[0], c[1], c[2], c[3]]).wrapping_add(p.shift));
                     }
                 }
@@ -94,8 +95,8 @@ impl Source<'_> {
 }
 
 /// A term's postings by record, ascending: pieces of postings as the file holds them (8
-/// bytes each), each with what turns its documents into records (added; nothing when records
-/// are documents, see `key_order`).
+/// bytes each, checked as they are read), each with what turns its documents into records
+/// (added; nothing when records are documents, see `key_order`).
 #[derive(Clone, Default)]
 pub(super) struct Pieces<'a> {
     pieces: Vec<Piece<'a>>,
@@ -105,7 +106,7 @@ pub(super) struct Pieces<'a> {
 
 #[derive(Clone, Copy)]
 struct Piece<'a> {
-    bytes: &'a [u8],
+    postings: Postings<'a>,
     shift: u32,
     /// Postings before it.
     start: usize,
@@ -113,22 +114,21 @@ struct Piece<'a> {
 
 impl<'a> Pieces<'a> {
     /// Postings whose documents are their records.
-    pub(super) fn whole(bytes: &'a [u8]) -> Self {
+    pub(super) fn whole(postings: Postings<'a>) -> Self {
         let mut p = Pieces::default();
-        p.push(bytes, 0);
+        p.push(postings, 0);
         p
     }
 
     /// Adds postings after those held, their documents' records `shift` past them.
-    pub(super) fn push(&mut self, bytes: &'a [u8], shift: u32) {
-        let bytes = &bytes[..bytes.len() / 8 * 8];
-        if !bytes.is_empty() {
+    pub(super) fn push(&mut self, postings: Postings<'a>, shift: u32) {
+        if postings.len() > 0 {
             self.pieces.push(Piece {
-                bytes,
+                postings,
                 shift,
                 start: self.len,
             });
-            self.len += bytes.len() / 8;
+            self.len += postings.len();
         }
     }
 
@@ -137,7 +137,7 @@ impl<'a> Pieces<'a> {
     fn piece_of(&self, i: usize) -> usize {
         match self.pieces.len() {
             1 if i < self.len => 0,
-            _ => (self.pieces).partition_point(|p| p.start + p.bytes.len() / 8 <= i),
+            _ => (self.pieces).partition_point(|p| p.start + p.postings.len() <= i),
         }
     }
 }
@@ -355,7 +355,18 @@ impl Reader<'_> {
                         let (weight, idf) = (*weight, *idf);
                         let mut k = pieces.piece_of(*at);
                         'pieces: while let Some(p) = pieces.pieces.get(k) {
-                            for c in p.bytes[(*at - p.start) * 8..].chunks_exact(8) {
+                            // A file block of postings at a time, each checked as it is
+                            // first read.
+                            let run = p.postings.run_from(*at - p.start);
+                            if run.is_empty() {
+                                if *at - p.start < p.postings.len() {
+                                    // Damaged (the index is marked so).
+                                    break;
+                                }
+                                k += 1;
+                                continue;
+                            }
+                            for c in run.chunks_exact(8) {
                                 let d = u32::from_le_bytes([c[0], c[1], c[2], c[3]])
                                     .wrapping_add(p.shift);
                                 if d >= hi {
@@ -368,7 +379,6 @@ impl Reader<'_> {
                                 add(i, weight * bm25_normed(idf, tf, norm[i], &pr), weight * tf);
                                 *at += 1;
                             }
-                            k += 1;
                         }
                     }
                     From::Dated { docs, idf } => {

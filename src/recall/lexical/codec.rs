@@ -12,8 +12,8 @@ use super::{LexicalIndex, Params};
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallError, RecallResult};
 
-/// First bytes of a full cache file (layout version 7).
-const CACHE_MAGIC: &[u8] = b"MEMLEX07";
+/// First bytes of a full cache file (layout version 8).
+const CACHE_MAGIC: &[u8] = b"MEMLEX08";
 
 /// How many counts a cache file's header holds.
 const COUNTS: usize = 15;
@@ -26,6 +26,11 @@ const HEADER_LEN: usize = 8 + 8 + 33 + 8 + 4 * COUNTS;
 /// stored (see [`super::file_part::Base::parent_sums`]); rarer ones are summed from their
 /// postings when asked.
 pub(super) const PARENT_SUMS_FROM: usize = 64;
+
+/// Bytes of one per-parent entry of a term: parent number, the sums of its key-path and
+/// content frequencies, the documents that hold it (u32 each), then the largest key-path
+/// and content frequencies and the smallest of the documents that hold it (u16 each).
+pub(super) const PARENT_ROW: usize = 24;
 
 /// The counts a cache file's header holds: documents, terms, postings, parents, namespaces,
 /// the byte lengths of the key, term, namespace, path, content and parent-key texts, the
@@ -98,7 +103,7 @@ impl Counts {
             parent_len: table(c.ng, 8)?,
             parent_docs: table(c.ng, 4)?,
             psum_off: table(c.nt + 1, 4)?,
-            psums: table(c.ns, 12)?,
+            psums: table(c.ns, PARENT_ROW)?,
             sums: Table::default(),
         };
         let body = table(0, 0)?.at;
@@ -357,7 +362,7 @@ impl Parts<'_> {
             pb: self.paths.text.len(),
             cb: self.contents.text.len(),
             gb: self.pkeys.text.len(),
-            ns: psums.len() / 12,
+            ns: psums.len() / PARENT_ROW,
             na: self.actors.off.len() - 1,
             ab: self.actors.text.len(),
             da: self.doc_actors.len(),
@@ -469,11 +474,35 @@ impl<'w, W: std::io::Write> Blocks<'w, W> {
     }
 }
 
-/// The per-parent sums of the terms held by [`PARENT_SUMS_FROM`] documents or more: per
-/// term, the offset of its first entry (first 0, last the entry count), and the entries, 12
-/// bytes each: parent number, then the sums of its key-path and content frequencies under
-/// it (u32 each), by ascending parent number. A term whose sum passes a u32 has none (it is
-/// summed from its postings when asked). `None` when the entries pass a u32 count.
+/// A term's frequencies under one parent, summed over the documents that hold it.
+#[derive(Clone, Copy)]
+struct UnderParent {
+    key_sum: u64,
+    content_sum: u64,
+    docs: u32,
+    key_most: u16,
+    content_most: u16,
+    key_least: u16,
+    content_least: u16,
+}
+
+impl UnderParent {
+    const NONE: UnderParent = UnderParent {
+        key_sum: 0,
+        content_sum: 0,
+        docs: 0,
+        key_most: 0,
+        content_most: 0,
+        key_least: u16::MAX,
+        content_least: u16::MAX,
+    };
+}
+
+/// The per-parent entries of the terms held by [`PARENT_SUMS_FROM`] documents or more: per
+/// term, the offset of its first entry (first 0, last the entry count), and the entries
+/// ([`PARENT_ROW`] bytes each) by ascending parent number. A term whose sum passes a u32
+/// has none (it is summed from its postings when asked). `None` when the entries pass a
+/// u32 count.
 fn parent_sums(
     post_off: &[u32],
     postings: &[super::index::Posting],
@@ -482,36 +511,45 @@ fn parent_sums(
 ) -> Option<(Vec<u32>, Vec<u8>)> {
     let mut off = vec![0u32];
     let mut out = Vec::new();
-    let mut sums = vec![(0u64, 0u64); parents];
+    let mut under = vec![UnderParent::NONE; parents];
     let mut touched: Vec<u32> = Vec::new();
     for w in post_off.windows(2) {
         let list = &postings[w[0] as usize..w[1] as usize];
         if list.len() >= PARENT_SUMS_FROM {
             for p in list {
                 let parent = doc_parent[p.doc as usize];
-                let s = &mut sums[parent as usize];
-                if *s == (0, 0) {
+                let s = &mut under[parent as usize];
+                if s.docs == 0 {
                     touched.push(parent);
                 }
-                s.0 += u64::from(p.key_tf);
-                s.1 += u64::from(p.content_tf);
+                s.key_sum += u64::from(p.key_tf);
+                s.content_sum += u64::from(p.content_tf);
+                s.docs += 1;
+                s.key_most = s.key_most.max(p.key_tf);
+                s.content_most = s.content_most.max(p.content_tf);
+                s.key_least = s.key_least.min(p.key_tf);
+                s.content_least = s.content_least.min(p.content_tf);
             }
             touched.sort_unstable();
             let fits = touched.iter().all(|&g| {
-                let s = sums[g as usize];
-                s.0 <= u64::from(u32::MAX) && s.1 <= u64::from(u32::MAX)
+                let s = under[g as usize];
+                s.key_sum <= u64::from(u32::MAX) && s.content_sum <= u64::from(u32::MAX)
             });
             for &g in &touched {
-                let s = std::mem::take(&mut sums[g as usize]);
+                let s = std::mem::replace(&mut under[g as usize], UnderParent::NONE);
                 if fits {
                     put_u32(&mut out, g);
-                    put_u32(&mut out, s.0 as u32);
-                    put_u32(&mut out, s.1 as u32);
+                    put_u32(&mut out, s.key_sum as u32);
+                    put_u32(&mut out, s.content_sum as u32);
+                    put_u32(&mut out, s.docs);
+                    for f in [s.key_most, s.content_most, s.key_least, s.content_least] {
+                        out.extend_from_slice(&f.to_le_bytes());
+                    }
                 }
             }
             touched.clear();
         }
-        off.push(u32::try_from(out.len() / 12).ok()?);
+        off.push(u32::try_from(out.len() / PARENT_ROW).ok()?);
     }
     Some((off, out))
 }

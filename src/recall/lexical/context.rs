@@ -48,6 +48,9 @@ pub(super) struct ParentStats {
     /// The live records in key order, for sweeps of an index changed since its file part
     /// (see `key_order`), computed on first use.
     pub(super) key_order: std::sync::OnceLock<super::key_order::KeyOrder>,
+    /// Records sweeps passed over unread (see `parent_bounds`).
+    #[cfg(test)]
+    pub(super) passed: std::sync::atomic::AtomicU64,
 }
 
 /// A term (its numbers in the file part and in the overlay) and the bits of the key weight.
@@ -220,6 +223,8 @@ impl LexicalIndex {
                 plain: std::sync::OnceLock::new(),
                 sweep_order: std::sync::OnceLock::new(),
                 key_order: std::sync::OnceLock::new(),
+                #[cfg(test)]
+                passed: Default::default(),
             }
         })
     }

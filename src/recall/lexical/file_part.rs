@@ -10,7 +10,8 @@ use std::sync::{Arc, OnceLock};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::index::Posting;
+use super::codec::PARENT_ROW;
+pub(super) use super::postings::{ParentRow, Postings};
 use crate::object::ObjectId;
 
 /// Bytes of a checksummed block of a cache file.
@@ -116,7 +117,7 @@ impl Default for Base {
 
 /// The first of `0..n` for which `below` is false, where `below` holds for a prefix of the
 /// range (a binary search over indices, for the file part's offset-addressed tables).
-fn first_not_below(n: usize, below: impl Fn(usize) -> bool) -> usize {
+pub(super) fn first_not_below(n: usize, below: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
@@ -169,7 +170,7 @@ impl Base {
 
     /// Checks the blocks `at..at + len` falls in (at once when they were checked before).
     #[inline]
-    fn check(&self, at: usize, len: usize) -> bool {
+    pub(super) fn check(&self, at: usize, len: usize) -> bool {
         if len > 0 {
             let b = at / BLOCK;
             let last = at.wrapping_add(len - 1);
@@ -216,7 +217,7 @@ impl Base {
     /// The bytes `at..at + len`, checked; empty (and the index marked damaged) when they
     /// are not what was written.
     #[inline]
-    fn bytes_at(&self, at: usize, len: usize) -> &[u8] {
+    pub(super) fn bytes_at(&self, at: usize, len: usize) -> &[u8] {
         match self.bytes.as_deref() {
             Some(b) if self.check(at, len) => &b[at..at + len],
             _ => &[],
@@ -288,11 +289,9 @@ impl Base {
         }
         let at = self.t.postings.at + 8 * s;
         match self.bytes.as_deref() {
-            Some(b) if at + 8 * (e - s) <= self.t.sums.at => Postings {
-                raw: &b[at..at + 8 * (e - s)],
-                base: Some(self),
-                at,
-            },
+            Some(b) if at + 8 * (e - s) <= self.t.sums.at => {
+                Postings::in_file(&b[at..at + 8 * (e - s)], self, at)
+            }
             _ => {
                 self.fail();
                 Postings::EMPTY
@@ -626,6 +625,18 @@ impl Base {
         &self,
         i: usize,
     ) -> Option<impl Iterator<Item = (u32, u32, u32)> + '_> {
+        Some(
+            self.parent_rows(i)?
+                .map(|(p, r)| (p, r.key_sum, r.content_sum)),
+        )
+    }
+
+    /// [`Base::parent_sums`] with the rest of each entry: the documents under the parent
+    /// that hold the term and their largest and smallest frequencies.
+    pub(super) fn parent_rows(
+        &self,
+        i: usize,
+    ) -> Option<impl Iterator<Item = (u32, ParentRow)> + '_> {
         if self.t.psum_off.n == 0 {
             return None;
         }
@@ -641,18 +652,28 @@ impl Base {
             return None;
         }
         let g = self.n_parents() as u32;
-        let bytes = self.bytes_at(self.t.psums.at + 12 * s, 12 * (e - s));
+        let bytes = self.bytes_at(self.t.psums.at + PARENT_ROW * s, PARENT_ROW * (e - s));
         if bytes.is_empty() {
             return None;
         }
-        Some(bytes.chunks_exact(12).map(move |c| {
+        Some(bytes.chunks_exact(PARENT_ROW).map(move |c| {
             let at = |k: usize| u32::from_le_bytes([c[k], c[k + 1], c[k + 2], c[k + 3]]);
+            let short = |k: usize| u16::from_le_bytes([c[k], c[k + 1]]);
             let parent = at(0);
             if parent >= g {
                 self.fail();
-                return (0, 0, 0);
+                return (0, ParentRow::default());
             }
-            (parent, at(4), at(8))
+            let row = ParentRow {
+                key_sum: at(4),
+                content_sum: at(8),
+                docs: at(12),
+                key_most: short(16),
+                content_most: short(18),
+                key_least: short(20),
+                content_least: short(22),
+            };
+            (parent, row)
         }))
     }
 
@@ -686,90 +707,6 @@ impl Base {
     pub(super) fn find_key(&self, key: &[u8]) -> Option<usize> {
         let i = self.key_bound(key, true);
         (i < self.n_docs() && self.key(i) == key).then_some(i)
-    }
-}
-
-/// A term's postings as the file holds them (8 bytes each). A posting read alone has its
-/// block checked then; a walk through all of them checks them all first.
-#[derive(Clone, Copy)]
-pub(super) struct Postings<'a> {
-    /// The postings' bytes, within the file but not checked yet when `base` is given.
-    raw: &'a [u8],
-    base: Option<&'a Base>,
-    /// Where `raw` starts in the file.
-    at: usize,
-}
-
-impl<'a> Postings<'a> {
-    /// No postings.
-    pub(super) const EMPTY: Postings<'static> = Postings {
-        raw: &[],
-        base: None,
-        at: 0,
-    };
-
-    pub(super) fn len(&self) -> usize {
-        self.raw.len() / 8
-    }
-
-    /// The bytes of posting `i`, checked (zeros, and the index marked damaged, when they
-    /// are not what was written).
-    #[inline]
-    fn bytes(&self, i: usize) -> [u8; 8] {
-        let b: [u8; 8] = self.raw[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]);
-        match self.base {
-            Some(base) if !base.check(self.at + 8 * i, 8) => [0; 8],
-            _ => b,
-        }
-    }
-
-    /// The document number of posting `i`.
-    fn doc(&self, i: usize) -> u32 {
-        let c = self.bytes(i);
-        u32::from_le_bytes([c[0], c[1], c[2], c[3]])
-    }
-
-    /// Whether a posting is for document `d` (postings hold ascending document numbers).
-    pub(super) fn holds(&self, d: u32) -> bool {
-        self.find(d).is_some()
-    }
-
-    /// The posting for document `d`, if any.
-    pub(super) fn find(&self, d: u32) -> Option<Posting> {
-        let i = first_not_below(self.len(), |i| self.doc(i) < d);
-        (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
-    }
-
-    /// Whether some posting's document passes `f`, reading postings one by one (a walk
-    /// that usually stops at the first).
-    pub(super) fn any_doc(&self, f: impl Fn(u32) -> bool) -> bool {
-        (0..self.len()).any(|i| f(self.doc(i)))
-    }
-
-    /// The postings' bytes (8 a posting: document number, key-path and content
-    /// frequencies, little-endian), checked; empty when they are damaged.
-    pub(super) fn checked_bytes(&self) -> &'a [u8] {
-        match self.base {
-            Some(base) => base.bytes_at(self.at, self.raw.len()),
-            None => self.raw,
-        }
-    }
-
-    pub(super) fn iter(&self) -> impl Iterator<Item = Posting> + 'a {
-        let all: &'a [u8] = match self.base {
-            Some(base) => base.bytes_at(self.at, self.raw.len()),
-            None => self.raw,
-        };
-        all.chunks_exact(8)
-            .map(|c| posting(c.try_into().unwrap_or([0; 8])))
-    }
-}
-
-fn posting(c: [u8; 8]) -> Posting {
-    Posting {
-        doc: u32::from_le_bytes([c[0], c[1], c[2], c[3]]),
-        key_tf: u16::from_le_bytes([c[4], c[5]]),
-        content_tf: u16::from_le_bytes([c[6], c[7]]),
     }
 }
 

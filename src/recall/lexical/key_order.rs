@@ -10,6 +10,7 @@
 use super::blocks::{len_in, parent_in, Pieces};
 use super::context::ParentStats;
 use super::index::Posting;
+use super::postings::Postings;
 use super::LexicalIndex;
 
 /// The first of postings `lo..hi` (ascending documents, 8 bytes each) of a document at or
@@ -81,14 +82,17 @@ impl KeyOrder {
         let (mut i, mut j) = (0, 0);
         for &(first, len, at) in &self.runs {
             let before = first_from(over, j, no, at);
-            out.push(&over[8 * j..8 * before], 0);
+            out.push(Postings::in_memory(&over[8 * j..8 * before]), 0);
             j = before;
             i = first_from(base, i, nb, first);
             let end = first_from(base, i, nb, first + len);
-            out.push(&base[8 * i..8 * end], at.wrapping_sub(first));
+            out.push(
+                Postings::in_memory(&base[8 * i..8 * end]),
+                at.wrapping_sub(first),
+            );
             i = end;
         }
-        out.push(&over[8 * j..], 0);
+        out.push(Postings::in_memory(&over[8 * j..]), 0);
         out
     }
 

@@ -36,6 +36,8 @@ mod near_rare;
 #[cfg(test)]
 mod near_rare_tests;
 mod params;
+mod parent_bounds;
+mod postings;
 mod rerank;
 mod score;
 pub mod signals;

@@ -18,10 +18,11 @@
 //! with the same functions, so the hits are the same to the bit.
 
 use super::blocks::{
-    parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST,
+    len_in, parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST,
 };
 use super::context::{with_context, ParentStats};
 use super::key_order::KeyOrder;
+use super::parent_bounds::BoundInput;
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
 use super::terms::TermRef;
 use super::window_bounds::{window_ceiling, RunCeiling};
@@ -43,10 +44,12 @@ fn two_threads(n: u32) -> bool {
 /// What the sweeps of an index read of its parents' order, the same for every search of
 /// one state of it, so a process that searches again does not read it again: each parent's
 /// last record (none when a parent's records spread over more than can be held), and where
-/// a second sweep that waits for them is split.
+/// a second sweep that waits for them is split, and each parent's shortest record (what
+/// bounds its records' scores, see `parent_bounds`).
 pub(super) struct SweepOrder {
     last: Option<Vec<u32>>,
     split: Option<u32>,
+    shortest: Vec<f64>,
 }
 
 /// What the second sweep keeps of the records it sweeps: the best for feedback and for the
@@ -125,6 +128,8 @@ impl LexicalIndex {
         let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
         let windows = pr.window_weight > 0.0;
         let groups = self.parent_numbers(stats);
+        // Whether parents' records can be passed over (see `parent_bounds`).
+        let bounded = ordered.is_none() && q.sort == Sort::Relevance;
         // The lengths' and parents' columns (checked whole the first time) and the order of
         // the parents' records; beside them, the query terms' sources (postings checked as
         // they are first read) and the records each term matches (what the windows' idfs
@@ -135,8 +140,9 @@ impl LexicalIndex {
                 Some(m) => (&m.lens[..], &m.parents[..]),
                 None => self.base.len_and_parent_columns(),
             };
-            let order = context
-                .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, parents)));
+            let order = (context || bounded).then(|| {
+                (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, lens, parents))
+            });
             (lens, parents, order)
         };
         // What a changed index's query terms match besides the file's postings, numbered
@@ -174,10 +180,11 @@ impl LexicalIndex {
         // records spread over more than can be held, else in a sweep of its own first.
         let mut best_in = vec![0.0f64; if context { groups } else { 0 }];
         let mut held = Held::new(nt);
-        let ahead = order
+        let last = order
             .and_then(|o| o.last.as_deref())
             .filter(|l| !l.is_empty());
-        if order.is_some_and(|o| o.last.is_none()) {
+        let ahead = last.filter(|_| context);
+        if context && order.is_some_and(|o| o.last.is_none()) {
             let mut lo = 0;
             while let Some(m) = reader.next_match(lo) {
                 held.reset(m);
@@ -195,6 +202,25 @@ impl LexicalIndex {
             windows,
             ceiling: window_ceiling(&matching, live, &pr),
         };
+        // Each parent's bound, so that the sweeps pass over parents none of whose records
+        // can be a hit (when hits go by score and each parent's last record is known).
+        let bounds = match (last, order) {
+            (Some(_), Some(o)) if bounded => self.parent_bounds(
+                reach,
+                &BoundInput {
+                    shortest: &o.shortest,
+                    parents,
+                    avg,
+                    mean: scorer.mean,
+                    window_idfs: &scorer.idfs,
+                    ceiling: scorer.ceiling,
+                    context,
+                    windows,
+                },
+            ),
+            _ => None,
+        };
+        let bounds = bounds.as_deref().zip(last);
         // The parents' scores, as the other plans compute them.
         let parent_tf = match pr.parent_weight > 0.0 {
             true => self.query_parent_tf(reach, stats),
@@ -237,9 +263,10 @@ impl LexicalIndex {
                 &scorer,
                 &mut best_in,
                 ahead,
+                bounds,
                 q,
                 range,
-                |d, p, s, exact| {
+                |(d, last), p, s, exact| {
                     let with = with_parent(by_parent.as_deref(), s, p);
                     // Not above the last kept of both, by at most its score with its window,
                     // a record can be neither (its window is then not summed): records come
@@ -260,7 +287,7 @@ impl LexicalIndex {
                     ) {
                         *m = m.max(s);
                         r.0 = r.0.min(d);
-                        r.1 = r.1.max(d);
+                        r.1 = r.1.max(last);
                     }
                     !skip
                 },
@@ -320,11 +347,20 @@ impl LexicalIndex {
                     && hits.len() == q.limit
                     && finals.iter().all(|f| *f > 0.0))
                 .then(|| finals.iter().copied().fold(f64::INFINITY, f64::min));
+                // Of the hits at the floor, the last in key order: a parent whose records can
+                // only tie the floor, all of them after it, holds no hit.
+                let tied_last = floor.and_then(|f| {
+                    (hits.iter().zip(&finals))
+                        .filter(|(_, x)| **x == f)
+                        .map(|(h, _)| h.0)
+                        .max()
+                });
                 let mut spans: Vec<(u32, u32)> = (0..groups)
                     .filter(|&p| {
                         most[p] > f64::NEG_INFINITY
                             && floor.is_none_or(|f| {
-                                with_parent(Some(by_parent), most[p], p as u32) >= f
+                                let m = with_parent(Some(by_parent), most[p], p as u32);
+                                m > f || (m == f && tied_last.is_some_and(|t| span[p].0 <= t))
                             })
                     })
                     .map(|p| span[p])
@@ -344,10 +380,13 @@ impl LexicalIndex {
                         &mut held,
                         &scorer,
                         &mut best_in,
-                        None,
+                        // Parents passed over in the sweep before have their best own
+                        // score summed now.
+                        bounds.and(ahead),
+                        bounds,
                         q,
                         lo..hi + 1,
-                        |d, p, s, exact| {
+                        |(d, _), p, s, exact| {
                             let with = with_parent(Some(by_parent), s, p);
                             if exact && with > 0.0 {
                                 again.push((d, with, s));
@@ -368,14 +407,22 @@ impl LexicalIndex {
 
     /// Each parent's last record (none when a parent's records spread over more than a sweep
     /// holds) and where a sweep waiting for them is split.
-    fn sweep_order(&self, n: u32, groups: usize, parents: &[u8]) -> SweepOrder {
+    fn sweep_order(&self, n: u32, groups: usize, lens: &[u8], parents: &[u8]) -> SweepOrder {
         let mut first = vec![u32::MAX; groups];
         let mut last = vec![0u32; groups];
+        let mut shortest = vec![f64::INFINITY; groups];
         for d in 0..n {
             let p = parent_in(parents, d) as usize;
-            if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
+            if let (Some(f), Some(l), Some(s)) =
+                (first.get_mut(p), last.get_mut(p), shortest.get_mut(p))
+            {
                 *f = (*f).min(d);
                 *l = d;
+                let len = len_in(lens, d);
+                // (NaN, which no checked file holds, is kept: it allows no bound.)
+                if len < *s || len.is_nan() {
+                    *s = len;
+                }
             }
         }
         let spread = first
@@ -389,6 +436,7 @@ impl LexicalIndex {
                 .filter(|l| !l.is_empty())
                 .and_then(|l| self.split_at(n, Some(l), parents)),
             last,
+            shortest,
         }
     }
 
@@ -428,9 +476,11 @@ impl LexicalIndex {
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             let start = sources.len();
             for &(t, weight, df) in expansions {
-                let base = self.base_postings(t).checked_bytes();
+                let base = self.base_postings(t);
                 let pieces = match renumbered {
-                    Some(r) => r.order.pieces(base, &r.overlay[reached.len()]),
+                    Some(r) => r
+                        .order
+                        .pieces(base.checked_bytes(), &r.overlay[reached.len()]),
                     None => Pieces::whole(base),
                 };
                 reached.push(t);
@@ -465,10 +515,14 @@ impl LexicalIndex {
     }
 
     /// Calls `scored` with each record in `range` that holds a query term and passes `q`'s
-    /// filters, its parent and its score with context and window (as the other plans
-    /// compute them: own score, then context, then window), in record order. With `ahead`
-    /// (each parent's last record), `best_in` is summed as records are read, each record
-    /// scored once its parent's last record is read; else it is whole already.
+    /// filters (twice, as `(d, d)`), its parent and its score with context and window (as
+    /// the other plans compute them: own score, then context, then window), in record
+    /// order; `exact` false gives the most the score can be, and `scored` says whether it
+    /// could count (the window is then summed). With `ahead` (each parent's last record),
+    /// `best_in` is summed as records are read, each record scored once its parent's last
+    /// record is read; else it is whole already. With `bounds` (each parent's bound and
+    /// last record), a parent met the first time is given as its first and last records
+    /// with its bound, and passed over unread unless `scored` says it could count.
     #[allow(clippy::too_many_arguments)]
     fn sweep(
         &self,
@@ -477,9 +531,10 @@ impl LexicalIndex {
         sc: &Scorer<'_>,
         best_in: &mut [f64],
         ahead: Option<&[u32]>,
+        bounds: Option<(&[f64], &[u32])>,
         q: &Query<'_>,
         range: std::ops::Range<u32>,
-        mut scored: impl FnMut(u32, u32, f64, bool) -> bool,
+        mut scored: impl FnMut((u32, u32), u32, f64, bool) -> bool,
     ) {
         let pr = reader.pr;
         let nt = reader.terms.len();
@@ -494,6 +549,9 @@ impl LexicalIndex {
         let mut d = range.start;
         held.reset(d.saturating_sub(reach));
         let mut run = RunCeiling::new();
+        // Per parent: not met yet, read, passed over.
+        let (unmet, read, passed) = (0u8, 1u8, 2u8);
+        let mut met = vec![unmet; bounds.map_or(0, |b| b.0.len())];
         while d < range.end {
             if d >= held.hi {
                 // Past what is read: on to the next record a query term matches.
@@ -505,6 +563,39 @@ impl LexicalIndex {
                         }
                     }
                     _ => break,
+                }
+            }
+            if let Some((bounds, last)) = bounds {
+                // On past the records of parents passed over.
+                let mut e = d;
+                while e < range.end {
+                    let p = sc.parent(e);
+                    let Some(m) = met.get_mut(p as usize) else {
+                        break;
+                    };
+                    if *m == unmet {
+                        let most = bounds[p as usize];
+                        let l = last.get(p as usize).copied().unwrap_or(e).max(e);
+                        *m = if scored((e, l), p, most, false) {
+                            read
+                        } else {
+                            passed
+                        };
+                    }
+                    if *m == read {
+                        break;
+                    }
+                    e += 1;
+                }
+                if e > d {
+                    #[cfg(test)]
+                    (self.stats().passed)
+                        .fetch_add(u64::from(e - d), std::sync::atomic::Ordering::Relaxed);
+                    d = e;
+                    if d >= held.hi {
+                        held.reset(d.saturating_sub(reach));
+                    }
+                    continue;
                 }
             }
             let mut need = d.saturating_add(reach + 1).min(n);
@@ -540,7 +631,7 @@ impl LexicalIndex {
                     if d >= run.end {
                         run.cover(h, d, &sc.idfs, sc.mean, sc.ceiling, unscoped, &pr);
                     }
-                    scored(d, p, s + run.most, false)
+                    scored((d, d), p, s + run.most, false)
                 } {
                     let win = Window {
                         h,
@@ -559,9 +650,9 @@ impl LexicalIndex {
                         _ => win.score::<0>(&in_scope, &mut sum),
                     };
                     s += pr.window_weight * w;
-                    scored(d, p, s, true);
+                    scored((d, d), p, s, true);
                 } else if !(sc.windows && in_scope(d)) {
-                    scored(d, p, s, true);
+                    scored((d, d), p, s, true);
                 }
             }
             d += 1;

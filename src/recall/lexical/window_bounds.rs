@@ -20,7 +20,7 @@ const ROUNDING_MARGIN: f64 = 1e-9;
 
 /// Most one BM25 weight of a term of inverse document frequency `idf` can be, as computed
 /// (its saturated weight, with a margin for rounding).
-fn saturated(idf: f64, pr: &Params) -> f64 {
+pub(super) fn saturated(idf: f64, pr: &Params) -> f64 {
     idf * (pr.k1 + 1.0) * (1.0 + ROUNDING_MARGIN)
 }
 
@@ -150,7 +150,7 @@ impl Deferred {
 }
 
 /// Records one [`RunCeiling`] covers.
-const RUN: u32 = 256;
+pub(super) const RUN: u32 = 256;
 
 /// Most the window of any record in a run of records can add to its score, from what the
 /// records its windows reach hold: each query term's largest and smallest weighted
