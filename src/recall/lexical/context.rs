@@ -44,7 +44,7 @@ pub(super) struct ParentStats {
     pub(super) plain: std::sync::OnceLock<Vec<bool>>,
     /// Where a sweep in key order finds each parent's last record and splits between two
     /// threads (see `stream`), computed on first use.
-    pub(super) sweep_order: std::sync::OnceLock<super::stream::SweepOrder>,
+    pub(super) sweep_order: std::sync::OnceLock<super::sweep_order::SweepOrder>,
     /// The live records in key order, for sweeps of an index changed since its file part
     /// (see `key_order`), computed on first use.
     pub(super) key_order: std::sync::OnceLock<super::key_order::KeyOrder>,

@@ -13,7 +13,10 @@
 //!   parent (`context`), pseudo-relevance feedback (`feedback`) and the date field
 //!   (`dates`); `params` holds the weights; `explain` the parts of a hit's score;
 //!   `window_bounds` sums windows only where they can change the answer, and `doc_rows`
-//!   looks up the query terms' frequencies in those records alone;
+//!   looks up the query terms' frequencies in those records alone; `stream` ranks in
+//!   sweeps in key order, reading the query terms' postings a block at a time (`blocks`,
+//!   `postings`), in the parents' order (`sweep_order`), passing over parents none of whose
+//!   records can be a hit (`parent_bounds`);
 //! - `signals` and `rerank`: what a record and a query say besides their words (speaker,
 //!   event time, time expressions, questions), and the factors of the score they make;
 //! - `codec` and `delta`: the cache file and its delta file.
@@ -44,6 +47,7 @@ pub mod signals;
 mod stream;
 #[cfg(test)]
 mod stream_tests;
+mod sweep_order;
 mod sync;
 mod tables;
 mod terms;

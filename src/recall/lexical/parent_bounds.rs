@@ -13,25 +13,27 @@ use std::collections::HashMap;
 use super::blocks::parent_in;
 use super::context::with_context;
 use super::file_part::ParentRow;
-use super::score::{bm25_bound, idf, length_norm, Reach};
+use super::score::{bm25_bound, bm25_normed, idf, length_norm, Reach};
 use super::terms::TermRef;
 use super::window_bounds::{saturated, Deferred, RUN};
 use super::LexicalIndex;
 
 /// A query term's frequencies (weighted as the index weighs the key path) under a parent:
-/// the largest, the smallest among the records that hold it, and the smallest among all
-/// the parent's records (0 unless every one holds it).
+/// the largest and the smallest among the records that hold it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Spread {
     pub(super) high: f64,
     pub(super) low: f64,
-    pub(super) low_all: f64,
+    /// The records that hold it, and whether that is every record of the parent.
+    pub(super) holders: u32,
+    pub(super) all: bool,
 }
 
 /// What the bounds are computed from besides the query terms.
 pub(super) struct BoundInput<'a> {
-    /// The length of each parent's shortest record.
+    /// The length of each parent's shortest record, and of its longest.
     pub(super) shortest: &'a [f64],
+    pub(super) longest: &'a [f64],
     /// The parents' column (4 bytes a record).
     pub(super) parents: &'a [u8],
     /// The mean record length, and the mean window length.
@@ -45,11 +47,54 @@ pub(super) struct BoundInput<'a> {
     pub(super) windows: bool,
 }
 
+/// Least, relative to a parent's bound, by which a record whose neighbour holds a rarer
+/// query term must score below the bound that takes its neighbours to hold the common
+/// terms only: far above any rounding of the sums that make a score.
+const CONTEXT_MARGIN: f64 = 1e-9;
+
 /// One way a query term matches: an indexed term (with its weight and idf), or the
 /// records dated as the term names.
 enum Way<'a> {
     Term(TermRef, f64, f64),
     Dated(&'a [u32], f64),
+}
+
+/// What the query term being bounded holds under one parent, over its ways.
+#[derive(Clone, Copy)]
+struct UnderParent {
+    /// Most its weight in a record's own score can be, and in a record that holds none of
+    /// its ways some records lack (0 when every way is one).
+    best: f64,
+    best_common: f64,
+    /// Its rows' largest sum, and their smallest over every record.
+    high: f64,
+    low_all: f64,
+}
+
+impl UnderParent {
+    const NONE: UnderParent = UnderParent {
+        best: 0.0,
+        best_common: 0.0,
+        high: 0.0,
+        low_all: 0.0,
+    };
+}
+
+/// A way of the term being bounded that some records of a parent lack: the parent, the
+/// most and least weight it gives a record that holds it, and the records that do.
+type Rarer = (u32, f64, f64, u32);
+
+/// What bounds the own scores of one parent's records: the most any can be, the most a
+/// record can be that holds none of the rarer ways (those some records lack and that can
+/// weigh more than a term's common ways), the least by which a record that holds one
+/// weighs more (infinite when there is none); `single` says each query term's rarer ways
+/// are held by one record at most.
+#[derive(Clone, Copy)]
+struct Own {
+    most: f64,
+    common: f64,
+    least_rarer: f64,
+    single: bool,
 }
 
 impl LexicalIndex {
@@ -66,16 +111,22 @@ impl LexicalIndex {
         }
         let g = b.shortest.len();
         let live = self.len() as f64;
-        let mut own = vec![0.0f64; g];
+        let mut own = vec![
+            Own {
+                most: 0.0,
+                common: 0.0,
+                least_rarer: f64::INFINITY,
+                single: true,
+            };
+            g
+        ];
         let mut window = vec![0.0f64; g];
-        // Per parent the term being bounded touches: its best weight, and its rows'
-        // largest and smallest sums over its ways.
-        let mut best = vec![0.0f64; g];
-        let mut rows = vec![(0.0f64, 0.0f64); g];
+        let mut under = vec![UnderParent::NONE; g];
+        let mut rarer: Vec<Rarer> = Vec::new();
         let mut seen = vec![false; g];
         let mut touched: Vec<u32> = Vec::new();
         let mut spreads: Vec<(u32, Spread)> = Vec::new();
-        let norm = |p: usize| length_norm(b.shortest[p], b.avg, &pr);
+        let norm = |len: &[f64], p: usize| length_norm(len[p], b.avg, &pr);
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             let ways = (expansions.iter())
                 .map(|&(t, w, df)| Way::Term(t, w, idf(live, df as f64)))
@@ -106,41 +157,62 @@ impl LexicalIndex {
                     // As the reader scores a match: the weight times its BM25 weight, the
                     // best of the term's ways (at least 0); its row adds the weighted
                     // frequencies.
-                    let score = weight * bm25_bound(idf, s.high, s.low, norm(at), &pr);
-                    if score > best[at] || score.is_nan() {
-                        best[at] = score;
+                    let u = &mut under[at];
+                    let most = weight * bm25_bound(idf, s.high, s.low, norm(b.shortest, at), &pr);
+                    let most = if most.is_nan() { f64::INFINITY } else { most };
+                    u.best = u.best.max(most);
+                    if s.all {
+                        u.best_common = u.best_common.max(most);
+                    } else {
+                        let least = weight * bm25_normed(idf, s.low, norm(b.longest, at), &pr);
+                        rarer.push((p, most, least, s.holders));
                     }
-                    let r = &mut rows[at];
-                    r.0 += weight * s.high;
-                    r.1 += weight * s.low_all;
+                    u.high += weight * s.high;
+                    u.low_all += weight * if s.all { s.low } else { 0.0 };
                 }
             }
+            // The rarer ways that can weigh more than the term's common ones: how many
+            // records hold them, and by how much they weigh more at least.
+            let mut holders: HashMap<u32, u32> = HashMap::new();
+            for &(p, most, least, n) in &rarer {
+                let (o, common) = (&mut own[p as usize], under[p as usize].best_common);
+                if most > common {
+                    let h = holders.entry(p).or_default();
+                    *h = h.saturating_add(n);
+                    o.single &= *h <= 1;
+                    let more = least - common;
+                    o.least_rarer = o.least_rarer.min(if more.is_nan() { 0.0 } else { more });
+                }
+            }
+            rarer.clear();
             for p in touched.drain(..) {
                 let at = p as usize;
-                own[at] += best[at];
+                let u = std::mem::replace(&mut under[at], UnderParent::NONE);
+                seen[at] = false;
+                let o = &mut own[at];
+                o.most += u.best;
+                o.common += u.best_common;
                 if b.windows {
                     // (A parent's records share its namespace: either all of them count in
                     // its windows, or none has a window.)
-                    let (high, low) = rows[at];
                     window[at] += self.window_weight_bound(
-                        high,
-                        low,
+                        u.high,
+                        u.low_all,
                         b.shortest[at],
                         b.window_idfs[ti],
                         b.mean,
                         self.base.parent_docs(at),
                     );
                 }
-                (seen[at], best[at], rows[at]) = (false, 0.0, (0.0, 0.0));
             }
         }
         Some(
             own.iter()
                 .zip(&window)
-                .map(|(&o, &w)| {
+                .map(|(o, &w)| {
                     let s = match b.context {
-                        true => with_context(o, o, o, o, &pr),
-                        false => o,
+                        true => self.with_context_bound(o),
+                        false => o.most,
                     };
                     match b.windows {
                         true => s + b.ceiling.min(pr.window_weight * w),
@@ -149,6 +221,23 @@ impl LexicalIndex {
                 })
                 .collect(),
         )
+    }
+
+    /// Most a record's own score with its context can be under a parent whose own scores
+    /// `o` bounds. Its neighbours' own scores are at most `o.most` as its own is; but where
+    /// each query term's rarer ways are held by one record at most, and the neighbours'
+    /// weight is below 1, a record whose neighbour holds such a way scores less than if it
+    /// held the way itself (by far more than rounding, which is checked), so the
+    /// neighbours can be bounded by `o.common`, and the bound is the best record's score
+    /// itself where one record holds the rarer ways.
+    fn with_context_bound(&self, o: &Own) -> f64 {
+        let pr = &self.params;
+        let slack = (1.0 - pr.neighbour_weight) * o.least_rarer;
+        let common_neighbours = o.single
+            && (o.least_rarer.is_infinite()
+                || (pr.neighbour_weight < 1.0 && slack >= CONTEXT_MARGIN * o.most));
+        let n = if common_neighbours { o.common } else { o.most };
+        with_context(o.most, n, n, o.most, pr)
     }
 
     /// Most one query term adds to the BM25 weight of a window under a parent of `docs`
@@ -194,12 +283,11 @@ impl LexicalIndex {
         let kw = self.params.key_weight;
         let mut push = |p: u32, r: ParentRow| {
             let tf = |k: u16, c: u16| kw * k as f64 + c as f64;
-            let low = tf(r.key_least, r.content_least);
-            let all = r.docs >= self.base.parent_docs(p as usize);
             let spread = Spread {
                 high: tf(r.key_most, r.content_most),
-                low,
-                low_all: if all { low } else { 0.0 },
+                low: tf(r.key_least, r.content_least),
+                holders: r.docs,
+                all: r.docs >= self.base.parent_docs(p as usize),
             };
             out.push((p, spread));
         };
@@ -235,11 +323,11 @@ impl LexicalIndex {
             }
         }
         for (p, &c) in count.iter().enumerate().filter(|(_, c)| **c > 0) {
-            let all = c >= self.base.parent_docs(p);
             let spread = Spread {
                 high: dw,
                 low: dw,
-                low_all: if all { dw } else { 0.0 },
+                holders: c,
+                all: c >= self.base.parent_docs(p),
             };
             out.push((p as u32, spread));
         }

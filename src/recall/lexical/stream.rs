@@ -17,40 +17,15 @@
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
-use super::blocks::{
-    len_in, parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK, HOLD_MOST,
-};
+use super::blocks::{parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK};
 use super::context::{with_context, ParentStats};
 use super::key_order::KeyOrder;
 use super::parent_bounds::BoundInput;
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
+use super::sweep_order::two_threads;
 use super::terms::TermRef;
 use super::window_bounds::{window_ceiling, RunCeiling};
 use super::{Hit, LexicalIndex, Query, Sort};
-
-/// Records from which the second sweep is split between two threads (when the machine has
-/// two cores): each sweeps half, and what they keep is merged.
-const SPLIT_FROM: u32 = if cfg!(test) { 64 } else { 1 << 17 };
-
-/// Whether a search of `n` records splits its work between two threads: on a large index,
-/// when the machine has two cores (asked once per process: the answer reads the system's
-/// limits).
-fn two_threads(n: u32) -> bool {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    n >= SPLIT_FROM
-        && *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get())) >= 2
-}
-
-/// What the sweeps of an index read of its parents' order, the same for every search of
-/// one state of it, so a process that searches again does not read it again: each parent's
-/// last record (none when a parent's records spread over more than can be held), and where
-/// a second sweep that waits for them is split, and each parent's shortest record (what
-/// bounds its records' scores, see `parent_bounds`).
-pub(super) struct SweepOrder {
-    last: Option<Vec<u32>>,
-    split: Option<u32>,
-    shortest: Vec<f64>,
-}
 
 /// What the second sweep keeps of the records it sweeps: the best for feedback and for the
 /// hits (record, score with its parent's, score before it), and per parent the best score
@@ -209,6 +184,7 @@ impl LexicalIndex {
                 reach,
                 &BoundInput {
                     shortest: &o.shortest,
+                    longest: &o.longest,
                     parents,
                     avg,
                     mean: scorer.mean,
@@ -403,63 +379,6 @@ impl LexicalIndex {
         hits.into_iter()
             .filter_map(|(d, score, _)| self.hit_of(doc(d), score))
             .collect()
-    }
-
-    /// Each parent's last record (none when a parent's records spread over more than a sweep
-    /// holds) and where a sweep waiting for them is split.
-    fn sweep_order(&self, n: u32, groups: usize, lens: &[u8], parents: &[u8]) -> SweepOrder {
-        let mut first = vec![u32::MAX; groups];
-        let mut last = vec![0u32; groups];
-        let mut shortest = vec![f64::INFINITY; groups];
-        for d in 0..n {
-            let p = parent_in(parents, d) as usize;
-            if let (Some(f), Some(l), Some(s)) =
-                (first.get_mut(p), last.get_mut(p), shortest.get_mut(p))
-            {
-                *f = (*f).min(d);
-                *l = d;
-                let len = len_in(lens, d);
-                // (NaN, which no checked file holds, is kept: it allows no bound.)
-                if len < *s || len.is_nan() {
-                    *s = len;
-                }
-            }
-        }
-        let spread = first
-            .iter()
-            .zip(&last)
-            .any(|(f, l)| *f != u32::MAX && l - f > HOLD_MOST);
-        let last = (!spread).then_some(last);
-        SweepOrder {
-            split: last
-                .as_deref()
-                .filter(|l| !l.is_empty())
-                .and_then(|l| self.split_at(n, Some(l), parents)),
-            last,
-            shortest,
-        }
-    }
-
-    /// Where the second sweep is split between two threads, if it is: near the middle, where
-    /// no parent has records on both sides when their best own scores are summed as the
-    /// sweep goes (`ahead`).
-    fn split_at(&self, n: u32, ahead: Option<&[u32]>, parents: &[u8]) -> Option<u32> {
-        if !two_threads(n) {
-            return None;
-        }
-        let Some(last) = ahead else {
-            return Some(n / 2);
-        };
-        // Before record `s`, the last record of any parent reached.
-        let (mut reached, mut best) = (0u32, None::<u32>);
-        for s in 1..n {
-            let p = parent_in(parents, s - 1) as usize;
-            reached = reached.max(last.get(p).copied().unwrap_or(u32::MAX));
-            if reached < s && best.is_none_or(|b| s.abs_diff(n / 2) < b.abs_diff(n / 2)) {
-                best = Some(s);
-            }
-        }
-        best
     }
 
     /// Each query term's sources of matches (the indexed terms it reaches, then the date
