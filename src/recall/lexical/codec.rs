@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64};
 
-use super::file_part::{copied_map, Base, Bytes, Layout, Table, BLOCK};
+use super::file_part::{copied_map, Base, Bytes, Layout, ParentRow, Table, BLOCK};
 use super::tables::{DocRow, DocTables};
 use super::{LexicalIndex, Params};
 use crate::object::ObjectId;
@@ -474,30 +474,6 @@ impl<'w, W: std::io::Write> Blocks<'w, W> {
     }
 }
 
-/// A term's frequencies under one parent, summed over the documents that hold it.
-#[derive(Clone, Copy)]
-struct UnderParent {
-    key_sum: u64,
-    content_sum: u64,
-    docs: u32,
-    key_most: u16,
-    content_most: u16,
-    key_least: u16,
-    content_least: u16,
-}
-
-impl UnderParent {
-    const NONE: UnderParent = UnderParent {
-        key_sum: 0,
-        content_sum: 0,
-        docs: 0,
-        key_most: 0,
-        content_most: 0,
-        key_least: u16::MAX,
-        content_least: u16::MAX,
-    };
-}
-
 /// The per-parent entries of the terms held by [`PARENT_SUMS_FROM`] documents or more: per
 /// term, the offset of its first entry (first 0, last the entry count), and the entries
 /// ([`PARENT_ROW`] bytes each) by ascending parent number. A term whose sum passes a u32
@@ -511,36 +487,27 @@ fn parent_sums(
 ) -> Option<(Vec<u32>, Vec<u8>)> {
     let mut off = vec![0u32];
     let mut out = Vec::new();
-    let mut under = vec![UnderParent::NONE; parents];
+    let mut under = vec![ParentRow::NONE; parents];
     let mut touched: Vec<u32> = Vec::new();
     for w in post_off.windows(2) {
         let list = &postings[w[0] as usize..w[1] as usize];
         if list.len() >= PARENT_SUMS_FROM {
+            let mut fits = true;
             for p in list {
                 let parent = doc_parent[p.doc as usize];
                 let s = &mut under[parent as usize];
                 if s.docs == 0 {
                     touched.push(parent);
                 }
-                s.key_sum += u64::from(p.key_tf);
-                s.content_sum += u64::from(p.content_tf);
-                s.docs += 1;
-                s.key_most = s.key_most.max(p.key_tf);
-                s.content_most = s.content_most.max(p.content_tf);
-                s.key_least = s.key_least.min(p.key_tf);
-                s.content_least = s.content_least.min(p.content_tf);
+                fits &= s.add(p);
             }
             touched.sort_unstable();
-            let fits = touched.iter().all(|&g| {
-                let s = under[g as usize];
-                s.key_sum <= u64::from(u32::MAX) && s.content_sum <= u64::from(u32::MAX)
-            });
             for &g in &touched {
-                let s = std::mem::replace(&mut under[g as usize], UnderParent::NONE);
+                let s = std::mem::replace(&mut under[g as usize], ParentRow::NONE);
                 if fits {
                     put_u32(&mut out, g);
-                    put_u32(&mut out, s.key_sum as u32);
-                    put_u32(&mut out, s.content_sum as u32);
+                    put_u32(&mut out, s.key_sum);
+                    put_u32(&mut out, s.content_sum);
                     put_u32(&mut out, s.docs);
                     for f in [s.key_most, s.content_most, s.key_least, s.content_least] {
                         out.extend_from_slice(&f.to_le_bytes());

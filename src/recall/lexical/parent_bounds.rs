@@ -61,7 +61,7 @@ enum Way<'a> {
 
 /// What the query term being bounded holds under one parent, over its ways.
 #[derive(Clone, Copy)]
-struct UnderParent {
+struct TermUnder {
     /// Most its weight in a record's own score can be, and in a record that holds none of
     /// its ways some records lack (0 when every way is one).
     best: f64,
@@ -71,8 +71,8 @@ struct UnderParent {
     low_all: f64,
 }
 
-impl UnderParent {
-    const NONE: UnderParent = UnderParent {
+impl TermUnder {
+    const NONE: TermUnder = TermUnder {
         best: 0.0,
         best_common: 0.0,
         high: 0.0,
@@ -121,7 +121,7 @@ impl LexicalIndex {
             g
         ];
         let mut window = vec![0.0f64; g];
-        let mut under = vec![UnderParent::NONE; g];
+        let mut under = vec![TermUnder::NONE; g];
         let mut rarer: Vec<Rarer> = Vec::new();
         let mut seen = vec![false; g];
         let mut touched: Vec<u32> = Vec::new();
@@ -187,7 +187,7 @@ impl LexicalIndex {
             rarer.clear();
             for p in touched.drain(..) {
                 let at = p as usize;
-                let u = std::mem::replace(&mut under[at], UnderParent::NONE);
+                let u = std::mem::replace(&mut under[at], TermUnder::NONE);
                 seen[at] = false;
                 let o = &mut own[at];
                 o.most += u.best;
@@ -297,16 +297,10 @@ impl LexicalIndex {
         }
         let mut by: HashMap<u32, ParentRow> = HashMap::new();
         for p in self.base_postings(t).iter() {
-            let r = by.entry(parent_in(parents, p.doc)).or_insert(ParentRow {
-                key_least: u16::MAX,
-                content_least: u16::MAX,
-                ..ParentRow::default()
-            });
-            r.key_most = r.key_most.max(p.key_tf);
-            r.content_most = r.content_most.max(p.content_tf);
-            r.key_least = r.key_least.min(p.key_tf);
-            r.content_least = r.content_least.min(p.content_tf);
-            r.docs += 1;
+            // (Only the sums can pass a u32, and they are not used here.)
+            let _ = (by.entry(parent_in(parents, p.doc)))
+                .or_insert(ParentRow::NONE)
+                .add(&p);
         }
         by.into_iter().for_each(|(p, r)| push(p, r));
     }

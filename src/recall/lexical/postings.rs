@@ -18,6 +18,36 @@ pub(super) struct ParentRow {
     pub(super) content_least: u16,
 }
 
+impl ParentRow {
+    /// No document yet (the smallest frequencies at their most).
+    pub(super) const NONE: ParentRow = ParentRow {
+        key_sum: 0,
+        content_sum: 0,
+        docs: 0,
+        key_most: 0,
+        content_most: 0,
+        key_least: u16::MAX,
+        content_least: u16::MAX,
+    };
+
+    /// Counts in a document that holds the term this often; false when a sum passes a u32
+    /// (it is then kept at its most).
+    pub(super) fn add(&mut self, p: &Posting) -> bool {
+        let (k, c) = (
+            self.key_sum.checked_add(p.key_tf.into()),
+            self.content_sum.checked_add(p.content_tf.into()),
+        );
+        self.key_sum = k.unwrap_or(u32::MAX);
+        self.content_sum = c.unwrap_or(u32::MAX);
+        self.docs = self.docs.saturating_add(1);
+        self.key_most = self.key_most.max(p.key_tf);
+        self.content_most = self.content_most.max(p.content_tf);
+        self.key_least = self.key_least.min(p.key_tf);
+        self.content_least = self.content_least.min(p.content_tf);
+        k.is_some() && c.is_some()
+    }
+}
+
 /// A term's postings as the file holds them (8 bytes each). A posting read alone has its
 /// block checked then; a run of them a block at a time; a walk through all of them checks
 /// them all first.
