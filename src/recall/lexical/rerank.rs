@@ -141,10 +141,13 @@ pub fn score_terms(hit: &Hit, q: &QuerySignals, p: &Params) -> ScoreTerms {
 pub(super) fn wants_pool(q: &QuerySignals, hits: &[Hit], limit: usize, p: &Params) -> bool {
     p.rerank_pool > limit
         && hits.len() == limit
-        && (q.temporal
-            || !q.periods.is_empty()
-            || !q.actors.is_empty()
-            || hits.iter().any(|h| Parts::of(&h.content).speaker.is_some()))
+        && (asks_for_pool(q) || hits.iter().any(|h| Parts::of(&h.content).speaker.is_some()))
+}
+
+/// Whether the query alone sends a search that finds as many hits as it asks for to the
+/// pool: it asks about time, names a date or an actor.
+pub(super) fn asks_for_pool(q: &QuerySignals) -> bool {
+    q.temporal || !q.periods.is_empty() || !q.actors.is_empty()
 }
 
 /// Scores `hits` (ranked by their lexical score) again with the signals and orders them by

@@ -365,12 +365,20 @@ impl LexicalIndex {
             return self.search_by_words(q);
         }
         let qs = super::QuerySignals::new(q.text).with_actors(self.each_actor_name());
+        let pool = Query {
+            limit: p.rerank_pool,
+            ..*q
+        };
+        // A query that alone sends the search to the pool is searched so at once: fewer
+        // hits than it asks for are every hit either way.
+        if p.rerank_pool > q.limit && super::rerank::asks_for_pool(&qs) {
+            let mut hits = self.search_by_words(&pool);
+            super::rerank::rerank_with(&mut hits, &qs, p, q.limit);
+            return hits;
+        }
         let mut hits = self.search_by_words(q);
         if super::rerank::wants_pool(&qs, &hits, q.limit, p) {
-            hits = self.search_by_words(&Query {
-                limit: p.rerank_pool,
-                ..*q
-            });
+            hits = self.search_by_words(&pool);
         }
         super::rerank::rerank_with(&mut hits, &qs, p, q.limit);
         hits
