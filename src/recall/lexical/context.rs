@@ -257,6 +257,12 @@ impl LexicalIndex {
     }
 
     /// The parent number of live document `d` (`u32::MAX` for a removed overlay document).
+    /// Whether parent `p`'s documents changed since the file part was written (some
+    /// removed, or added in the overlay).
+    pub(super) fn parent_changed(&self, stats: &ParentStats, p: u32) -> bool {
+        p as usize >= self.base.n_parents() || stats.changed_len.contains_key(&p)
+    }
+
     pub(super) fn parent(&self, stats: &ParentStats, d: u32) -> u32 {
         let (d, n) = (d as usize, self.base.n_docs());
         if d < n {

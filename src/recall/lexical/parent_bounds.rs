@@ -34,8 +34,6 @@ pub(super) struct BoundInput<'a> {
     /// The length of each parent's shortest record, and of its longest.
     pub(super) shortest: &'a [f64],
     pub(super) longest: &'a [f64],
-    /// The parents' column (4 bytes a record).
-    pub(super) parents: &'a [u8],
     /// The mean record length, and the mean window length.
     pub(super) avg: f64,
     pub(super) mean: f64,
@@ -100,7 +98,8 @@ struct Own {
 impl LexicalIndex {
     /// Most the score of any record under each parent can be, with its context and window
     /// and before its parent's score, for the query terms `reach` reaches (0 where no
-    /// query term is held); `None` when the parameters allow no bound.
+    /// query term is held; infinite for a parent whose documents changed since the file
+    /// part was written); `None` when the parameters allow no bound.
     pub(super) fn parent_bounds(&self, reach: &[Reach], b: &BoundInput<'_>) -> Option<Vec<f64>> {
         let pr = self.params;
         // (A record's neighbours and its parent's best add to its score only with weights of
@@ -127,6 +126,8 @@ impl LexicalIndex {
         let mut touched: Vec<u32> = Vec::new();
         let mut spreads: Vec<(u32, Spread)> = Vec::new();
         let norm = |len: &[f64], p: usize| length_norm(len[p], b.avg, &pr);
+        // The file part's documents' parents (what the stored entries count by).
+        let parents = self.base.parent_column();
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             let ways = (expansions.iter())
                 .map(|&(t, w, df)| Way::Term(t, w, idf(live, df as f64)))
@@ -137,11 +138,11 @@ impl LexicalIndex {
             for way in ways {
                 let (weight, idf) = match way {
                     Way::Term(t, w, i) => {
-                        self.spreads(t, b.parents, &mut spreads);
+                        self.spreads(t, parents, &mut spreads);
                         (w, i)
                     }
                     Way::Dated(docs, i) => {
-                        self.dated_spreads(docs, b.parents, &mut spreads);
+                        self.dated_spreads(docs, parents, &mut spreads);
                         (1.0, i)
                     }
                 };
@@ -206,10 +207,15 @@ impl LexicalIndex {
                 }
             }
         }
+        // What the file part says of a parent whose documents changed since (removed, or
+        // added in the overlay) does not bound it: its records are read.
+        let stats = self.stats();
         Some(
-            own.iter()
-                .zip(&window)
-                .map(|(o, &w)| {
+            (own.iter().zip(&window).enumerate())
+                .map(|(p, (o, &w))| {
+                    if self.parent_changed(stats, p as u32) {
+                        return f64::INFINITY;
+                    }
                     let s = match b.context {
                         true => self.with_context_bound(o),
                         false => o.most,
@@ -311,7 +317,9 @@ impl LexicalIndex {
         out.clear();
         let dw = self.params.date_weight;
         let mut count = vec![0u32; self.base.n_parents()];
-        for &d in docs {
+        // (The overlay's documents are under parents that changed.)
+        let n = self.base.n_docs() as u32;
+        for &d in docs.iter().filter(|&&d| d < n) {
             if let Some(c) = count.get_mut(parent_in(parents, d) as usize) {
                 *c += 1;
             }

@@ -104,7 +104,7 @@ impl LexicalIndex {
         let windows = pr.window_weight > 0.0;
         let groups = self.parent_numbers(stats);
         // Whether parents' records can be passed over (see `parent_bounds`).
-        let bounded = ordered.is_none() && q.sort == Sort::Relevance;
+        let bounded = q.sort == Sort::Relevance;
         // The lengths' and parents' columns (checked whole the first time) and the order of
         // the parents' records; beside them, the query terms' sources (postings checked as
         // they are first read) and the records each term matches (what the windows' idfs
@@ -185,7 +185,6 @@ impl LexicalIndex {
                 &BoundInput {
                     shortest: &o.shortest,
                     longest: &o.longest,
-                    parents,
                     avg,
                     mean: scorer.mean,
                     window_idfs: &scorer.idfs,
