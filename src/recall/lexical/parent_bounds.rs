@@ -126,8 +126,12 @@ impl LexicalIndex {
         let mut touched: Vec<u32> = Vec::new();
         let mut spreads: Vec<(u32, Spread)> = Vec::new();
         let norm = |len: &[f64], p: usize| length_norm(len[p], b.avg, &pr);
-        // The file part's documents' parents (what the stored entries count by).
-        let parents = self.base.parent_column();
+        // The file part's documents' parents (what the stored entries count by); an index
+        // held in memory alone has no file part (its parents all changed).
+        let parents = match self.base.n_docs() {
+            0 => &[][..],
+            _ => self.base.parent_column(),
+        };
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             let ways = (expansions.iter())
                 .map(|&(t, w, df)| Way::Term(t, w, idf(live, df as f64)))
