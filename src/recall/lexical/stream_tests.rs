@@ -245,3 +245,61 @@ fn parents_that_cannot_hold_a_hit_are_passed_over() {
         }
     }
 }
+
+/// After a write, a parent whose records changed since the file was written is read, never
+/// bounded from what the file says of it, and the others are still passed over: a record
+/// replaced to hold a word more often, and one added under a parent of the file holding a
+/// word the file does not, are hits as the plain plan finds them.
+#[test]
+fn changed_parents_are_read() {
+    let doc = |path: &str, content: &str| -> (Vec<u8>, Doc) {
+        let key = crate::key::Key::new("default", path).unwrap().encode();
+        let d = Doc {
+            namespace: "default".into(),
+            path: path.into(),
+            content: content.into(),
+            timestamp: JUNE_2023,
+            ..Default::default()
+        };
+        (key, d)
+    };
+    let mut idx = LexicalIndex::new();
+    for g in 0..40 {
+        for r in 0..30 {
+            let (key, d) = doc(
+                &format!("t1.s{g:02}.r{r:02}"),
+                "memory agent learned painting",
+            );
+            idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+        }
+    }
+    let changes: Vec<Change> = [
+        doc("t1.s20.r05", "memory memory memory memory agent"),
+        doc("t1.s35.r99", "memory agent painting oscar oscar"),
+    ]
+    .into_iter()
+    .map(|(key, d)| (key, Some(d)))
+    .collect();
+    // memory agent; agent oscar.
+    for query in [&[0, 1][..], &[1, 6]] {
+        for params in 0..8 {
+            for limit in [1, 10] {
+                let (swept, plain, passed) = swept_and_plain(
+                    &idx,
+                    &changes,
+                    varied(params),
+                    query,
+                    false,
+                    0,
+                    limit,
+                    false,
+                );
+                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
+                assert!(
+                    passed >= 300,
+                    "query {query:?}, parameters {params}: {passed} of 1201 passed over"
+                );
+            }
+        }
+    }
+}
