@@ -67,6 +67,8 @@ struct TermUnder {
     /// Its rows' largest sum, and their smallest over every record.
     high: f64,
     low_all: f64,
+    /// Records that hold its rarer ways (see [`Own`]), counted once a way.
+    rarer_holders: u32,
 }
 
 impl TermUnder {
@@ -75,6 +77,7 @@ impl TermUnder {
         best_common: 0.0,
         high: 0.0,
         low_all: 0.0,
+        rarer_holders: 0,
     };
 }
 
@@ -126,12 +129,12 @@ impl LexicalIndex {
         let mut touched: Vec<u32> = Vec::new();
         let mut spreads: Vec<(u32, Spread)> = Vec::new();
         let norm = |len: &[f64], p: usize| length_norm(len[p], b.avg, &pr);
-        // The file part's documents' parents (what the stored entries count by); an index
-        // held in memory alone has no file part (its parents all changed).
-        let parents = match self.base.n_docs() {
-            0 => &[][..],
-            _ => self.base.parent_column(),
-        };
+        // The file part's documents' parents (what the stored entries count by). An index
+        // held in memory alone has no file part: every parent changed, none is bounded.
+        if self.base.n_docs() == 0 {
+            return None;
+        }
+        let parents = self.base.parent_column();
         for (ti, (expansions, date)) in reach.iter().enumerate() {
             let ways = (expansions.iter())
                 .map(|&(t, w, df)| Way::Term(t, w, idf(live, df as f64)))
@@ -178,13 +181,12 @@ impl LexicalIndex {
             }
             // The rarer ways that can weigh more than the term's common ones: how many
             // records hold them, and by how much they weigh more at least.
-            let mut holders: HashMap<u32, u32> = HashMap::new();
             for &(p, most, least, n) in &rarer {
-                let (o, common) = (&mut own[p as usize], under[p as usize].best_common);
+                let (o, u) = (&mut own[p as usize], &mut under[p as usize]);
+                let common = u.best_common;
                 if most > common {
-                    let h = holders.entry(p).or_default();
-                    *h = h.saturating_add(n);
-                    o.single &= *h <= 1;
+                    u.rarer_holders = u.rarer_holders.saturating_add(n);
+                    o.single &= u.rarer_holders <= 1;
                     let more = least - common;
                     o.least_rarer = o.least_rarer.min(if more.is_nan() { 0.0 } else { more });
                 }
