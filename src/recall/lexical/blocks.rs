@@ -64,22 +64,48 @@ impl Source<'_> {
     }
 
     /// Moves to the first match of a record at or after `d` (matches hold ascending
-    /// records): forward by doubling steps from where it is (blocks follow each other), or
-    /// back by halves.
+    /// records). Forward, it starts where the records left to it would put `d` if they
+    /// were spread evenly (nearly where it is, for a term most records hold) and steps out
+    /// from there by doubling steps, then halves: so a seek past records passed over reads
+    /// the postings around where it lands, not a trail of probes between (each probe
+    /// would map file pages).
     pub(super) fn seek(&mut self, d: u32) {
         let len = self.len();
         let (mut lo, mut hi) = if self.at > 0 && self.doc(self.at - 1) >= d {
             (0, self.at)
+        } else if self.at >= len || self.doc(self.at) >= d {
+            return;
+        } else if self.doc(len - 1) < d {
+            self.at = len;
+            return;
         } else {
+            // doc(at) < d <= doc(len - 1): the first match at or after `d` is in
+            // at + 1..len.
+            let (first, last) = (self.doc(self.at), self.doc(len - 1));
+            let spread = u64::from(d - first) * (len - 1 - self.at) as u64;
+            let guess = self.at + (spread / u64::from(last - first).max(1)) as usize;
+            let guess = guess.clamp(self.at + 1, len - 1);
             let mut step = 1;
-            let mut lo = self.at;
-            loop {
-                let probe = lo + step;
-                if probe > len || self.doc(probe - 1) >= d {
-                    break (lo, probe.min(len));
+            if self.doc(guess) < d {
+                let mut lo = guess + 1;
+                loop {
+                    let probe = lo + step - 1;
+                    if probe >= len || self.doc(probe) >= d {
+                        break (lo, probe.min(len));
+                    }
+                    lo = probe + 1;
+                    step *= 2;
                 }
-                lo = probe;
-                step *= 2;
+            } else {
+                let mut hi = guess;
+                loop {
+                    let probe = hi.saturating_sub(step).max(self.at);
+                    if probe == self.at || self.doc(probe) < d {
+                        break (probe + 1, hi);
+                    }
+                    hi = probe;
+                    step *= 2;
+                }
             }
         };
         while lo < hi {
@@ -425,5 +451,44 @@ pub(super) fn len_in(lens: &[u8], d: u32) -> f64 {
     match lens.get(i..i + 8) {
         Some(b) => f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
         None => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// From any place, a seek lands on the first match at or after the record sought,
+        /// whether the matches are spread evenly or bunched (where a guess by their spread
+        /// is far off).
+        #[test]
+        fn seek_finds_the_first_match_at_or_after(
+            gaps in prop::collection::vec(prop_oneof![4 => 1u32..3, 1 => 1u32..5000], 0..300),
+            at in 0usize..310,
+            d in 0u32..400_000,
+        ) {
+            let docs: Vec<u32> = gaps.iter().scan(0u32, |x, g| { *x += g; Some(*x) }).collect();
+            let bytes: Vec<u8> = docs
+                .iter()
+                .flat_map(|&x| [x.to_le_bytes(), [1, 0, 1, 0]].concat())
+                .collect();
+            let want = docs.partition_point(|&x| x < d);
+            let at = at.min(docs.len());
+            let dated = From::Dated { docs: &docs, idf: 1.0 };
+            let postings = From::Postings {
+                pieces: Pieces::whole(Postings::in_memory(&bytes)),
+                weight: 1.0,
+                idf: 1.0,
+            };
+            for from in [dated, postings] {
+                let mut s = Source { from, at };
+                s.seek(d);
+                prop_assert_eq!(s.at, want);
+            }
+        }
     }
 }
