@@ -2,6 +2,7 @@
 //! their own scores and rows, computed as the other plans compute them, term by term in the
 //! same order with the same functions.
 
+use super::dates::{number, numbers};
 use super::postings::Postings;
 use super::score::{bm25_normed, length_norm};
 use super::Params;
@@ -15,10 +16,8 @@ pub(super) enum From<'a> {
         weight: f64,
         idf: f64,
     },
-    Dated {
-        docs: &'a [u32],
-        idf: f64,
-    },
+    /// A run of the records dated so (4 little-endian bytes a record, ascending).
+    Dated { docs: &'a [u8], idf: f64 },
 }
 
 /// One source of matches and the sweep's place in it.
@@ -32,7 +31,7 @@ impl Source<'_> {
     pub(super) fn len(&self) -> usize {
         match &self.from {
             From::Postings { pieces, .. } => pieces.len,
-            From::Dated { docs, .. } => docs.len(),
+            From::Dated { docs, .. } => docs.len() / 4,
         }
     }
 
@@ -45,7 +44,7 @@ impl Source<'_> {
                 let b = p.postings.bytes(i - p.start);
                 u32::from_le_bytes([b[0], b[1], b[2], b[3]]).wrapping_add(p.shift)
             }
-            From::Dated { docs, .. } => docs[i],
+            From::Dated { docs, .. } => number(docs, i),
         }
     }
 
@@ -59,7 +58,7 @@ impl Source<'_> {
                     }
                 }
             }
-            From::Dated { docs, .. } => docs.iter().for_each(|&d| f(d)),
+            From::Dated { docs, .. } => numbers(docs).for_each(f),
         }
     }
 
@@ -409,7 +408,7 @@ impl Reader<'_> {
                     }
                     From::Dated { docs, idf } => {
                         let tf = pr.date_weight;
-                        for &d in &docs[*at..] {
+                        for d in numbers(&docs[4 * *at..]) {
                             if d >= hi {
                                 break;
                             }
@@ -478,7 +477,8 @@ mod tests {
                 .collect();
             let want = docs.partition_point(|&x| x < d);
             let at = at.min(docs.len());
-            let dated = From::Dated { docs: &docs, idf: 1.0 };
+            let numbers: Vec<u8> = docs.iter().flat_map(|d| d.to_le_bytes()).collect();
+            let dated = From::Dated { docs: &numbers, idf: 1.0 };
             let postings = From::Postings {
                 pieces: Pieces::whole(Postings::in_memory(&bytes)),
                 weight: 1.0,

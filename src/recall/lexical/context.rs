@@ -448,20 +448,19 @@ impl LexicalIndex {
                     true => (n, self.base.parent_column()),
                     false => (0, &[][..]),
                 };
-                for &d in dated {
+                dated.for_each(|d| {
                     let p = match (d as usize) < n {
                         true => parent_in(column, d),
                         false => self.parent(stats, d),
                     };
                     // (Every record's parent is numbered below `parents`.)
-                    let Some(c) = count.get_mut(p as usize) else {
-                        continue;
-                    };
-                    if *c == 0 {
-                        order.push(p);
+                    if let Some(c) = count.get_mut(p as usize) {
+                        if *c == 0 {
+                            order.push(p);
+                        }
+                        *c += 1;
                     }
-                    *c += 1;
-                }
+                });
                 for p in order {
                     rows.add(p, ti, self.params.date_weight * count[p as usize] as f64);
                 }

@@ -1,7 +1,9 @@
 //! The date field: a query word naming a month or a year matches the records dated then.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use super::file_part::first_not_below;
 use super::LexicalIndex;
 use crate::calendar::MONTHS;
 
@@ -44,24 +46,104 @@ impl LexicalIndex {
     }
 
     /// The live documents whose timestamp falls in the month or year `t` names: the
-    /// postings of the date field for one term.
-    pub(super) fn dated(&self, t: DateTerm) -> Vec<u32> {
-        let stats = self.stats();
+    /// postings of the date field for one term. An index that is its file part whole reads
+    /// them where the file holds them; a changed one has them worked out.
+    pub(super) fn dated(&self, t: DateTerm) -> Dated<'_> {
         let (year, months) = match t {
             DateTerm::Year(y) => (Some(y), 1..=12),
             DateTerm::Month(m) => (None, m as u8..=m as u8),
         };
-        // The file part's from its date-ordered table, then the overlay's.
-        let mut out: Vec<u32> = self
-            .base
-            .dated_in(year, months)
-            .into_iter()
-            .filter(|&d| !self.dead.get(d as usize).copied().unwrap_or(true))
-            .collect();
-        let n = self.base.n_docs();
-        out.extend((n..n + self.docs.len()).map(|d| d as u32).filter(|&d| {
-            self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
-        }));
-        out
+        let runs = self.base.dated_in(year, months);
+        if self.file_part_whole() {
+            return Dated::of_runs(runs.into_iter().map(Cow::Borrowed).collect());
+        }
+        // The file part's live ones (ascending: those of one run as they are, else
+        // sorted), then the overlay's.
+        let live = |d: &u32| !self.dead.get(*d as usize).copied().unwrap_or(true);
+        let mut out = Vec::new();
+        match &runs[..] {
+            [run] => numbers(run)
+                .filter(live)
+                .for_each(|d| out.extend(d.to_le_bytes())),
+            _ => {
+                let mut all: Vec<u32> = runs.iter().flat_map(|r| numbers(r)).filter(live).collect();
+                all.sort_unstable();
+                all.into_iter().for_each(|d| out.extend(d.to_le_bytes()));
+            }
+        }
+        let (stats, n) = (self.stats(), self.base.n_docs());
+        (n..n + self.docs.len())
+            .map(|d| d as u32)
+            .filter(|&d| {
+                self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
+            })
+            .for_each(|d| out.extend(d.to_le_bytes()));
+        Dated::held(out)
     }
+}
+
+/// The records a month or a year names, in runs of ascending numbers (4 little-endian bytes
+/// each): ranges of the file part's date-ordered table read where they lie (a year's months,
+/// a month's years), or numbers worked out for a changed index (one run).
+#[derive(Clone, Debug)]
+pub(super) struct Dated<'a> {
+    runs: Vec<Cow<'a, [u8]>>,
+    len: usize,
+}
+
+impl<'a> Dated<'a> {
+    fn of_runs(runs: Vec<Cow<'a, [u8]>>) -> Self {
+        let len = runs.iter().map(|r| r.len() / 4).sum();
+        Dated { runs, len }
+    }
+
+    /// The records `bytes` holds (ascending, 4 little-endian bytes each), as one run.
+    pub(super) fn held(bytes: Vec<u8>) -> Dated<'static> {
+        Dated::of_runs(vec![Cow::Owned(bytes)])
+    }
+
+    /// The number of records.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The runs, each of ascending numbers (none empty).
+    pub(super) fn runs(&self) -> impl Iterator<Item = &[u8]> {
+        self.runs.iter().map(|r| &r[..]).filter(|r| r.len() >= 4)
+    }
+
+    /// Calls `f` with every record, a run at a time (a loop over each run's bytes: the
+    /// counts of a date that matches every record go through a million of them).
+    pub(super) fn for_each(&self, mut f: impl FnMut(u32)) {
+        for run in &self.runs {
+            for b in run.chunks_exact(4) {
+                f(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            }
+        }
+    }
+
+    /// Whether record `d` is one of them.
+    pub(super) fn contains(&self, d: u32) -> bool {
+        self.runs().any(|r| {
+            let n = r.len() / 4;
+            let i = first_not_below(n, |i| number(r, i) < d);
+            i < n && number(r, i) == d
+        })
+    }
+}
+
+/// Number `i` of a run.
+#[inline]
+pub(super) fn number(run: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([run[4 * i], run[4 * i + 1], run[4 * i + 2], run[4 * i + 3]])
+}
+
+/// The numbers of a run, in order.
+pub(super) fn numbers(run: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    run.chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }

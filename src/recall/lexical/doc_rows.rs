@@ -163,7 +163,7 @@ impl LazyRows<'_> {
                         rows.add(d, ti, weight * tf);
                     }
                 }
-                if date.as_ref().is_some_and(|x| x.binary_search(&d).is_ok()) {
+                if date.as_ref().is_some_and(|x| x.contains(d)) {
                     rows.add(d, ti, pr.date_weight);
                 }
             }
@@ -192,10 +192,12 @@ impl LazyRows<'_> {
                     }
                 });
             }
-            for &d in date.iter().flatten() {
-                if wanted(d) {
-                    rows.add(d, ti, pr.date_weight);
-                }
+            if let Some(date) = date {
+                date.for_each(|d| {
+                    if wanted(d) {
+                        rows.add(d, ti, pr.date_weight);
+                    }
+                });
             }
         }
     }

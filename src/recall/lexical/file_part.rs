@@ -557,31 +557,29 @@ impl Base {
     }
 
     /// The documents (removed ones too) dated in `year` (any year when `None`) and in
-    /// `months` (a range of 1-12), in ascending number: ranges of the date-ordered table.
+    /// `months` (a range of 1-12): ranges of the date-ordered table, checked, one per month
+    /// (each in ascending number; empty ones left out).
     pub(super) fn dated_in(
         &self,
         year: Option<i64>,
         months: std::ops::RangeInclusive<u8>,
-    ) -> Vec<u32> {
+    ) -> Vec<&[u8]> {
         let n = self.t.date_order.n;
         let key = |i: usize| self.date_at(self.u32_at(self.t.date_order, i) as usize);
         let first_at = |k: (i64, u8)| first_not_below(n, |i| key(i) < k);
         let mut out = Vec::new();
         let (lo_m, hi_m) = (*months.start(), *months.end());
         let mut take = |y: i64| {
-            let (lo, hi) = (first_at((y, lo_m)), first_at((y, hi_m.saturating_add(1))));
-            // The range read and checked at once (empty, the index marked damaged, when it
-            // is not what was written).
-            let (lo, hi) = (lo.min(n), hi.clamp(lo.min(n), n));
-            if lo == hi {
-                return;
+            let mut lo = first_at((y, lo_m)).min(n);
+            for m in lo_m..=hi_m {
+                let hi = first_at((y, m.saturating_add(1))).clamp(lo, n);
+                if hi > lo {
+                    // Read and checked at once (empty, the index marked damaged, when it is
+                    // not what was written).
+                    out.push(self.bytes_at(self.t.date_order.at + 4 * lo, 4 * (hi - lo)));
+                }
+                lo = hi;
             }
-            let range = self.bytes_at(self.t.date_order.at + 4 * lo, 4 * (hi - lo));
-            out.extend(
-                range
-                    .chunks_exact(4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
-            );
         };
         match year {
             Some(y) => take(y),
@@ -598,7 +596,6 @@ impl Base {
                 }
             }
         }
-        out.sort_unstable();
         out
     }
 

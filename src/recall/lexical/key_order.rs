@@ -9,6 +9,7 @@
 
 use super::blocks::{len_in, parent_in, Pieces};
 use super::context::ParentStats;
+use super::dates::Dated;
 use super::index::Posting;
 use super::postings::Postings;
 use super::LexicalIndex;
@@ -98,25 +99,30 @@ impl KeyOrder {
 
     /// Documents as their records, ascending; removed ones left out. The file part's are
     /// mapped a run at a time, the overlay's placed between the runs.
-    pub(super) fn records(&self, docs: &[u32]) -> Vec<u32> {
-        let (mut base, over): (Vec<u32>, Vec<u32>) = docs.iter().partition(|&&d| d < self.n_base);
+    pub(super) fn records(&self, docs: &Dated<'_>) -> Dated<'static> {
+        let (mut base, mut over) = (Vec::new(), Vec::new());
+        docs.for_each(|d| match d < self.n_base {
+            true => base.push(d),
+            false => over.push(d),
+        });
         if !base.is_sorted() {
             base.sort_unstable();
         }
         let mut over: Vec<u32> = over.iter().filter_map(|&d| self.record_of(d)).collect();
         over.sort_unstable();
         let mut over = over.into_iter().peekable();
-        let mut out = Vec::with_capacity(base.len() + over.len());
+        let mut out = Vec::with_capacity(4 * (base.len() + over.len()));
+        let mut put = |r: u32| out.extend(r.to_le_bytes());
         let mut i = 0;
         for &(first, len, at) in &self.runs {
-            out.extend(std::iter::from_fn(|| over.next_if(|&o| o < at)));
+            std::iter::from_fn(|| over.next_if(|&o| o < at)).for_each(&mut put);
             i += base[i..].partition_point(|&d| d < first);
             let end = i + base[i..].partition_point(|&d| d - first < len);
-            out.extend(base[i..end].iter().map(|&d| at + (d - first)));
+            base[i..end].iter().for_each(|&d| put(at + (d - first)));
             i = end;
         }
-        out.extend(over);
-        out
+        over.for_each(put);
+        Dated::held(out)
     }
 }
 

@@ -18,6 +18,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::context::{with_context, ParentStats, Passage};
+use super::dates::Dated;
 use super::doc_rows::Lookup;
 use super::score::{best_n, bm25_normed, idf, length_norm, Reach, TermRows};
 use super::terms::TermRef;
@@ -83,7 +84,7 @@ impl LexicalIndex {
             return None;
         }
         let size =
-            |r: &Reach| r.0.iter().map(|e| e.2).sum::<usize>() + r.1.as_ref().map_or(0, Vec::len);
+            |r: &Reach| r.0.iter().map(|e| e.2).sum::<usize>() + r.1.as_ref().map_or(0, Dated::len);
         let dense: Vec<bool> = reach.iter().map(|r| size(r) >= from.dense_from).collect();
         let sparse: usize = reach
             .iter()
@@ -110,7 +111,11 @@ impl LexicalIndex {
                     docs.insert(p.doc);
                 });
             }
-            docs.extend(date.iter().flatten());
+            if let Some(date) = date {
+                date.for_each(|d| {
+                    docs.insert(d);
+                });
+            }
             *m = docs.len() as f64;
             rare.extend(docs);
         }
@@ -363,7 +368,7 @@ impl LexicalIndex {
                 touched = true;
                 add_row(&mut e, ti, weight * tf);
             }
-            if let Some(dated) = date.as_ref().filter(|x| x.binary_search(&d).is_ok()) {
+            if let Some(dated) = date.as_ref().filter(|x| x.contains(d)) {
                 let s = bm25_normed(idf(live, dated.len() as f64), pr.date_weight, norm, &pr);
                 if s > best {
                     best = s;

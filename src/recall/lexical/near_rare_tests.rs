@@ -183,7 +183,17 @@ proptest::proptest! {
             let scan: Vec<u32> = (0..(idx.base.n_docs() + idx.docs.len()) as u32)
                 .filter(|&d| idx.live_len(d).is_some() && idx.date(stats, d).is_some_and(|x| t.matches(x)))
                 .collect();
-            proptest::prop_assert_eq!(idx.dated(t), scan, "{:?}", t);
+            // Runs of ascending records that together are the records dated so, each once.
+            let dated = idx.dated(t);
+            for run in dated.runs() {
+                let run: Vec<u32> = dates::numbers(run).collect();
+                proptest::prop_assert!(run.windows(2).all(|w| w[0] < w[1]), "{:?}", t);
+            }
+            let mut all = Vec::new();
+            dated.for_each(|d| all.push(d));
+            all.sort_unstable();
+            proptest::prop_assert_eq!(dated.len(), scan.len());
+            proptest::prop_assert_eq!(all, scan, "{:?}", t);
         }
     }
 }

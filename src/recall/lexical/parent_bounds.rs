@@ -12,6 +12,7 @@ use std::collections::HashMap;
 
 use super::blocks::parent_in;
 use super::context::with_context;
+use super::dates::Dated;
 use super::file_part::ParentRow;
 use super::score::{bm25_bound, bm25_normed, idf, length_norm, Reach};
 use super::terms::TermRef;
@@ -54,7 +55,7 @@ const CONTEXT_MARGIN: f64 = 1e-9;
 /// records dated as the term names.
 enum Way<'a> {
     Term(TermRef, f64, f64),
-    Dated(&'a [u32], f64),
+    Dated(&'a Dated<'a>, f64),
 }
 
 /// What the query term being bounded holds under one parent, over its ways.
@@ -319,17 +320,20 @@ impl LexicalIndex {
 
     /// The [`Spread`] of a date under each parent with a record dated then (`docs`), into
     /// `out` (cleared first): every such record holds it at the date field's weight.
-    fn dated_spreads(&self, docs: &[u32], parents: &[u8], out: &mut Vec<(u32, Spread)>) {
+    fn dated_spreads(&self, docs: &Dated<'_>, parents: &[u8], out: &mut Vec<(u32, Spread)>) {
         out.clear();
         let dw = self.params.date_weight;
         let mut count = vec![0u32; self.base.n_parents()];
         // (The overlay's documents are under parents that changed.)
         let n = self.base.n_docs() as u32;
-        for &d in docs.iter().filter(|&&d| d < n) {
-            if let Some(c) = count.get_mut(parent_in(parents, d) as usize) {
+        docs.for_each(|d| {
+            if let Some(c) = count
+                .get_mut(parent_in(parents, d) as usize)
+                .filter(|_| d < n)
+            {
                 *c += 1;
             }
-        }
+        });
         for (p, &c) in count.iter().enumerate().filter(|(_, c)| **c > 0) {
             let spread = Spread {
                 high: dw,

@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 
 use super::context::Windows;
+use super::dates::Dated;
 use super::doc_rows::{Fill, LazyRows};
 use super::explain::Marks;
 use super::near_rare::NearRareFrom;
@@ -301,7 +302,7 @@ struct WindowRows<'a> {
     tf: TermRows,
     /// When the rows are looked up where windows are summed (else filled from the postings).
     to_fill: Option<LazyRows<'a>>,
-    reach: &'a [Reach],
+    reach: &'a [Reach<'a>],
     /// The number of records each query term matches.
     df: &'a [f64],
     /// The mean record length.
@@ -310,7 +311,7 @@ struct WindowRows<'a> {
 
 /// What one query term reaches: the indexed terms (with their weights and live document
 /// counts) and, when it names a date, the live records dated then.
-pub(super) type Reach = (Vec<(TermRef, f64, usize)>, Option<Vec<u32>>);
+pub(super) type Reach<'a> = (Vec<(TermRef, f64, usize)>, Option<Dated<'a>>);
 
 /// How a search goes about ranking. Every plan gives the same hits, to the bit; the
 /// default is the fastest.
@@ -474,7 +475,7 @@ impl LexicalIndex {
             let postings: usize = reach
                 .iter()
                 .map(|(e, date)| {
-                    e.iter().map(|e| e.2).sum::<usize>() + date.as_ref().map_or(0, Vec::len)
+                    e.iter().map(|e| e.2).sum::<usize>() + date.as_ref().map_or(0, Dated::len)
                 })
                 .sum();
             postings.saturating_mul(8) >= docs.saturating_mul(terms.len())
@@ -516,7 +517,7 @@ impl LexicalIndex {
                 term: ti,
             };
             let more: usize = expansions.iter().map(|e| e.2).sum();
-            acc.reserve(more + date.as_ref().map_or(0, Vec::len));
+            acc.reserve(more + date.as_ref().map_or(0, Dated::len));
             for &(tid, weight, df) in expansions {
                 reached.push(tid);
                 let idf = idf(live, df as f64);
@@ -534,12 +535,11 @@ impl LexicalIndex {
             if let Some(dated) = date {
                 let idf = idf(live, dated.len() as f64);
                 let tf = pr.date_weight;
-                for &d in dated {
-                    let Some(norm) = v.norm(d) else {
-                        continue;
-                    };
-                    acc.add(d, bm25_normed(idf, tf, norm, &pr), tf, &ns_ok);
-                }
+                dated.for_each(|d| {
+                    if let Some(norm) = v.norm(d) {
+                        acc.add(d, bm25_normed(idf, tf, norm, &pr), tf, &ns_ok);
+                    }
+                });
             }
             if direct {
                 matching.push(acc.touched as f64);

@@ -19,6 +19,7 @@
 
 use super::blocks::{parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK};
 use super::context::{with_context, ParentStats};
+use super::dates::Dated;
 use super::key_order::KeyOrder;
 use super::parent_bounds::BoundInput;
 use super::score::{bm25_normed, idf, length_norm, Best, Reach, TermRows};
@@ -75,7 +76,7 @@ impl Scorer<'_> {
 struct Renumbered<'k> {
     order: &'k KeyOrder,
     overlay: Vec<Vec<u8>>,
-    dated: Vec<Option<Vec<u32>>>,
+    dated: Vec<Option<Dated<'static>>>,
 }
 
 impl LexicalIndex {
@@ -415,11 +416,14 @@ impl LexicalIndex {
                 Some(r) => r.dated[ti].as_ref(),
                 None => date.as_ref(),
             };
-            if let Some(dated) = dated {
+            // A source for each run of the records dated so: a record is in one, so its
+            // best way is the one score it has there.
+            let all = dated.map_or(0, Dated::len) as f64;
+            for docs in dated.iter().flat_map(|d| d.runs()) {
                 sources.push(Source {
                     from: From::Dated {
-                        docs: dated,
-                        idf: idf(live, dated.len() as f64),
+                        docs,
+                        idf: idf(live, all),
                     },
                     at: 0,
                 });

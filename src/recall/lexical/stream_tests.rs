@@ -96,7 +96,17 @@ fn swept_and_plain(
 /// up, between the others of their parent; the words of `common` are in every record, as in
 /// a store of notes alike.
 fn varied_doc(a: u8, b: u8, c: u8, common: &[usize], words: &[usize], n: u8) -> (Vec<u8>, Doc) {
-    let dates = [JUNE_2023, MARCH_2024, 0.0, JUNE_2023 + 86_400.0];
+    // June in two years and 2023 in two months: a month's or a year's records in more than
+    // one run of the date-ordered table.
+    let (june_2024, march_2023) = (JUNE_2023 + 366.0 * 86_400.0, MARCH_2024 - 366.0 * 86_400.0);
+    let dates = [
+        JUNE_2023,
+        MARCH_2024,
+        0.0,
+        JUNE_2023 + 86_400.0,
+        june_2024,
+        march_2023,
+    ];
     let path = match c % 7 {
         0 => format!("t{a}.s{b}"),
         _ => format!("t{a}.s{b}.r{c:02}"),
