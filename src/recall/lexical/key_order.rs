@@ -14,13 +14,6 @@ use super::index::Posting;
 use super::postings::Postings;
 use super::LexicalIndex;
 
-/// The first of postings `lo..hi` (ascending documents, 8 bytes each) of a document at or
-/// after `d` (`hi` when none is).
-fn first_from(postings: &[u8], lo: usize, hi: usize, d: u32) -> usize {
-    let (items, _) = postings[8 * lo..8 * hi].as_chunks::<8>();
-    lo + items.partition_point(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) < d)
-}
-
 /// The live records in key order (see the module documentation): record `r` is document
 /// `docs[r]`.
 pub(super) struct KeyOrder {
@@ -74,26 +67,24 @@ impl KeyOrder {
     }
 
     /// A term's postings by record, without copying them: the file part's (`base`,
-    /// ascending documents) of live documents a run at a time, each run's shifted to its
-    /// records, and between them the overlay's (`over`, from
-    /// [`KeyOrder::overlay_postings`]).
-    pub(super) fn pieces<'a>(&self, base: &'a [u8], over: &'a [u8]) -> Pieces<'a> {
+    /// ascending documents, checked as the sweep reads them) of live documents a run at a
+    /// time, each run's shifted to its records, and between them the overlay's (`over`,
+    /// from [`KeyOrder::overlay_postings`]).
+    pub(super) fn pieces<'a>(&self, base: Postings<'a>, over: &'a [u8]) -> Pieces<'a> {
         let mut out = Pieces::default();
-        let (nb, no) = (base.len() / 8, over.len() / 8);
+        let over = Postings::in_memory(over);
+        let (nb, no) = (base.len(), over.len());
         let (mut i, mut j) = (0, 0);
         for &(first, len, at) in &self.runs {
-            let before = first_from(over, j, no, at);
-            out.push(Postings::in_memory(&over[8 * j..8 * before]), 0);
+            let before = over.first_from(j, no, at);
+            out.push(over.range(j, before), 0);
             j = before;
-            i = first_from(base, i, nb, first);
-            let end = first_from(base, i, nb, first + len);
-            out.push(
-                Postings::in_memory(&base[8 * i..8 * end]),
-                at.wrapping_sub(first),
-            );
+            i = base.first_from(i, nb, first);
+            let end = base.first_from(i, nb, first + len);
+            out.push(base.range(i, end), at.wrapping_sub(first));
             i = end;
         }
-        out.push(Postings::in_memory(&over[8 * j..]), 0);
+        out.push(over.range(j, no), 0);
         out
     }
 

@@ -128,6 +128,21 @@ impl<'a> Postings<'a> {
         u32::from_le_bytes([c[0], c[1], c[2], c[3]])
     }
 
+    /// Postings `i..j` (within `len`), checked as these are.
+    pub(super) fn range(&self, i: usize, j: usize) -> Postings<'a> {
+        Postings {
+            raw: &self.raw[8 * i..8 * j],
+            base: self.base,
+            at: self.at + 8 * i,
+        }
+    }
+
+    /// The first of postings `lo..hi` (within `len`) of a document at or after `d` (`hi`
+    /// when none is): a search that checks the blocks it reads.
+    pub(super) fn first_from(&self, lo: usize, hi: usize, d: u32) -> usize {
+        lo + first_not_below(hi - lo, |i| self.doc(lo + i) < d)
+    }
+
     /// Whether a posting is for document `d` (postings hold ascending document numbers).
     pub(super) fn holds(&self, d: u32) -> bool {
         self.find(d).is_some()

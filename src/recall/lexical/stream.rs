@@ -397,9 +397,7 @@ impl LexicalIndex {
             for &(t, weight, df) in expansions {
                 let base = self.base_postings(t);
                 let pieces = match renumbered {
-                    Some(r) => r
-                        .order
-                        .pieces(base.checked_bytes(), &r.overlay[reached.len()]),
+                    Some(r) => r.order.pieces(base, &r.overlay[reached.len()]),
                     None => Pieces::whole(base),
                 };
                 reached.push(t);
