@@ -3,6 +3,7 @@
 //! same order with the same functions.
 
 use super::dates::{number, numbers};
+use super::file_part::first_not_below;
 use super::postings::Postings;
 use super::score::{bm25_normed, length_norm};
 use super::Params;
@@ -63,60 +64,55 @@ impl Source<'_> {
     }
 
     /// Moves to the first match of a record at or after `d` (matches hold ascending
-    /// records). Forward, it starts where the records left to it would put `d` if they
-    /// were spread evenly (nearly where it is, for a term most records hold) and steps out
-    /// from there by doubling steps, then halves: so a seek past records passed over reads
-    /// the postings around where it lands, not a trail of probes between (each probe
-    /// would map file pages).
+    /// records): forward from where it is by [`first_from`], or back by halves.
     pub(super) fn seek(&mut self, d: u32) {
-        let len = self.len();
-        let (mut lo, mut hi) = if self.at > 0 && self.doc(self.at - 1) >= d {
-            (0, self.at)
-        } else if self.at >= len || self.doc(self.at) >= d {
-            return;
-        } else if self.doc(len - 1) < d {
-            self.at = len;
-            return;
-        } else {
-            // doc(at) < d <= doc(len - 1): the first match at or after `d` is in
-            // at + 1..len.
-            let (first, last) = (self.doc(self.at), self.doc(len - 1));
-            let spread = u64::from(d - first) * (len - 1 - self.at) as u64;
-            let guess = self.at + (spread / u64::from(last - first).max(1)) as usize;
-            let guess = guess.clamp(self.at + 1, len - 1);
-            let mut step = 1;
-            if self.doc(guess) < d {
-                let mut lo = guess + 1;
-                loop {
-                    let probe = lo + step - 1;
-                    if probe >= len || self.doc(probe) >= d {
-                        break (lo, probe.min(len));
-                    }
-                    lo = probe + 1;
-                    step *= 2;
-                }
-            } else {
-                let mut hi = guess;
-                loop {
-                    let probe = hi.saturating_sub(step).max(self.at);
-                    if probe == self.at || self.doc(probe) < d {
-                        break (probe + 1, hi);
-                    }
-                    hi = probe;
-                    step *= 2;
-                }
-            }
+        self.at = match self.at > 0 && self.doc(self.at - 1) >= d {
+            true => first_not_below(self.at, |i| self.doc(i) < d),
+            false => first_from(self.at, self.len(), d, |i| self.doc(i)),
         };
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.doc(mid) < d {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        self.at = lo;
     }
+}
+
+/// The first of items `lo..hi` (ascending numbers: item `i` is `num(i)`) at or after `d`
+/// (`hi` when none is). It starts where the items would put `d` if they were spread evenly
+/// (nearly where it is, for a term most records hold) and steps out from there by doubling
+/// steps, then halves: so a seek past records passed over reads the postings around where
+/// it lands, not a trail of probes between (each probe would map pages of the file).
+pub(super) fn first_from(lo: usize, hi: usize, d: u32, num: impl Fn(usize) -> u32) -> usize {
+    if lo >= hi || num(lo) >= d {
+        return lo;
+    }
+    if num(hi - 1) < d {
+        return hi;
+    }
+    // num(lo) < d <= num(hi - 1): the first at or after `d` is in lo + 1..hi.
+    let (first, last) = (num(lo), num(hi - 1));
+    let spread = u64::from(d - first) * (hi - 1 - lo) as u64;
+    let guess = lo + (spread / u64::from(last - first).max(1)) as usize;
+    let guess = guess.clamp(lo + 1, hi - 1);
+    let mut step = 1;
+    let (a, b) = if num(guess) < d {
+        let mut a = guess + 1;
+        loop {
+            let probe = a + step - 1;
+            if probe >= hi || num(probe) >= d {
+                break (a, probe.min(hi));
+            }
+            a = probe + 1;
+            step *= 2;
+        }
+    } else {
+        let mut b = guess;
+        loop {
+            let probe = b.saturating_sub(step).max(lo);
+            if probe == lo || num(probe) < d {
+                break (probe + 1, b);
+            }
+            b = probe;
+            step *= 2;
+        }
+    };
+    a + first_not_below(b - a, |i| num(a + i) < d)
 }
 
 /// A term's postings by record, ascending: pieces of postings as the file holds them (8

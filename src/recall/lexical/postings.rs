@@ -1,6 +1,7 @@
 //! A term's postings as the file part holds them, checked as they are read, and its
 //! entries under each parent.
 
+use super::blocks::first_from;
 use super::file_part::{first_not_below, Base, BLOCK};
 use super::index::Posting;
 
@@ -138,9 +139,9 @@ impl<'a> Postings<'a> {
     }
 
     /// The first of postings `lo..hi` (within `len`) of a document at or after `d` (`hi`
-    /// when none is): a search that checks the blocks it reads.
+    /// when none is): a search (see [`first_from`]) that checks the blocks it reads.
     pub(super) fn first_from(&self, lo: usize, hi: usize, d: u32) -> usize {
-        lo + first_not_below(hi - lo, |i| self.doc(lo + i) < d)
+        first_from(lo, hi, d, |i| self.doc(i))
     }
 
     /// Whether a posting is for document `d` (postings hold ascending document numbers).
