@@ -473,8 +473,8 @@ mod tests {
                 .collect();
             let want = docs.partition_point(|&x| x < d);
             let at = at.min(docs.len());
-            let numbers: Vec<u8> = docs.iter().flat_map(|d| d.to_le_bytes()).collect();
-            let dated = From::Dated { docs: &numbers, idf: 1.0 };
+            let dated_bytes: Vec<u8> = docs.iter().flat_map(|d| d.to_le_bytes()).collect();
+            let dated = From::Dated { docs: &dated_bytes, idf: 1.0 };
             let postings = From::Postings {
                 pieces: Pieces::whole(Postings::in_memory(&bytes)),
                 weight: 1.0,
