@@ -60,15 +60,16 @@ impl LexicalIndex {
         // The file part's live ones (ascending: those of one run as they are, else
         // sorted), then the overlay's.
         let live = |d: &u32| !self.dead.get(*d as usize).copied().unwrap_or(true);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(runs.iter().map(|r| r.len()).sum());
         match &runs[..] {
             [run] => numbers(run)
                 .filter(live)
-                .for_each(|d| out.extend(d.to_le_bytes())),
+                .for_each(|d| out.extend_from_slice(&d.to_le_bytes())),
             _ => {
                 let mut all: Vec<u32> = runs.iter().flat_map(|r| numbers(r)).filter(live).collect();
                 all.sort_unstable();
-                all.into_iter().for_each(|d| out.extend(d.to_le_bytes()));
+                all.into_iter()
+                    .for_each(|d| out.extend_from_slice(&d.to_le_bytes()));
             }
         }
         let (stats, n) = (self.stats(), self.base.n_docs());
@@ -77,7 +78,7 @@ impl LexicalIndex {
             .filter(|&d| {
                 self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
             })
-            .for_each(|d| out.extend(d.to_le_bytes()));
+            .for_each(|d| out.extend_from_slice(&d.to_le_bytes()));
         Dated::held(out)
     }
 }

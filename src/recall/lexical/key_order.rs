@@ -7,9 +7,9 @@
 //! a whole file part, rather than scoring every record a term matches in memory of the
 //! index's size.
 
-use super::blocks::{len_in, parent_in, Pieces};
+use super::blocks::{first_from, len_in, parent_in, Pieces};
 use super::context::ParentStats;
-use super::dates::Dated;
+use super::dates::{number, numbers, Dated};
 use super::index::Posting;
 use super::postings::Postings;
 use super::LexicalIndex;
@@ -89,27 +89,38 @@ impl KeyOrder {
     }
 
     /// Documents as their records, ascending; removed ones left out. The file part's are
-    /// mapped a run at a time, the overlay's placed between the runs.
+    /// mapped a run at a time, read where they lie (a changed index's dates are one run of
+    /// ascending documents), the overlay's placed between the runs.
     pub(super) fn records(&self, docs: &Dated<'_>) -> Dated<'static> {
-        let (mut base, mut over) = (Vec::new(), Vec::new());
-        docs.for_each(|d| match d < self.n_base {
-            true => base.push(d),
-            false => over.push(d),
-        });
-        if !base.is_sorted() {
-            base.sort_unstable();
-        }
-        let mut over: Vec<u32> = over.iter().filter_map(|&d| self.record_of(d)).collect();
+        let runs: Vec<&[u8]> = docs.runs().collect();
+        let sorted: Vec<u8>;
+        let all: &[u8] = match &runs[..] {
+            [run] => run,
+            _ => {
+                let mut v = Vec::with_capacity(docs.len());
+                docs.for_each(|d| v.push(d));
+                v.sort_unstable();
+                sorted = v.iter().flat_map(|d| d.to_le_bytes()).collect();
+                &sorted
+            }
+        };
+        let n = all.len() / 4;
+        let split = first_from(0, n, self.n_base, |i| number(all, i));
+        // The overlay's records (few), ascending.
+        let mut over: Vec<u32> = (numbers(&all[4 * split..]))
+            .filter_map(|d| self.record_of(d))
+            .collect();
         over.sort_unstable();
         let mut over = over.into_iter().peekable();
-        let mut out = Vec::with_capacity(4 * (base.len() + over.len()));
-        let mut put = |r: u32| out.extend(r.to_le_bytes());
+        let mut out = Vec::with_capacity(4 * n);
+        let mut put = |r: u32| out.extend_from_slice(&r.to_le_bytes());
+        let (base, doc) = (&all[..4 * split], |j| number(all, j));
         let mut i = 0;
         for &(first, len, at) in &self.runs {
             std::iter::from_fn(|| over.next_if(|&o| o < at)).for_each(&mut put);
-            i += base[i..].partition_point(|&d| d < first);
-            let end = i + base[i..].partition_point(|&d| d - first < len);
-            base[i..end].iter().for_each(|&d| put(at + (d - first)));
+            i = first_from(i, split, first, doc);
+            let end = first_from(i, split, first + len, doc);
+            numbers(&base[4 * i..4 * end]).for_each(|d| put(at + (d - first)));
             i = end;
         }
         over.for_each(put);
