@@ -292,10 +292,8 @@ pub(super) struct Scratch {
 pub(super) struct Reader<'a> {
     pub(super) sources: Vec<Source<'a>>,
     pub(super) terms: Vec<Term>,
-    /// Documents' lengths (8 bytes each).
-    pub(super) lens: &'a [u8],
-    /// Documents' parent numbers (4 bytes each).
-    pub(super) parents: &'a [u8],
+    /// Records' lengths and parents.
+    pub(super) cols: Columns<'a>,
     /// Documents of the file part.
     pub(super) n: u32,
     pub(super) avg: f64,
@@ -324,16 +322,16 @@ impl Reader<'_> {
         held.hit.resize(base + len, false);
         held.own.resize(base + len, 0.0);
         held.rows.resize((base + len) * nt, 0.0);
-        let parents = self.parents;
-        held.parent.extend((lo..hi).map(|d| parent_in(parents, d)));
+        let cols = self.cols;
+        held.parent.extend((lo..hi).map(|d| cols.parent(d)));
         held.hi = hi;
         let Scratch {
             term_hit,
             term_best,
             norm,
         } = &mut self.scratch;
-        let (lens, avg) = (self.lens, self.avg);
-        held.len.extend((lo..hi).map(|d| len_in(lens, d)));
+        let avg = self.avg;
+        held.len.extend((lo..hi).map(|d| cols.len(d)));
         norm.clear();
         norm.extend(held.len[base..].iter().map(|&l| length_norm(l, avg, &pr)));
         term_hit.resize(len, false);
@@ -423,6 +421,82 @@ impl Reader<'_> {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Each record's length and parent number: the file part's columns, read by document where
+/// records are its documents; for an index changed since its file part, read through each
+/// record's document (the file's columns for its documents, the overlay's own lengths and
+/// parents for the overlay's), so that no column is copied per record.
+#[derive(Clone, Copy)]
+pub(super) struct Columns<'a> {
+    /// The file part's lengths (8 bytes a document) and parents (4 bytes).
+    lens: &'a [u8],
+    parents: &'a [u8],
+    /// Per record its document, when records are not documents.
+    docs: Option<&'a [u32]>,
+    /// Documents of the file part; the overlay's documents follow, their lengths and parents
+    /// by slot.
+    n_base: u32,
+    over_lens: &'a [f64],
+    over_parents: &'a [u32],
+}
+
+impl<'a> Columns<'a> {
+    /// The file part's columns, records being its documents.
+    pub(super) fn of_file(lens: &'a [u8], parents: &'a [u8]) -> Self {
+        Columns {
+            lens,
+            parents,
+            docs: None,
+            n_base: 0,
+            over_lens: &[],
+            over_parents: &[],
+        }
+    }
+
+    /// Columns read through `docs` (per record its document): documents below `n_base` from
+    /// the file part's columns, the others from the overlay's lengths and parents by slot.
+    pub(super) fn through(
+        file: Columns<'a>,
+        docs: &'a [u32],
+        n_base: u32,
+        over_lens: &'a [f64],
+        over_parents: &'a [u32],
+    ) -> Self {
+        Columns {
+            docs: Some(docs),
+            n_base,
+            over_lens,
+            over_parents,
+            ..file
+        }
+    }
+
+    /// The length of record `r` (0 past the end: only a damaged file is read so).
+    #[inline]
+    pub(super) fn len(&self, r: u32) -> f64 {
+        match self.docs {
+            None => len_in(self.lens, r),
+            Some(docs) => match docs.get(r as usize) {
+                Some(&d) if d < self.n_base => len_in(self.lens, d),
+                Some(&d) => (self.over_lens.get((d - self.n_base) as usize)).map_or(0.0, |l| *l),
+                None => 0.0,
+            },
+        }
+    }
+
+    /// The parent number of record `r` (0 past the end: only a damaged file is read so).
+    #[inline]
+    pub(super) fn parent(&self, r: u32) -> u32 {
+        match self.docs {
+            None => parent_in(self.parents, r),
+            Some(docs) => match docs.get(r as usize) {
+                Some(&d) if d < self.n_base => parent_in(self.parents, d),
+                Some(&d) => (self.over_parents.get((d - self.n_base) as usize)).map_or(0, |p| *p),
+                None => 0,
+            },
         }
     }
 }

@@ -1,13 +1,13 @@
 //! The records of an index changed since its file part (documents removed, overlay
-//! documents added), numbered in key order across both parts and laid out as a whole file
-//! part lays out its own: their lengths' and parents' columns, copied a run of unchanged
-//! documents at a time, once per state of the index; and each query term's postings, read
+//! documents added), numbered in key order across both parts once per state of the index:
+//! each record's document (its length and parent read through it, from the file's columns
+//! or the overlay's own); and each query term's postings, read
 //! in pieces of the file part's, each run's documents shifted to its records, with the
 //! overlay's between them. A sweep in key order (`stream`) ranks such an index as it ranks
 //! a whole file part, rather than scoring every record a term matches in memory of the
 //! index's size.
 
-use super::blocks::{first_from, len_in, parent_in, Pieces};
+use super::blocks::{first_from, Columns, Pieces};
 use super::context::ParentStats;
 use super::dates::{number, numbers, Dated};
 use super::index::Posting;
@@ -19,10 +19,10 @@ use super::LexicalIndex;
 pub(super) struct KeyOrder {
     /// Per record, its document number.
     pub(super) docs: Vec<u32>,
-    /// Per record, its length (8 bytes, little-endian `f64`, as the file part's column).
-    pub(super) lens: Vec<u8>,
-    /// Per record, its parent number (4 bytes, little-endian).
-    pub(super) parents: Vec<u8>,
+    /// Per overlay slot, its document's length and parent number (zero for a free slot):
+    /// the file part's documents have theirs in the file's columns.
+    over_lens: Vec<f64>,
+    over_parents: Vec<u32>,
     /// The runs of live file-part documents between changes: (first document, documents,
     /// record of the first), ascending.
     runs: Vec<(u32, u32, u32)>,
@@ -36,6 +36,24 @@ impl KeyOrder {
     /// Number of records.
     pub(super) fn len(&self) -> u32 {
         self.docs.len() as u32
+    }
+
+    /// The records' lengths and parents, read through their documents.
+    pub(super) fn columns<'a>(&'a self, ix: &'a LexicalIndex) -> Columns<'a> {
+        // (Without a file part there are no columns to read; reading them would mark the
+        // index damaged.)
+        let (lens, parents) = match self.n_base {
+            0 => (&[][..], &[][..]),
+            _ => ix.base.len_and_parent_columns(),
+        };
+        let file = Columns::of_file(lens, parents);
+        Columns::through(
+            file,
+            &self.docs,
+            self.n_base,
+            &self.over_lens,
+            &self.over_parents,
+        )
     }
 
     /// The record of live document `d` (none for a removed one).
@@ -137,19 +155,14 @@ impl LexicalIndex {
 
     fn build_key_order(&self, stats: &ParentStats) -> KeyOrder {
         let n = self.base.n_docs();
-        // (Without a file part there are no columns to read; reading them would mark the
-        // index damaged.)
-        let (lens, parents) = match n {
-            0 => (&[][..], &[][..]),
-            _ => self.base.len_and_parent_columns(),
-        };
         let live = self.len();
+        let slots = self.docs.len();
         let mut k = KeyOrder {
             docs: Vec::with_capacity(live),
-            lens: Vec::with_capacity(live * 8),
-            parents: Vec::with_capacity(live * 4),
+            over_lens: vec![0.0; slots],
+            over_parents: vec![0; slots],
             runs: Vec::new(),
-            over: vec![u32::MAX; self.docs.len()],
+            over: vec![u32::MAX; slots],
             n_base: n as u32,
         };
         // The file part's live documents `from..to`, in runs between removed ones.
@@ -162,20 +175,6 @@ impl LexicalIndex {
                     let (a, b) = (*from, end);
                     k.runs.push((a as u32, (b - a) as u32, k.docs.len() as u32));
                     k.docs.extend(a as u32..b as u32);
-                    // The columns are whole unless the file is damaged (which the part
-                    // has noted): then each item as the sweeps would read it.
-                    match (lens.get(a * 8..b * 8), parents.get(a * 4..b * 4)) {
-                        (Some(l), Some(p)) => {
-                            k.lens.extend_from_slice(l);
-                            k.parents.extend_from_slice(p);
-                        }
-                        _ => (a..b).for_each(|d| {
-                            k.lens
-                                .extend_from_slice(&len_in(lens, d as u32).to_le_bytes());
-                            k.parents
-                                .extend_from_slice(&parent_in(parents, d as u32).to_le_bytes());
-                        }),
-                    }
                     *from = end;
                 }
                 if *from < to && removed.next_if_eq(&*from).is_some() {
@@ -192,9 +191,8 @@ impl LexicalIndex {
             base_upto(&mut k, &mut at, self.base.key_bound(key, true));
             k.over[slot as usize] = k.docs.len() as u32;
             k.docs.push((n + slot as usize) as u32);
-            k.lens.extend_from_slice(&e.len.to_le_bytes());
-            let p = self.parent(stats, (n + slot as usize) as u32);
-            k.parents.extend_from_slice(&p.to_le_bytes());
+            k.over_lens[slot as usize] = e.len;
+            k.over_parents[slot as usize] = self.parent(stats, (n + slot as usize) as u32);
         }
         base_upto(&mut k, &mut at, n);
         k

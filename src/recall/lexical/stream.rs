@@ -17,7 +17,7 @@
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
-use super::blocks::{parent_in, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK};
+use super::blocks::{Columns, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK};
 use super::context::{with_context, ParentStats};
 use super::dates::Dated;
 use super::key_order::KeyOrder;
@@ -46,7 +46,7 @@ struct Scorer<'a> {
     idfs: Vec<f64>,
     /// Mean window length.
     mean: f64,
-    parents: &'a [u8],
+    cols: Columns<'a>,
     /// Each record's document number, when records are not documents (see `key_order`).
     docs: Option<&'a [u32]>,
     context: bool,
@@ -59,7 +59,7 @@ struct Scorer<'a> {
 impl Scorer<'_> {
     #[inline]
     fn parent(&self, d: u32) -> u32 {
-        parent_in(self.parents, d)
+        self.cols.parent(d)
     }
 
     /// The document number of record `r`.
@@ -112,14 +112,16 @@ impl LexicalIndex {
         // count). On a large index, in two threads the first time (after it, the columns are
         // checked and the order kept).
         let columns = || {
-            let (lens, parents) = match ordered {
-                Some(m) => (&m.lens[..], &m.parents[..]),
-                None => self.base.len_and_parent_columns(),
+            let cols = match ordered {
+                Some(m) => m.columns(self),
+                None => {
+                    let (lens, parents) = self.base.len_and_parent_columns();
+                    Columns::of_file(lens, parents)
+                }
             };
-            let order = (context || bounded).then(|| {
-                (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, lens, parents))
-            });
-            (lens, parents, order)
+            let order = (context || bounded)
+                .then(|| (stats.sweep_order).get_or_init(|| self.sweep_order(n, groups, cols)));
+            (cols, order)
         };
         // What a changed index's query terms match besides the file's postings, numbered
         // in key order (the sources below read it).
@@ -129,7 +131,7 @@ impl LexicalIndex {
             let matching = matching(&sources, &terms, n);
             (sources, terms, reached, matching)
         };
-        let ((lens, parents, order), (sources, terms, reached, matching)) =
+        let ((cols, order), (sources, terms, reached, matching)) =
             if two_threads(n) && stats.sweep_order.get().is_none() {
                 std::thread::scope(|sc| {
                     let other = sc.spawn(columns);
@@ -145,8 +147,7 @@ impl LexicalIndex {
         let mut reader = Reader {
             sources,
             terms,
-            lens,
-            parents,
+            cols,
             n,
             avg,
             pr,
@@ -172,7 +173,7 @@ impl LexicalIndex {
         let scorer = Scorer {
             idfs: matching.iter().map(|m| idf(live, *m)).collect(),
             mean: avg * (2 * pr.window + 1) as f64,
-            parents,
+            cols,
             docs: ordered.map(|m| &m.docs[..]),
             context,
             windows,
@@ -278,7 +279,7 @@ impl LexicalIndex {
         };
         let split = match (ahead, order) {
             (Some(_), Some(o)) => o.split,
-            _ => self.split_at(n, None, parents),
+            _ => self.split_at(n, None, cols),
         };
         let kept = match split {
             Some(at) => {

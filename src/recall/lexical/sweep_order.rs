@@ -2,7 +2,7 @@
 //! where each parent's records end, where a sweep is split between two threads, and each
 //! parent's shortest and longest records.
 
-use super::blocks::{len_in, parent_in, HOLD_MOST};
+use super::blocks::{Columns, HOLD_MOST};
 use super::LexicalIndex;
 
 /// Records from which the second sweep is split between two threads (when the machine has
@@ -34,23 +34,17 @@ impl LexicalIndex {
     /// Each parent's last record (none when a parent's records spread over more than a sweep
     /// holds), where a sweep waiting for them is split, and its records' shortest and
     /// longest lengths.
-    pub(super) fn sweep_order(
-        &self,
-        n: u32,
-        groups: usize,
-        lens: &[u8],
-        parents: &[u8],
-    ) -> SweepOrder {
+    pub(super) fn sweep_order(&self, n: u32, groups: usize, cols: Columns<'_>) -> SweepOrder {
         let mut first = vec![u32::MAX; groups];
         let mut last = vec![0u32; groups];
         let mut shortest = vec![f64::INFINITY; groups];
         let mut longest = vec![f64::NEG_INFINITY; groups];
         for d in 0..n {
-            let p = parent_in(parents, d) as usize;
+            let p = cols.parent(d) as usize;
             if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
                 *f = (*f).min(d);
                 *l = d;
-                let len = len_in(lens, d);
+                let len = cols.len(d);
                 // (NaN, which no checked file holds, is kept: it allows no bound.)
                 if len < shortest[p] || len.is_nan() {
                     shortest[p] = len;
@@ -69,7 +63,7 @@ impl LexicalIndex {
             split: last
                 .as_deref()
                 .filter(|l| !l.is_empty())
-                .and_then(|l| self.split_at(n, Some(l), parents)),
+                .and_then(|l| self.split_at(n, Some(l), cols)),
             last,
             shortest,
             longest,
@@ -79,7 +73,7 @@ impl LexicalIndex {
     /// Where the second sweep is split between two threads, if it is: near the middle, where
     /// no parent has records on both sides when their best own scores are summed as the
     /// sweep goes (`ahead`).
-    pub(super) fn split_at(&self, n: u32, ahead: Option<&[u32]>, parents: &[u8]) -> Option<u32> {
+    pub(super) fn split_at(&self, n: u32, ahead: Option<&[u32]>, cols: Columns<'_>) -> Option<u32> {
         if !two_threads(n) {
             return None;
         }
@@ -89,7 +83,7 @@ impl LexicalIndex {
         // Before record `s`, the last record of any parent reached.
         let (mut reached, mut best) = (0u32, None::<u32>);
         for s in 1..n {
-            let p = parent_in(parents, s - 1) as usize;
+            let p = cols.parent(s - 1) as usize;
             reached = reached.max(last.get(p).copied().unwrap_or(u32::MAX));
             if reached < s && best.is_none_or(|b| s.abs_diff(n / 2) < b.abs_diff(n / 2)) {
                 best = Some(s);
