@@ -63,6 +63,27 @@ impl Source<'_> {
         }
     }
 
+    /// Pushes onto `out` the records of `lo..hi` that matches `i..j` (all of whose records
+    /// are in `lo..hi`) miss, ascending: halving the matches, and passing over any part
+    /// whose records follow each other without a gap.
+    pub(super) fn missed(&self, i: usize, j: usize, lo: u32, hi: u32, out: &mut Vec<u32>) {
+        if (hi - lo) as usize == j - i {
+            return;
+        }
+        if i == j {
+            out.extend(lo..hi);
+            return;
+        }
+        let mid = (i + j) / 2;
+        let d = self.doc(mid);
+        if d < lo || d >= hi {
+            // Not ascending: only a damaged file reads so (and has noted it).
+            return;
+        }
+        self.missed(i, mid, lo, d, out);
+        self.missed(mid + 1, j, d + 1, hi, out);
+    }
+
     /// Moves to the first match of a record at or after `d` (matches hold ascending
     /// records): forward from where it is by [`first_from`], or back by halves.
     pub(super) fn seek(&mut self, d: u32) {

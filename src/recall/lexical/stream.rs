@@ -17,7 +17,9 @@
 //! Every score is computed as the other plans compute it, term by term in the same order
 //! with the same functions, so the hits are the same to the bit.
 
-use super::blocks::{Columns, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK};
+use super::blocks::{
+    first_from, Columns, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK,
+};
 use super::context::{with_context, ParentStats};
 use super::dates::Dated;
 use super::key_order::KeyOrder;
@@ -582,9 +584,13 @@ impl LexicalIndex {
     }
 }
 
+/// Records a term's largest way may miss for the term's count to be made from it and those
+/// records alone.
+const FEW_MISSED: usize = 4096;
+
 /// The number of records each query term matches: its postings' when it is reached
 /// one way, else those of any of its ways, counted in a bitmap.
-fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
+pub(super) fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
     let mut bits: Vec<u64> = Vec::new();
     terms
         .iter()
@@ -603,6 +609,26 @@ fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
             let all = |s: &Source<'_>| s.len() == n as usize && s.doc(s.len() - 1) < n;
             if n > 0 && sources.iter().any(all) {
                 return n as f64;
+            }
+            // A way that misses few records (as a word of nearly every key does): it and
+            // those of the few another way holds, found without reading the other ways.
+            if let Some(big) = sources.iter().max_by_key(|s| s.len()) {
+                let len = big.len();
+                let few = len > 0 && len <= n as usize && n as usize - len <= FEW_MISSED;
+                if few && big.doc(len - 1) < n {
+                    let mut missed = Vec::new();
+                    big.missed(0, len, 0, n, &mut missed);
+                    // Each other way walked along the missed records (ascending).
+                    let mut held = vec![false; missed.len()];
+                    for s in sources.iter().filter(|s| !std::ptr::eq(*s, big)) {
+                        let mut at = 0;
+                        for (h, &r) in held.iter_mut().zip(&missed) {
+                            at = first_from(at, s.len(), r, |i| s.doc(i));
+                            *h |= at < s.len() && s.doc(at) == r;
+                        }
+                    }
+                    return (len + held.iter().filter(|h| **h).count()) as f64;
+                }
             }
             bits.clear();
             bits.resize((n as usize).div_ceil(64), 0);

@@ -313,3 +313,47 @@ fn changed_parents_are_read() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    /// The records a word reached several ways matches are counted exactly: when one way
+    /// misses few records (its gaps found by halving, the others asked about them alone) as
+    /// when none does.
+    #[test]
+    fn a_word_reached_several_ways_counts_each_record_once(
+        n in 1u32..3000,
+        ways in proptest::collection::vec(
+            (proptest::bool::ANY, proptest::collection::vec(0u32..3100, 0..40)),
+            1..4,
+        ),
+    ) {
+        use super::blocks::{From, Source, Term};
+        // A way is nearly every record (less the ones listed) or only the ones listed.
+        let sets: Vec<Vec<u32>> = ways
+            .iter()
+            .map(|(most, listed)| {
+                let mut v: Vec<u32> = match most {
+                    true => (0..n).filter(|r| !listed.contains(r)).collect(),
+                    false => listed.clone(),
+                };
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let bytes: Vec<Vec<u8>> = sets
+            .iter()
+            .map(|v| v.iter().flat_map(|d| d.to_le_bytes()).collect())
+            .collect();
+        let sources: Vec<Source<'_>> = bytes
+            .iter()
+            .map(|b| Source { from: From::Dated { docs: b, idf: 1.0 }, at: 0 })
+            .collect();
+        let terms = [Term { range: 0..sources.len(), direct: false }];
+        let mut all: Vec<u32> = sets.concat().into_iter().filter(|&r| r < n).collect();
+        all.sort_unstable();
+        all.dedup();
+        let got = stream::matching(&sources, &terms, n);
+        proptest::prop_assert_eq!(got, vec![all.len() as f64]);
+    }
+}
