@@ -57,29 +57,29 @@ impl LexicalIndex {
         if self.file_part_whole() {
             return Dated::of_runs(runs.into_iter().map(Cow::Borrowed).collect());
         }
-        // The file part's live ones (ascending: those of one run as they are, else
-        // sorted), then the overlay's.
-        let live = |d: &u32| !self.dead.get(*d as usize).copied().unwrap_or(true);
-        let mut out = Vec::with_capacity(runs.iter().map(|r| r.len()).sum());
-        match &runs[..] {
-            [run] => numbers(run)
-                .filter(live)
-                .for_each(|d| out.extend_from_slice(&d.to_le_bytes())),
-            _ => {
-                let mut all: Vec<u32> = runs.iter().flat_map(|r| numbers(r)).filter(live).collect();
-                all.sort_unstable();
-                all.into_iter()
-                    .for_each(|d| out.extend_from_slice(&d.to_le_bytes()));
-            }
-        }
+        // The file part's, read where they lie less the documents removed since, then the
+        // overlay's (one run more).
         let (stats, n) = (self.stats(), self.base.n_docs());
+        let listed = |d: u32| runs.iter().any(|r| run_holds(r, d));
+        let skip: Vec<u32> = stats
+            .removed
+            .iter()
+            .copied()
+            .filter(|&d| listed(d))
+            .collect();
+        let mut over = Vec::new();
         (n..n + self.docs.len())
             .map(|d| d as u32)
             .filter(|&d| {
                 self.live_len(d).is_some() && self.date(stats, d).is_some_and(|d| t.matches(d))
             })
-            .for_each(|d| out.extend_from_slice(&d.to_le_bytes()));
-        Dated::held(out)
+            .for_each(|d| over.extend_from_slice(&d.to_le_bytes()));
+        let mut runs: Vec<Cow<'_, [u8]>> = runs.into_iter().map(Cow::Borrowed).collect();
+        runs.push(Cow::Owned(over));
+        let mut dated = Dated::of_runs(runs);
+        dated.len -= skip.len();
+        dated.skip = skip;
+        dated
     }
 }
 
@@ -89,13 +89,20 @@ impl LexicalIndex {
 #[derive(Clone, Debug)]
 pub(super) struct Dated<'a> {
     runs: Vec<Cow<'a, [u8]>>,
+    /// Documents the runs list that were removed since the file was written (ascending):
+    /// not among the records.
+    skip: Vec<u32>,
     len: usize,
 }
 
 impl<'a> Dated<'a> {
     fn of_runs(runs: Vec<Cow<'a, [u8]>>) -> Self {
         let len = runs.iter().map(|r| r.len() / 4).sum();
-        Dated { runs, len }
+        Dated {
+            runs,
+            skip: Vec::new(),
+            len,
+        }
     }
 
     /// The records `bytes` holds (ascending, 4 little-endian bytes each), as one run.
@@ -112,7 +119,9 @@ impl<'a> Dated<'a> {
         self.len == 0
     }
 
-    /// The runs, each of ascending numbers (none empty).
+    /// The runs, each of ascending numbers (none empty), as they lie: with the removed
+    /// documents of a changed index among them (a sweep reads the runs of an index that is
+    /// its file whole, which has none).
     pub(super) fn runs(&self) -> impl Iterator<Item = &[u8]> {
         self.runs.iter().map(|r| &r[..]).filter(|r| r.len() >= 4)
     }
@@ -121,20 +130,33 @@ impl<'a> Dated<'a> {
     /// counts of a date that matches every record go through a million of them).
     pub(super) fn for_each(&self, mut f: impl FnMut(u32)) {
         for run in &self.runs {
-            for b in run.chunks_exact(4) {
-                f(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            let all = numbers(run);
+            match self.skip.is_empty() {
+                true => all.for_each(&mut f),
+                false => {
+                    let mut skip = self.skip.iter().copied().peekable();
+                    for d in all {
+                        while skip.next_if(|&s| s < d).is_some() {}
+                        if skip.peek() != Some(&d) {
+                            f(d);
+                        }
+                    }
+                }
             }
         }
     }
 
     /// Whether record `d` is one of them.
     pub(super) fn contains(&self, d: u32) -> bool {
-        self.runs().any(|r| {
-            let n = r.len() / 4;
-            let i = first_not_below(n, |i| number(r, i) < d);
-            i < n && number(r, i) == d
-        })
+        self.runs().any(|r| run_holds(r, d)) && self.skip.binary_search(&d).is_err()
     }
+}
+
+/// Whether a run holds `d`.
+fn run_holds(run: &[u8], d: u32) -> bool {
+    let n = run.len() / 4;
+    let i = first_not_below(n, |i| number(run, i) < d);
+    i < n && number(run, i) == d
 }
 
 /// Number `i` of a run.

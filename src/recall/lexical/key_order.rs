@@ -110,29 +110,35 @@ impl KeyOrder {
     /// mapped a run at a time, read where they lie (a changed index's dates are one run of
     /// ascending documents), the overlay's placed between the runs.
     pub(super) fn records(&self, docs: &Dated<'_>) -> Dated<'static> {
-        let runs: Vec<&[u8]> = docs.runs().collect();
+        // The file part's: one run walked where it lies (its removed documents are in no
+        // run of live ones, so passed over), else all of them sorted; then the overlay's.
+        let file: Vec<&[u8]> = docs.runs().filter(|r| number(r, 0) < self.n_base).collect();
         let sorted: Vec<u8>;
-        let all: &[u8] = match &runs[..] {
-            [run] => run,
+        let (base, mut over): (&[u8], Vec<u32>) = match &file[..] {
+            [run] => {
+                let mut over = Vec::new();
+                (docs.runs().filter(|r| number(r, 0) >= self.n_base))
+                    .for_each(|r| over.extend(numbers(r)));
+                (run, over)
+            }
             _ => {
                 let mut v = Vec::with_capacity(docs.len());
                 docs.for_each(|d| v.push(d));
                 v.sort_unstable();
+                let split = v.partition_point(|&d| d < self.n_base);
+                let over = v.split_off(split);
                 sorted = v.iter().flat_map(|d| d.to_le_bytes()).collect();
-                &sorted
+                (&sorted, over)
             }
         };
-        let n = all.len() / 4;
-        let split = first_from(0, n, self.n_base, |i| number(all, i));
+        let split = base.len() / 4;
         // The overlay's records (few), ascending.
-        let mut over: Vec<u32> = (numbers(&all[4 * split..]))
-            .filter_map(|d| self.record_of(d))
-            .collect();
+        over = over.into_iter().filter_map(|d| self.record_of(d)).collect();
         over.sort_unstable();
         let mut over = over.into_iter().peekable();
-        let mut out = Vec::with_capacity(4 * n);
+        let mut out = Vec::with_capacity(4 * docs.len());
         let mut put = |r: u32| out.extend_from_slice(&r.to_le_bytes());
-        let (base, doc) = (&all[..4 * split], |j| number(all, j));
+        let doc = |j| number(base, j);
         let mut i = 0;
         for &(first, len, at) in &self.runs {
             std::iter::from_fn(|| over.next_if(|&o| o < at)).for_each(&mut put);
