@@ -130,19 +130,17 @@ impl<'a> Dated<'a> {
     /// counts of a date that matches every record go through a million of them).
     pub(super) fn for_each(&self, mut f: impl FnMut(u32)) {
         for run in &self.runs {
-            let all = numbers(run);
-            match self.skip.is_empty() {
-                true => all.for_each(&mut f),
-                false => {
-                    let mut skip = self.skip.iter().copied().peekable();
-                    for d in all {
-                        while skip.next_if(|&s| s < d).is_some() {}
-                        if skip.peek() != Some(&d) {
-                            f(d);
-                        }
-                    }
+            // The parts between the removed documents the run lists.
+            let mut rest: &[u8] = run;
+            for &s in &self.skip {
+                let n = rest.len() / 4;
+                let i = first_not_below(n, |i| number(rest, i) < s);
+                if i < n && number(rest, i) == s {
+                    numbers(&rest[..4 * i]).for_each(&mut f);
+                    rest = &rest[4 * (i + 1)..];
                 }
             }
+            numbers(rest).for_each(&mut f);
         }
     }
 
