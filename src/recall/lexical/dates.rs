@@ -46,8 +46,9 @@ impl LexicalIndex {
     }
 
     /// The live documents whose timestamp falls in the month or year `t` names: the
-    /// postings of the date field for one term. An index that is its file part whole reads
-    /// them where the file holds them; a changed one has them worked out.
+    /// postings of the date field for one term, read where the file holds them; for an
+    /// index changed since its file, with the removed documents they list skipped and the
+    /// overlay's added as one run more.
     pub(super) fn dated(&self, t: DateTerm) -> Dated<'_> {
         let (year, months) = match t {
             DateTerm::Year(y) => (Some(y), 1..=12),
@@ -85,7 +86,8 @@ impl LexicalIndex {
 
 /// The records a month or a year names, in runs of ascending numbers (4 little-endian bytes
 /// each): ranges of the file part's date-ordered table read where they lie (a year's months,
-/// a month's years), or numbers worked out for a changed index (one run).
+/// a month's years), with a changed index's removed documents set aside and its overlay's
+/// as one run more; or, mapped into a changed index's key order, one run worked out.
 #[derive(Clone, Debug)]
 pub(super) struct Dated<'a> {
     runs: Vec<Cow<'a, [u8]>>,

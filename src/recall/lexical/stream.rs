@@ -589,7 +589,8 @@ impl LexicalIndex {
 const FEW_MISSED: usize = 4096;
 
 /// The number of records each query term matches: its postings' when it is reached
-/// one way, else those of any of its ways, counted in a bitmap.
+/// one way, else those of any of its ways (from its largest way when that misses few
+/// records, else counted in a bitmap).
 pub(super) fn matching(sources: &[Source<'_>], terms: &[Term], n: u32) -> Vec<f64> {
     let mut bits: Vec<u64> = Vec::new();
     terms
