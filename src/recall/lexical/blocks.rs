@@ -495,29 +495,38 @@ impl<'a> Columns<'a> {
         }
     }
 
+    /// The document number of record `r`.
+    #[inline]
+    pub(super) fn doc(&self, r: u32) -> u32 {
+        self.docs
+            .map_or(r, |docs| docs.get(r as usize).copied().unwrap_or(u32::MAX))
+    }
+
+    /// Where record `r`'s length and parent are: its document in the file's columns
+    /// (`Ok`), or an overlay slot (`Err`).
+    #[inline]
+    fn place(&self, r: u32) -> Result<u32, usize> {
+        match self.doc(r) {
+            d if d < self.n_base || self.docs.is_none() => Ok(d),
+            d => Err((d - self.n_base) as usize),
+        }
+    }
+
     /// The length of record `r` (0 past the end: only a damaged file is read so).
     #[inline]
     pub(super) fn len(&self, r: u32) -> f64 {
-        match self.docs {
-            None => len_in(self.lens, r),
-            Some(docs) => match docs.get(r as usize) {
-                Some(&d) if d < self.n_base => len_in(self.lens, d),
-                Some(&d) => (self.over_lens.get((d - self.n_base) as usize)).map_or(0.0, |l| *l),
-                None => 0.0,
-            },
+        match self.place(r) {
+            Ok(d) => len_in(self.lens, d),
+            Err(slot) => self.over_lens.get(slot).map_or(0.0, |l| *l),
         }
     }
 
     /// The parent number of record `r` (0 past the end: only a damaged file is read so).
     #[inline]
     pub(super) fn parent(&self, r: u32) -> u32 {
-        match self.docs {
-            None => parent_in(self.parents, r),
-            Some(docs) => match docs.get(r as usize) {
-                Some(&d) if d < self.n_base => parent_in(self.parents, d),
-                Some(&d) => (self.over_parents.get((d - self.n_base) as usize)).map_or(0, |p| *p),
-                None => 0,
-            },
+        match self.place(r) {
+            Ok(d) => parent_in(self.parents, d),
+            Err(slot) => self.over_parents.get(slot).map_or(0, |p| *p),
         }
     }
 }

@@ -48,9 +48,8 @@ struct Scorer<'a> {
     idfs: Vec<f64>,
     /// Mean window length.
     mean: f64,
+    /// Records' lengths, parents and documents (see `key_order`).
     cols: Columns<'a>,
-    /// Each record's document number, when records are not documents (see `key_order`).
-    docs: Option<&'a [u32]>,
     context: bool,
     windows: bool,
     /// Most a record's window can add to its score (infinite when the parameters allow no
@@ -67,7 +66,7 @@ impl Scorer<'_> {
     /// The document number of record `r`.
     #[inline]
     fn doc(&self, r: u32) -> u32 {
-        self.docs.map_or(r, |docs| docs[r as usize])
+        self.cols.doc(r)
     }
 }
 
@@ -176,7 +175,6 @@ impl LexicalIndex {
             idfs: matching.iter().map(|m| idf(live, *m)).collect(),
             mean: avg * (2 * pr.window + 1) as f64,
             cols,
-            docs: ordered.map(|m| &m.docs[..]),
             context,
             windows,
             ceiling: window_ceiling(&matching, live, &pr),
