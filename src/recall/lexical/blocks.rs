@@ -4,6 +4,7 @@
 
 use super::dates::{number, numbers};
 use super::file_part::first_not_below;
+use super::key_order::Spans;
 use super::postings::Postings;
 use super::score::{bm25_normed, length_norm};
 use super::Params;
@@ -17,8 +18,8 @@ pub(super) enum From<'a> {
         weight: f64,
         idf: f64,
     },
-    /// A run of the records dated so (4 little-endian bytes a record, ascending).
-    Dated { docs: &'a [u8], idf: f64 },
+    /// A run of the records dated so, ascending.
+    Dated { docs: Numbers<'a>, idf: f64 },
 }
 
 /// One source of matches and the sweep's place in it.
@@ -32,7 +33,7 @@ impl Source<'_> {
     pub(super) fn len(&self) -> usize {
         match &self.from {
             From::Postings { pieces, .. } => pieces.len,
-            From::Dated { docs, .. } => docs.len() / 4,
+            From::Dated { docs, .. } => docs.len,
         }
     }
 
@@ -45,7 +46,7 @@ impl Source<'_> {
                 let b = p.postings.bytes(i - p.start);
                 u32::from_le_bytes([b[0], b[1], b[2], b[3]]).wrapping_add(p.shift)
             }
-            From::Dated { docs, .. } => number(docs, i),
+            From::Dated { docs, .. } => docs.get(i),
         }
     }
 
@@ -59,7 +60,11 @@ impl Source<'_> {
                     }
                 }
             }
-            From::Dated { docs, .. } => numbers(docs).for_each(f),
+            From::Dated { docs, .. } => {
+                for (run, shift, _) in &docs.pieces {
+                    numbers(run).for_each(|d| f(d.wrapping_add(*shift)));
+                }
+            }
         }
     }
 
@@ -181,6 +186,57 @@ impl<'a> Pieces<'a> {
             1 if i < self.len => 0,
             _ => (self.pieces).partition_point(|p| p.start + p.postings.len() <= i),
         }
+    }
+}
+
+/// Records by number, ascending: pieces of ascending numbers (4 little-endian bytes each,
+/// a run of the file's date-ordered table where they lie, or worked out), each with what
+/// turns its numbers into records (added; nothing when records are documents, see
+/// `key_order`).
+#[derive(Clone, Default)]
+pub(super) struct Numbers<'a> {
+    /// Per piece its numbers, its shift and the numbers before it.
+    pieces: Vec<(std::borrow::Cow<'a, [u8]>, u32, usize)>,
+    /// Numbers in all.
+    len: usize,
+}
+
+impl<'a> Numbers<'a> {
+    /// Numbers held.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Numbers that are their records.
+    pub(super) fn whole(run: &'a [u8]) -> Self {
+        let mut n = Numbers::default();
+        n.push(std::borrow::Cow::Borrowed(run), 0);
+        n
+    }
+
+    /// Adds numbers after those held, their records `shift` past them.
+    pub(super) fn push(&mut self, run: std::borrow::Cow<'a, [u8]>, shift: u32) {
+        let count = run.len() / 4;
+        if count > 0 {
+            self.pieces.push((run, shift, self.len));
+            self.len += count;
+        }
+    }
+
+    /// The piece holding number `i` (the number of pieces when `i` is past the last).
+    #[inline]
+    fn piece_of(&self, i: usize) -> usize {
+        match self.pieces.len() {
+            1 if i < self.len => 0,
+            _ => (self.pieces).partition_point(|p| p.2 + p.0.len() / 4 <= i),
+        }
+    }
+
+    /// Record `i` (which is below `len`).
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        let (run, shift, start) = &self.pieces[self.piece_of(i)];
+        number(run, i - start).wrapping_add(*shift)
     }
 }
 
@@ -343,8 +399,12 @@ impl Reader<'_> {
         held.hit.resize(base + len, false);
         held.own.resize(base + len, 0.0);
         held.rows.resize((base + len) * nt, 0.0);
-        let cols = self.cols;
-        held.parent.extend((lo..hi).map(|d| cols.parent(d)));
+        held.parent.reserve(len);
+        held.len.reserve(len);
+        self.cols.for_each(lo, hi, |_, p, l| {
+            held.parent.push(p);
+            held.len.push(l);
+        });
         held.hi = hi;
         let Scratch {
             term_hit,
@@ -352,7 +412,6 @@ impl Reader<'_> {
             norm,
         } = &mut self.scratch;
         let avg = self.avg;
-        held.len.extend((lo..hi).map(|d| cols.len(d)));
         norm.clear();
         norm.extend(held.len[base..].iter().map(|&l| length_norm(l, avg, &pr)));
         term_hit.resize(len, false);
@@ -423,13 +482,17 @@ impl Reader<'_> {
                     }
                     From::Dated { docs, idf } => {
                         let tf = pr.date_weight;
-                        for d in numbers(&docs[4 * *at..]) {
-                            if d >= hi {
-                                break;
+                        let k = docs.piece_of(*at);
+                        'runs: for (run, shift, start) in docs.pieces.iter().skip(k) {
+                            for d in numbers(&run[4 * (*at - start)..]) {
+                                let d = d.wrapping_add(*shift);
+                                if d >= hi {
+                                    break 'runs;
+                                }
+                                let i = (d - lo) as usize;
+                                add(i, bm25_normed(*idf, tf, norm[i], &pr), tf);
+                                *at += 1;
                             }
-                            let i = (d - lo) as usize;
-                            add(i, bm25_normed(*idf, tf, norm[i], &pr), tf);
-                            *at += 1;
                         }
                     }
                 }
@@ -456,7 +519,7 @@ pub(super) struct Columns<'a> {
     lens: &'a [u8],
     parents: &'a [u8],
     /// Per record its document, when records are not documents.
-    docs: Option<&'a [u32]>,
+    docs: Option<&'a Spans>,
     /// Documents of the file part; the overlay's documents follow, their lengths and parents
     /// by slot.
     n_base: u32,
@@ -481,7 +544,7 @@ impl<'a> Columns<'a> {
     /// the file part's columns, the others from the overlay's lengths and parents by slot.
     pub(super) fn through(
         file: Columns<'a>,
-        docs: &'a [u32],
+        docs: &'a Spans,
         n_base: u32,
         over_lens: &'a [f64],
         over_parents: &'a [u32],
@@ -498,8 +561,7 @@ impl<'a> Columns<'a> {
     /// The document number of record `r`.
     #[inline]
     pub(super) fn doc(&self, r: u32) -> u32 {
-        self.docs
-            .map_or(r, |docs| docs.get(r as usize).copied().unwrap_or(u32::MAX))
+        self.docs.map_or(r, |docs| docs.doc(r))
     }
 
     /// Where record `r`'s length and parent are: its document in the file's columns
@@ -509,6 +571,46 @@ impl<'a> Columns<'a> {
         match self.doc(r) {
             d if d < self.n_base || self.docs.is_none() => Ok(d),
             d => Err((d - self.n_base) as usize),
+        }
+    }
+
+    /// Calls `f` with each record of `lo..hi`, its parent and its length, in order (0 past
+    /// the end: only a damaged file is read so): a span of the file's columns at a time.
+    pub(super) fn for_each(&self, lo: u32, hi: u32, mut f: impl FnMut(u32, u32, f64)) {
+        let mut part = |a: u32, b: u32, doc: u32| match self.docs.is_some() && doc >= self.n_base {
+            true => {
+                for r in a..b {
+                    let slot = (doc - self.n_base + (r - a)) as usize;
+                    let len = self.over_lens.get(slot).map_or(0.0, |l| *l);
+                    f(r, self.over_parents.get(slot).map_or(0, |p| *p), len);
+                }
+            }
+            false => {
+                let (x, y) = (doc as usize, (doc + (b - a)) as usize);
+                match (self.parents.get(4 * x..4 * y), self.lens.get(8 * x..8 * y)) {
+                    (Some(ps), Some(ls)) => {
+                        for (r, (p, l)) in (a..b).zip(ps.chunks_exact(4).zip(ls.chunks_exact(8))) {
+                            let p = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
+                            let l = f64::from_le_bytes([
+                                l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7],
+                            ]);
+                            f(r, p, l);
+                        }
+                    }
+                    _ => (a..b).for_each(|r| f(r, self.parent(r), self.len(r))),
+                }
+            }
+        };
+        match self.docs {
+            None => part(lo, hi, lo),
+            Some(spans) => {
+                let mut end = lo;
+                for (a, b, doc) in spans.segments(lo, hi) {
+                    part(a, b, doc);
+                    end = b;
+                }
+                (end.max(lo)..hi).for_each(|r| f(r, 0, 0.0));
+            }
         }
     }
 
@@ -578,7 +680,7 @@ mod tests {
             let want = docs.partition_point(|&x| x < d);
             let at = at.min(docs.len());
             let dated_bytes: Vec<u8> = docs.iter().flat_map(|d| d.to_le_bytes()).collect();
-            let dated = From::Dated { docs: &dated_bytes, idf: 1.0 };
+            let dated = From::Dated { docs: Numbers::whole(&dated_bytes), idf: 1.0 };
             let postings = From::Postings {
                 pieces: Pieces::whole(Postings::in_memory(&bytes)),
                 weight: 1.0,

@@ -87,7 +87,7 @@ impl LexicalIndex {
 /// The records a month or a year names, in runs of ascending numbers (4 little-endian bytes
 /// each): ranges of the file part's date-ordered table read where they lie (a year's months,
 /// a month's years), with a changed index's removed documents set aside and its overlay's
-/// as one run more; or, mapped into a changed index's key order, one run worked out.
+/// as one run more.
 #[derive(Clone, Debug)]
 pub(super) struct Dated<'a> {
     runs: Vec<Cow<'a, [u8]>>,
@@ -105,11 +105,6 @@ impl<'a> Dated<'a> {
             skip: Vec::new(),
             len,
         }
-    }
-
-    /// The records `bytes` holds (ascending, 4 little-endian bytes each), as one run.
-    pub(super) fn held(bytes: Vec<u8>) -> Dated<'static> {
-        Dated::of_runs(vec![Cow::Owned(bytes)])
     }
 
     /// The number of records.

@@ -342,7 +342,7 @@ impl LexicalIndex {
     pub(super) fn live_in_key_order(&self) -> Vec<u32> {
         match self.file_part_whole() {
             true => (0..self.base.n_docs() as u32).collect(),
-            false => self.records_in_key_order().docs.clone(),
+            false => self.records_in_key_order().docs.docs(),
         }
     }
 }

@@ -1,24 +1,111 @@
 //! The records of an index changed since its file part (documents removed, overlay
 //! documents added), numbered in key order across both parts once per state of the index:
 //! each record's document (its length and parent read through it, from the file's columns
-//! or the overlay's own); and each query term's postings, read
+//! or the overlay's own), held as spans of records whose documents follow each other; and
+//! each query term's postings, read
 //! in pieces of the file part's, each run's documents shifted to its records, with the
 //! overlay's between them. A sweep in key order (`stream`) ranks such an index as it ranks
 //! a whole file part, rather than scoring every record a term matches in memory of the
 //! index's size.
 
-use super::blocks::{first_from, Columns, Pieces};
+use std::borrow::Cow;
+
+use super::blocks::{first_from, Columns, Numbers, Pieces};
 use super::context::ParentStats;
 use super::dates::{number, numbers, Dated};
 use super::index::Posting;
 use super::postings::Postings;
 use super::LexicalIndex;
 
-/// The live records in key order (see the module documentation): record `r` is document
-/// `docs[r]`.
+/// Records' documents: spans of records whose documents follow each other (a change to an
+/// index makes a few: one where a document was removed, one for each overlay document),
+/// found through the span of each group of [`Spans::GROUP`] records, so that a lookup
+/// costs about what reading a vector of every record's document costs, without holding
+/// one (4 bytes a record).
+#[derive(Default)]
+pub(super) struct Spans {
+    /// Per span, its first record and that record's document, ascending by record.
+    starts: Vec<(u32, u32)>,
+    /// Per group of records, the span of its first.
+    groups: Vec<u32>,
+    /// Records in all.
+    len: u32,
+}
+
+impl Spans {
+    /// Records in a group.
+    const GROUP: u32 = 256;
+
+    /// Adds `count` records after those held, their documents `first..first + count`.
+    fn push(&mut self, first: u32, count: u32) {
+        if count == 0 {
+            return;
+        }
+        self.starts.push((self.len, first));
+        let span = (self.starts.len() - 1) as u32;
+        self.len += count;
+        let groups = self.len.div_ceil(Self::GROUP) as usize;
+        self.groups.resize(groups.max(self.groups.len()), span);
+    }
+
+    /// Number of records.
+    pub(super) fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// The span holding record `r` (which is below `len`): its group's first span, or one
+    /// that starts after it in the group.
+    #[inline]
+    fn span_of(&self, r: u32) -> usize {
+        let mut k = self.groups[(r / Self::GROUP) as usize] as usize;
+        while self.starts.get(k + 1).is_some_and(|s| s.0 <= r) {
+            k += 1;
+        }
+        k
+    }
+
+    /// The document of record `r` (`u32::MAX` past the end).
+    #[inline]
+    pub(super) fn doc(&self, r: u32) -> u32 {
+        if r >= self.len {
+            return u32::MAX;
+        }
+        let (first, doc) = self.starts[self.span_of(r)];
+        doc + (r - first)
+    }
+
+    /// The records `lo..hi` (those below `len`) as the parts of spans they cover, in order:
+    /// (first record, end, the first's document).
+    pub(super) fn segments(&self, lo: u32, hi: u32) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        let hi = hi.min(self.len);
+        let k = match lo < hi {
+            true => self.span_of(lo),
+            false => self.starts.len(),
+        };
+        let ends = self.starts[k..]
+            .iter()
+            .skip(1)
+            .map(|s| s.0)
+            .chain([self.len]);
+        (self.starts[k..].iter().zip(ends)).map_while(move |(&(s, d), end)| {
+            let a = s.max(lo);
+            (a < hi).then(|| (a, end.min(hi), d + (a - s)))
+        })
+    }
+
+    /// Every record's document, in order.
+    pub(super) fn docs(&self) -> Vec<u32> {
+        let ends = self.starts.iter().skip(1).map(|s| s.0).chain([self.len]);
+        (self.starts.iter().zip(ends))
+            .flat_map(|(&(r, d), end)| d..d + (end - r))
+            .collect()
+    }
+}
+
+/// The live records in key order (see the module documentation).
 pub(super) struct KeyOrder {
-    /// Per record, its document number.
-    pub(super) docs: Vec<u32>,
+    /// Per record, its document.
+    pub(super) docs: Spans,
     /// Per overlay slot, its document's length and parent number (zero for a free slot):
     /// the file part's documents have theirs in the file's columns.
     over_lens: Vec<f64>,
@@ -35,7 +122,7 @@ pub(super) struct KeyOrder {
 impl KeyOrder {
     /// Number of records.
     pub(super) fn len(&self) -> u32 {
-        self.docs.len() as u32
+        self.docs.len()
     }
 
     /// The records' lengths and parents, read through their documents.
@@ -106,49 +193,37 @@ impl KeyOrder {
         out
     }
 
-    /// Documents as their records, ascending; removed ones left out. The file part's are
-    /// mapped a run at a time, read where they lie (a changed index's dates are one run of
-    /// ascending documents), the overlay's placed between the runs.
-    pub(super) fn records(&self, docs: &Dated<'_>) -> Dated<'static> {
-        // The file part's: one run walked where it lies (its removed documents are in no
-        // run of live ones, so passed over), else all of them sorted; then the overlay's.
-        let file: Vec<&[u8]> = docs.runs().filter(|r| number(r, 0) < self.n_base).collect();
-        let sorted: Vec<u8>;
-        let (base, mut over): (&[u8], Vec<u32>) = match &file[..] {
-            [run] => {
-                let mut over = Vec::new();
-                (docs.runs().filter(|r| number(r, 0) >= self.n_base))
-                    .for_each(|r| over.extend(numbers(r)));
-                (run, over)
+    /// The records of documents `docs` (see [`Dated`]), a source of ascending records per
+    /// run, none copied: each of the file part's runs in pieces a run of live documents
+    /// long, each piece's documents shifted to its records (its removed documents, in no
+    /// run of live ones, passed over); the overlay's mapped, as one run more.
+    pub(super) fn dated<'a>(&self, docs: &'a Dated<'_>) -> Vec<Numbers<'a>> {
+        let mut out = Vec::new();
+        let mut over = Vec::new();
+        for run in docs.runs() {
+            if number(run, 0) >= self.n_base {
+                over.extend(numbers(run).filter_map(|d| self.record_of(d)));
+                continue;
             }
-            _ => {
-                let mut v = Vec::with_capacity(docs.len());
-                docs.for_each(|d| v.push(d));
-                v.sort_unstable();
-                let split = v.partition_point(|&d| d < self.n_base);
-                let over = v.split_off(split);
-                sorted = v.iter().flat_map(|d| d.to_le_bytes()).collect();
-                (&sorted, over)
+            let mut pieces = Numbers::default();
+            let (count, doc) = (run.len() / 4, |j| number(run, j));
+            let mut i = 0;
+            for &(first, len, at) in &self.runs {
+                i = first_from(i, count, first, doc);
+                let end = first_from(i, count, first + len, doc);
+                pieces.push(Cow::Borrowed(&run[4 * i..4 * end]), at.wrapping_sub(first));
+                i = end;
             }
-        };
-        let split = base.len() / 4;
-        // The overlay's records (few), ascending.
-        over = over.into_iter().filter_map(|d| self.record_of(d)).collect();
-        over.sort_unstable();
-        let mut over = over.into_iter().peekable();
-        let mut out = Vec::with_capacity(4 * docs.len());
-        let mut put = |r: u32| out.extend_from_slice(&r.to_le_bytes());
-        let doc = |j| number(base, j);
-        let mut i = 0;
-        for &(first, len, at) in &self.runs {
-            std::iter::from_fn(|| over.next_if(|&o| o < at)).for_each(&mut put);
-            i = first_from(i, split, first, doc);
-            let end = first_from(i, split, first + len, doc);
-            numbers(&base[4 * i..4 * end]).for_each(|d| put(at + (d - first)));
-            i = end;
+            out.push(pieces);
         }
-        over.for_each(put);
-        Dated::held(out)
+        over.sort_unstable();
+        let mut pieces = Numbers::default();
+        pieces.push(
+            Cow::Owned(over.iter().flat_map(|r| r.to_le_bytes()).collect()),
+            0,
+        );
+        out.push(pieces);
+        out
     }
 }
 
@@ -161,10 +236,9 @@ impl LexicalIndex {
 
     fn build_key_order(&self, stats: &ParentStats) -> KeyOrder {
         let n = self.base.n_docs();
-        let live = self.len();
         let slots = self.docs.len();
         let mut k = KeyOrder {
-            docs: Vec::with_capacity(live),
+            docs: Spans::default(),
             over_lens: vec![0.0; slots],
             over_parents: vec![0; slots],
             runs: Vec::new(),
@@ -179,8 +253,8 @@ impl LexicalIndex {
                 let end = removed.peek().map_or(to, |&r| r.min(to));
                 if end > *from {
                     let (a, b) = (*from, end);
-                    k.runs.push((a as u32, (b - a) as u32, k.docs.len() as u32));
-                    k.docs.extend(a as u32..b as u32);
+                    k.runs.push((a as u32, (b - a) as u32, k.docs.len()));
+                    k.docs.push(a as u32, (b - a) as u32);
                     *from = end;
                 }
                 if *from < to && removed.next_if_eq(&*from).is_some() {
@@ -195,12 +269,51 @@ impl LexicalIndex {
             };
             // Before the file part's first document whose key is not below it.
             base_upto(&mut k, &mut at, self.base.key_bound(key, true));
-            k.over[slot as usize] = k.docs.len() as u32;
-            k.docs.push((n + slot as usize) as u32);
+            k.over[slot as usize] = k.docs.len();
+            k.docs.push((n + slot as usize) as u32, 1);
             k.over_lens[slot as usize] = e.len;
             k.over_parents[slot as usize] = self.parent(stats, (n + slot as usize) as u32);
         }
         base_upto(&mut k, &mut at, n);
         k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spans;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Spans give each record the document a vector of every record's would, and
+        /// any range of records as the parts of spans it covers.
+        #[test]
+        fn spans_give_each_record_its_document(
+            spans in prop::collection::vec((0u32..5000, 0u32..700), 0..40),
+            lo in 0u32..12_000,
+            width in 0u32..3000,
+        ) {
+            let mut held = Spans::default();
+            let mut docs = Vec::new();
+            for &(first, count) in &spans {
+                held.push(first, count);
+                docs.extend(first..first + count);
+            }
+            prop_assert_eq!(held.len() as usize, docs.len());
+            prop_assert_eq!(held.docs(), docs.clone());
+            for r in 0..docs.len() as u32 + 2 {
+                prop_assert_eq!(held.doc(r), docs.get(r as usize).copied().unwrap_or(u32::MAX));
+            }
+            let hi = lo.saturating_add(width);
+            let mut got = Vec::new();
+            let mut next = lo;
+            for (a, b, d) in held.segments(lo, hi) {
+                prop_assert!(a == next && a < b);
+                got.extend(d..d + (b - a));
+                next = b;
+            }
+            let want: Vec<u32> = docs.iter().copied().skip(lo as usize).take((hi - lo) as usize).collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }

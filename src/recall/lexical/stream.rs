@@ -18,7 +18,7 @@
 //! with the same functions, so the hits are the same to the bit.
 
 use super::blocks::{
-    first_from, Columns, From, Held, Pieces, Reader, Scratch, Source, Term, BLOCK,
+    first_from, Columns, From, Held, Numbers, Pieces, Reader, Scratch, Source, Term, BLOCK,
 };
 use super::context::{with_context, ParentStats};
 use super::dates::Dated;
@@ -72,12 +72,12 @@ impl Scorer<'_> {
 
 /// What an index's query terms match that is numbered in its records' key order apart
 /// from the file part's postings (see `key_order`): per indexed term reached, in the order
-/// the terms reach them, its overlay postings; per query term that names a date, the
-/// records dated then.
+/// the terms reach them, its overlay postings; per query term, the records dated as it
+/// names (none when it names no date), a source per run.
 struct Renumbered<'k> {
     order: &'k KeyOrder,
     overlay: Vec<Vec<u8>>,
-    dated: Vec<Option<Dated<'static>>>,
+    dated: Vec<Vec<Numbers<'k>>>,
 }
 
 impl LexicalIndex {
@@ -100,7 +100,7 @@ impl LexicalIndex {
         // as a whole file part numbers its documents.
         let ordered = (!self.file_part_whole()).then(|| self.records_in_key_order());
         let n = ordered.map_or(self.base.n_docs() as u32, KeyOrder::len);
-        let doc = |r: u32| ordered.map_or(r, |m| m.docs[r as usize]);
+        let doc = |r: u32| ordered.map_or(r, |m| m.docs.doc(r));
         let nt = reach.len();
         let context = pr.neighbour_weight > 0.0 || pr.group_weight > 0.0;
         let windows = pr.window_weight > 0.0;
@@ -411,14 +411,18 @@ impl LexicalIndex {
                     at: 0,
                 });
             }
-            let dated = match renumbered {
-                Some(r) => r.dated[ti].as_ref(),
-                None => date.as_ref(),
-            };
             // A source for each run of the records dated so: a record is in one, so its
             // best way is the one score it has there.
-            let all = dated.map_or(0, Dated::len) as f64;
-            for docs in dated.iter().flat_map(|d| d.runs()) {
+            let all = date.as_ref().map_or(0, Dated::len) as f64;
+            let runs: Vec<Numbers<'s>> = match renumbered {
+                Some(r) => r.dated[ti].clone(),
+                None => date
+                    .iter()
+                    .flat_map(|d| d.runs())
+                    .map(Numbers::whole)
+                    .collect(),
+            };
+            for docs in runs.into_iter().filter(|r| r.len() > 0) {
                 sources.push(Source {
                     from: From::Dated {
                         docs,
@@ -744,7 +748,7 @@ fn held_best_from(held: &Held, from: u32, best_in: &mut [f64]) {
 
 /// What `reach` matches apart from the file part's postings, numbered in the key order
 /// `ordered`.
-fn renumbered<'k>(ix: &LexicalIndex, reach: &[Reach], ordered: &'k KeyOrder) -> Renumbered<'k> {
+fn renumbered<'k>(ix: &LexicalIndex, reach: &'k [Reach], ordered: &'k KeyOrder) -> Renumbered<'k> {
     Renumbered {
         order: ordered,
         overlay: reach
@@ -754,7 +758,7 @@ fn renumbered<'k>(ix: &LexicalIndex, reach: &[Reach], ordered: &'k KeyOrder) -> 
             .collect(),
         dated: reach
             .iter()
-            .map(|(_, date)| date.as_ref().map(|d| ordered.records(d)))
+            .map(|(_, date)| date.as_ref().map_or(Vec::new(), |d| ordered.dated(d)))
             .collect(),
     }
 }

@@ -327,7 +327,7 @@ proptest::proptest! {
             1..4,
         ),
     ) {
-        use super::blocks::{From, Source, Term};
+        use super::blocks::{From, Numbers, Source, Term};
         // A way is nearly every record (less the ones listed) or only the ones listed.
         let sets: Vec<Vec<u32>> = ways
             .iter()
@@ -347,7 +347,7 @@ proptest::proptest! {
             .collect();
         let sources: Vec<Source<'_>> = bytes
             .iter()
-            .map(|b| Source { from: From::Dated { docs: b, idf: 1.0 }, at: 0 })
+            .map(|b| Source { from: From::Dated { docs: Numbers::whole(b), idf: 1.0 }, at: 0 })
             .collect();
         let terms = [Term { range: 0..sources.len(), direct: false }];
         let mut all: Vec<u32> = sets.concat().into_iter().filter(|&r| r < n).collect();

@@ -39,12 +39,11 @@ impl LexicalIndex {
         let mut last = vec![0u32; groups];
         let mut shortest = vec![f64::INFINITY; groups];
         let mut longest = vec![f64::NEG_INFINITY; groups];
-        for d in 0..n {
-            let p = cols.parent(d) as usize;
+        cols.for_each(0, n, |d, p, len| {
+            let p = p as usize;
             if let (Some(f), Some(l)) = (first.get_mut(p), last.get_mut(p)) {
                 *f = (*f).min(d);
                 *l = d;
-                let len = cols.len(d);
                 // (NaN, which no checked file holds, is kept: it allows no bound.)
                 if len < shortest[p] || len.is_nan() {
                     shortest[p] = len;
@@ -53,7 +52,7 @@ impl LexicalIndex {
                     longest[p] = len;
                 }
             }
-        }
+        });
         let spread = first
             .iter()
             .zip(&last)
@@ -82,13 +81,13 @@ impl LexicalIndex {
         };
         // Before record `s`, the last record of any parent reached.
         let (mut reached, mut best) = (0u32, None::<u32>);
-        for s in 1..n {
-            let p = cols.parent(s - 1) as usize;
-            reached = reached.max(last.get(p).copied().unwrap_or(u32::MAX));
+        cols.for_each(0, n.saturating_sub(1), |r, p, _| {
+            let s = r + 1;
+            reached = reached.max(last.get(p as usize).copied().unwrap_or(u32::MAX));
             if reached < s && best.is_none_or(|b| s.abs_diff(n / 2) < b.abs_diff(n / 2)) {
                 best = Some(s);
             }
-        }
+        });
         best
     }
 }
