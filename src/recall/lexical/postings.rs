@@ -2,7 +2,7 @@
 //! entries under each parent.
 
 use super::blocks::first_from;
-use super::file_part::{first_not_below, Base, BLOCK};
+use super::file_part::{Base, BLOCK};
 use super::index::Posting;
 
 /// A term's entry under one parent, as stored (see [`Base::parent_rows`]).
@@ -149,9 +149,11 @@ impl<'a> Postings<'a> {
         self.find(d).is_some()
     }
 
-    /// The posting for document `d`, if any.
+    /// The posting for document `d`, if any: found by [`first_from`], which reads the
+    /// postings around where `d` would be if they were spread evenly rather than a trail
+    /// of halvings across them (each probe maps pages of the file).
     pub(super) fn find(&self, d: u32) -> Option<Posting> {
-        let i = first_not_below(self.len(), |i| self.doc(i) < d);
+        let i = self.first_from(0, self.len(), d);
         (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
     }
 
