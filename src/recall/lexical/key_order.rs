@@ -95,9 +95,8 @@ impl Spans {
 
     /// Every record's document, in order.
     pub(super) fn docs(&self) -> Vec<u32> {
-        let ends = self.starts.iter().skip(1).map(|s| s.0).chain([self.len]);
-        (self.starts.iter().zip(ends))
-            .flat_map(|(&(r, d), end)| d..d + (end - r))
+        (self.segments(0, self.len))
+            .flat_map(|(a, b, d)| d..d + (b - a))
             .collect()
     }
 }
