@@ -26,26 +26,6 @@ const FORMAT_MAGIC: &str = "memoir-store";
 /// FORMAT files are a few dozen bytes; refuse to read more than this of one.
 const FORMAT_MAX_BYTES: u64 = 4096;
 
-/// Which engine holds a store's data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendKind {
-    /// sled, in the store's `db/` directory (the only kind written to a FORMAT file).
-    Sled,
-    /// In memory, no directory ([`Store::memory`](super::Store::memory)); never written to
-    /// a FORMAT file.
-    Memory,
-}
-
-impl BackendKind {
-    /// The name used for this kind in the FORMAT file.
-    fn name(self) -> &'static str {
-        match self {
-            BackendKind::Sled => "sled",
-            BackendKind::Memory => "memory",
-        }
-    }
-}
-
 /// The error for a directory `path` that is not a store, and why.
 pub(super) fn not_a_store(path: &Path, reason: impl Into<String>) -> StoreError {
     StoreError::NotAStore {
@@ -54,12 +34,10 @@ pub(super) fn not_a_store(path: &Path, reason: impl Into<String>) -> StoreError 
     }
 }
 
-/// The exact FORMAT file content for a store of `kind`.
-fn format_text(kind: BackendKind) -> String {
-    format!(
-        "{FORMAT_MAGIC}\nformat-version: {FORMAT_VERSION}\nbackend: {}\n",
-        kind.name()
-    )
+/// The exact FORMAT file content this build writes (sled is the only engine a store
+/// directory has).
+fn format_text() -> String {
+    format!("{FORMAT_MAGIC}\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
 }
 
 /// Parse a FORMAT file strictly: the magic line, then `key: value` lines among which
@@ -154,10 +132,7 @@ pub(super) fn read_format(path: &Path) -> StoreResult<u32> {
 /// (so FORMAT is always whole): when a store is created, and when an older version has
 /// been upgraded.
 pub(super) fn write_format(path: &Path) -> StoreResult<()> {
-    write_atomically(
-        &path.join(FORMAT_FILE),
-        format_text(BackendKind::Sled).as_bytes(),
-    )
+    write_atomically(&path.join(FORMAT_FILE), format_text().as_bytes())
 }
 
 #[cfg(test)]
@@ -170,7 +145,7 @@ mod tests {
 
     #[test]
     fn written_format_is_exact_and_parses() {
-        let text = format_text(BackendKind::Sled);
+        let text = format_text();
         assert_eq!(text, "memoir-store\nformat-version: 4\nbackend: sled\n");
         assert_eq!(parse_format(Path::new("/s"), &text).unwrap(), 4);
         // Versions 2 and 3 still open (their database is rebuilt).

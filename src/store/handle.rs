@@ -24,10 +24,10 @@ use super::lock;
 use super::read_only::{ReadOnly, Scratch};
 use super::reflog::{RefLog, RefNote};
 #[cfg(any(test, feature = "testing"))]
-use super::FaultyBackend;
+use super::TestBackend;
 use super::{
-    Backend, BackendKind, Bytes, DiskBackend, MemoryBackend, ObjectStore, PutOutcome, RawId,
-    Reclaim, ReclaimReport, RefMismatch, RefMove, RefStore, StoreError, StoreResult,
+    Backend, Bytes, DiskBackend, MemoryBackend, ObjectStore, PutOutcome, RawId, Reclaim,
+    ReclaimReport, RefMismatch, RefMove, RefStore, StoreError, StoreResult,
 };
 
 /// The engine behind a store; an enum rather than a trait object so that the test hooks
@@ -37,8 +37,9 @@ pub(super) enum Engine {
     Memory(MemoryBackend),
     /// A closed read: no database, no lock, no writes.
     Closed(DiskBackend),
+    /// A backend a test supplies (feature `testing`).
     #[cfg(any(test, feature = "testing"))]
-    Faulty(FaultyBackend),
+    Test(Box<dyn TestBackend>),
 }
 
 impl Engine {
@@ -48,7 +49,7 @@ impl Engine {
             Engine::Memory(b) => b,
             Engine::Closed(b) => b,
             #[cfg(any(test, feature = "testing"))]
-            Engine::Faulty(b) => b,
+            Engine::Test(b) => &**b,
         }
     }
 }
@@ -103,7 +104,6 @@ impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
             .field("path", &self.inner.path)
-            .field("kind", &self.kind())
             .finish_non_exhaustive()
     }
 }
@@ -280,14 +280,6 @@ impl Store {
         self.inner.path.as_deref()
     }
 
-    /// Which engine holds this store's data.
-    pub fn kind(&self) -> BackendKind {
-        match self.inner.engine {
-            Engine::Disk(_) | Engine::Closed(_) => BackendKind::Sled,
-            _ => BackendKind::Memory,
-        }
-    }
-
     /// The backend itself.
     pub fn backend(&self) -> &dyn Backend {
         self.inner.engine.as_dyn()
@@ -423,7 +415,6 @@ mod tests {
     fn memory_store_has_no_path() {
         let s = Store::memory();
         assert_eq!(s.path(), None);
-        assert_eq!(s.kind(), BackendKind::Memory);
         assert_eq!(s.size_on_disk().unwrap(), 0);
     }
 }

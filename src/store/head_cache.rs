@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
+use super::disk_backend::Refs;
 use super::files::write_cache_file;
 use super::packs::{pack_files, PACKS_DIR};
 use super::{RawId, StoreResult};
@@ -279,9 +280,6 @@ pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, Cach
 pub(super) fn unopened_since(log: &Path, print: &[u8]) -> bool {
     fingerprint(log).is_ok_and(|p| p == print)
 }
-
-/// Every ref (name, raw value), sorted by name.
-type Refs = Vec<(String, Vec<u8>)>;
 
 /// Ref changes seen by one store handle, and the cached head to publish when it closes.
 #[derive(Debug, Default)]

@@ -8,6 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::cache::CACHE_DIR;
 use super::files::{io_err, sync_dir};
 use super::format_file::{
     not_a_store, read_format, write_format, FORMAT_FILE, FORMAT_VERSION, LEGACY_FORMAT_VERSION,
@@ -22,8 +23,6 @@ use super::{
 
 /// Subdirectory of a store that holds the sled database.
 pub(super) const DB_DIR: &str = "db";
-/// The directory of derived caches (written by the layers above).
-const CACHE_DIR: &str = "cache";
 /// What a directory a `create` was killed in can hold besides nothing (and the temporary
 /// file of a FORMAT being written): a directory with only these and no FORMAT is finished by
 /// the next `create`.

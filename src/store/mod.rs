@@ -6,9 +6,9 @@
 //! last close) for readers that do not open it. Nothing here knows how objects are encoded
 //! or hashed; the object layer does.
 //!
-//! With the cargo feature `testing`, the layer also offers fault injection (`Faults`,
-//! `FaultyBackend`, `Store::with_faults`, `Store::power_cut`) and hooks that damage stored
-//! bytes (`Store::overwrite_raw`); normal builds have neither.
+//! With the cargo feature `testing`, a store can also run over a backend a test supplies
+//! (`TestBackend`, `Store::with_backend`, `Store::power_cut`: the tests' fault injection) and
+//! have its stored bytes damaged (`Store::overwrite_raw`); normal builds have neither.
 
 mod cache;
 mod disk_backend;
@@ -30,8 +30,6 @@ mod repair;
 mod upgrade;
 
 #[cfg(any(test, feature = "testing"))]
-mod faults;
-#[cfg(any(test, feature = "testing"))]
 mod testing;
 
 pub use cache::{
@@ -39,12 +37,10 @@ pub use cache::{
     CacheFinding, CacheIssue, DerivedCache, CACHE_DIR,
 };
 pub use disk_backend::DiskBackend;
-#[cfg(any(test, feature = "testing"))]
-pub use faults::{FaultOp, Faults, FaultyBackend, InjectedFault};
 pub(crate) use files::{
     write_atomically, write_atomically_private, write_cache_file, write_cache_file_with,
 };
-pub use format_file::{BackendKind, FORMAT_FILE, FORMAT_VERSION};
+pub use format_file::{FORMAT_FILE, FORMAT_VERSION};
 pub use handle::Store;
 pub use head_cache::{CachedHead, CachedRefs, HeadCache};
 pub use lifecycle::OpenOptions;
@@ -54,6 +50,8 @@ pub use object_index::VerifyRecord;
 pub use reflog::{RefLogEntry, RefNote, REFLOG_FILE};
 pub use remotes_file::{read_remotes, REMOTES_FILE};
 pub use repair::{RepairReport, SkippedBytes};
+#[cfg(any(test, feature = "testing"))]
+pub use testing::TestBackend;
 
 use std::path::PathBuf;
 

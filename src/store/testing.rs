@@ -1,11 +1,20 @@
-//! Test hooks on [`Store`] (feature `testing`): damaging stored objects, and stores that
-//! inject faults and lose unflushed writes. Absent from normal builds, so no user of the
-//! library can bypass the store's checks with them.
-
-use std::sync::Arc;
+//! Test hooks on [`Store`] (feature `testing`): damaging stored objects, and stores over a
+//! backend the test supplies (one that injects faults and loses unflushed writes, say).
+//! Absent from normal builds, so no user of the library can bypass the store's checks with
+//! them.
 
 use super::handle::Engine;
-use super::{Faults, FaultyBackend, RawId, Store, StoreError, StoreResult};
+use super::{Backend, RawId, Store, StoreError, StoreResult};
+
+/// A backend a test supplies: any [`Backend`] that can also damage its stored bytes and
+/// lose what no flush made durable.
+pub trait TestBackend: Backend {
+    /// Replaces the stored bytes of `id` without verification, to simulate a damaged copy.
+    fn overwrite_raw(&self, id: &RawId, bytes: &[u8]);
+
+    /// Loses every write since the last successful flush, as a power cut would.
+    fn power_cut(&self);
+}
 
 impl Store {
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -17,7 +26,7 @@ impl Store {
                 b.overwrite_raw(id, bytes);
                 Ok(())
             }
-            Engine::Faulty(b) => {
+            Engine::Test(b) => {
                 b.overwrite_raw(id, bytes);
                 Ok(())
             }
@@ -25,16 +34,15 @@ impl Store {
         }
     }
 
-    /// A fresh in-memory store that injects the faults `faults` asks for and keeps a
-    /// durable snapshot at each flush (see [`Store::power_cut`]).
-    pub fn with_faults(faults: Arc<Faults>) -> Store {
-        Store::from_parts(Engine::Faulty(FaultyBackend::new(faults)), None, None)
+    /// A store over `backend`, with no directory.
+    pub fn with_backend(backend: Box<dyn TestBackend>) -> Store {
+        Store::from_parts(Engine::Test(backend), None, None)
     }
 
-    /// On a store made by [`Store::with_faults`], loses every write since the last
-    /// successful flush, as a power cut would. Other stores: no effect.
+    /// On a store made by [`Store::with_backend`], its backend's power cut. Other stores:
+    /// no effect.
     pub fn power_cut(&self) {
-        if let Engine::Faulty(b) = self.engine() {
+        if let Engine::Test(b) = self.engine() {
             b.power_cut();
         }
     }

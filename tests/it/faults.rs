@@ -10,7 +10,11 @@ use memoir::key::Key;
 use memoir::object::{Blob, ObjectId};
 use memoir::prolly::Edit;
 use memoir::repo::{Repo, RepoError, Signature, Strategy};
-use memoir::store::{FaultOp, Faults, Store};
+use memoir::store::Store;
+
+mod backend;
+
+use backend::{faulty_store, FaultOp, Faults};
 
 fn sig(t: i64) -> Signature {
     Signature::new("Tester <t@example.org>", 1_767_225_600 + t)
@@ -129,7 +133,7 @@ fn check(store: &Store, failed: Option<usize>, acked: &Tips, what: &str) {
 fn every_injected_fault_fails_cleanly_and_loses_nothing_acknowledged() {
     // A dry run counts the operations of each kind.
     let dry = Faults::new();
-    let (failed, _) = sequence(&Store::with_faults(dry.clone()));
+    let (failed, _) = sequence(&faulty_store(dry.clone()));
     assert_eq!(failed, None, "the sequence succeeds without faults");
     let mut injected = 0;
     for op in [FaultOp::Read, FaultOp::Write, FaultOp::Flush] {
@@ -138,7 +142,7 @@ fn every_injected_fault_fails_cleanly_and_loses_nothing_acknowledged() {
         for n in 1..=total {
             let faults: Arc<Faults> = Faults::new();
             faults.fail_nth(op, n);
-            let store = Store::with_faults(faults.clone());
+            let store = faulty_store(faults.clone());
             let (failed, acked) = sequence(&store);
             let what = format!("{op:?} #{n} (step {failed:?})");
             check(&store, failed, &acked, &what);
@@ -153,7 +157,7 @@ fn every_injected_fault_fails_cleanly_and_loses_nothing_acknowledged() {
 
 #[test]
 fn power_cut_without_flush_loses_only_unflushed_writes() {
-    let store = Store::with_faults(Faults::new());
+    let store = faulty_store(Faults::new());
     let repo = Repo::init(store.clone(), &sig(0), "Initialize").unwrap();
     let e = vec![put(&repo, "a", "one").unwrap()];
     let c1 = repo.commit("main", e, &sig(1), "Store a").unwrap();

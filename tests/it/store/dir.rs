@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use memoir::store::{
-    BackendKind, ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, StoreError,
-    FORMAT_FILE, FORMAT_VERSION, LOCK_FILE,
+    ObjectStore, OpenOptions, PutOutcome, RawId, RefStore, Store, StoreError, FORMAT_FILE,
+    FORMAT_VERSION, LOCK_FILE,
 };
 
 use super::contract::dump;
@@ -18,7 +18,6 @@ fn create_lays_out_the_directory() {
     let path = dir.path().join("nested/new/store");
     let s = Store::create(&path, &OpenOptions::default()).unwrap();
     assert_eq!(s.path(), Some(path.as_path()));
-    assert_eq!(s.kind(), BackendKind::Sled);
     assert_eq!(
         fs::read_to_string(path.join(FORMAT_FILE)).unwrap(),
         format!("memoir-store\nformat-version: {FORMAT_VERSION}\nbackend: sled\n")
@@ -72,7 +71,6 @@ fn sled_reopen_reads_back_exactly() {
         s.flush().unwrap();
     }
     let s = Store::open(&path, &opts(REOPEN_MS)).unwrap();
-    assert_eq!(s.kind(), BackendKind::Sled);
     assert_eq!(s.path(), Some(path.as_path()));
     let (stored, stored_refs) = dump(&s);
     let want: Vec<(RawId, Option<Vec<u8>>)> =

@@ -1,16 +1,15 @@
-//! Fault injection (feature `testing`): an in-memory backend that fails the Nth read, write
-//! or flush on request, and can lose everything written since the last successful flush (a
-//! simulated power cut). Upper layers are tested against it through
-//! [`Store::with_faults`](super::Store::with_faults).
+//! Fault injection: an in-memory backend that fails the Nth read, write or flush on request,
+//! and can lose everything written since the last successful flush (a simulated power cut).
+//! Upper layers are tested against it through [`Store::with_backend`].
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::{
-    Backend, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, StoreError,
-    StoreResult,
+use memoir::store::{
+    Backend, Bytes, MemoryBackend, ObjectStore, PutOutcome, RawId, RefStore, Store, StoreError,
+    StoreResult, TestBackend,
 };
 
 /// A kind of backend operation.
@@ -89,7 +88,7 @@ impl Faults {
     fn tick(&self, op: FaultOp) -> StoreResult<()> {
         let n = self.counts[op.index()].fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at[op.index()].load(Ordering::SeqCst) {
-            return Err(StoreError::backend(InjectedFault { op, n }));
+            return Err(StoreError::Backend(Box::new(InjectedFault { op, n })));
         }
         Ok(())
     }
@@ -132,28 +131,6 @@ impl FaultyBackend {
         }
         let refs = live.list_refs("")?.into_iter().collect();
         Ok((objects, refs))
-    }
-
-    /// Loses everything written since the last successful flush, as a power cut would.
-    pub fn power_cut(&self) {
-        let (objects, refs) = self
-            .durable
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let fresh = MemoryBackend::new();
-        for (id, bytes) in &objects {
-            fresh.overwrite_raw(id, bytes);
-        }
-        for (name, value) in &refs {
-            let _ = fresh.cas_ref(name, None, Some(value));
-        }
-        *self.live.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
-    }
-
-    /// Replaces the live bytes of `id` (corruption tests).
-    pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
-        self.live().overwrite_raw(id, bytes);
     }
 }
 
@@ -217,29 +194,53 @@ impl Backend for FaultyBackend {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_injected_fault_is_the_source_of_an_engine_error() {
-        let faults = Faults::new();
-        let b = FaultyBackend::new(faults.clone());
-        faults.fail_nth(FaultOp::Read, 2);
-        assert!(b.get(&[0; 32]).is_ok());
-        let e = b.get(&[0; 32]).unwrap_err();
-        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<InjectedFault>());
-        assert_eq!(
-            source,
-            Some(&InjectedFault {
-                op: FaultOp::Read,
-                n: 2
-            })
-        );
-        assert_eq!(
-            e.to_string(),
-            "storage engine error: injected fault: Read #2"
-        );
-        assert!(b.get(&[0; 32]).is_ok(), "only the nth fails");
+impl TestBackend for FaultyBackend {
+    /// Loses everything written since the last successful flush, as a power cut would.
+    fn power_cut(&self) {
+        let (objects, refs) = self
+            .durable
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let fresh = MemoryBackend::new();
+        for (id, bytes) in &objects {
+            fresh.overwrite_raw(id, bytes);
+        }
+        for (name, value) in &refs {
+            let _ = fresh.cas_ref(name, None, Some(value));
+        }
+        *self.live.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
     }
+
+    /// Replaces the live bytes of `id` (corruption tests).
+    fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
+        self.live().overwrite_raw(id, bytes);
+    }
+}
+
+/// A store over a [`FaultyBackend`] following `faults`.
+pub fn faulty_store(faults: Arc<Faults>) -> Store {
+    Store::with_backend(Box::new(FaultyBackend::new(faults)))
+}
+
+#[test]
+fn an_injected_fault_is_the_source_of_an_engine_error() {
+    let faults = Faults::new();
+    let b = FaultyBackend::new(faults.clone());
+    faults.fail_nth(FaultOp::Read, 2);
+    assert!(b.get(&[0; 32]).is_ok());
+    let e = b.get(&[0; 32]).unwrap_err();
+    let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<InjectedFault>());
+    assert_eq!(
+        source,
+        Some(&InjectedFault {
+            op: FaultOp::Read,
+            n: 2
+        })
+    );
+    assert_eq!(
+        e.to_string(),
+        "storage engine error: injected fault: Read #2"
+    );
+    assert!(b.get(&[0; 32]).is_ok(), "only the nth fails");
 }
