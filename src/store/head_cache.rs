@@ -315,7 +315,7 @@ impl HeadCacheFile {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        super::locked(&self.state)
     }
 
     /// Ref changes made through this handle so far.

@@ -3,9 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::RwLock;
 
-use super::{Backend, Bytes, ObjectStore, PutOutcome, RawId, RefStore, StoreResult};
+use super::{
+    read_locked, write_locked, Backend, Bytes, ObjectStore, PutOutcome, RawId, RefStore,
+    StoreResult,
+};
 
 /// A backend that keeps objects and refs in memory.
 ///
@@ -41,16 +44,6 @@ impl MemKey {
     }
 }
 
-/// Lock helpers that survive poisoning: the maps are always left consistent (every mutation
-/// is a single map operation), so a panic elsewhere while a guard was held is harmless here.
-fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|e| e.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Store `bytes` under `id` in `map`, with the dedup-or-repair rule of [`ObjectStore::put`].
 fn put_into(map: &mut BTreeMap<MemKey, Bytes>, id: &RawId, bytes: &[u8]) -> PutOutcome {
     // One descent of the map whether the id is new or not.
@@ -81,22 +74,22 @@ impl MemoryBackend {
     /// absent), to simulate a damaged copy (feature `testing`).
     #[cfg(any(test, feature = "testing"))]
     pub fn overwrite_raw(&self, id: &RawId, bytes: &[u8]) {
-        write(&self.objects).insert(MemKey::of(id), Bytes::copy_from_slice(bytes));
+        write_locked(&self.objects).insert(MemKey::of(id), Bytes::copy_from_slice(bytes));
     }
 }
 
 impl ObjectStore for MemoryBackend {
     fn get(&self, id: &RawId) -> StoreResult<Option<Bytes>> {
-        Ok(read(&self.objects).get(&MemKey::of(id)).cloned())
+        Ok(read_locked(&self.objects).get(&MemKey::of(id)).cloned())
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
-        Ok(put_into(&mut write(&self.objects), id, bytes))
+        Ok(put_into(&mut write_locked(&self.objects), id, bytes))
     }
 
     /// All objects are stored under one write lock, so readers see all or none of them.
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
-        let mut map = write(&self.objects);
+        let mut map = write_locked(&self.objects);
         Ok(objects
             .iter()
             .map(|(id, bytes)| put_into(&mut map, id, bytes))
@@ -104,7 +97,7 @@ impl ObjectStore for MemoryBackend {
     }
 
     fn contains(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(read(&self.objects).contains_key(&MemKey::of(id)))
+        Ok(read_locked(&self.objects).contains_key(&MemKey::of(id)))
     }
 
     fn ids_with_prefix(&self, prefix: &[u8]) -> StoreResult<Vec<RawId>> {
@@ -114,7 +107,7 @@ impl ObjectStore for MemoryBackend {
         // The smallest id with this prefix is the prefix padded with zero bytes.
         let mut start = [0u8; 32];
         start[..prefix.len()].copy_from_slice(prefix);
-        Ok(read(&self.objects)
+        Ok(read_locked(&self.objects)
             .range(MemKey::of(&start)..)
             .map(|(k, _)| k.id())
             .take_while(|id| id.starts_with(prefix))
@@ -122,7 +115,9 @@ impl ObjectStore for MemoryBackend {
     }
 
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        Ok(write(&self.objects).remove(&MemKey::of(id)).is_some())
+        Ok(write_locked(&self.objects)
+            .remove(&MemKey::of(id))
+            .is_some())
     }
 
     /// Nothing to do: memory is never durable.
@@ -133,7 +128,7 @@ impl ObjectStore for MemoryBackend {
 
 impl RefStore for MemoryBackend {
     fn get_ref(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
-        Ok(read(&self.refs).get(name).cloned())
+        Ok(read_locked(&self.refs).get(name).cloned())
     }
 
     fn cas_ref(
@@ -142,7 +137,7 @@ impl RefStore for MemoryBackend {
         expected: Option<&[u8]>,
         new: Option<&[u8]>,
     ) -> StoreResult<Result<(), Option<Vec<u8>>>> {
-        let mut refs = write(&self.refs);
+        let mut refs = write_locked(&self.refs);
         let current = refs.get(name);
         if current.map(Vec::as_slice) != expected {
             return Ok(Err(current.cloned()));
@@ -159,7 +154,7 @@ impl RefStore for MemoryBackend {
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
-        Ok(read(&self.refs)
+        Ok(read_locked(&self.refs)
             .range::<str, _>((Bound::Included(prefix), Bound::Unbounded))
             .take_while(|(name, _)| name.starts_with(prefix))
             .map(|(name, value)| (name.clone(), value.clone()))

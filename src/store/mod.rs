@@ -54,6 +54,7 @@ pub use repair::{RepairReport, SkippedBytes};
 pub use testing::TestBackend;
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use bytes::Bytes;
 
@@ -391,4 +392,20 @@ pub trait Backend: ObjectStore + RefStore {
     fn check_files(&self) -> StoreResult<Vec<FileDamage>> {
         Ok(Vec::new())
     }
+}
+
+/// The data behind a lock, going on with what a holder that panicked left: every update in
+/// this layer leaves its state consistent before anything can panic.
+pub(crate) fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`locked`], to read an `RwLock`.
+pub(crate) fn read_locked<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`locked`], to write an `RwLock`.
+pub(crate) fn write_locked<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(PoisonError::into_inner)
 }

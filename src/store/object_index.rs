@@ -308,11 +308,11 @@ impl ObjectIndex {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, State> {
-        self.state.read().unwrap_or_else(|p| p.into_inner())
+        super::read_locked(&self.state)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write().unwrap_or_else(|p| p.into_inner())
+        super::write_locked(&self.state)
     }
 
     /// Where the record of `id` is: the newest pack holding it wins.

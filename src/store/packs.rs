@@ -17,7 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::files::{io_err, sync_dir};
-use super::{hex, Bytes, Damage, FileDamage, RawId, StoreError, StoreResult};
+use super::{
+    hex, locked, read_locked, write_locked, Bytes, Damage, FileDamage, RawId, StoreError,
+    StoreResult,
+};
 
 /// Where the record of `want` bytes that starts at `offset` lies in a map of `mapped` bytes,
 /// if it lies wholly inside (a damaged index can name any offset, even one whose end does
@@ -134,12 +137,6 @@ fn create_pack(path: &Path) -> StoreResult<File> {
     Ok(file)
 }
 
-/// Lock a mutex, going on with the data of a holder that panicked (every update here
-/// leaves the state consistent before anything can panic).
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Packs {
     /// Opens the packs in directory `dir` (created if missing), appending to the highest
     /// numbered one; `limit` is the size at which a pack stops growing. (The object index,
@@ -208,7 +205,7 @@ impl Packs {
     /// went then, or as a closed read's limit says. `None` when the pack is gone or cannot
     /// be mapped (its records are then read by system calls).
     fn map(&self, no: u32) -> StoreResult<Option<Bytes>> {
-        if let Some(m) = self.maps.read().unwrap_or_else(|p| p.into_inner()).get(&no) {
+        if let Some(m) = read_locked(&self.maps).get(&no) {
             return Ok(Some(m.clone()));
         }
         let Some(file) = self.file(no)? else {
@@ -230,7 +227,7 @@ impl Packs {
                 Err(_) => return Ok(None),
             },
         };
-        let mut maps = self.maps.write().unwrap_or_else(|p| p.into_inner());
+        let mut maps = write_locked(&self.maps);
         Ok(Some(maps.entry(no).or_insert(map).clone()))
     }
 
@@ -255,7 +252,7 @@ impl Packs {
 
     /// The number of the pack being appended to.
     pub fn active_no(&self) -> u32 {
-        lock(&self.active).no
+        locked(&self.active).no
     }
 
     /// Creates the pack after the highest one and makes it the active pack (`active` is
@@ -267,14 +264,11 @@ impl Packs {
             .map_or(1, |n| n + 1)
             .max(active.no + 1);
         let file = Arc::new(create_pack(&self.path(no))?);
-        let mut u = lock(&self.unsynced);
+        let mut u = locked(&self.unsynced);
         u.packs.insert(no);
         u.dir = true;
         drop(u);
-        self.files
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(no, file.clone());
+        write_locked(&self.files).insert(no, file.clone());
         *active = Active {
             no,
             file,
@@ -288,7 +282,7 @@ impl Packs {
         if !self.writable {
             return Err(StoreError::ReadOnly);
         }
-        self.start_next(&mut lock(&self.active))
+        self.start_next(&mut locked(&self.active))
     }
 
     /// Appends one record per object, in order, with one write; returns their locations.
@@ -296,7 +290,7 @@ impl Packs {
         if !self.writable {
             return Err(StoreError::ReadOnly);
         }
-        let mut active = lock(&self.active);
+        let mut active = locked(&self.active);
         if active.len >= self.limit {
             self.start_next(&mut active)?;
         }
@@ -325,7 +319,7 @@ impl Packs {
             .write_all_at(&buf, active.len)
             .map_err(io_err(&path))?;
         active.len += buf.len() as u64;
-        lock(&self.unsynced).packs.insert(active.no);
+        locked(&self.unsynced).packs.insert(active.no);
         Ok(out)
     }
 
@@ -333,15 +327,10 @@ impl Packs {
     /// under the map's write lock, as [`Packs::remove`] deletes under it, so a handle of a
     /// deleted pack is never put back.
     fn file(&self, no: u32) -> StoreResult<Option<Arc<File>>> {
-        if let Some(f) = self
-            .files
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&no)
-        {
+        if let Some(f) = read_locked(&self.files).get(&no) {
             return Ok(Some(f.clone()));
         }
-        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        let mut files = write_locked(&self.files);
         if let Some(f) = files.get(&no) {
             return Ok(Some(f.clone()));
         }
@@ -463,12 +452,9 @@ impl Packs {
     /// Deletes pack `no` (never the active one).
     pub fn remove(&self, no: u32) -> StoreResult<()> {
         debug_assert_ne!(no, self.active_no());
-        self.maps
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&no);
+        write_locked(&self.maps).remove(&no);
         // Our handle is closed first (some systems refuse to delete an open file).
-        let mut files = self.files.write().unwrap_or_else(|p| p.into_inner());
+        let mut files = write_locked(&self.files);
         files.remove(&no);
         let path = self.path(no);
         match fs::remove_file(&path) {
@@ -477,7 +463,7 @@ impl Packs {
             Err(e) => return Err(io_err(&path)(e)),
         }
         drop(files);
-        let mut u = lock(&self.unsynced);
+        let mut u = locked(&self.unsynced);
         u.packs.remove(&no);
         u.dir = true;
         Ok(())
@@ -487,10 +473,10 @@ impl Packs {
     /// pack and its length: every record up to there is now durable.
     pub fn sync(&self) -> StoreResult<(u32, u64)> {
         let end = {
-            let active = lock(&self.active);
+            let active = locked(&self.active);
             (active.no, active.len)
         };
-        let mut u = lock(&self.unsynced);
+        let mut u = locked(&self.unsynced);
         for &no in &u.packs {
             if let Some(file) = self.file(no)? {
                 file.sync_data().map_err(io_err(&self.path(no)))?;

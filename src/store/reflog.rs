@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::files::io_err;
-use super::{hex, RefMove, StoreResult};
+use super::{hex, locked, RefMove, StoreResult};
 
 /// Bytes of the log read beyond a journal's length when looking for its lines.
 const TAIL_SLACK: u64 = 64 << 10;
@@ -96,12 +96,12 @@ impl RefLog {
 
     /// Sets what the next ref moves are recorded with.
     pub(super) fn set_note(&self, note: RefNote) {
-        *lock(&self.note) = note;
+        *locked(&self.note) = note;
     }
 
     /// What the next ref moves are recorded with.
     pub(super) fn note(&self) -> RefNote {
-        lock(&self.note).clone()
+        locked(&self.note).clone()
     }
 
     /// The log's lines for `moves`, recorded with the current note.
@@ -125,40 +125,36 @@ impl RefLog {
 
     /// Queues `lines` (of moves made), to be written once they are durable.
     pub(super) fn queue(&self, lines: &[u8]) {
-        let mut pending = lock(&self.pending);
+        let mut pending = locked(&self.pending);
         pending.extend_from_slice(lines);
     }
 
     /// Whether moves are queued that the log does not hold yet.
     pub(super) fn has_pending(&self) -> bool {
-        !self
-            .pending
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
+        !locked(&self.pending).is_empty()
     }
 
     /// Appends and syncs the queued moves. Called after the flush that made them durable.
     pub(super) fn write_pending(&self) -> StoreResult<()> {
-        let mut pending = lock(&self.pending);
+        let mut pending = locked(&self.pending);
         if pending.is_empty() {
             return Ok(());
         }
         let lines = std::mem::take(&mut *pending);
         drop(pending);
         self.write(&lines)?;
-        lock(&self.logged).extend_from_slice(&lines);
+        locked(&self.logged).extend_from_slice(&lines);
         Ok(())
     }
 
     /// The lines the log holds that the ref journal may still hold.
     pub(super) fn logged(&self) -> Vec<u8> {
-        lock(&self.logged).clone()
+        locked(&self.logged).clone()
     }
 
     /// Notes that the ref journal no longer holds the first `len` bytes of [`RefLog::logged`].
     pub(super) fn unjournaled(&self, len: usize) {
-        lock(&self.logged).drain(..len);
+        locked(&self.logged).drain(..len);
     }
 
     /// Appends and syncs the lines of `journal` (see `ref_journal`) that the log's tail does
@@ -178,7 +174,7 @@ impl RefLog {
         if !missing.is_empty() {
             self.write(&missing)?;
         }
-        *lock(&self.logged) = journal.to_vec();
+        *locked(&self.logged) = journal.to_vec();
         Ok(())
     }
 
@@ -200,7 +196,7 @@ impl RefLog {
 
     /// Appends `lines` and syncs them, ending first a line a crash or a full disk cut short.
     fn write(&self, lines: &[u8]) -> StoreResult<()> {
-        let mut guard = lock(&self.file);
+        let mut guard = locked(&self.file);
         let mut fix = false;
         if guard.is_none() {
             let f = OpenOptions::new()
@@ -260,9 +256,4 @@ pub fn read(dir: &Path) -> StoreResult<Vec<RefLogEntry>> {
 /// Whether the store in `dir` has a ref log.
 pub fn exists(dir: &Path) -> bool {
     fs::metadata(dir.join(REFLOG_FILE)).is_ok_and(|m| m.is_file())
-}
-
-/// The value behind `m`, even if a panic poisoned it.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
