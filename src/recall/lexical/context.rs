@@ -256,13 +256,20 @@ impl LexicalIndex {
         plain
     }
 
-    /// The parent number of live document `d` (`u32::MAX` for a removed overlay document).
-    /// Whether parent `p`'s documents changed since the file part was written (some
-    /// removed, or added in the overlay).
-    pub(super) fn parent_changed(&self, stats: &ParentStats, p: u32) -> bool {
-        p as usize >= self.base.n_parents() || stats.changed_len.contains_key(&p)
+    /// Per parent number below `g`, whether the overlay added a document under it (every
+    /// parent the file part does not hold was added so).
+    pub(super) fn parents_added_to(&self, g: usize) -> Vec<bool> {
+        let stats = self.stats();
+        let mut added: Vec<bool> = (0..g).map(|p| p >= self.base.n_parents()).collect();
+        for &p in &stats.over_parent {
+            if let Some(a) = added.get_mut(p as usize) {
+                *a = true;
+            }
+        }
+        added
     }
 
+    /// The parent number of live document `d` (`u32::MAX` for a removed overlay document).
     pub(super) fn parent(&self, stats: &ParentStats, d: u32) -> u32 {
         let (d, n) = (d as usize, self.base.n_docs());
         if d < n {
@@ -370,15 +377,13 @@ impl LexicalIndex {
             s.0 += k;
             s.1 += c;
         };
-        for &d in removed {
-            if let Some(p) = base.find(d) {
-                add(
-                    self.base.parent_at(d as usize),
-                    -i64::from(p.key_tf),
-                    -i64::from(p.content_tf),
-                );
-            }
-        }
+        base.each_of(removed, |d, p| {
+            add(
+                self.base.parent_at(d as usize),
+                -i64::from(p.key_tf),
+                -i64::from(p.content_tf),
+            );
+        });
         for p in self.over_postings(t) {
             add(
                 self.parent(stats, p.doc),

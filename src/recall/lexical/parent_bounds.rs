@@ -214,13 +214,16 @@ impl LexicalIndex {
                 }
             }
         }
-        // What the file part says of a parent whose documents changed since (removed, or
-        // added in the overlay) does not bound it: its records are read.
-        let stats = self.stats();
+        // What the file part says of a parent with documents added since (in the overlay)
+        // does not bound it: its records are read. A parent with documents only removed
+        // keeps its bound: what the file says of it (each term's highest and lowest
+        // frequencies, how many records hold it, how many records there are) takes in
+        // more records than are left, and its records' lengths are the live ones'.
+        let added = self.parents_added_to(g);
         Some(
             (own.iter().zip(&window).enumerate())
                 .map(|(p, (o, &w))| {
-                    if self.parent_changed(stats, p as u32) {
+                    if added[p] {
                         return f64::INFINITY;
                     }
                     let s = match b.context {

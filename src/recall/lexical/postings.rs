@@ -144,17 +144,30 @@ impl<'a> Postings<'a> {
         first_from(lo, hi, d, |i| self.doc(i))
     }
 
-    /// Whether a posting is for document `d` (postings hold ascending document numbers).
-    pub(super) fn holds(&self, d: u32) -> bool {
-        self.find(d).is_some()
-    }
-
     /// The posting for document `d`, if any: found by [`first_from`], which reads the
     /// postings around where `d` would be if they were spread evenly rather than a trail
     /// of halvings across them (each probe maps pages of the file).
     pub(super) fn find(&self, d: u32) -> Option<Posting> {
         let i = self.first_from(0, self.len(), d);
         (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
+    }
+
+    /// Calls `f` with the posting of each of documents `docs` (ascending) the postings
+    /// hold, in order: one walk, each search starting where the last ended (a changed
+    /// index's removed documents, tens of thousands of them at most, each looked for from
+    /// the start, took a search across a word's postings apiece).
+    pub(super) fn each_of(&self, docs: &[u32], mut f: impl FnMut(u32, Posting)) {
+        let (mut at, n) = (0, self.len());
+        for &d in docs {
+            at = self.first_from(at, n, d);
+            if at == n {
+                break;
+            }
+            if self.doc(at) == d {
+                f(d, posting(self.bytes(at)));
+                at += 1;
+            }
+        }
     }
 
     /// Whether some posting's document passes `f`, reading postings one by one (a walk

@@ -314,6 +314,63 @@ fn changed_parents_are_read() {
     }
 }
 
+/// After forgets, a parent whose documents were only removed keeps the bound the file gives
+/// it (what the file says takes in more records than are left): it is passed over when it
+/// cannot hold a hit, and the hits are still the plain plan's, to the bit, with the records
+/// that held the rarer word most often among those removed.
+#[test]
+fn parents_with_documents_only_removed_are_still_bounded() {
+    let mut idx = LexicalIndex::new();
+    let mut keys = Vec::new();
+    for g in 0..40 {
+        for r in 0..30 {
+            let path = format!("t1.s{g:02}.r{r:02}");
+            let rarer = match (g * 30 + r) % 97 {
+                5 => " oscar".repeat(1 + g / 8),
+                _ => String::new(),
+            };
+            let key = crate::key::Key::new("default", &path).unwrap().encode();
+            let d = Doc {
+                namespace: "default".into(),
+                path,
+                content: format!("memory agent learned painting{rarer}"),
+                timestamp: JUNE_2023,
+                ..Default::default()
+            };
+            idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+            keys.push((key, (g * 30 + r) % 97 == 5));
+        }
+    }
+    // Every third record of every parent, and every record holding `oscar` in the last
+    // parents (those that held it most often, and ranked first).
+    let changes: Vec<Change> = (keys.iter().enumerate())
+        .filter(|(i, (_, oscar))| i % 3 == 0 || (*oscar && *i >= 30 * 32))
+        .map(|(_, (key, _))| (key.clone(), None))
+        .collect();
+    // memory agent; memory agent painting; agent oscar.
+    for query in [&[0, 1][..], &[0, 1, 2], &[1, 6]] {
+        for params in 0..8 {
+            for limit in [1, 10] {
+                let (swept, plain, passed) = swept_and_plain(
+                    &idx,
+                    &changes,
+                    varied(params),
+                    query,
+                    false,
+                    0,
+                    limit,
+                    false,
+                );
+                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
+                assert!(
+                    passed >= 100,
+                    "query {query:?}, parameters {params}: {passed} of 800 passed over"
+                );
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
     /// The records a word reached several ways matches are counted exactly: when one way

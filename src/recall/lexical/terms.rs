@@ -119,7 +119,9 @@ impl LexicalIndex {
         } else if removed.len().saturating_mul(32) < base.len() {
             // Few removed documents: each is looked for in the postings, which hold
             // ascending document numbers.
-            base.len() - removed.iter().filter(|&&d| base.holds(d)).count()
+            let mut held = 0;
+            base.each_of(removed, |_, _| held += 1);
+            base.len() - held
         } else {
             base.iter()
                 .filter(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))
