@@ -408,6 +408,45 @@ fn lexical_cache_vector() {
     assert_eq!(by_agent.len(), 1);
     assert_eq!(by_agent[0].path, "notes.alpha");
     assert_eq!(by_agent[0].actor.as_deref(), Some("agent-1"));
+
+    // `cache/lexical.delta`: the same file with `notes.alpha` removed.
+    let mut changed = LexicalIndex::from_bytes(&bytes).expect("reads back");
+    changed.remove(&Key::parse("notes.alpha", "default").expect("key").encode());
+    let delta = changed.delta_bytes().expect("a delta");
+    assert_eq!(&delta[..8], b"MEMLXD04");
+    // After the magic, the file's checksum and no root (33 zero bytes): D = 1 (document 0), then
+    // R = 3 removed postings (term, document, key-path and content frequencies): `alpha`
+    // (term 0) once in each, `beta` (1) in the content, `notes` (3) in the key path.
+    let mut removed = Vec::new();
+    removed.extend_from_slice(&1u32.to_le_bytes());
+    removed.extend_from_slice(&0u32.to_le_bytes());
+    removed.extend_from_slice(&3u32.to_le_bytes());
+    for (t, k, c) in [(0u32, 1u16, 1u16), (1, 0, 1), (3, 1, 0)] {
+        removed.extend_from_slice(&t.to_le_bytes());
+        removed.extend_from_slice(&0u32.to_le_bytes());
+        removed.extend_from_slice(&k.to_le_bytes());
+        removed.extend_from_slice(&c.to_le_bytes());
+    }
+    assert_eq!(
+        &delta[8 + 16 + 33..8 + 16 + 33 + removed.len()],
+        &removed[..]
+    );
+    assert_eq!(
+        (delta.len(), hex(blake3::hash(&delta).as_bytes())),
+        (
+            125,
+            "b265a9ca7b75530c67698d8825584025bcba4a25a25e16a4328e172c1d98f20e".to_string()
+        )
+    );
+    let mut back = LexicalIndex::from_bytes(&bytes).expect("reads back");
+    back.apply_delta(&delta).expect("applies");
+    let hits = back.search(&Query {
+        text: "beta",
+        limit: 5,
+        ..Default::default()
+    });
+    let paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths, ["notes.beta"]);
 }
 
 /// `cache/lexical.idx` (format, "Derived caches"), a term's entries under each parent: 64

@@ -345,20 +345,12 @@ impl LexicalIndex {
     }
 
     /// [`LexicalIndex::parent_frequencies`] from the sums the file part stores, corrected
-    /// for its removed documents and the overlay's: `None` when none are stored for the term,
-    /// when many documents were removed (summing the postings is then cheaper), or when the
-    /// key weight is not a whole number (the sums are then not exact in any order).
+    /// for its removed documents and the overlay's: `None` when none are stored for the term
+    /// or when the key weight is not a whole number (the sums are then not exact in any
+    /// order).
     fn stored_parent_frequencies(&self, t: TermRef, stats: &ParentStats) -> Option<ParentTf> {
         let kw = self.params.key_weight;
         if kw.fract() != 0.0 || kw.abs() > 65_536.0 {
-            return None;
-        }
-        let base = self.base_postings(t);
-        let removed = match self.base_live == self.base.n_docs() {
-            true => &[][..],
-            false => &stats.removed[..],
-        };
-        if removed.len().saturating_mul(32) >= base.len() && !removed.is_empty() {
             return None;
         }
         let stored = self.base.parent_sums(t.base? as usize)?;
@@ -377,13 +369,13 @@ impl LexicalIndex {
             s.0 += k;
             s.1 += c;
         };
-        base.each_of(removed, |d, p| {
+        for p in self.removed_postings(t) {
             add(
-                self.base.parent_at(d as usize),
+                self.base.parent_at(p.doc as usize),
                 -i64::from(p.key_tf),
                 -i64::from(p.content_tf),
             );
-        });
+        }
         for p in self.over_postings(t) {
             add(
                 self.parent(stats, p.doc),

@@ -6,13 +6,14 @@ use xxhash_rust::xxh3::xxh3_128;
 use super::codec::{
     checked_body, damaged, get_root, put_bytes, put_root, put_u32, put_u32s, Reader,
 };
-use super::index::Entry;
+use super::index::{Entry, Posting};
+use super::removed::RemovedPostings;
 use super::LexicalIndex;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallResult};
 
-/// First bytes of a delta cache file (layout version 3).
-const DELTA_MAGIC: &[u8] = b"MEMLXD03";
+/// First bytes of a delta cache file (layout version 4).
+const DELTA_MAGIC: &[u8] = b"MEMLXD04";
 
 impl LexicalIndex {
     /// The changes since the file part, as bytes for a delta cache file (layout in
@@ -31,6 +32,15 @@ impl LexicalIndex {
             .collect();
         put_u32(&mut w, dead.len() as u32);
         put_u32s(&mut w, &dead);
+        // The removed documents' postings, by term number then document.
+        let removed = self.removed_postings.sorted();
+        put_u32(&mut w, removed.len() as u32);
+        for (t, p) in removed {
+            w.extend_from_slice(&t.to_le_bytes());
+            w.extend_from_slice(&p.doc.to_le_bytes());
+            w.extend_from_slice(&p.key_tf.to_le_bytes());
+            w.extend_from_slice(&p.content_tf.to_le_bytes());
+        }
         put_u32(&mut w, self.by_key.len() as u32);
         for &slot in self.by_key.values() {
             let Some(e) = self.docs.get(slot as usize).and_then(Option::as_ref) else {
@@ -81,6 +91,33 @@ impl LexicalIndex {
         let dead = r.u32s(nd)?;
         if dead.last().is_some_and(|&d| d as usize >= n) || dead.windows(2).any(|w| w[0] >= w[1]) {
             return Err(damaged());
+        }
+        let nr = r.u32()? as usize;
+        if nr.saturating_mul(12) > body.len() - r.at {
+            return Err(damaged());
+        }
+        let (terms, mut is_dead) = (self.base.n_terms(), vec![false; n]);
+        for &d in &dead {
+            is_dead[d as usize] = true;
+        }
+        let mut removed: Vec<(u32, Posting)> = Vec::with_capacity(nr);
+        for _ in 0..nr {
+            let t = u32::from_le_bytes(r.array()?);
+            let p = Posting {
+                doc: u32::from_le_bytes(r.array()?),
+                key_tf: u16::from_le_bytes(r.array()?),
+                content_tf: u16::from_le_bytes(r.array()?),
+            };
+            // Ascending by term then document, of the file's terms and removed documents.
+            if t as usize >= terms
+                || !is_dead.get(p.doc as usize).copied().unwrap_or(false)
+                || removed
+                    .last()
+                    .is_some_and(|(u, q)| (*u, q.doc) >= (t, p.doc))
+            {
+                return Err(damaged());
+            }
+            removed.push((t, p));
         }
         let ne = r.u32()? as usize;
         if ne > body.len() {
@@ -154,6 +191,7 @@ impl LexicalIndex {
             self.total_len -= self.base.len_at(d);
         }
         self.parents.take();
+        self.removed_postings = RemovedPostings::from_sorted(removed);
         for (mut e, names) in entries {
             for (t, name) in e.terms.iter_mut().zip(&names) {
                 t.0 = self.term_id(name);

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use super::context::ParentStats;
 use super::file_part::Base;
+use super::removed::RemovedPostings;
 use super::{Doc, Params};
 use crate::object::ObjectId;
 use crate::recall::tokenize::Tokenizer;
@@ -56,6 +57,9 @@ pub struct LexicalIndex {
     pub(super) vocab: BTreeMap<String, u32>,
     pub(super) term_names: Vec<String>,
     pub(super) postings: Vec<Vec<Posting>>,
+    /// The file part's postings of its removed documents, worked out from their text when
+    /// they are removed.
+    pub(super) removed_postings: RemovedPostings,
     pub(super) total_len: f64,
     pub(super) tokenizer: Tokenizer,
     /// Lengths of the parents' documents, computed on first use after a change.
@@ -123,23 +127,7 @@ impl LexicalIndex {
     /// Adds (or replaces) one key.
     pub fn insert(&mut self, key: &[u8], value: ObjectId, doc: &Doc) {
         self.remove(key);
-        let mut counts: HashMap<u32, (u16, u16)> = HashMap::new();
-        let key_terms = self.tokenizer.terms(&doc.path);
-        let content_terms = self.tokenizer.terms(&doc.content);
-        let len = self.params.key_weight * key_terms.len() as f64 + content_terms.len() as f64;
-        for t in &key_terms {
-            let id = self.term_id(t);
-            let c = counts.entry(id).or_default();
-            c.0 = c.0.saturating_add(1);
-        }
-        for t in &content_terms {
-            let id = self.term_id(t);
-            let c = counts.entry(id).or_default();
-            c.1 = c.1.saturating_add(1);
-        }
-        let mut terms: Vec<(u32, u16, u16)> =
-            counts.into_iter().map(|(t, (k, c))| (t, k, c)).collect();
-        terms.sort_unstable_by_key(|t| t.0);
+        let (terms, len) = self.term_counts(&doc.path, &doc.content);
         self.attach(Entry {
             key: key.to_vec(),
             value,
@@ -151,6 +139,36 @@ impl LexicalIndex {
             len,
             terms,
         });
+    }
+
+    /// The distinct terms of a document's key path and content, numbered (new ones added to
+    /// the vocabulary), with their counts in each (ascending by number), and its length.
+    pub(super) fn term_counts(&mut self, path: &str, content: &str) -> (Vec<(u32, u16, u16)>, f64) {
+        let (counts, len) = self.counted(path, content);
+        let mut terms: Vec<(u32, u16, u16)> = counts
+            .into_iter()
+            .map(|(t, (k, c))| (self.term_id(&t), k, c))
+            .collect();
+        terms.sort_unstable_by_key(|t| t.0);
+        (terms, len)
+    }
+
+    /// The distinct terms of a document's key path and content with their counts in each,
+    /// and its length.
+    fn counted(&self, path: &str, content: &str) -> (HashMap<String, (u16, u16)>, f64) {
+        let mut counts: HashMap<String, (u16, u16)> = HashMap::new();
+        let key_terms = self.tokenizer.terms(path);
+        let content_terms = self.tokenizer.terms(content);
+        let len = self.params.key_weight * key_terms.len() as f64 + content_terms.len() as f64;
+        for t in key_terms {
+            let c = counts.entry(t).or_default();
+            c.0 = c.0.saturating_add(1);
+        }
+        for t in content_terms {
+            let c = counts.entry(t).or_default();
+            c.1 = c.1.saturating_add(1);
+        }
+        (counts, len)
     }
 
     /// Stores an entry whose key is not indexed yet in a free overlay slot: its postings,
@@ -211,6 +229,24 @@ impl LexicalIndex {
                 self.base_live -= 1;
                 self.total_len -= self.base.len_at(i);
                 self.parents.take();
+                self.note_removed(i as u32);
+            }
+        }
+    }
+
+    /// Records the postings the file part holds for its document `d`, now removed, from
+    /// the document's text as the file keeps it (the text its postings were made from).
+    fn note_removed(&mut self, d: u32) {
+        let (counts, _) = self.counted(self.base.path(d as usize), self.base.content(d as usize));
+        for (name, (key_tf, content_tf)) in counts {
+            // (Every term of a document of the file part is among the file's terms.)
+            if let Some(t) = self.base.find_term(&name) {
+                let p = Posting {
+                    doc: d,
+                    key_tf,
+                    content_tf,
+                };
+                self.removed_postings.add(t, p);
             }
         }
     }

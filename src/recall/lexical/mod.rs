@@ -41,6 +41,7 @@ mod near_rare_tests;
 mod params;
 mod parent_bounds;
 mod postings;
+mod removed;
 mod rerank;
 mod score;
 pub mod signals;

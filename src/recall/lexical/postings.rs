@@ -152,24 +152,6 @@ impl<'a> Postings<'a> {
         (i < self.len() && self.doc(i) == d).then(|| posting(self.bytes(i)))
     }
 
-    /// Calls `f` with the posting of each of documents `docs` (ascending) the postings
-    /// hold, in order: one walk, each search starting where the last ended (a changed
-    /// index's removed documents, tens of thousands of them at most, each looked for from
-    /// the start, took a search across a word's postings apiece).
-    pub(super) fn each_of(&self, docs: &[u32], mut f: impl FnMut(u32, Posting)) {
-        let (mut at, n) = (0, self.len());
-        for &d in docs {
-            at = self.first_from(at, n, d);
-            if at == n {
-                break;
-            }
-            if self.doc(at) == d {
-                f(d, posting(self.bytes(at)));
-                at += 1;
-            }
-        }
-    }
-
     /// Whether some posting's document passes `f`, reading postings one by one (a walk
     /// that usually stops at the first).
     pub(super) fn any_doc(&self, f: impl Fn(u32) -> bool) -> bool {

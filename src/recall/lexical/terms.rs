@@ -109,25 +109,14 @@ impl LexicalIndex {
 
     /// Number of live documents holding the term.
     pub(super) fn df(&self, t: TermRef) -> usize {
-        let base = self.base_postings(t);
-        let removed = match self.base_live == self.base.n_docs() {
-            true => &[][..],
-            false => &self.stats().removed[..],
-        };
-        let live_base = if removed.is_empty() {
-            base.len()
-        } else if removed.len().saturating_mul(32) < base.len() {
-            // Few removed documents: each is looked for in the postings, which hold
-            // ascending document numbers.
-            let mut held = 0;
-            base.each_of(removed, |_, _| held += 1);
-            base.len() - held
-        } else {
-            base.iter()
-                .filter(|p| !self.dead.get(p.doc as usize).copied().unwrap_or(true))
-                .count()
-        };
-        live_base + self.over_postings(t).len()
+        let removed = t.base.map_or(0, |i| self.removed_postings.count(i));
+        self.base_postings(t).len().saturating_sub(removed) + self.over_postings(t).len()
+    }
+
+    /// The file part's postings of the term's documents removed since the file was
+    /// written (in no particular order).
+    pub(super) fn removed_postings(&self, t: TermRef) -> impl Iterator<Item = &Posting> {
+        t.base.into_iter().flat_map(|i| self.removed_postings.of(i))
     }
 
     /// The live postings of a term: the file part's (removed documents skipped), then the

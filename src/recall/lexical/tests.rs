@@ -428,7 +428,7 @@ fn actors_survive_the_cache_file_and_its_delta() {
     old[..8].copy_from_slice(b"MEMLEX06");
     assert!(LexicalIndex::from_bytes(&old).is_err());
     let mut old_delta = delta.clone();
-    old_delta[..8].copy_from_slice(b"MEMLXD02");
+    old_delta[..8].copy_from_slice(b"MEMLXD03");
     let mut fresh = LexicalIndex::from_bytes(&bytes).unwrap();
     assert!(fresh.apply_delta(&old_delta).is_err());
 }
