@@ -7,7 +7,7 @@ use super::codec::{
     checked_body, damaged, get_root, put_bytes, put_root, put_u32, put_u32s, Reader,
 };
 use super::index::{Entry, Posting};
-use super::removed::RemovedPostings;
+use super::removed::{Removed, RemovedPostings};
 use super::LexicalIndex;
 use crate::object::ObjectId;
 use crate::recall::{CacheError, RecallResult};
@@ -35,11 +35,12 @@ impl LexicalIndex {
         // The removed documents' postings, by term number then document.
         let removed = self.removed_postings.sorted();
         put_u32(&mut w, removed.len() as u32);
-        for (t, p) in removed {
+        for (t, r) in removed {
             w.extend_from_slice(&t.to_le_bytes());
-            w.extend_from_slice(&p.doc.to_le_bytes());
-            w.extend_from_slice(&p.key_tf.to_le_bytes());
-            w.extend_from_slice(&p.content_tf.to_le_bytes());
+            w.extend_from_slice(&r.posting.doc.to_le_bytes());
+            w.extend_from_slice(&r.at.to_le_bytes());
+            w.extend_from_slice(&r.posting.key_tf.to_le_bytes());
+            w.extend_from_slice(&r.posting.content_tf.to_le_bytes());
         }
         put_u32(&mut w, self.by_key.len() as u32);
         for &slot in self.by_key.values() {
@@ -93,31 +94,32 @@ impl LexicalIndex {
             return Err(damaged());
         }
         let nr = r.u32()? as usize;
-        if nr.saturating_mul(12) > body.len() - r.at {
-            return Err(damaged());
-        }
+        let rows = r.take(nr.checked_mul(16).ok_or_else(damaged)?)?;
         let (terms, mut is_dead) = (self.base.n_terms(), vec![false; n]);
         for &d in &dead {
             is_dead[d as usize] = true;
         }
-        let mut removed: Vec<(u32, Posting)> = Vec::with_capacity(nr);
-        for _ in 0..nr {
-            let t = u32::from_le_bytes(r.array()?);
-            let p = Posting {
-                doc: u32::from_le_bytes(r.array()?),
-                key_tf: u16::from_le_bytes(r.array()?),
-                content_tf: u16::from_le_bytes(r.array()?),
+        let mut removed: Vec<(u32, Removed)> = Vec::with_capacity(nr);
+        for c in rows.chunks_exact(16) {
+            let u32_at = |i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
+            let (t, doc, at) = (u32_at(0), u32_at(4), u32_at(8));
+            let posting = Posting {
+                doc,
+                key_tf: u16::from_le_bytes([c[12], c[13]]),
+                content_tf: u16::from_le_bytes([c[14], c[15]]),
             };
             // Ascending by term then document, of the file's terms and removed documents.
+            // (Where each lies is not checked here, which would read every term's place
+            // in the file; a search clamps it to the term's postings.)
             if t as usize >= terms
-                || !is_dead.get(p.doc as usize).copied().unwrap_or(false)
+                || !is_dead.get(doc as usize).copied().unwrap_or(false)
                 || removed
                     .last()
-                    .is_some_and(|(u, q)| (*u, q.doc) >= (t, p.doc))
+                    .is_some_and(|(u, q)| (*u, q.posting.doc) >= (t, doc))
             {
                 return Err(damaged());
             }
-            removed.push((t, p));
+            removed.push((t, Removed { posting, at }));
         }
         let ne = r.u32()? as usize;
         if ne > body.len() {

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use super::context::ParentStats;
 use super::file_part::Base;
-use super::removed::RemovedPostings;
+use super::removed::{Removed, RemovedPostings};
 use super::{Doc, Params};
 use crate::object::ObjectId;
 use crate::recall::tokenize::Tokenizer;
@@ -234,19 +234,20 @@ impl LexicalIndex {
         }
     }
 
-    /// Records the postings the file part holds for its document `d`, now removed, from
-    /// the document's text as the file keeps it (the text its postings were made from).
+    /// Records the postings the file part holds for its document `d`, now removed: those
+    /// of the terms of its text as the file keeps it (the text its postings were made
+    /// from), each found in the term's postings.
     fn note_removed(&mut self, d: u32) {
         let (counts, _) = self.counted(self.base.path(d as usize), self.base.content(d as usize));
-        for (name, (key_tf, content_tf)) in counts {
-            // (Every term of a document of the file part is among the file's terms.)
-            if let Some(t) = self.base.find_term(&name) {
-                let p = Posting {
-                    doc: d,
-                    key_tf,
-                    content_tf,
-                };
-                self.removed_postings.add(t, p);
+        for name in counts.into_keys() {
+            let Some(t) = self.base.find_term(&name) else {
+                continue;
+            };
+            let postings = self.base.term_postings(t as usize);
+            let at = postings.first_from(0, postings.len(), d);
+            if let Some(posting) = postings.get(at).filter(|p| p.doc == d) {
+                let at = at as u32;
+                self.removed_postings.add(t, Removed { posting, at });
             }
         }
     }

@@ -15,6 +15,7 @@ use super::context::ParentStats;
 use super::dates::{number, numbers, Dated};
 use super::index::Posting;
 use super::postings::Postings;
+use super::removed::Removed;
 use super::LexicalIndex;
 
 /// Records' documents: spans of records whose documents follow each other (a change to an
@@ -173,18 +174,53 @@ impl KeyOrder {
     /// A term's postings by record, without copying them: the file part's (`base`,
     /// ascending documents, checked as the sweep reads them) of live documents a run at a
     /// time, each run's shifted to its records, and between them the overlay's (`over`,
-    /// from [`KeyOrder::overlay_postings`]).
-    pub(super) fn pieces<'a>(&self, base: Postings<'a>, over: &'a [u8]) -> Pieces<'a> {
+    /// from [`KeyOrder::overlay_postings`]). Where a run starts or ends at a removed
+    /// document the term holds (`removed`, ascending by document), its place is known;
+    /// elsewhere it is searched for, reading the postings there.
+    pub(super) fn pieces<'a>(
+        &self,
+        base: Postings<'a>,
+        over: &'a [u8],
+        removed: &[Removed],
+    ) -> Pieces<'a> {
         let mut out = Pieces::default();
         let over = Postings::in_memory(over);
         let (nb, no) = (base.len(), over.len());
-        let (mut i, mut j) = (0, 0);
+        let (mut i, mut j, mut k) = (0, 0, 0);
+        // The last posting searched for and its document: a run before it holds none.
+        let mut seen = (usize::MAX, 0);
+        // The first of the file part's postings of a document at or after `d`, from `i`.
+        let mut first_at = |i: usize, d: u32| -> usize {
+            let d = u64::from(d);
+            while removed
+                .get(k)
+                .is_some_and(|r| u64::from(r.posting.doc) + 1 < d)
+            {
+                k += 1;
+            }
+            let known = match removed.get(k) {
+                Some(r) if u64::from(r.posting.doc) + 1 == d => Some(r.at as usize + 1),
+                Some(r) if u64::from(r.posting.doc) == d => Some(r.at as usize),
+                _ => None,
+            };
+            match known {
+                Some(at) => at.clamp(i, nb),
+                None if seen.0 == i && d <= u64::from(seen.1) => i,
+                None => {
+                    let at = base.first_from(i, nb, d as u32);
+                    if let Some(p) = base.get(at) {
+                        seen = (at, p.doc);
+                    }
+                    at
+                }
+            }
+        };
         for &(first, len, at) in &self.runs {
             let before = over.first_from(j, no, at);
             out.push(over.range(j, before), 0);
             j = before;
-            i = base.first_from(i, nb, first);
-            let end = base.first_from(i, nb, first + len);
+            i = first_at(i, first);
+            let end = first_at(i, first + len);
             out.push(base.range(i, end), at.wrapping_sub(first));
             i = end;
         }

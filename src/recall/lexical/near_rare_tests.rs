@@ -183,6 +183,10 @@ proptest::proptest! {
                 removed.sort_unstable_by_key(|p| p.doc);
                 let held: Vec<_> = ix.base_postings(t).iter().filter(|p| ix.dead[p.doc as usize]).collect();
                 proptest::prop_assert_eq!(removed, held, "{}", name);
+                // Each where the term's postings hold it.
+                for r in t.base.into_iter().flat_map(|i| ix.removed_postings.of(i)) {
+                    proptest::prop_assert_eq!(ix.base_postings(t).get(r.at as usize), Some(r.posting));
+                }
             }
         }
         let stats = idx.stats();

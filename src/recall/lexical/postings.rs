@@ -144,6 +144,11 @@ impl<'a> Postings<'a> {
         first_from(lo, hi, d, |i| self.doc(i))
     }
 
+    /// Posting `i`, if it is below `len`.
+    pub(super) fn get(&self, i: usize) -> Option<Posting> {
+        (i < self.len()).then(|| posting(self.bytes(i)))
+    }
+
     /// The posting for document `d`, if any: found by [`first_from`], which reads the
     /// postings around where `d` would be if they were spread evenly rather than a trail
     /// of halvings across them (each probe maps pages of the file).

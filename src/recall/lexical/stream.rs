@@ -398,7 +398,11 @@ impl LexicalIndex {
             for &(t, weight, df) in expansions {
                 let base = self.base_postings(t);
                 let pieces = match renumbered {
-                    Some(r) => r.order.pieces(base, &r.overlay[reached.len()]),
+                    Some(r) => {
+                        let removed = t.base.map(|i| self.removed_postings.sorted_of(i));
+                        let removed = removed.as_deref().unwrap_or_default();
+                        r.order.pieces(base, &r.overlay[reached.len()], removed)
+                    }
                     None => Pieces::whole(base),
                 };
                 reached.push(t);

@@ -59,13 +59,18 @@ fn swept_and_plain(
     limit: usize,
     recency: bool,
 ) -> (Vec<Ranked>, Vec<Ranked>, u64) {
-    let mut idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
+    let file = idx.to_bytes().unwrap();
+    let mut idx = LexicalIndex::from_bytes(&file).unwrap();
     for (key, doc) in changes {
         match doc {
             Some(d) => idx.insert(key, ObjectId::from_bytes([1; 32]), d),
             None => idx.remove(key),
         }
     }
+    // The same changes read back from their delta file, swept alike below.
+    let mut back = LexicalIndex::from_bytes(&file).unwrap();
+    back.apply_delta(&idx.delta_bytes().unwrap()).unwrap();
+    back.params = params;
     idx.params = params;
     let text: Vec<&str> = query.iter().map(|w| QUERY_WORDS[*w]).collect();
     let text = text.join(" ");
@@ -85,6 +90,19 @@ fn swept_and_plain(
             .collect()
     };
     let swept = run(true);
+    let plan = Plan {
+        stream: true,
+        dense_rows: Some(false),
+        near_rare: NearRarePlan::Off,
+        lazy_rows: None,
+        defer_windows: false,
+    };
+    let from_delta: Vec<Ranked> = back
+        .search_planned(&q, plan)
+        .into_iter()
+        .map(|h| (h.path, h.score.to_bits()))
+        .collect();
+    assert_eq!(from_delta, swept, "read back from the delta file");
     let passed = idx
         .stats()
         .passed

@@ -116,7 +116,9 @@ impl LexicalIndex {
     /// The file part's postings of the term's documents removed since the file was
     /// written (in no particular order).
     pub(super) fn removed_postings(&self, t: TermRef) -> impl Iterator<Item = &Posting> {
-        t.base.into_iter().flat_map(|i| self.removed_postings.of(i))
+        t.base
+            .into_iter()
+            .flat_map(|i| self.removed_postings.of(i).map(|r| &r.posting))
     }
 
     /// The live postings of a term: the file part's (removed documents skipped), then the
