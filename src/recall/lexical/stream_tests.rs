@@ -232,17 +232,40 @@ proptest::proptest! {
     }
 }
 
-/// A sweep passes over the parents none of whose records can be a hit, reading none of
-/// their postings, and gives the plain plan's hits to the bit: among records alike (whose
-/// scores tie, the first in key order ranking first), with a few holding a rarer word more
-/// often the later they come, and with every set of parameters.
-#[test]
-fn parents_that_cannot_hold_a_hit_are_passed_over() {
+/// Sweeps of `idx` changed by `changes` give the plain plan's hits to the bit for each of
+/// `queries`, with every set of parameters and limits 1 and 10, and pass over at least
+/// `least` of its `records` records.
+fn assert_passed_over(
+    idx: &LexicalIndex,
+    changes: &[Change],
+    queries: &[&[usize]],
+    least: u64,
+    records: usize,
+) {
+    for query in queries {
+        for params in 0..8 {
+            for limit in [1, 10] {
+                let (swept, plain, passed) =
+                    swept_and_plain(idx, changes, varied(params), query, false, 0, limit, false);
+                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
+                assert!(
+                    passed >= least,
+                    "query {query:?}, parameters {params}: {passed} of {records} passed over"
+                );
+            }
+        }
+    }
+}
+
+/// 1,200 records alike under 40 parents, a few holding a rarer word (`oscar`) more often the
+/// later their parent comes (so they rank first), and each record's key with whether it
+/// holds the rarer word.
+fn records_alike() -> (LexicalIndex, Vec<(Vec<u8>, bool)>) {
     let mut idx = LexicalIndex::new();
+    let mut keys = Vec::new();
     for g in 0..40 {
         for r in 0..30 {
             let path = format!("t1.s{g:02}.r{r:02}");
-            // (Later parents' records hold it more often: they rank first.)
             let rarer = match (g * 30 + r) % 97 {
                 5 => " oscar".repeat(1 + g / 8),
                 _ => String::new(),
@@ -256,22 +279,21 @@ fn parents_that_cannot_hold_a_hit_are_passed_over() {
                 ..Default::default()
             };
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
+            keys.push((key, (g * 30 + r) % 97 == 5));
         }
     }
+    (idx, keys)
+}
+
+/// A sweep passes over the parents none of whose records can be a hit, reading none of
+/// their postings, and gives the plain plan's hits to the bit: among records alike (whose
+/// scores tie, the first in key order ranking first), with a few holding a rarer word more
+/// often the later they come, and with every set of parameters.
+#[test]
+fn parents_that_cannot_hold_a_hit_are_passed_over() {
+    let (idx, _) = records_alike();
     // memory agent; memory agent painting; agent oscar.
-    for query in [&[0, 1][..], &[0, 1, 2], &[1, 6]] {
-        for params in 0..8 {
-            for limit in [1, 10] {
-                let (swept, plain, passed) =
-                    swept_and_plain(&idx, &[], varied(params), query, false, 0, limit, false);
-                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
-                assert!(
-                    passed >= 300,
-                    "query {query:?}, parameters {params}: {passed} of 1200 passed over"
-                );
-            }
-        }
-    }
+    assert_passed_over(&idx, &[], &[&[0, 1], &[0, 1, 2], &[1, 6]], 300, 1200);
 }
 
 /// After a write, a parent whose records changed since the file was written is read, never
@@ -309,27 +331,7 @@ fn changed_parents_are_read() {
     .map(|(key, d)| (key, Some(d)))
     .collect();
     // memory agent; agent oscar.
-    for query in [&[0, 1][..], &[1, 6]] {
-        for params in 0..8 {
-            for limit in [1, 10] {
-                let (swept, plain, passed) = swept_and_plain(
-                    &idx,
-                    &changes,
-                    varied(params),
-                    query,
-                    false,
-                    0,
-                    limit,
-                    false,
-                );
-                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
-                assert!(
-                    passed >= 300,
-                    "query {query:?}, parameters {params}: {passed} of 1201 passed over"
-                );
-            }
-        }
-    }
+    assert_passed_over(&idx, &changes, &[&[0, 1], &[1, 6]], 300, 1201);
 }
 
 /// After forgets, a parent whose documents were only removed keeps the bound the file gives
@@ -338,27 +340,7 @@ fn changed_parents_are_read() {
 /// that held the rarer word most often among those removed.
 #[test]
 fn parents_with_documents_only_removed_are_still_bounded() {
-    let mut idx = LexicalIndex::new();
-    let mut keys = Vec::new();
-    for g in 0..40 {
-        for r in 0..30 {
-            let path = format!("t1.s{g:02}.r{r:02}");
-            let rarer = match (g * 30 + r) % 97 {
-                5 => " oscar".repeat(1 + g / 8),
-                _ => String::new(),
-            };
-            let key = crate::key::Key::new("default", &path).unwrap().encode();
-            let d = Doc {
-                namespace: "default".into(),
-                path,
-                content: format!("memory agent learned painting{rarer}"),
-                timestamp: JUNE_2023,
-                ..Default::default()
-            };
-            idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
-            keys.push((key, (g * 30 + r) % 97 == 5));
-        }
-    }
+    let (idx, keys) = records_alike();
     // Every third record of every parent, and every record holding `oscar` in the last
     // parents (those that held it most often, and ranked first).
     let changes: Vec<Change> = (keys.iter().enumerate())
@@ -366,27 +348,7 @@ fn parents_with_documents_only_removed_are_still_bounded() {
         .map(|(_, (key, _))| (key.clone(), None))
         .collect();
     // memory agent; memory agent painting; agent oscar.
-    for query in [&[0, 1][..], &[0, 1, 2], &[1, 6]] {
-        for params in 0..8 {
-            for limit in [1, 10] {
-                let (swept, plain, passed) = swept_and_plain(
-                    &idx,
-                    &changes,
-                    varied(params),
-                    query,
-                    false,
-                    0,
-                    limit,
-                    false,
-                );
-                assert_eq!(swept, plain, "query {query:?}, parameters {params}");
-                assert!(
-                    passed >= 100,
-                    "query {query:?}, parameters {params}: {passed} of 800 passed over"
-                );
-            }
-        }
-    }
+    assert_passed_over(&idx, &changes, &[&[0, 1], &[0, 1, 2], &[1, 6]], 100, 800);
 }
 
 proptest::proptest! {
