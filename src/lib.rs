@@ -13,6 +13,26 @@
 //! - [`ingest`]: documents (Markdown, text, HTML, PDF) as text, cut into chunks;
 //! - [`app`]: the application layer, whose handle [`Memoir`] every face (command line,
 //!   MCP, web, Python) calls.
+//!
+//! A store is created, written and read through [`Memoir`] alone:
+//!
+//! ```
+//! use memoir::app::{Options, ReadPoint, RememberRequest, WriteAs};
+//! use memoir::Memoir;
+//!
+//! let dir = std::env::temp_dir().join(format!("memoir-doc-{}", std::process::id()));
+//! # let _ = std::fs::remove_dir_all(&dir);
+//! let ada = WriteAs::author("Ada <ada@example.org>");
+//! let (memoir, _) = Memoir::create(&dir, Options::default(), &ada)?;
+//! let fact = RememberRequest::new("Production runs PostgreSQL 16", &["infra.database"]);
+//! memoir.remember(&fact, &ada)?;
+//! let got = memoir.get(&["infra.database".into()], None, &ReadPoint::head())?;
+//! let content = got.items[0].record.as_ref().map(|r| r.content());
+//! assert_eq!(content.as_deref(), Some("Production runs PostgreSQL 16"));
+//! # drop(memoir);
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), memoir::app::MemoirError>(())
+//! ```
 #![warn(missing_docs)]
 
 // One group per layer, bottom up (blank lines keep rustfmt from sorting the layers).

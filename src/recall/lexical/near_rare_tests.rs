@@ -1,4 +1,4 @@
-//! The focused search answers as the full search, to the bit, or not at all; the sums and
+//! The search near rare words answers as the full search, to the bit, or not at all; the sums and
 //! tables it reads answer as the postings they summarise.
 
 use super::near_rare::NearRareFrom;
@@ -45,13 +45,13 @@ fn doc((a, b, c, words, n): &Spec, tag: &str) -> (Vec<u8>, Doc) {
     (key, d)
 }
 
-fn build(docs: &[Spec], frozen: bool, changes: &[(usize, bool)]) -> LexicalIndex {
+fn build(docs: &[Spec], read_back: bool, changes: &[(usize, bool)]) -> LexicalIndex {
     let mut idx = LexicalIndex::new();
     for spec in docs {
         let (key, d) = doc(spec, "");
         idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
     }
-    if frozen {
+    if read_back {
         idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
     }
     for (i, replace) in changes {
@@ -64,9 +64,9 @@ fn build(docs: &[Spec], frozen: bool, changes: &[(usize, bool)]) -> LexicalIndex
     idx
 }
 
-fn ranked(idx: &LexicalIndex, q: &Query<'_>, focus: NearRarePlan) -> Vec<(String, u64)> {
+fn ranked(idx: &LexicalIndex, q: &Query<'_>, near_rare: NearRarePlan) -> Vec<(String, u64)> {
     let plan = Plan {
-        near_rare: focus,
+        near_rare,
         ..Plan::default()
     };
     idx.search_planned(q, plan)
@@ -108,14 +108,14 @@ fn check_explained(
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
     /// NearRare at any threshold, a search gives the full search's hits, to the bit: on
-    /// indexes in memory, and frozen then changed; with filters, either order, any limit.
+    /// indexes in memory, and read back from their bytes then changed; with filters, either order, any limit.
     #[test]
-    fn a_focused_search_gives_the_full_search_hits(
+    fn a_search_near_rare_words_gives_the_full_search_hits(
         docs in proptest::collection::vec(
             (0u8..3, 0u8..4, 0u8..40, proptest::collection::vec(1usize..WORDS.len(), 0..4), 0u8..6),
             1..220,
         ),
-        frozen in proptest::bool::ANY,
+        read_back in proptest::bool::ANY,
         changes in proptest::collection::vec((0usize..220, proptest::bool::ANY), 0..12),
         query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 0..3),
         limit in proptest::sample::select(vec![1usize, 3, 10]),
@@ -124,7 +124,7 @@ proptest::proptest! {
         weights in 0usize..6,
         by_agent in 0usize..3,
     ) {
-        let mut idx = build(&docs, frozen, &changes);
+        let mut idx = build(&docs, read_back, &changes);
         idx.params = varied(weights);
         let mut words = vec!["memory"];
         words.extend(query.iter().map(|w| QUERY_WORDS[*w]));
@@ -218,7 +218,7 @@ proptest::proptest! {
     }
 }
 
-/// Ranking parameters the focus is checked with: the defaults, and parts of a score turned
+/// Ranking parameters the search near rare words is checked with: the defaults, and parts of a score turned
 /// off (what duplicate detection and measurements use).
 fn varied(which: usize) -> Params {
     let d = Params::default();
@@ -249,11 +249,11 @@ fn varied(which: usize) -> Params {
     }
 }
 
-/// On a large enough index the focused search answers by itself (it does not fall back to
+/// On a large enough index the search near rare words answers by itself (it does not fall back to
 /// the full search), with every set of parameters, and gives the full search's hits.
 #[test]
-fn the_focus_answers_when_a_rare_word_leads() {
-    for frozen in [false, true] {
+fn the_search_near_rare_words_answers_when_one_leads() {
+    for read_back in [false, true] {
         let mut idx = LexicalIndex::new();
         for i in 0..3000u32 {
             let word = match i {
@@ -273,14 +273,14 @@ fn the_focus_answers_when_a_rare_word_leads() {
             };
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
         }
-        if frozen {
+        if read_back {
             idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
             let key = crate::key::Key::new("default", "t0.s0.r00003")
                 .unwrap()
                 .encode();
             idx.remove(&key);
         }
-        // A common word reached one way (the focus answers with every set of parameters),
+        // A common word reached one way (the search near rare words answers with every set of parameters),
         // and one reached two ways, one of which every record holds (it answers with some).
         for (text, words, always) in [
             ("memory violin", ["memori", "violin"], true),
@@ -317,24 +317,27 @@ fn the_focus_answers_when_a_rare_word_leads() {
                 };
                 // 3,000 records are below the automatic threshold of 4,096 postings.
                 assert!(ask(NearRareFrom::for_docs(idx.base.n_docs() + idx.docs.len())).is_none());
-                let focused = ask(NearRareFrom {
+                let near = ask(NearRareFrom {
                     dense_from: 1000,
                     sparse_most: 100,
                 });
                 assert!(
-                    focused.is_some() || !always,
-                    "the focus answers {text} with parameters {which}"
+                    near.is_some() || !always,
+                    "the search near rare words answers {text} with parameters {which}"
                 );
-                let Some(focused) = focused else { continue };
+                let Some(near) = near else { continue };
                 answered += 1;
-                assert_eq!(focused.len(), 3);
+                assert_eq!(near.len(), 3);
                 assert_eq!(
-                    focused,
+                    near,
                     ranked(&idx, &q, NearRarePlan::Off),
                     "{text}, parameters {which}"
                 );
             }
-            assert!(answered > 0, "the focus never answers {text}");
+            assert!(
+                answered > 0,
+                "the search near rare words never answers {text}"
+            );
         }
     }
 }

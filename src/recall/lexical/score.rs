@@ -450,12 +450,13 @@ impl LexicalIndex {
                 (expansions, date)
             })
             .collect();
-        let focus = match plan.near_rare {
+        let near_rare = match plan.near_rare {
             NearRarePlan::Auto => Some(NearRareFrom::for_docs(docs)),
             NearRarePlan::Off => None,
             NearRarePlan::With(f) => Some(f),
         };
-        if let Some(hits) = focus.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f)) {
+        if let Some(hits) = near_rare.and_then(|f| self.search_near_rare(q, &reach, stats, avg, f))
+        {
             return hits;
         }
         if plan.stream && pr.window <= 1024 {

@@ -239,7 +239,7 @@ proptest::proptest! {
             (0u8..3, 0u8..5, 0u8..30, proptest::collection::vec(0usize..WORDS.len(), 1..10), 0u8..6),
             1..160,
         ),
-        frozen in proptest::bool::ANY,
+        read_back in proptest::bool::ANY,
         changes in proptest::collection::vec((0usize..160, proptest::bool::ANY), 0..12),
         query in proptest::collection::vec(0usize..QUERY_WORDS.len(), 1..4),
         limit in proptest::sample::select(vec![1usize, 3, 10, 50]),
@@ -271,7 +271,7 @@ proptest::proptest! {
             let (key, d) = doc(spec, "");
             idx.insert(&key, ObjectId::from_bytes([0; 32]), &d);
         }
-        if frozen {
+        if read_back {
             idx = LexicalIndex::from_bytes(&idx.to_bytes().unwrap()).unwrap();
         }
         for (i, replace) in &changes {
