@@ -7,9 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use crate::object::ObjectId;
-use crate::repo::remote::{
-    tracking_ref, Directory, RemoteError, S3Bucket, Transport, TRACKING_PREFIX,
-};
+use crate::repo::remote::{Directory, RemoteError, S3Bucket, Transport, TRACKING_PREFIX};
 use crate::repo::Repo;
 use crate::store::{read_remotes, ObjectStore, RefStore, CACHE_DIR, FORMAT_FILE};
 
@@ -322,8 +320,7 @@ impl Memoir {
         repo.store()
             .set_ref_message(format!("remote: removed {name}"));
         for t in tracking_branches(&repo, name)? {
-            let r = tracking_ref(name, &t.branch);
-            let _ = repo.store().cas_ref(&r, Some(t.commit.as_bytes()), None)?;
+            repo.set_tracking(name, &t.branch, None)?;
         }
         repo.store().write_remotes(&remotes)?;
         repo.store().flush()?;

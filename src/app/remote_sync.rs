@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::object::ObjectId;
-use crate::repo::remote::{tracking_ref, Progress, PushPlan, RemoteHeads};
+use crate::repo::remote::{Progress, PushPlan, RemoteHeads};
 use crate::repo::{Head, Repo, HEAD};
 use crate::store::{ObjectStore, OpenOptions, RefStore, Store, StoreError};
 
@@ -264,7 +264,7 @@ impl Memoir {
         };
         repo.store()
             .set_ref_message(format!("push: {name}/{branch}"));
-        set_tracking(&repo, &name, &branch, Some(commit))?;
+        repo.set_tracking(&name, &branch, Some(commit))?;
         repo.store().flush()?;
         let mut held = read_held_packs(self.path(), &name);
         held.extend(report.packs.iter().cloned());
@@ -347,7 +347,7 @@ impl Memoir {
                 Some(_) => "forced",
             };
             if previous != Some(commit) {
-                set_tracking(repo, name, branch, Some(commit))?;
+                repo.set_tracking(name, branch, Some(commit))?;
             }
             branches.push(FetchedBranch {
                 branch: branch.clone(),
@@ -361,7 +361,7 @@ impl Memoir {
             !report.heads.branches.contains_key(b) && !report.heads.unreadable.contains_key(b)
         };
         for (branch, _) in before.iter().filter(|(b, _)| gone(b)) {
-            set_tracking(repo, name, branch, None)?;
+            repo.set_tracking(name, branch, None)?;
             removed.push(branch.clone());
         }
         repo.store().flush()?;
@@ -582,17 +582,4 @@ impl Memoir {
             other => Ok(other?),
         }
     }
-}
-
-/// Points (or, with `None`, removes) the tracking ref of `branch` of `remote`.
-fn set_tracking(repo: &Repo, remote: &str, branch: &str, to: Option<ObjectId>) -> MemoirResult<()> {
-    let r = tracking_ref(remote, branch);
-    let old = repo.store().get_ref(&r)?;
-    let new = to.map(|c| c.as_bytes().to_vec());
-    if old != new {
-        repo.store()
-            .cas_ref(&r, old.as_deref(), new.as_deref())?
-            .map_err(|_| crate::repo::RepoError::RefMoved(r.clone()))?;
-    }
-    Ok(())
 }
