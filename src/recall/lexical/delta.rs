@@ -99,7 +99,7 @@ impl LexicalIndex {
         for &d in &dead {
             is_dead[d as usize] = true;
         }
-        let mut removed: Vec<(u32, Removed)> = Vec::with_capacity(nr);
+        let (mut removed_terms, mut removed) = (Vec::with_capacity(nr), Vec::with_capacity(nr));
         for c in rows.chunks_exact(16) {
             let u32_at = |i: usize| u32::from_le_bytes([c[i], c[i + 1], c[i + 2], c[i + 3]]);
             let (t, doc, at) = (u32_at(0), u32_at(4), u32_at(8));
@@ -113,13 +113,15 @@ impl LexicalIndex {
             // in the file; a search clamps it to the term's postings.)
             if t as usize >= terms
                 || !is_dead.get(doc as usize).copied().unwrap_or(false)
-                || removed
+                || removed_terms
                     .last()
-                    .is_some_and(|(u, q)| (*u, q.posting.doc) >= (t, doc))
+                    .zip(removed.last())
+                    .is_some_and(|(&u, q): (&u32, &Removed)| (u, q.posting.doc) >= (t, doc))
             {
                 return Err(damaged());
             }
-            removed.push((t, Removed { posting, at }));
+            removed_terms.push(t);
+            removed.push(Removed { posting, at });
         }
         let ne = r.u32()? as usize;
         if ne > body.len() {
@@ -193,7 +195,7 @@ impl LexicalIndex {
             self.total_len -= self.base.len_at(d);
         }
         self.parents.take();
-        self.removed_postings = RemovedPostings::from_sorted(removed);
+        self.removed_postings = RemovedPostings::from_sorted(removed_terms, removed);
         for (mut e, names) in entries {
             for (t, name) in e.terms.iter_mut().zip(&names) {
                 t.0 = self.term_id(name);

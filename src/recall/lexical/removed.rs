@@ -4,6 +4,7 @@
 //! of removed documents spread across the file, meant reading and checking nearly all of a
 //! common term's postings).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::index::Posting;
@@ -19,17 +20,20 @@ pub(super) struct Removed {
 /// Removed documents' postings, by the term's number in the file part.
 #[derive(Default)]
 pub(super) struct RemovedPostings {
-    /// As read from the delta file: (term, posting), ascending by term then document.
-    read: Vec<(u32, Removed)>,
+    /// As read from the delta file, ascending by term then document: each posting's term,
+    /// and the postings (apart, so that a term's are one slice).
+    read_terms: Vec<u32>,
+    read: Vec<Removed>,
     /// Removed since the delta file was read, per term.
     since: HashMap<u32, Vec<Removed>>,
 }
 
 impl RemovedPostings {
-    /// Postings read from a delta file, ascending by term then document (checked by the
-    /// reader).
-    pub(super) fn from_sorted(read: Vec<(u32, Removed)>) -> Self {
+    /// Postings read from a delta file and their terms, ascending by term then document
+    /// (checked by the reader).
+    pub(super) fn from_sorted(read_terms: Vec<u32>, read: Vec<Removed>) -> Self {
         Self {
+            read_terms,
             read,
             since: HashMap::new(),
         }
@@ -39,10 +43,10 @@ impl RemovedPostings {
         self.since.entry(term).or_default().push(r);
     }
 
-    /// The read postings of `term`.
-    fn read_of(&self, term: u32) -> &[(u32, Removed)] {
-        let lo = self.read.partition_point(|e| e.0 < term);
-        let hi = lo + self.read[lo..].partition_point(|e| e.0 == term);
+    /// The read postings of `term`, ascending by document.
+    fn read_of(&self, term: u32) -> &[Removed] {
+        let lo = self.read_terms.partition_point(|&t| t < term);
+        let hi = lo + self.read_terms[lo..].partition_point(|&t| t == term);
         &self.read[lo..hi]
     }
 
@@ -57,24 +61,29 @@ impl RemovedPostings {
 
     /// The postings of `term`'s removed documents, in no particular order.
     pub(super) fn of(&self, term: u32) -> impl Iterator<Item = &Removed> {
-        self.read_of(term)
-            .iter()
-            .map(|e| &e.1)
-            .chain(self.since_of(term))
+        self.read_of(term).iter().chain(self.since_of(term))
     }
 
-    /// The postings of `term`'s removed documents, ascending by document.
-    pub(super) fn sorted_of(&self, term: u32) -> Vec<Removed> {
-        let mut all: Vec<Removed> = self.of(term).copied().collect();
-        if !self.since_of(term).is_empty() {
-            all.sort_unstable_by_key(|r| r.posting.doc);
+    /// The postings of `term`'s removed documents, ascending by document (those read, as
+    /// they lie, when none were removed since).
+    pub(super) fn sorted_of(&self, term: u32) -> Cow<'_, [Removed]> {
+        if self.since_of(term).is_empty() {
+            return Cow::Borrowed(self.read_of(term));
         }
-        all
+        let mut all: Vec<Removed> = self.of(term).copied().collect();
+        all.sort_unstable_by_key(|r| r.posting.doc);
+        Cow::Owned(all)
     }
 
-    /// Every posting, ascending by term then document: what a delta file records.
+    /// Every posting with its term, ascending by term then document: what a delta file
+    /// records.
     pub(super) fn sorted(&self) -> Vec<(u32, Removed)> {
-        let mut all = self.read.clone();
+        let mut all: Vec<(u32, Removed)> = self
+            .read_terms
+            .iter()
+            .copied()
+            .zip(self.read.iter().copied())
+            .collect();
         for (&t, rs) in &self.since {
             all.extend(rs.iter().map(|&r| (t, r)));
         }
