@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::object::ObjectId;
-use crate::repo::{Head, Repo, RepoError};
+use crate::repo::{checkout_message, Head, RefUpdate, Repo, RepoError};
 
 use super::ids::hex;
 use super::store_git::update_mirror;
@@ -128,7 +128,8 @@ impl Memoir {
             Some(rev) => self.resolve_rev(&repo, rev)?,
             None => repo.head_commit()?,
         };
-        repo.create_branch(name, &at)?;
+        let mut update = RefUpdate::logged_as(format!("branch: created {name}"));
+        repo.update_refs(update.create_branch(name, at))?;
         Ok(BranchCreateOutcome {
             success: true,
             branch: name.to_string(),
@@ -158,7 +159,8 @@ impl Memoir {
                 "branch '{name}' is not merged into HEAD; use -D to delete it anyway"
             )));
         }
-        repo.delete_branch(name, &tip)?;
+        let mut update = RefUpdate::logged_as(format!("branch: deleted {name}"));
+        repo.update_refs(update.delete_branch(name, tip))?;
         Ok(BranchDeleteOutcome {
             success: true,
             deleted: name.to_string(),
@@ -173,24 +175,20 @@ impl Memoir {
     pub fn checkout(&self, target: &str, create: bool) -> MemoirResult<CheckoutOutcome> {
         let repo = self.open_repo()?;
         let (branch, commit) = if create {
-            let at = repo.head_commit()?;
-            repo.create_branch(target, &at)?;
-            repo.set_head(&Head::Branch(target.to_string()))?;
-            (Some(target.to_string()), at)
+            (Some(target.to_string()), repo.head_commit()?)
         } else {
             match repo.branch_tip(target) {
-                Ok(tip) => {
-                    repo.set_head(&Head::Branch(target.to_string()))?;
-                    (Some(target.to_string()), tip)
-                }
-                Err(RepoError::BranchNotFound(_)) => {
-                    let id = self.resolve_rev(&repo, target)?;
-                    repo.set_head(&Head::Detached(id))?;
-                    (None, id)
-                }
+                Ok(tip) => (Some(target.to_string()), tip),
+                Err(RepoError::BranchNotFound(_)) => (None, self.resolve_rev(&repo, target)?),
                 Err(e) => return Err(e.into()),
             }
         };
+        let head = branch.clone().map_or(Head::Detached(commit), Head::Branch);
+        let mut update = RefUpdate::logged_as(checkout_message(&head));
+        if create {
+            update.create_branch(target, commit);
+        }
+        repo.update_refs(update.set_head(head))?;
         let message = match &branch {
             Some(b) if create => format!("Switched to a new branch '{b}'"),
             Some(b) => format!("Switched to branch '{b}'"),

@@ -9,7 +9,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::repo::revision::validate_new_branch_name;
-use crate::repo::{Head, RepoError};
+use crate::repo::{Head, RefUpdate, RepoError};
 
 use super::code_repo::CodeRepo;
 use super::sync_branch::pending_promotions;
@@ -148,6 +148,7 @@ impl Memoir {
             });
         }
         let repo = self.open_repo()?;
+        let mut update = RefUpdate::logged_as(format!("follow: {code_branch}"));
         let created = match repo.branch_tip(code_branch) {
             Ok(_) => false,
             Err(RepoError::BranchNotFound(_)) => {
@@ -157,12 +158,12 @@ impl Memoir {
                     Err(RepoError::BranchNotFound(_)) => repo.head_commit()?,
                     Err(e) => return Err(e.into()),
                 };
-                repo.create_branch(code_branch, &from)?;
+                update.create_branch(code_branch, from);
                 true
             }
             Err(e) => return Err(e.into()),
         };
-        repo.set_head(&Head::Branch(code_branch.to_string()))?;
+        repo.update_refs(update.set_head(Head::Branch(code_branch.to_string())))?;
         let message = if created {
             format!("Switched to a new memory branch '{code_branch}' (from {MAIN_BRANCH})")
         } else {

@@ -13,7 +13,7 @@ use crate::memory::{read_record, read_record_with_sets, Record};
 use crate::object::ObjectId;
 use crate::repo::revision::format_iso8601;
 use crate::repo::{
-    line_stat, unified_diff, Commit, Head, KeyChange, KeyFilter, Op, Repo, RepoResult,
+    line_stat, unified_diff, Commit, Head, KeyChange, KeyFilter, Op, RefUpdate, Repo, RepoResult,
 };
 
 use super::ids::{hex, hex_vec, record_opt};
@@ -467,8 +467,9 @@ impl Memoir {
         let repo = self.open_repo()?;
         let at = self.resolve_rev(&repo, rev)?;
         let name = name.map_or_else(|| format!("time-travel-{}", at.short(8)), str::to_string);
-        repo.create_branch(&name, &at)?;
-        repo.set_head(&Head::Branch(name.clone()))?;
+        let mut update = RefUpdate::logged_as(format!("time travel: {name} at {}", at.short(8)));
+        update.create_branch(&name, at);
+        repo.update_refs(update.set_head(Head::Branch(name.clone())))?;
         Ok(TimeTravelOutcome {
             success: true,
             message: format!("Switched to new branch '{name}' at {}", at.short(8)),

@@ -145,23 +145,18 @@ impl Memoir {
     /// (the outcome's exit code is 4).
     pub fn merge(&self, req: &MergeRequest, who: &WriteAs) -> MemoirResult<MergeOutcome> {
         who.check()?;
-        let repo = self.open_repo()?;
-        let into = match &req.into {
-            Some(b) => {
-                repo.branch_tip(b)?;
-                b.clone()
-            }
+        let tx = self.start_transaction_on(who, |repo| match &req.into {
+            Some(b) => Ok(b.clone()),
             None => match repo.head()? {
-                Head::Branch(b) => b,
-                Head::Detached(_) => {
-                    return Err(MemoirError::invalid(
-                        "HEAD is detached; name the destination with --into",
-                    ))
-                }
+                Head::Branch(b) => Ok(b),
+                Head::Detached(_) => Err(MemoirError::invalid(
+                    "HEAD is detached; name the destination with --into",
+                )),
             },
-        };
-        let source = self.resolve_rev(&repo, &req.source)?;
-        let union = RecordUnion { repo: &repo };
+        })?;
+        let into = tx.branch().to_string();
+        let source = self.resolve_rev(tx.repo(), &req.source)?;
+        let union = RecordUnion { repo: tx.repo() };
         let strategy = match req.strategy {
             None => Strategy::Fail,
             Some(MergeStrategy::Ours | MergeStrategy::Skip) => Strategy::Ours,
@@ -169,11 +164,9 @@ impl Memoir {
             Some(MergeStrategy::Union) => Strategy::Union(&union),
         };
         let message = format!("Merge branch '{}' into {}", req.source, into);
-        let outcome = if req.ff_only {
-            repo.fast_forward(&source, &into)?
-        } else {
-            repo.merge(&source, &into, &strategy, &self.signature(who), &message)?
-        };
+        let strategy = (!req.ff_only).then_some(&strategy);
+        let plan = tx.repo().plan_merge(&tx.base(), &source, strategy)?;
+        let outcome = tx.finish_merge(plan, &source, &message)?;
         let conflicts: Vec<String> = outcome
             .conflicts
             .iter()

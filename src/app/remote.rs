@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::object::ObjectId;
 use crate::repo::remote::{Directory, RemoteError, S3Bucket, Transport, TRACKING_PREFIX};
-use crate::repo::Repo;
+use crate::repo::{RefUpdate, Repo};
 use crate::store::{read_remotes, ObjectStore, RefStore, CACHE_DIR, FORMAT_FILE};
 
 use super::ids::hex;
@@ -317,11 +317,11 @@ impl Memoir {
         let Some(url) = remotes.remove(name) else {
             return Err(MemoirError::not_found(format!("no remote named '{name}'")));
         };
-        repo.store()
-            .set_ref_message(format!("remote: removed {name}"));
+        let mut update = RefUpdate::logged_as(format!("remote: removed {name}"));
         for t in tracking_branches(&repo, name)? {
-            repo.set_tracking(name, &t.branch, None)?;
+            update.set_tracking(name, &t.branch, None);
         }
+        repo.update_refs(&update)?;
         repo.store().write_remotes(&remotes)?;
         repo.store().flush()?;
         let _ = std::fs::remove_file(held_packs_path(self.path(), name));

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use crate::object::ObjectId;
 use crate::repo::remote::{Progress, PushPlan, RemoteHeads};
-use crate::repo::{Head, Repo, HEAD};
-use crate::store::{ObjectStore, OpenOptions, RefStore, Store, StoreError};
+use crate::repo::{Head, RefUpdate, Repo, HEAD};
+use crate::store::{OpenOptions, RefStore, Store, StoreError};
 
 use super::ids::{hex, hex_opt};
 use super::remote::{
@@ -262,10 +262,8 @@ impl Memoir {
             }
             _ => repo.push_to(self.transport(&url, true)?.as_ref(), &plan, &mut on)?,
         };
-        repo.store()
-            .set_ref_message(format!("push: {name}/{branch}"));
-        repo.set_tracking(&name, &branch, Some(commit))?;
-        repo.store().flush()?;
+        let mut update = RefUpdate::logged_as(format!("push: {name}/{branch}"));
+        repo.update_refs(update.set_tracking(&name, &branch, Some(commit)))?;
         let mut held = read_held_packs(self.path(), &name);
         held.extend(report.packs.iter().cloned());
         write_held_packs(self.path(), &name, &held);
@@ -331,7 +329,7 @@ impl Memoir {
         };
         write_held_packs(self.path(), name, &report.packs_held);
         // The record of held packs is a cache: objects gc removed since may be missing.
-        repo.store().set_ref_message(format!("fetch: {name}"));
+        let mut update = RefUpdate::logged_as(format!("fetch: {name}"));
         let before: BTreeMap<String, ObjectId> = tracking_branches(repo, name)?
             .into_iter()
             .map(|t| (t.branch, t.commit))
@@ -346,9 +344,7 @@ impl Memoir {
                 Some(p) if repo.is_ancestor(&p, &commit)? => "updated",
                 Some(_) => "forced",
             };
-            if previous != Some(commit) {
-                repo.set_tracking(name, branch, Some(commit))?;
-            }
+            update.set_tracking(name, branch, Some(commit));
             branches.push(FetchedBranch {
                 branch: branch.clone(),
                 commit,
@@ -361,10 +357,10 @@ impl Memoir {
             !report.heads.branches.contains_key(b) && !report.heads.unreadable.contains_key(b)
         };
         for (branch, _) in before.iter().filter(|(b, _)| gone(b)) {
-            repo.set_tracking(name, branch, None)?;
+            update.set_tracking(name, branch, None);
             removed.push(branch.clone());
         }
-        repo.store().flush()?;
+        repo.update_refs(&update)?;
         let changed = branches.iter().filter(|b| b.status != "unchanged").count();
         let unreadable: Vec<UnreadableBranch> = report
             .heads
@@ -510,10 +506,9 @@ impl Memoir {
             .or_else(|| fetch.branches.first())
             .cloned()
             .ok_or_else(|| MemoirError::not_found(format!("the remote {url} has no branches")))?;
-        repo.store().set_ref_message(format!("clone: from {url}"));
-        repo.create_branch(&pick.branch, &pick.commit)?;
-        repo.set_head(&Head::Branch(pick.branch.clone()))?;
-        repo.store().flush()?;
+        let mut update = RefUpdate::logged_as(format!("clone: from {url}"));
+        update.create_branch(&pick.branch, pick.commit);
+        repo.update_refs(update.set_head(Head::Branch(pick.branch.clone())))?;
         drop(repo);
         let path = super::absolute(dir).display().to_string();
         let out = CloneOutcome {

@@ -1,12 +1,14 @@
-//! One write operation of [`Memoir`]: it opens the store, picks the branch the write goes to
-//! and the commit it starts from, and [`Transaction::finish`] records its edits as one commit
-//! and moves that branch. Every write goes through one, so the commit, the branch's creation
-//! and the ref move happen in one place; a transaction dropped unfinished writes nothing.
+//! One write operation of [`Memoir`]. A [`Transaction`] opens the store, picks the branch
+//! the write goes to and the commit it starts from, and its `finish` records the edits (or a
+//! merge) as one commit and moves that branch; a transaction dropped unfinished writes
+//! nothing. A write that only moves refs (branches, `HEAD`, remote-tracking refs) states all
+//! its moves in one [`RefUpdate`](crate::repo::RefUpdate), made all or none by
+//! [`Repo::update_refs`], the one place the repository layer moves refs.
 
 use crate::object::ObjectId;
 use crate::prolly::Edit;
 use crate::repo::revision::{format_iso8601, validate_branch_name, validate_new_branch_name};
-use crate::repo::{Head, Repo, RepoError};
+use crate::repo::{Head, MergeOutcome, MergePlan, Repo, RepoError};
 
 use super::{Memoir, MemoirError, MemoirResult, WriteAs};
 
@@ -73,6 +75,30 @@ impl Memoir {
     ) -> MemoirResult<Transaction<'a>> {
         let repo = self.open_repo()?;
         let (branch, base, creates_branch) = write_target(&repo, who.branch.as_deref())?;
+        self.transaction_at(who, repo, branch, base, creates_branch)
+    }
+
+    /// Starts a write on the existing branch `pick` names, whatever `who.branch` says (a
+    /// merge's destination).
+    pub(crate) fn start_transaction_on<'a>(
+        &'a self,
+        who: &'a WriteAs,
+        pick: impl FnOnce(&Repo) -> MemoirResult<String>,
+    ) -> MemoirResult<Transaction<'a>> {
+        let repo = self.open_repo()?;
+        let branch = pick(&repo)?;
+        let base = repo.branch_tip(&branch)?;
+        self.transaction_at(who, repo, branch, base, false)
+    }
+
+    fn transaction_at<'a>(
+        &'a self,
+        who: &'a WriteAs,
+        repo: Repo,
+        branch: String,
+        base: ObjectId,
+        creates_branch: bool,
+    ) -> MemoirResult<Transaction<'a>> {
         let root = repo.root_of(&base)?;
         Ok(Transaction {
             app: self,
@@ -95,6 +121,11 @@ impl Transaction<'_> {
     /// The branch written.
     pub fn branch(&self) -> &str {
         &self.branch
+    }
+
+    /// The commit the write starts from: the branch's tip (HEAD's commit for a new branch).
+    pub fn base(&self) -> ObjectId {
+        self.base
     }
 
     /// The tree root of [`Transaction::base`].
@@ -121,6 +152,35 @@ impl Transaction<'_> {
         edits: Vec<Edit>,
         message: &str,
     ) -> MemoirResult<(Committed, Repo)> {
+        let root = self.repo.tree().apply(&self.root, edits)?;
+        let committed = self.record(root, vec![self.base], message)?;
+        Ok((committed, self.repo))
+    }
+
+    /// Carries out a merge of commit `source` into the branch as `plan` says
+    /// ([`Repo::plan_merge`] from [`Transaction::base`]): a fast-forward moves the branch, a
+    /// merged tree is recorded as a commit with parents `[base, source]` and `message`.
+    pub fn finish_merge(
+        self,
+        plan: MergePlan,
+        source: &ObjectId,
+        message: &str,
+    ) -> MemoirResult<MergeOutcome> {
+        let parents = vec![self.base, *source];
+        self.repo
+            .finish_merge(plan, &self.branch, &self.base, source, |root| {
+                Ok::<_, MemoirError>(self.record(root, parents, message)?.id)
+            })
+    }
+
+    /// Records tree `root` as a commit with `parents` and `message` on the branch, creating
+    /// the branch first when it is new.
+    fn record(
+        &self,
+        root: ObjectId,
+        parents: Vec<ObjectId>,
+        message: &str,
+    ) -> MemoirResult<Committed> {
         let created = if self.creates_branch {
             let from = match self.repo.head()? {
                 Head::Branch(b) => b,
@@ -137,16 +197,17 @@ impl Transaction<'_> {
             None
         };
         let sig = self.app.signature(self.who);
-        let id = self.repo.commit(&self.branch, edits, &sig, message)?;
+        let id = self
+            .repo
+            .commit_tree(&self.branch, &self.base, root, parents, &sig, message)?;
         // A store made before stores had one gets its `.git` (for host plugins) now; the
         // write succeeded whether or not it can be made.
         let _ = super::ensure_store_git(self.app.path());
-        let committed = Committed {
+        Ok(Committed {
             id,
             date: format_iso8601(sig.timestamp),
             created,
-        };
-        Ok((committed, self.repo))
+        })
     }
 }
 

@@ -12,10 +12,9 @@
 use std::sync::mpsc;
 
 use super::ancestry::{best_common, positions, reaches};
-use super::{branch_ref, Repo, RepoError, RepoResult, Signature};
+use super::{RefUpdate, Repo, RepoError, RepoResult, Signature};
 use crate::object::ObjectId;
 use crate::prolly::{Change, Edit, IdSet, KeyRange};
-use crate::store::ObjectStore;
 
 /// Supplied by the memory layer: merges two versions of one key's value (for records: the
 /// union of their facet entries), writing the merged value object and returning its id.
@@ -131,6 +130,19 @@ pub struct TreeMerge {
     pub root: Option<ObjectId>,
     /// Every conflicting key in key order.
     pub conflicts: Vec<Conflict>,
+}
+
+/// What a merge comes to ([`Repo::plan_merge`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergePlan {
+    /// The source is already reachable from the branch.
+    UpToDate,
+    /// The branch tip is an ancestor of the source.
+    FastForward,
+    /// The histories have diverged: their trees merged.
+    Merged(TreeMerge),
+    /// The histories have diverged and only a fast-forward was asked for.
+    Diverged,
 }
 
 /// How a merge source relates to the branch tip.
@@ -268,21 +280,47 @@ impl Repo {
         })
     }
 
-    /// Merges commit `source` into branch `into_branch`.
+    /// What merging commit `source` into a branch at `ours_tip` comes to, writing no
+    /// commit and moving no ref:
     ///
-    /// - `source` already reachable from the branch: [`MergeKind::UpToDate`], nothing changes;
-    /// - the branch tip is an ancestor of `source`: [`MergeKind::FastForward`], the branch
-    ///   moves to `source` by compare-and-swap and no commit is made;
-    /// - otherwise a three-way merge ([`Repo::merge_trees`]) against the merge base
-    ///   ([`Repo::merge_base`]; the empty tree for unrelated histories). With every conflict
-    ///   settled, a commit with parents `[branch tip, source]` is recorded in the durability
-    ///   order of [`Repo::commit_tree`] ([`MergeKind::Merged`]); with any conflict unresolved
-    ///   nothing is written to the history and no ref moves ([`MergeKind::Conflicted`]).
-    ///
-    /// A merge commit is recorded even when the merged tree equals the branch's tree, so the
-    /// source becomes reachable. If another writer moves the branch meanwhile the result is
-    /// [`RepoError::RefMoved`] and nothing changed. To refuse anything but a fast-forward, use
-    /// [`Repo::fast_forward`].
+    /// - `source` already reachable from the tip: [`MergePlan::UpToDate`];
+    /// - the tip is an ancestor of `source`: [`MergePlan::FastForward`];
+    /// - otherwise, with a `strategy`, the three-way merge ([`Repo::merge_trees`]) against
+    ///   the merge base ([`Repo::merge_base`]; the empty tree for unrelated histories),
+    ///   [`MergePlan::Merged`]; without one (a fast-forward only), [`MergePlan::Diverged`].
+    pub fn plan_merge(
+        &self,
+        ours_tip: &ObjectId,
+        source: &ObjectId,
+        strategy: Option<&Strategy<'_>>,
+    ) -> RepoResult<MergePlan> {
+        let theirs = self.read_commit(source)?;
+        let base = match self.relate(ours_tip, source)? {
+            Relation::UpToDate => return Ok(MergePlan::UpToDate),
+            Relation::FastForward => return Ok(MergePlan::FastForward),
+            Relation::Diverged(base) => base,
+        };
+        let Some(strategy) = strategy else {
+            return Ok(MergePlan::Diverged);
+        };
+        let base_root = match base {
+            Some(b) => self.root_of(&b)?,
+            None => self.tree.empty()?,
+        };
+        let ours_root = self.root_of(ours_tip)?;
+        let merged = self.merge_trees(&base_root, &ours_root, &theirs.root, strategy)?;
+        Ok(MergePlan::Merged(merged))
+    }
+
+    /// Merges commit `source` into branch `into_branch` as [`Repo::plan_merge`] plans it:
+    /// up to date, nothing changes; a fast-forward moves the branch to `source` by
+    /// compare-and-swap; a merge with every conflict settled records a commit with parents
+    /// `[branch tip, source]` through [`Repo::commit_tree`] ([`MergeKind::Merged`]), even
+    /// when the merged tree equals the branch's, so the source becomes reachable; with any
+    /// conflict unresolved nothing is written to the history and no ref moves
+    /// ([`MergeKind::Conflicted`]). If another writer moves the branch meanwhile the result
+    /// is [`RepoError::RefMoved`] and nothing changed. To refuse anything but a
+    /// fast-forward, use [`Repo::fast_forward`].
     pub fn merge(
         &self,
         source: &ObjectId,
@@ -292,36 +330,16 @@ impl Repo {
         message: &str,
     ) -> RepoResult<MergeOutcome> {
         let ours_tip = self.branch_tip(into_branch)?;
-        let theirs = self.read_commit(source)?;
-        let base = match self.relate(&ours_tip, source)? {
-            Relation::Diverged(base) => base,
-            r => return self.finish_fast_forward(r, &ours_tip, source, into_branch),
-        };
-        let base_root = match base {
-            Some(b) => self.root_of(&b)?,
-            None => self.tree.empty()?,
-        };
-        let ours_root = self.root_of(&ours_tip)?;
-        let merged = self.merge_trees(&base_root, &ours_root, &theirs.root, strategy)?;
-        let Some(root) = merged.root else {
-            return Ok(MergeOutcome {
-                kind: MergeKind::Conflicted,
-                commit: None,
-                conflicts: merged.conflicts,
-            });
-        };
-        let id = self.commit_tree(
-            into_branch,
-            &ours_tip,
-            root,
-            vec![ours_tip, *source],
-            sig,
-            message,
-        )?;
-        Ok(MergeOutcome {
-            kind: MergeKind::Merged,
-            commit: Some(id),
-            conflicts: merged.conflicts,
+        let plan = self.plan_merge(&ours_tip, source, Some(strategy))?;
+        self.finish_merge(plan, into_branch, &ours_tip, source, |root| {
+            self.commit_tree(
+                into_branch,
+                &ours_tip,
+                root,
+                vec![ours_tip, *source],
+                sig,
+                message,
+            )
         })
     }
 
@@ -330,11 +348,47 @@ impl Repo {
     /// histories have diverged.
     pub fn fast_forward(&self, source: &ObjectId, into_branch: &str) -> RepoResult<MergeOutcome> {
         let ours_tip = self.branch_tip(into_branch)?;
-        self.read_commit(source)?;
-        match self.relate(&ours_tip, source)? {
-            Relation::Diverged(_) => Err(RepoError::NotFastForward(into_branch.to_string())),
-            r => self.finish_fast_forward(r, &ours_tip, source, into_branch),
-        }
+        let plan = self.plan_merge(&ours_tip, source, None)?;
+        self.finish_merge(plan, into_branch, &ours_tip, source, |_| {
+            Err(RepoError::NotFastForward(into_branch.to_string()))
+        })
+    }
+
+    /// Carries out `plan` on branch `into_branch` (at `ours_tip`): moves the branch for a
+    /// fast-forward, and hands a merged tree with every conflict settled to `commit`, which
+    /// records it with parents `[ours_tip, source]` and returns the commit.
+    pub fn finish_merge<E: From<RepoError>>(
+        &self,
+        plan: MergePlan,
+        into_branch: &str,
+        ours_tip: &ObjectId,
+        source: &ObjectId,
+        commit: impl FnOnce(ObjectId) -> Result<ObjectId, E>,
+    ) -> Result<MergeOutcome, E> {
+        let outcome = |kind, commit, conflicts| MergeOutcome {
+            kind,
+            commit,
+            conflicts,
+        };
+        Ok(match plan {
+            MergePlan::UpToDate => outcome(MergeKind::UpToDate, None, Vec::new()),
+            MergePlan::FastForward => {
+                let mut update = RefUpdate::logged_as(fast_forward_message(source));
+                self.update_refs(update.move_branch(into_branch, *ours_tip, *source))?;
+                outcome(MergeKind::FastForward, Some(*source), Vec::new())
+            }
+            MergePlan::Diverged => {
+                return Err(RepoError::NotFastForward(into_branch.to_string()).into())
+            }
+            MergePlan::Merged(TreeMerge {
+                root: None,
+                conflicts,
+            }) => outcome(MergeKind::Conflicted, None, conflicts),
+            MergePlan::Merged(TreeMerge {
+                root: Some(root),
+                conflicts,
+            }) => outcome(MergeKind::Merged, Some(commit(root)?), conflicts),
+        })
     }
 
     /// How `theirs` relates to `ours`, from the commit graph.
@@ -351,28 +405,9 @@ impl Repo {
         let base = best_common(&g, po, pt).into_iter().next();
         Ok(Relation::Diverged(base))
     }
+}
 
-    fn finish_fast_forward(
-        &self,
-        relation: Relation,
-        ours_tip: &ObjectId,
-        source: &ObjectId,
-        into_branch: &str,
-    ) -> RepoResult<MergeOutcome> {
-        let outcome = |kind, commit| MergeOutcome {
-            kind,
-            commit,
-            conflicts: Vec::new(),
-        };
-        if let Relation::FastForward = relation {
-            self.cas(
-                &branch_ref(into_branch),
-                Some(ours_tip.as_bytes()),
-                Some(source.as_bytes()),
-            )?;
-            self.store.flush()?;
-            return Ok(outcome(MergeKind::FastForward, Some(*source)));
-        }
-        Ok(outcome(MergeKind::UpToDate, None))
-    }
+/// What the ref log says of a fast-forward to `source`.
+fn fast_forward_message(source: &ObjectId) -> String {
+    format!("merge: fast-forward to {}", source.short(8))
 }

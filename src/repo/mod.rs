@@ -16,6 +16,7 @@ mod log;
 pub use log::KeepCommit;
 mod merge;
 mod purge;
+mod ref_update;
 pub mod remote;
 mod resolve;
 pub mod revision;
@@ -28,8 +29,11 @@ pub use diff::{line_stat, unified_diff, KeyChange, LineStat, Op};
 pub use filter::KeyFilter;
 pub use fsck::{Finding, FindingKind, FsckReport, Subject};
 pub use gc::GcReport;
-pub use merge::{Conflict, MergeKind, MergeOutcome, Resolution, Strategy, TreeMerge, ValueUnion};
+pub use merge::{
+    Conflict, MergeKind, MergeOutcome, MergePlan, Resolution, Strategy, TreeMerge, ValueUnion,
+};
 pub use purge::{PurgePlan, PurgeReport};
+pub use ref_update::RefUpdate;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -236,11 +240,9 @@ impl Repo {
             let id = repo.write_commit(root, vec![], sig, message)?;
             // Durable before any ref (or the ref log) names it.
             repo.store.flush()?;
-            repo.cas(&branch_ref(DEFAULT_BRANCH), None, Some(id.as_bytes()))?;
+            repo.update_refs(RefUpdate::new().create_branch(DEFAULT_BRANCH, id))?;
         }
-        let head = format!("{SYMBOLIC}{}{DEFAULT_BRANCH}", BRANCH_PREFIX);
-        repo.cas(HEAD, None, Some(head.as_bytes()))?;
-        repo.store.flush()?;
+        repo.update_refs(RefUpdate::new().set_head(Head::Branch(DEFAULT_BRANCH.to_string())))?;
         Ok(repo)
     }
 
@@ -358,15 +360,6 @@ impl Repo {
         })
     }
 
-    /// Moves a ref by compare-and-swap, then describes `HEAD` anew for the cached head.
-    fn cas(&self, name: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> RepoResult<()> {
-        self.store
-            .cas_ref(name, old, new)?
-            .map_err(|_| RepoError::RefMoved(name.to_string()))?;
-        self.note_head();
-        Ok(())
-    }
-
     /// What `HEAD` points at.
     pub fn head(&self) -> RepoResult<Head> {
         let raw = self.store.get_ref(HEAD)?.ok_or(RepoError::NotInitialized)?;
@@ -415,16 +408,8 @@ impl Repo {
 
     /// Creates branch `name` at commit `at`.
     pub fn create_branch(&self, name: &str, at: &ObjectId) -> RepoResult<()> {
-        revision::validate_new_branch_name(name)?;
-        self.read_commit(at)?;
-        self.store
-            .set_ref_message(format!("branch: created {name}"));
-        self.store
-            .cas_ref(&branch_ref(name), None, Some(at.as_bytes()))?
-            .map_err(|_| RepoError::BranchExists(name.to_string()))?;
-        self.note_head();
-        self.store.flush()?;
-        Ok(())
+        let mut update = RefUpdate::logged_as(format!("branch: created {name}"));
+        self.update_refs(update.create_branch(name, *at))
     }
 
     /// Deletes branch `name`, whose tip must still be `expected_tip` (so a check the caller
@@ -433,47 +418,14 @@ impl Repo {
     /// [`RepoError::BranchNotFound`]; a branch another writer moved meanwhile is
     /// [`RepoError::RefMoved`], and nothing is deleted. The commits stay until gc.
     pub fn delete_branch(&self, name: &str, expected_tip: &ObjectId) -> RepoResult<()> {
-        let r = branch_ref(name);
-        if self.head()? == Head::Branch(name.to_string()) {
-            return Err(RepoError::CurrentBranch(name.to_string()));
-        }
-        self.store
-            .set_ref_message(format!("branch: deleted {name}"));
-        if self
-            .store
-            .cas_ref(&r, Some(expected_tip.as_bytes()), None)?
-            .is_err()
-        {
-            return Err(match self.store.get_ref(&r)? {
-                None => RepoError::BranchNotFound(name.to_string()),
-                Some(_) => RepoError::RefMoved(r),
-            });
-        }
-        self.note_head();
-        self.store.flush()?;
-        Ok(())
+        let mut update = RefUpdate::logged_as(format!("branch: deleted {name}"));
+        self.update_refs(update.delete_branch(name, *expected_tip))
     }
 
     /// Points `HEAD` at a branch (which must exist) or a commit.
     pub fn set_head(&self, head: &Head) -> RepoResult<()> {
-        let value = match head {
-            Head::Branch(b) => {
-                self.branch_tip(b)?;
-                format!("{SYMBOLIC}{BRANCH_PREFIX}{b}").into_bytes()
-            }
-            Head::Detached(id) => {
-                self.read_commit(id)?;
-                id.as_bytes().to_vec()
-            }
-        };
-        let old = self.store.get_ref(HEAD)?;
-        self.store.set_ref_message(match head {
-            Head::Branch(b) => format!("checkout: {b}"),
-            Head::Detached(id) => format!("checkout: {}", id.short(8)),
-        });
-        self.cas(HEAD, old.as_deref(), Some(&value))?;
-        self.store.flush()?;
-        Ok(())
+        let mut update = RefUpdate::logged_as(checkout_message(head));
+        self.update_refs(update.set_head(head.clone()))
     }
 
     /// Reads a commit (hash-verified).
@@ -535,18 +487,21 @@ impl Repo {
             author: sig.author.clone(),
             message: format!("commit: {}", message.lines().next().unwrap_or_default()),
         });
-        self.cas(
-            &branch_ref(branch),
-            Some(expected_tip.as_bytes()),
-            Some(id.as_bytes()),
-        )?;
-        self.store.flush()?;
+        self.update_refs(RefUpdate::new().move_branch(branch, *expected_tip, id))?;
         Ok(id)
     }
 
     /// The tree root at a commit.
     pub fn root_of(&self, commit: &ObjectId) -> RepoResult<ObjectId> {
         Ok(self.read_commit(commit)?.root)
+    }
+}
+
+/// What the ref log says of a move of `HEAD` to `head`.
+pub fn checkout_message(head: &Head) -> String {
+    match head {
+        Head::Branch(b) => format!("checkout: {b}"),
+        Head::Detached(id) => format!("checkout: {}", id.short(8)),
     }
 }
 

@@ -2,10 +2,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use super::{Commit, GcReport, Repo, RepoError, RepoResult};
+use super::{Commit, GcReport, RefUpdate, Repo, RepoResult};
 use crate::object::ObjectId;
 use crate::prolly::{Edit, KeyRange};
-use crate::store::{ObjectStore, Reclaim, RefMove, RefStore};
+use crate::store::{ObjectStore, Reclaim};
 
 /// What [`Repo::purge`] or [`Repo::purge_all`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,23 +155,14 @@ impl Repo {
         }
         self.store.flush()?;
         // Every ref in one transaction: a crash leaves all moved or none.
-        let moved: Vec<(&String, ObjectId, ObjectId)> = refs
-            .iter()
-            .map(|(name, old)| (name, *old, commits[old]))
-            .filter(|(_, old, new)| old != new)
-            .collect();
-        let moves: Vec<RefMove<'_>> = moved
-            .iter()
-            .map(|(name, old, new)| RefMove {
-                name,
-                expected: Some(old.as_bytes()),
-                new: Some(new.as_bytes()),
-            })
-            .collect();
-        self.store.cas_refs(&moves)?.map_err(RepoError::RefMoved)?;
-        self.note_head();
-        rep.refs_moved = moves.len() as u64;
-        self.store.flush()?;
+        let mut update = RefUpdate::new();
+        for (name, old) in &refs {
+            if commits[old] != *old {
+                update.move_ref(name.clone(), Some(*old), Some(commits[old]));
+                rep.refs_moved += 1;
+            }
+        }
+        self.update_refs(&update)?;
         // Every dead byte goes, not only those of packs gc would rewrite: the purged keys'
         // values may have dead copies anywhere, and this promises they leave the disk.
         rep.gc = self.gc_with(Reclaim::Everything)?;

@@ -2,7 +2,7 @@
 
 use memoir::key::Key;
 use memoir::object::{Blob, Object, ObjectId};
-use memoir::repo::{Commit, Head, Repo, RepoError};
+use memoir::repo::{Commit, Head, RefUpdate, Repo, RepoError};
 use memoir::store::{OpenOptions, RefStore, Store};
 
 use crate::common::{put, sig};
@@ -152,6 +152,108 @@ fn delete_branch_guards_head_and_races() {
     assert!(repo.branches().unwrap().is_empty());
     assert_eq!(repo.head_commit().unwrap(), c0);
     assert!(repo.read_commit(&c1).is_ok());
+}
+
+/// Every ref of a store on disk, with its value.
+fn all_refs(repo: &Repo) -> Vec<(String, Vec<u8>)> {
+    repo.store().list_refs("").unwrap()
+}
+
+#[test]
+fn a_ref_update_moves_every_ref_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::create(&path, &OpenOptions::default()).unwrap();
+    let repo = Repo::init(store, &sig(1_700_000_000), "Initialize store").unwrap();
+    let c0 = repo.head_commit().unwrap();
+    let e = put(&repo, "a.b", "one");
+    let c1 = repo
+        .commit("main", vec![e], &sig(1_700_000_100), "One")
+        .unwrap();
+    let logged = || memoir::store::reflog::read(&path).unwrap().len();
+    let (refs, lines) = (all_refs(&repo), logged());
+    let refused = |update: &RefUpdate| {
+        let e = repo.update_refs(update).unwrap_err();
+        assert_eq!(all_refs(&repo), refs, "nothing moved after {e}");
+        assert_eq!(logged(), lines, "nothing logged after {e}");
+        e
+    };
+    // The second move fails, so the first is not made either.
+    let e = refused(
+        RefUpdate::new()
+            .create_branch("a", c0)
+            .create_branch("main", c0),
+    );
+    assert!(matches!(e, RepoError::BranchExists(b) if b == "main"));
+    let e = refused(
+        RefUpdate::new()
+            .create_branch("x", c1)
+            .move_branch("main", c0, c1),
+    );
+    assert!(matches!(e, RepoError::RefMoved(r) if r == "refs/heads/main"));
+    let e = refused(
+        RefUpdate::new()
+            .create_branch("x", c1)
+            .delete_branch("gone", c0),
+    );
+    assert!(matches!(e, RepoError::BranchNotFound(b) if b == "gone"));
+    let e = refused(
+        RefUpdate::new()
+            .create_branch("x", c1)
+            .set_head(Head::Branch("y".into())),
+    );
+    assert!(matches!(e, RepoError::BranchNotFound(b) if b == "y"));
+    let e = refused(RefUpdate::new().delete_branch("main", c1));
+    assert!(matches!(e, RepoError::CurrentBranch(b) if b == "main"));
+    let unknown = ObjectId::from_bytes([7; 32]);
+    let e = refused(
+        RefUpdate::new()
+            .create_branch("x", c1)
+            .create_branch("z", unknown),
+    );
+    assert!(matches!(e, RepoError::Object(_)), "{e}");
+    let e = refused(RefUpdate::new().create_branch("0123abcd", c1));
+    assert!(matches!(e, RepoError::BadName(_)), "{e}");
+
+    // A branch and HEAD on it, in one move each logged with the update's message.
+    repo.update_refs(
+        RefUpdate::logged_as("checkout: side")
+            .create_branch("side", c0)
+            .set_head(Head::Branch("side".into())),
+    )
+    .unwrap();
+    assert_eq!(repo.head().unwrap(), Head::Branch("side".into()));
+    let log = memoir::store::reflog::read(&path).unwrap();
+    let last: Vec<(&str, &str)> = log[lines..]
+        .iter()
+        .map(|e| (e.name.as_str(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        last,
+        [
+            ("refs/heads/side", "checkout: side"),
+            ("HEAD", "checkout: side")
+        ]
+    );
+    // Moving HEAD off a branch in the same update lets it go.
+    repo.update_refs(
+        RefUpdate::new()
+            .delete_branch("side", c0)
+            .set_head(Head::Branch("main".into())),
+    )
+    .unwrap();
+    assert_eq!(repo.branches().unwrap(), [("main".to_string(), c1)]);
+    // A tracking ref already where it is asked to be is not moved, nor logged.
+    let mut track = RefUpdate::logged_as("fetch: origin");
+    track.set_tracking("origin", "main", Some(c1));
+    repo.update_refs(&track).unwrap();
+    let lines = logged();
+    repo.update_refs(&track).unwrap();
+    assert_eq!(logged(), lines);
+    assert_eq!(
+        repo.store().get_ref("refs/remotes/origin/main").unwrap(),
+        Some(c1.as_bytes().to_vec())
+    );
 }
 
 #[test]

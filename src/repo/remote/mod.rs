@@ -46,7 +46,6 @@ pub use s3::{S3Bucket, S3Settings};
 
 use super::RepoError;
 use crate::object::ObjectId;
-use crate::store::RefStore;
 
 /// Prefix of remote-tracking refs: `refs/remotes/<remote>/<branch>`.
 pub const TRACKING_PREFIX: &str = "refs/remotes/";
@@ -94,27 +93,6 @@ pub type RemoteResult<T> = Result<T, RemoteError>;
 /// The tracking ref of `branch` of remote `remote`.
 pub fn tracking_ref(remote: &str, branch: &str) -> String {
     format!("{TRACKING_PREFIX}{remote}/{branch}")
-}
-
-impl super::Repo {
-    /// Points (or, with `None`, removes) the tracking ref of `branch` of remote `remote`:
-    /// the one place a remote-tracking ref moves.
-    pub fn set_tracking(
-        &self,
-        remote: &str,
-        branch: &str,
-        to: Option<ObjectId>,
-    ) -> Result<(), RepoError> {
-        let r = tracking_ref(remote, branch);
-        let old = self.store().get_ref(&r)?;
-        let new = to.map(|c| c.as_bytes().to_vec());
-        if old != new {
-            self.store()
-                .cas_ref(&r, old.as_deref(), new.as_deref())?
-                .map_err(|_| RepoError::RefMoved(r.clone()))?;
-        }
-        Ok(())
-    }
 }
 
 /// A commit id from its hex form in remote data.

@@ -8,8 +8,8 @@ use super::layout::{verify_object, RefVersion};
 use super::push::{PushPlan, PushReport};
 use super::{Progress, RemoteError, RemoteResult};
 use crate::object::ObjectId;
-use crate::repo::{Repo, RepoError, BRANCH_PREFIX};
-use crate::store::{ObjectStore, RefStore};
+use crate::repo::{RefUpdate, Repo, RepoError, BRANCH_PREFIX};
+use crate::store::ObjectStore;
 
 /// The objects of `ids` that `to` lacks, read from `from` and checked against their ids.
 fn missing_objects(
@@ -83,23 +83,23 @@ impl Repo {
             bytes: report.bytes,
             bytes_total: report.bytes,
         });
-        let name = format!("{BRANCH_PREFIX}{}", plan.branch);
-        let moved = dest
-            .store()
-            .cas_ref(
-                &name,
-                previous.as_ref().map(|p| p.as_bytes().as_slice()),
-                Some(plan.commit.as_bytes()),
-            )
-            .map_err(RepoError::from)?;
-        if moved.is_err() {
-            return Err(RemoteError::NotFastForward(format!(
-                "the other store's branch '{}' moved while pushing: pull, then push again",
-                plan.branch
-            )));
+        let mut update = RefUpdate::new();
+        update.move_ref(
+            format!("{BRANCH_PREFIX}{}", plan.branch),
+            previous,
+            Some(plan.commit),
+        );
+        match dest.update_refs(&update) {
+            Err(
+                RepoError::RefMoved(_) | RepoError::BranchExists(_) | RepoError::BranchNotFound(_),
+            ) => {
+                return Err(RemoteError::NotFastForward(format!(
+                    "the other store's branch '{}' moved while pushing: pull, then push again",
+                    plan.branch
+                )))
+            }
+            other => other?,
         }
-        dest.note_head();
-        dest.store().flush().map_err(RepoError::from)?;
         report.seq = Some(0);
         Ok(report)
     }
