@@ -342,8 +342,8 @@ impl Repo {
                 root: *root.as_bytes(),
             })
         });
-        if let Ok(rest) = resolved {
-            self.store.note_head(version, rest);
+        if let Ok(head) = resolved {
+            self.store.note_head(version, head);
         }
     }
 
@@ -351,12 +351,12 @@ impl Repo {
     /// opening or locking it; `None` when that is not known exactly (the store was opened
     /// since, a writer stopped half way, or there is no cached head).
     pub fn cached_head(store_dir: &Path) -> Option<CachedHead> {
-        let rest = Store::cached_head(store_dir)?;
-        let commit = ObjectId::from_bytes(rest.commit);
+        let cached = Store::cached_head(store_dir)?;
+        let commit = ObjectId::from_bytes(cached.commit);
         Some(CachedHead {
-            head: rest.branch.map_or(Head::Detached(commit), Head::Branch),
+            head: cached.branch.map_or(Head::Detached(commit), Head::Branch),
             commit,
-            root: ObjectId::from_bytes(rest.root),
+            root: ObjectId::from_bytes(cached.root),
         })
     }
 
