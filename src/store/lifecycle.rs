@@ -3,6 +3,7 @@
 //! store without a directory. Closing is dropping the last [`Store`] handle, which closes
 //! the engine, publishes the cached head and releases the lock, in that order.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -71,7 +72,7 @@ pub(super) fn log_path(path: &Path) -> PathBuf {
 /// engine of a handle this process just closed lets go of its files from a background thread,
 /// a moment after the drop. Holding LOCK, nobody else can be there, so that moment is waited
 /// for even when the caller's lock timeout is zero.
-const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+const ENGINE_RELEASE_GRACE: Duration = Duration::from_secs(2);
 
 /// Open the sled database of a store whose LOCK is held. sled's own lock on its log file
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
@@ -123,6 +124,12 @@ pub(super) fn require_recovered(path: &Path, backend: DiskBackend) -> StoreResul
         path: path.to_path_buf(),
         detail: "it holds no database (its files are missing)".into(),
     })
+}
+
+/// Whether `name` is the temporary file of a FORMAT being written.
+fn is_format_temp(name: &OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
 }
 
 /// What `create` made so far, so that a failed create can remove exactly that.
@@ -200,12 +207,8 @@ impl Store {
                 names.push(entry.map_err(io_err(path))?.file_name());
             }
             if !names.is_empty() {
-                let ours = |n: &std::ffi::OsString| {
-                    HALF_MADE.iter().any(|h| n == *h)
-                        || n.to_str()
-                            .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
-                };
-                if names.iter().all(ours) {
+                let ours = |n: &OsStr| HALF_MADE.iter().any(|h| n == *h) || is_format_temp(n);
+                if names.iter().all(|n| ours(n)) {
                     return Self::finish_half_made(path, opts);
                 }
                 return Err(StoreError::NotEmpty {
@@ -236,10 +239,7 @@ impl Store {
         // A FORMAT the killed create was still writing (its temporary file).
         for entry in fs::read_dir(path).map_err(io_err(path))? {
             let name = entry.map_err(io_err(path))?.file_name();
-            if name
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
-            {
+            if is_format_temp(&name) {
                 let _ = fs::remove_file(path.join(name));
             }
         }
