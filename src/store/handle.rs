@@ -201,7 +201,7 @@ impl Store {
     /// read through it that fails (garbage collection may delete a pack meanwhile) should
     /// be retried with the store opened.
     pub fn read_closed(path: &Path) -> Option<Store> {
-        let (_, cached) = head_cache::read_all(path, &log_path(path))?;
+        let (_, cached) = head_cache::read(path, &log_path(path))?;
         let backend = DiskBackend::open_closed(path, cached)?;
         Some(Store::from_parts(
             Engine::Closed(backend),
@@ -272,7 +272,7 @@ impl Store {
     /// locking the store: `None` unless its file is whole and no one opened the store since
     /// it was written. A reader that uses it sees the store as it was at that close.
     pub fn cached_head(path: &Path) -> Option<CachedHead> {
-        head_cache::read(path, &log_path(path))
+        head_cache::read(path, &log_path(path)).map(|(head, _)| head)
     }
 
     /// The store directory (`None` for a memory store).

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
+use super::cache::{remove_cache_file, DerivedCache};
 use super::disk_backend::Refs;
 use super::files::write_cache_file;
 use super::packs::{pack_files, PACKS_DIR};
@@ -90,15 +90,13 @@ impl CachedHead {
     }
 }
 
+/// The head cache file, relative to the store directory.
+const HEAD_FILE: &str = "cache/head";
+
 /// Where the head cache file of the store at `store_dir` lives.
 fn head_path(store_dir: &Path) -> PathBuf {
-    store_dir.join(CACHE_DIR).join(HEAD_FILE)
+    store_dir.join(HEAD_FILE)
 }
-
-/// The head cache file, relative to the store directory.
-const HEAD_FILE_PATH: &str = "cache/head";
-/// Its name inside the cache directory.
-const HEAD_FILE: &str = "head";
 
 /// Makes the head cache file at `path` say nothing: removed, else emptied (best effort;
 /// see [`HeadCacheFile::before_ref_change`]).
@@ -225,7 +223,7 @@ impl HeadCache {
 
 impl DerivedCache for HeadCache {
     fn files(&self) -> &'static [&'static str] {
-        &[HEAD_FILE_PATH]
+        &[HEAD_FILE]
     }
 
     fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String> {
@@ -257,14 +255,10 @@ fn fingerprint(file: &Path) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The cached head of the store at `store_dir`, when its file is whole and the engine's
-/// log file at `log` still has the fingerprint it records; `None` otherwise.
-pub(super) fn read(store_dir: &Path, log: &Path) -> Option<CachedHead> {
-    read_all(store_dir, log).map(|(head, _)| head)
-}
-
-/// The cached head with every ref and pack length of that close, as [`read`] trusts them.
-pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
+/// The cached head of the store at `store_dir` with every ref and pack length of that close,
+/// when its file is whole and the engine's log file at `log` still has the fingerprint it
+/// records; `None` otherwise.
+pub(super) fn read(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
     let bytes = file_bytes(store_dir)?;
     let (print, record, more) = split(&bytes)?;
     if fingerprint(log).ok()? != print {
@@ -288,8 +282,8 @@ struct State {
     version: u64,
     /// The highest version made durable by a flush.
     durable: u64,
-    /// The cached head (and every ref) given for a version.
-    noted: Option<(u64, CachedHead, Refs)>,
+    /// The cached head (and every ref) given for the current version.
+    noted: Option<(CachedHead, Refs)>,
     /// Whether this handle removed the file (it does so once, before its first ref
     /// change).
     removed: bool,
@@ -352,7 +346,7 @@ impl HeadCacheFile {
     pub(super) fn note(&self, version: u64, head: CachedHead, refs: Vec<(String, Vec<u8>)>) {
         let mut st = self.state();
         if st.version == version {
-            st.noted = Some((version, head, refs));
+            st.noted = Some((head, refs));
         }
     }
 
@@ -363,10 +357,10 @@ impl HeadCacheFile {
             return;
         };
         let st = self.state();
-        let Some((v, head, refs)) = &st.noted else {
+        let Some((head, refs)) = &st.noted else {
             return;
         };
-        if *v != st.version || *v > st.durable {
+        if st.version > st.durable {
             return;
         }
         let Ok(print) = fingerprint(log) else {
