@@ -92,7 +92,7 @@ pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
             path: db.to_path_buf(),
             source,
         },
-        other => StoreError::backend(other),
+        other => StoreError::Backend(Box::new(other)),
     }
 }
 
@@ -167,21 +167,10 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
         let name = e.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("snap.") && name.ends_with(".generating") {
-            fs::remove_file(e.path()).map_err(|source| StoreError::Io {
-                path: e.path(),
-                source,
-            })?;
+            fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
         }
     }
     Ok(())
-}
-
-/// Turn a key of an id-keyed tree back into an id; any other length is corruption.
-pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
-    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
-        len: key.len(),
-        expected: 32,
-    })
 }
 
 impl DiskBackend {
@@ -262,8 +251,13 @@ impl DiskBackend {
         let mut bytes = 0;
         for entry in old.iter() {
             let (k, v) = entry.map_err(self.engine())?;
+            // Any key length but an id's is corruption.
+            let id = RawId::try_from(&k[..]).map_err(|_| StoreError::BadIndexKey {
+                len: k.len(),
+                expected: 32,
+            })?;
             bytes += v.len();
-            batch.push((raw_id(&k)?, v.to_vec()));
+            batch.push((id, v.to_vec()));
             if bytes >= MIGRATE_BATCH_BYTES {
                 self.put_many(&batch)?;
                 batch.clear();
@@ -434,16 +428,6 @@ impl DiskBackend {
         built.flush()
     }
 
-    /// Syncs the packs, writes the index files they now need, then flushes sled.
-    fn make_durable(&self) -> StoreResult<()> {
-        let (active, _) = self.packs.sync()?;
-        self.index.persist(active)?;
-        if let RefHome::Database(d) = &self.home {
-            d.db.flush().map_err(self.engine())?;
-        }
-        Ok(())
-    }
-
     /// Rebuilds every pack index file that fails its checksum (see
     /// [`Store::check_index_files`](super::Store::check_index_files)).
     pub(crate) fn heal_index_files(&self) -> StoreResult<u64> {
@@ -514,9 +498,14 @@ impl ObjectStore for DiskBackend {
         Ok(self.index.delete(id))
     }
 
-    /// Syncs the packs, writes the index files they need, then flushes sled.
+    /// Syncs the packs, writes the index files they now need, then flushes sled.
     fn flush(&self) -> StoreResult<()> {
-        self.make_durable()
+        let (active, _) = self.packs.sync()?;
+        self.index.persist(active)?;
+        if let RefHome::Database(d) = &self.home {
+            d.db.flush().map_err(self.engine())?;
+        }
+        Ok(())
     }
 
     /// See the `reclaim` module.
