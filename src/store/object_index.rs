@@ -21,7 +21,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::files::{io_err, sync_dir};
 use super::pack_index::{self, index_path, Entry, PackIndex};
-use super::packs::{pack_files, pack_name, Location, HEADER, RECORD_HEAD};
+use super::packs::{pack_files, pack_in_store, pack_name, Location, HEADER, RECORD_HEAD};
 use super::{FileDamage, RawId, StoreError, StoreResult};
 
 /// Whether an object's bytes hash to its id: the check of a record that the object layer
@@ -556,13 +556,12 @@ impl ObjectIndex {
     /// the stretches of tails that are not records, for `fsck`.
     pub(crate) fn damaged_files(&self) -> Vec<FileDamage> {
         let st = self.read();
-        let name = |no: u32| format!("{}/{}", super::packs::PACKS_DIR, pack_name(no));
         let mut out = Vec::new();
         for (&no, p) in &st.packs {
             let Some(f) = &p.file else { continue };
             if f.entries().is_none() {
                 out.push(FileDamage {
-                    file: format!("{}.idx", name(no)),
+                    file: format!("{}.idx", pack_in_store(no)),
                     problem: "does not match its checksum; `memoir fsck --repair` rebuilds it \
                               from its pack"
                         .into(),
@@ -570,13 +569,13 @@ impl ObjectIndex {
             }
             if !self.dir.join(pack_name(no)).exists() {
                 out.push(FileDamage {
-                    file: name(no),
+                    file: pack_in_store(no),
                     problem: format!("is missing, and its index names {} objects", f.count()),
                 });
             }
         }
         out.extend(st.gaps.iter().map(|(no, (start, end))| FileDamage {
-            file: name(*no),
+            file: pack_in_store(*no),
             problem: format!(
                 "bytes {start} to {end} are not whole records (damage, or a record a crash \
                  tore); the records after them are read, and gc rewrites the pack"

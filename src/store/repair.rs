@@ -26,7 +26,7 @@ use super::lifecycle::{open_sled, DB_DIR};
 use super::lock;
 use super::object_index::scan_pack;
 use super::pack_index::{self, index_path};
-use super::packs::{pack_files, pack_name, PACKS_DIR, RECORD_HEAD};
+use super::packs::{pack_files, pack_in_store, PACKS_DIR, RECORD_HEAD};
 use super::{reflog, DiskBackend, RawId, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
@@ -98,7 +98,7 @@ impl Store {
         let mut scans = Vec::new();
         for (no, pack, len) in pack_files(&dir)? {
             let (scan, covered) = scan_pack(&pack, len, Some(verify))?;
-            let name = format!("{PACKS_DIR}/{}", pack_name(no));
+            let name = pack_in_store(no);
             if !scan.gaps.is_empty() || !scan.damaged.is_empty() {
                 report.torn_packs.push(name.clone());
             }
