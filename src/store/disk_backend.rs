@@ -86,7 +86,7 @@ impl fmt::Debug for DiskBackend {
 
 /// Maps the errors of the sled database in directory `db` to the store's engine-agnostic
 /// errors: an I/O error names the directory, any other keeps the sled error as its source.
-pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
+fn sled_error(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     move |e| match e {
         sled::Error::Io(source) => StoreError::Io {
             path: db.to_path_buf(),
@@ -207,11 +207,11 @@ impl DiskBackend {
                 Ok(db) => break db,
                 Err(sled::Error::Io(_)) if log_locked(&log) => return Ok(None),
                 Err(sled::Error::Io(_)) if tries < 2 => continue,
-                Err(e) => return Err(engine(path)(e)),
+                Err(e) => return Err(sled_error(path)(e)),
             }
         };
-        let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
-        let meta = db.open_tree(META_TREE).map_err(engine(path))?;
+        let refs = db.open_tree(REFS_TREE).map_err(sled_error(path))?;
+        let meta = db.open_tree(META_TREE).map_err(sled_error(path))?;
         // The index first: it cuts a torn end off the newest pack before appends start.
         let index = Box::new(ObjectIndex::open(packs, opts.verify, writable)?);
         let backend = Self {
@@ -250,7 +250,7 @@ impl DiskBackend {
         let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
         let mut bytes = 0;
         for entry in old.iter() {
-            let (k, v) = entry.map_err(self.engine())?;
+            let (k, v) = entry.map_err(self.sled_error())?;
             // Any key length but an id's is corruption.
             let id = RawId::try_from(&k[..]).map_err(|_| StoreError::BadIndexKey {
                 len: k.len(),
@@ -280,7 +280,7 @@ impl DiskBackend {
         }
         db.open_tree(LEGACY_OBJECTS_TREE)
             .map(Some)
-            .map_err(self.engine())
+            .map_err(self.sled_error())
     }
 
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -342,17 +342,17 @@ impl DiskBackend {
         logged: &[u8],
     ) -> StoreResult<Result<(), RefMismatch>> {
         let d = self.database()?;
-        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.engine())
+        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.sled_error())
     }
 
     /// The ref journal (see [`DiskBackend::move_refs`]).
     pub(crate) fn ref_journal(&self) -> StoreResult<Vec<u8>> {
-        ref_journal::read(&self.database()?.meta).map_err(self.engine())
+        ref_journal::read(&self.database()?.meta).map_err(self.sled_error())
     }
 
-    /// The error mapping of this database (see [`engine`]).
-    fn engine(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
-        engine(&self.path)
+    /// The error mapping of this database (see [`sled_error`]).
+    fn sled_error(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
+        sled_error(&self.path)
     }
 
     /// Stores objects: each is looked up first; the new ones, and those whose stored copy
@@ -401,7 +401,7 @@ impl DiskBackend {
     /// `packs`, holding the refs `refs` and the ref journal `journal`, durably: the rebuild
     /// of a lost or damaged database (`Store::repair`) and of an older store's (the upgrade).
     /// `store` is the store directory, for errors.
-    pub(crate) fn build(
+    pub(crate) fn build_database(
         store: &Path,
         path: &Path,
         packs: &Path,
@@ -423,14 +423,16 @@ impl DiskBackend {
             let _ = built.cas_ref(name, None, Some(value))?;
         }
         if !journal.is_empty() {
-            ref_journal::restore(&built.database()?.meta, journal).map_err(built.engine())?;
+            let meta = &built.database()?.meta;
+            meta.insert(ref_journal::JOURNAL_KEY, journal)
+                .map_err(built.sled_error())?;
         }
         built.flush()
     }
 
     /// Rebuilds every pack index file that fails its checksum (see
     /// [`Store::check_index_files`](super::Store::check_index_files)).
-    pub(crate) fn heal_index_files(&self) -> StoreResult<u64> {
+    pub(crate) fn check_index_files(&self) -> StoreResult<u64> {
         self.index.heal_once()
     }
 
@@ -503,7 +505,7 @@ impl ObjectStore for DiskBackend {
         let (active, _) = self.packs.sync()?;
         self.index.persist(active)?;
         if let RefHome::Database(d) = &self.home {
-            d.db.flush().map_err(self.engine())?;
+            d.db.flush().map_err(self.sled_error())?;
         }
         Ok(())
     }
@@ -523,7 +525,10 @@ impl RefStore for DiskBackend {
                 return Ok(at.ok().map(|i| refs[i].1.clone()));
             }
         };
-        Ok(d.refs.get(name).map_err(self.engine())?.map(|v| v.to_vec()))
+        Ok(d.refs
+            .get(name)
+            .map_err(self.sled_error())?
+            .map(|v| v.to_vec()))
     }
 
     fn cas_ref(
@@ -536,7 +541,7 @@ impl RefStore for DiskBackend {
             .database()?
             .refs
             .compare_and_swap(name, expected, new)
-            .map_err(self.engine())?
+            .map_err(self.sled_error())?
             .map_err(|cas| cas.current.map(|v| v.to_vec())))
     }
 
@@ -555,7 +560,7 @@ impl RefStore for DiskBackend {
         d.refs
             .scan_prefix(prefix)
             .map(|entry| {
-                let (name, value) = entry.map_err(self.engine())?;
+                let (name, value) = entry.map_err(self.sled_error())?;
                 let name =
                     String::from_utf8(name.to_vec()).map_err(|e| StoreError::BadRefName {
                         name: e.into_bytes(),
@@ -569,7 +574,7 @@ impl RefStore for DiskBackend {
 impl Backend for DiskBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         match &self.home {
-            RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.engine())?
+            RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.sled_error())?
                 + self.index.size_on_disk()
                 + self.packs.total_size()?),
             RefHome::Recorded { size, .. } => Ok(*size),

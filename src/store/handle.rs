@@ -263,7 +263,7 @@ impl Store {
     /// (none on a handle that cannot write).
     pub fn check_index_files(&self) -> StoreResult<u64> {
         match &self.inner.engine {
-            Engine::Disk(b) => b.heal_index_files(),
+            Engine::Disk(b) => b.check_index_files(),
             _ => Ok(0),
         }
     }

@@ -78,7 +78,7 @@ const ENGINE_RELEASE_GRACE: Duration = Duration::from_secs(2);
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
 /// reference after the LOCK is released), so a database still locked is waited for like
 /// the LOCK, within `opts.lock_timeout` (at least [`ENGINE_RELEASE_GRACE`]).
-pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<DiskBackend> {
+pub(super) fn open_disk_backend(path: &Path, opts: &OpenOptions) -> StoreResult<DiskBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {
         DiskBackend::open(&path.join(DB_DIR), &path.join(PACKS_DIR), opts, true)
@@ -283,7 +283,7 @@ impl Store {
         let packs_path = path.join(PACKS_DIR);
         fs::create_dir(&packs_path).map_err(io_err(&packs_path))?;
         created.packs = true;
-        let backend = open_sled(path, opts)?;
+        let backend = open_disk_backend(path, opts)?;
         backend.flush()?;
 
         created.format = true;
@@ -353,7 +353,7 @@ impl Store {
         if version != FORMAT_VERSION {
             upgrade::rebuild(path, opts)?;
         }
-        let engine = match open_sled(path, opts) {
+        let engine = match open_disk_backend(path, opts) {
             Ok(backend) => Engine::Disk(require_recovered(path, backend)?),
             // sled writes as it opens: on a full disk the store is still read, from a copy
             // of its database elsewhere, holding the LOCK.

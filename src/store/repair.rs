@@ -22,7 +22,7 @@ use super::disk_backend::{salvage, Refs};
 use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::read_format;
 use super::handle::Engine;
-use super::lifecycle::{open_sled, DB_DIR};
+use super::lifecycle::{open_disk_backend, DB_DIR};
 use super::lock;
 use super::object_index::scan_pack;
 use super::pack_index::{self, index_path};
@@ -133,7 +133,7 @@ impl Store {
         let mut from_database = HashSet::new();
         let (old_refs, journal) = salvage(&path.join(DB_DIR)).unwrap_or_default();
         for (name, value) in old_refs {
-            if found(&value, &present) {
+            if value_present(&value, &present) {
                 from_database.insert(name.clone());
                 refs.insert(name, value);
             }
@@ -146,7 +146,7 @@ impl Store {
 
         let beside = path.join(REPAIR_DIR);
         remove_dir_if_present(&beside)?;
-        DiskBackend::build(path, &beside, &dir, opts, &refs, &journal)?;
+        DiskBackend::build_database(path, &beside, &dir, opts, &refs, &journal)?;
         let mark = beside.join(FINISHED);
         fs::File::create(&mark)
             .and_then(|f| f.sync_all())
@@ -156,7 +156,7 @@ impl Store {
         report.old_database = swap_in(path)?;
         report.refs_restored = refs.into_iter().map(|(name, _)| name).collect();
         let store = Store::from_parts(
-            Engine::Disk(open_sled(path, opts)?),
+            Engine::Disk(open_disk_backend(path, opts)?),
             Some(lock),
             Some(path.to_path_buf()),
         );
@@ -211,7 +211,7 @@ fn swap_in(path: &Path) -> StoreResult<Option<String>> {
 
 /// Whether a ref's `value` can be kept: it is not an id (an attached `HEAD`), or it names an
 /// object in `present`.
-fn found(value: &[u8], present: &HashSet<RawId>) -> bool {
+fn value_present(value: &[u8], present: &HashSet<RawId>) -> bool {
     <RawId>::try_from(value).map_or(true, |id| present.contains(&id))
 }
 
@@ -230,7 +230,7 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
     for (name, values) in history {
         let Some(last) = values.last() else { continue };
         let Some(last) = last else { continue }; // deleted
-        if found(last, present) {
+        if value_present(last, present) {
             refs.push((name, last.clone()));
             continue;
         }
@@ -239,7 +239,7 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
         for value in values.iter().rev().skip(1) {
             match value {
                 None => break,
-                Some(v) if found(v, present) => {
+                Some(v) if value_present(v, present) => {
                     refs.push((name, v.clone()));
                     break;
                 }

@@ -73,12 +73,12 @@ pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
 pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     let packs = path.join(PACKS_DIR);
     let (refs, journal) = {
-        let old = super::lifecycle::open_sled(path, opts)?;
+        let old = super::lifecycle::open_disk_backend(path, opts)?;
         (old.list_refs("")?, old.ref_journal()?)
     };
     remove_old_pack_indexes(path);
     let new = path.join(NEW_DB_DIR);
-    DiskBackend::build(path, &new, &packs, opts, &refs, &journal)?;
+    DiskBackend::build_database(path, &new, &packs, opts, &refs, &journal)?;
     let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
     fs::rename(&db, &old).map_err(io_err(&db))?;
     fs::rename(&new, &db).map_err(io_err(&new))?;
