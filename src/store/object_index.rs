@@ -145,7 +145,7 @@ fn places(records: Vec<Entry>) -> HashMap<RawId, (u64, u32)> {
 
 /// One pack as the index knows it.
 #[derive(Debug)]
-struct Pack {
+struct IndexedPack {
     /// Its index file, if it has a usable one.
     file: Option<PackIndex>,
     /// The records after what the file covers: id -> (offset, length); a later record of
@@ -158,11 +158,11 @@ struct Pack {
     end: u64,
 }
 
-impl Pack {
+impl IndexedPack {
     /// A pack read through `file` up to `end`, with no records known after it yet.
-    fn new(file: Option<PackIndex>, end: u64) -> Pack {
+    fn new(file: Option<PackIndex>, end: u64) -> IndexedPack {
         let (tail, damaged) = (HashMap::new(), HashMap::new());
-        Pack {
+        IndexedPack {
             file,
             tail,
             damaged,
@@ -187,7 +187,7 @@ impl Pack {
 /// were written.
 #[derive(Debug, Default)]
 struct State {
-    packs: BTreeMap<u32, Pack>,
+    packs: BTreeMap<u32, IndexedPack>,
     gone: HashSet<RawId>,
     /// Stretches of the tails read that are not records (damage, or a crash's torn record
     /// with records after it), by pack: reported by `fsck`.
@@ -234,13 +234,13 @@ impl ObjectIndex {
             let mut end = len;
             if let Some(&(start, gap_end)) = scan.gaps.last() {
                 if writable && Some(no) == newest && gap_end == len {
-                    cut(&path, start.max(HEADER))?;
+                    truncate_durably(&path, start.max(HEADER))?;
                     end = start.max(HEADER);
                     scan.gaps.pop();
                 }
             }
             state.gaps.extend(scan.gaps.into_iter().map(|g| (no, g)));
-            let mut pack = Pack::new(file, end);
+            let mut pack = IndexedPack::new(file, end);
             (pack.tail, pack.damaged) = (places(scan.records), places(scan.damaged));
             state.packs.insert(no, pack);
         }
@@ -248,7 +248,7 @@ impl ObjectIndex {
         for no in pack_index::without_pack(dir) {
             if let Some(file) = PackIndex::open(&index_path(dir, no), no) {
                 let end = file.covered();
-                state.packs.insert(no, Pack::new(Some(file), end));
+                state.packs.insert(no, IndexedPack::new(Some(file), end));
             }
         }
         let index = ObjectIndex {
@@ -284,7 +284,7 @@ impl ObjectIndex {
                 return None;
             }
             let scan = scan_records(&read_span(&path, from, len).ok()?, from, None);
-            let mut pack = Pack::new(file, len);
+            let mut pack = IndexedPack::new(file, len);
             pack.tail = places(scan.records);
             state.packs.insert(no, pack);
         }
@@ -342,7 +342,7 @@ impl ObjectIndex {
             let pack = st
                 .packs
                 .entry(loc.pack)
-                .or_insert_with(|| Pack::new(None, HEADER));
+                .or_insert_with(|| IndexedPack::new(None, HEADER));
             pack.damaged.remove(id);
             pack.tail.insert(*id, (loc.offset, loc.len));
             pack.end = pack.end.max(loc.offset + loc.record_bytes());
@@ -414,7 +414,7 @@ impl ObjectIndex {
 
     /// The entries of pack `no`'s index file, checked whole against its checksum; a file
     /// that fails is replaced by a scan of the pack up to what it covered.
-    fn file_entries(&self, no: u32, p: &Pack) -> StoreResult<Vec<Entry>> {
+    fn file_entries(&self, no: u32, p: &IndexedPack) -> StoreResult<Vec<Entry>> {
         let Some(f) = &p.file else {
             return Ok(Vec::new());
         };
@@ -491,7 +491,7 @@ impl ObjectIndex {
         let pack = st
             .packs
             .entry(no)
-            .or_insert_with(|| Pack::new(None, covered));
+            .or_insert_with(|| IndexedPack::new(None, covered));
         pack.file = Some(file);
         pack.tail.clear();
         pack.damaged.clear();
@@ -595,7 +595,7 @@ impl ObjectIndex {
 }
 
 /// Cuts the pack at `path` to `len` bytes, durably.
-fn cut(path: &Path, len: u64) -> StoreResult<()> {
+fn truncate_durably(path: &Path, len: u64) -> StoreResult<()> {
     fs::OpenOptions::new()
         .write(true)
         .open(path)
