@@ -98,23 +98,6 @@ fn head_path(store_dir: &Path) -> PathBuf {
     store_dir.join(HEAD_FILE)
 }
 
-/// Makes the head cache file at `path` say nothing: removed, else emptied (best effort;
-/// see [`HeadCacheFile::before_ref_change`]).
-fn void(path: &Path) {
-    if remove_cache_file(path).is_err() {
-        let _ = fs::OpenOptions::new().write(true).truncate(true).open(path);
-    }
-}
-
-/// The record of the head cache file of the store at `store_dir`, whatever its
-/// fingerprint says (so also while the store is open); `None` when the file is missing or
-/// not whole.
-fn read_record(store_dir: &Path) -> Option<CachedHead> {
-    let bytes = file_bytes(store_dir)?;
-    let (_, record, _) = split(&bytes)?;
-    CachedHead::decode(record)
-}
-
 /// The bytes of the head cache file of the store at `store_dir`, unless it is missing or
 /// too large to be one.
 fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
@@ -216,8 +199,12 @@ impl CachedRefs {
 pub struct HeadCache;
 
 impl HeadCache {
+    /// The record of the head cache file of the store at `dir`, whatever its fingerprint
+    /// says (so also while the store is open), if it is whole and names an object that
+    /// `live` says the store does not have.
     fn stale_record(dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<CachedHead> {
-        read_record(dir).filter(|r| !live(&r.commit) || !live(&r.root))
+        let bytes = file_bytes(dir)?;
+        CachedHead::decode(split(&bytes)?.1).filter(|r| !live(&r.commit) || !live(&r.root))
     }
 }
 
@@ -326,7 +313,13 @@ impl HeadCacheFile {
         let mut st = self.state();
         if !st.removed {
             if let Some((dir, _)) = &self.paths {
-                void(&head_path(dir));
+                let path = head_path(dir);
+                if remove_cache_file(&path).is_err() {
+                    let _ = fs::OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .open(&path);
+                }
             }
             st.removed = true;
         }
