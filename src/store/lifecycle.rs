@@ -311,10 +311,7 @@ impl Store {
     /// The lock is per open file, so a second `open` of the same store in the same process
     /// is busy too (see the `lock` module).
     ///
-    /// An older store is upgraded (see the `upgrade` module): its database is rebuilt in the
-    /// current format beside the old one, which is set aside only once the new one is
-    /// durable and dropped once FORMAT says the current version, so no build ever sees a
-    /// store without its objects, their index or its refs.
+    /// An older store is upgraded first (see the `upgrade` module).
     pub fn open(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
         match fs::metadata(path) {
             Ok(m) if m.is_dir() => {}
