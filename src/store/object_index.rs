@@ -258,11 +258,9 @@ impl ObjectIndex {
             writable,
             checked: AtomicBool::new(false),
         };
-        if writable {
-            if let Some(active) = newest {
-                // Best effort: a file not written now is written by a later flush.
-                let _ = index.write_files(&mut index.write(), active);
-            }
+        if let Some(active) = newest {
+            // Best effort: a file not written now is written by a later flush.
+            let _ = index.persist(active);
         }
         Ok(index)
     }
@@ -434,10 +432,7 @@ impl ObjectIndex {
         if !self.writable {
             return Ok(());
         }
-        self.write_files(&mut self.write(), active)
-    }
-
-    fn write_files(&self, st: &mut State, active: u32) -> StoreResult<()> {
+        let st = &mut *self.write();
         let numbers: Vec<u32> = st.packs.keys().copied().collect();
         for no in numbers {
             if !self.dir.join(pack_name(no)).exists() {
