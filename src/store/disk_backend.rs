@@ -220,18 +220,14 @@ impl DiskBackend {
             index,
             home: RefHome::Database(Database { db, refs, meta }),
         };
-        // A newest pack shorter than its index file says (damage) takes no appends: they
-        // would land where the index names other records.
-        let active = backend.packs.active_no();
-        if writable
-            && backend
-                .index
-                .covered(active)
-                .is_some_and(|c| c > backend.packs.size(active).unwrap_or(0))
-        {
-            backend.packs.roll()?;
-        }
         if writable {
+            // A newest pack shorter than its index file says (damage) takes no appends: they
+            // would land where the index names other records.
+            let active = backend.packs.active_no();
+            let covered = backend.index.covered(active);
+            if covered.is_some_and(|c| c > backend.packs.size(active).unwrap_or(0)) {
+                backend.packs.roll()?;
+            }
             backend.migrate_legacy()?;
         } else if backend.legacy_tree()?.is_some() {
             return Err(StoreError::ReadOnly);
@@ -525,10 +521,8 @@ impl RefStore for DiskBackend {
                 return Ok(at.ok().map(|i| refs[i].1.clone()));
             }
         };
-        Ok(d.refs
-            .get(name)
-            .map_err(self.sled_error())?
-            .map(|v| v.to_vec()))
+        let value = d.refs.get(name).map_err(self.sled_error())?;
+        Ok(value.map(|v| v.to_vec()))
     }
 
     fn cas_ref(
