@@ -498,7 +498,7 @@ impl ObjectStore for DiskBackend {
 
     /// Syncs the packs, writes the index files they now need, then flushes sled.
     fn flush(&self) -> StoreResult<()> {
-        let (active, _) = self.packs.sync()?;
+        let active = self.packs.sync()?;
         self.index.persist(active)?;
         if let RefHome::Database(d) = &self.home {
             d.db.flush().map_err(self.sled_error())?;

@@ -473,13 +473,10 @@ impl Packs {
         Ok(())
     }
 
-    /// Makes every append, and every pack created or deleted, durable. Returns the active
-    /// pack and its length: every record up to there is now durable.
-    pub fn sync(&self) -> StoreResult<(u32, u64)> {
-        let end = {
-            let active = locked(&self.active);
-            (active.no, active.len)
-        };
+    /// Makes every append, and every pack created or deleted, durable. Returns the pack
+    /// that was active when the sync started.
+    pub fn sync(&self) -> StoreResult<u32> {
+        let active = self.active_no();
         let mut u = locked(&self.unsynced);
         for &no in &u.packs {
             if let Some(file) = self.file(no)? {
@@ -491,7 +488,7 @@ impl Packs {
             sync_dir(&self.dir)?;
             u.dir = false;
         }
-        Ok(end)
+        Ok(active)
     }
 
     /// Bytes of every pack together.
