@@ -363,7 +363,7 @@ impl Store {
         let (lines, logged) = (log.lines(moves), log.logged());
         let moved = backend.move_refs(moves, &lines, &logged)?;
         if moved.is_ok() {
-            log.unjournaled(logged.len());
+            log.forget_logged(logged.len());
             log.queue(&lines);
         }
         Ok(moved)

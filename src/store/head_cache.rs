@@ -110,7 +110,7 @@ fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
 
 /// The fingerprint, record and the rest (refs and packs) of a head cache file's bytes, if
 /// they are whole.
-fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+fn split_file(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let body_len = bytes.len().checked_sub(16)?;
     let (body, sum) = bytes.split_at(body_len);
     if xxh3_128(body).to_le_bytes() != sum || body.len() < MAGIC.len() + PRINT_LEN + 4 {
@@ -204,7 +204,7 @@ impl HeadCache {
     /// `live` says the store does not have.
     fn stale_record(dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<CachedHead> {
         let bytes = file_bytes(dir)?;
-        CachedHead::decode(split(&bytes)?.1).filter(|r| !live(&r.commit) || !live(&r.root))
+        CachedHead::decode(split_file(&bytes)?.1).filter(|r| !live(&r.commit) || !live(&r.root))
     }
 }
 
@@ -247,7 +247,7 @@ fn fingerprint(file: &Path) -> io::Result<Vec<u8>> {
 /// records; `None` otherwise.
 pub(super) fn read(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
     let bytes = file_bytes(store_dir)?;
-    let (print, record, more) = split(&bytes)?;
+    let (print, record, more) = split_file(&bytes)?;
     if fingerprint(log).ok()? != print {
         return None;
     }

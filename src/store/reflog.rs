@@ -152,7 +152,7 @@ impl RefLog {
     }
 
     /// Notes that the ref journal no longer holds the first `len` bytes of [`RefLog::logged`].
-    pub(super) fn unjournaled(&self, len: usize) {
+    pub(super) fn forget_logged(&self, len: usize) {
         locked(&self.logged).drain(..len);
     }
 

@@ -228,8 +228,9 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
     let mut refs = Vec::new();
     let mut rolled_back = Vec::new();
     for (name, values) in history {
-        let Some(last) = values.last() else { continue };
-        let Some(last) = last else { continue }; // deleted
+        let Some(Some(last)) = values.last() else {
+            continue; // deleted
+        };
         if value_present(last, present) {
             refs.push((name, last.clone()));
             continue;
