@@ -69,14 +69,12 @@ pub struct RepairReport {
 }
 
 impl Store {
-    /// Rebuilds the index files and the database of the store in `path` (holding its LOCK),
-    /// the database beside the old one: every record of every pack whose bytes pass
-    /// `opts.verify` is indexed (a torn or damaged stretch is stepped over, and the records
-    /// after it are found by re-synchronising on record boundaries), and every ref is set to the value the old database still holds
-    /// (when it can be read and names an object found), else to the value its last ref-log
-    /// entry gave it whose object was found. The new database then replaces the old one, which is kept as
-    /// `db.damaged`. Returns the store, open, and what was done. Refuses, changing nothing, a
-    /// store without a ref log (the refs could not be restored) or options without `verify`.
+    /// Rebuilds the index files and the database of the store in `path` (taking its LOCK),
+    /// as the module documentation says: every pack record whose bytes pass `opts.verify` is
+    /// indexed, and each ref takes the value the old database still holds when its object
+    /// was found, else the latest value the ref log gave it whose object was found. Returns
+    /// the store, open, and what was done. Refuses, changing nothing, a store without a ref
+    /// log (the refs could not be restored) or options without `verify`.
     pub fn repair(path: &Path, opts: &super::OpenOptions) -> StoreResult<(Store, RepairReport)> {
         read_format(path)?;
         let lock = lock::lock_existing(path, opts.lock_timeout)?;
