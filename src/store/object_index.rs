@@ -188,7 +188,7 @@ impl IndexedPack {
 #[derive(Debug, Default)]
 struct State {
     packs: BTreeMap<u32, IndexedPack>,
-    gone: HashSet<RawId>,
+    deleted: HashSet<RawId>,
     /// Stretches of the tails read that are not records (damage, or a crash's torn record
     /// with records after it), by pack: reported by `fsck`.
     gaps: Vec<(u32, Gap)>,
@@ -316,7 +316,7 @@ impl ObjectIndex {
     /// Where the record of `id` is: the newest pack holding it wins.
     pub(crate) fn find(&self, id: &RawId) -> Option<Location> {
         let st = self.read();
-        if st.gone.contains(id) {
+        if st.deleted.contains(id) {
             return None;
         }
         let at = |pack: u32, (offset, len): (u64, u32)| Location { pack, offset, len };
@@ -336,7 +336,7 @@ impl ObjectIndex {
     pub(crate) fn add(&self, places: &[(RawId, Location)]) {
         let mut st = self.write();
         for (id, loc) in places {
-            st.gone.remove(id);
+            st.deleted.remove(id);
             let pack = st
                 .packs
                 .entry(loc.pack)
@@ -351,7 +351,7 @@ impl ObjectIndex {
     pub(crate) fn delete(&self, id: &RawId) -> bool {
         let found = self.find(id).is_some();
         if found {
-            self.write().gone.insert(*id);
+            self.write().deleted.insert(*id);
         }
         found
     }
@@ -388,7 +388,7 @@ impl ObjectIndex {
         }
         let mut out: Vec<(RawId, Location)> = all
             .into_iter()
-            .filter(|(id, _)| !st.gone.contains(id))
+            .filter(|(id, _)| !st.deleted.contains(id))
             .collect();
         out.sort_unstable_by_key(|(id, _)| *id);
         Ok(out)
@@ -407,7 +407,10 @@ impl ObjectIndex {
             }
             out.extend(p.tail.keys().filter(|id| id.starts_with(prefix)));
         }
-        Ok(out.into_iter().filter(|id| !st.gone.contains(id)).collect())
+        Ok(out
+            .into_iter()
+            .filter(|id| !st.deleted.contains(id))
+            .collect())
     }
 
     /// The entries of pack `no`'s index file, checked whole against its checksum; a file
@@ -439,8 +442,8 @@ impl ObjectIndex {
                 continue; // the index file of a pack that is gone stays as it is
             }
             let p = &st.packs[&no];
-            let holds_gone = st
-                .gone
+            let holds_deleted = st
+                .deleted
                 .iter()
                 .any(|id| p.find(id).is_some() || p.damaged.contains_key(id));
             let stale = if no == active {
@@ -448,7 +451,7 @@ impl ObjectIndex {
             } else {
                 p.file.is_none() || !p.tail.is_empty() || !p.damaged.is_empty()
             };
-            if holds_gone || stale {
+            if holds_deleted || stale {
                 let mut entries = self.file_entries(no, p)?;
                 entries.extend(p.tail.iter().map(|(id, &(o, l))| (*id, o, l)));
                 // A damaged record only where no pack has a whole copy of its object.
@@ -459,12 +462,12 @@ impl ObjectIndex {
                         .filter(|(id, _)| no_copy(id))
                         .map(|(id, &(o, l))| (*id, o, l)),
                 );
-                entries.retain(|(id, _, _)| !st.gone.contains(id));
+                entries.retain(|(id, _, _)| !st.deleted.contains(id));
                 let end = p.end;
                 self.write_file(st, no, end, entries)?;
             }
         }
-        st.gone.clear();
+        st.deleted.clear();
         Ok(())
     }
 
