@@ -6,9 +6,7 @@
 //! batch of objects is one sequential write, and the pack index files are read in place.
 //! sled holds only what must change in place and atomically: the refs (several move in one
 //! transaction) and the small metadata. No sled type appears in a public signature, so the
-//! engine can be replaced without touching the layers above. A sled I/O error becomes
-//! [`StoreError::Io`] naming the database directory; any other sled error becomes
-//! [`StoreError::Backend`], with the sled error as its source.
+//! engine can be replaced without touching the layers above (see `sled_error`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -35,7 +33,7 @@ const META_TREE: &str = "meta";
 /// Name of the sled tree that held object bytes by id in format version 1; moved into packs
 /// (and dropped) when such a store is opened.
 const LEGACY_OBJECTS_TREE: &str = "objects";
-/// Objects copied per pack write while moving a version-1 store's objects into packs.
+/// Bytes of objects copied per pack write while moving a version-1 store's objects into packs.
 const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 /// The on-disk backend: objects in pack files and their index, the refs in a sled database.
 ///
