@@ -102,7 +102,7 @@ pub fn check_paths(dir: &Path, files: &[&str]) -> Vec<CacheFinding> {
 /// Temporary files under `<store>/cache/` (named `NAME.tmp.PID.N` by the atomic cache
 /// writes). With the store's LOCK held no cache writer is under way, so every one is left
 /// over from a writer that was killed, and may hold content that has since been removed.
-pub fn stray_temporaries(dir: &Path) -> Vec<PathBuf> {
+fn stray_temporaries(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = fs::read_dir(dir.join(CACHE_DIR)) else {
         return Vec::new();
     };

@@ -6,9 +6,7 @@
 //! batch of objects is one sequential write, and the pack index files are read in place.
 //! sled holds only what must change in place and atomically: the refs (several move in one
 //! transaction) and the small metadata. No sled type appears in a public signature, so the
-//! engine can be replaced without touching the layers above. A sled I/O error becomes
-//! [`StoreError::Io`] naming the database directory; any other sled error becomes
-//! [`StoreError::Backend`], with the sled error as its source.
+//! engine can be replaced without touching the layers above (see `sled_error`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -35,7 +33,7 @@ const META_TREE: &str = "meta";
 /// Name of the sled tree that held object bytes by id in format version 1; moved into packs
 /// (and dropped) when such a store is opened.
 const LEGACY_OBJECTS_TREE: &str = "objects";
-/// Objects copied per pack write while moving a version-1 store's objects into packs.
+/// Bytes of objects copied per pack write while moving a version-1 store's objects into packs.
 const MIGRATE_BATCH_BYTES: usize = 8 << 20;
 /// The on-disk backend: objects in pack files and their index, the refs in a sled database.
 ///
@@ -86,13 +84,13 @@ impl fmt::Debug for DiskBackend {
 
 /// Maps the errors of the sled database in directory `db` to the store's engine-agnostic
 /// errors: an I/O error names the directory, any other keeps the sled error as its source.
-pub(super) fn engine(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
+fn sled_error(db: &Path) -> impl Fn(sled::Error) -> StoreError + '_ {
     move |e| match e {
         sled::Error::Io(source) => StoreError::Io {
             path: db.to_path_buf(),
             source,
         },
-        other => StoreError::backend(other),
+        other => StoreError::Backend(Box::new(other)),
     }
 }
 
@@ -167,21 +165,10 @@ fn remove_unfinished_snapshots(db: &Path) -> StoreResult<()> {
         let name = e.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("snap.") && name.ends_with(".generating") {
-            fs::remove_file(e.path()).map_err(|source| StoreError::Io {
-                path: e.path(),
-                source,
-            })?;
+            fs::remove_file(e.path()).map_err(io_err(&e.path()))?;
         }
     }
     Ok(())
-}
-
-/// Turn a key of an id-keyed tree back into an id; any other length is corruption.
-pub(super) fn raw_id(key: &[u8]) -> StoreResult<RawId> {
-    RawId::try_from(key).map_err(|_| StoreError::BadIndexKey {
-        len: key.len(),
-        expected: 32,
-    })
 }
 
 impl DiskBackend {
@@ -218,11 +205,11 @@ impl DiskBackend {
                 Ok(db) => break db,
                 Err(sled::Error::Io(_)) if log_locked(&log) => return Ok(None),
                 Err(sled::Error::Io(_)) if tries < 2 => continue,
-                Err(e) => return Err(engine(path)(e)),
+                Err(e) => return Err(sled_error(path)(e)),
             }
         };
-        let refs = db.open_tree(REFS_TREE).map_err(engine(path))?;
-        let meta = db.open_tree(META_TREE).map_err(engine(path))?;
+        let refs = db.open_tree(REFS_TREE).map_err(sled_error(path))?;
+        let meta = db.open_tree(META_TREE).map_err(sled_error(path))?;
         // The index first: it cuts a torn end off the newest pack before appends start.
         let index = Box::new(ObjectIndex::open(packs, opts.verify, writable)?);
         let backend = Self {
@@ -231,18 +218,14 @@ impl DiskBackend {
             index,
             home: RefHome::Database(Database { db, refs, meta }),
         };
-        // A newest pack shorter than its index file says (damage) takes no appends: they
-        // would land where the index names other records.
-        let active = backend.packs.active_no();
-        if writable
-            && backend
-                .index
-                .covered(active)
-                .is_some_and(|c| c > backend.packs.size(active).unwrap_or(0))
-        {
-            backend.packs.roll()?;
-        }
         if writable {
+            // A newest pack shorter than its index file says (damage) takes no appends: they
+            // would land where the index names other records.
+            let active = backend.packs.active_no();
+            let covered = backend.index.covered(active);
+            if covered.is_some_and(|c| c > backend.packs.size(active).unwrap_or(0)) {
+                backend.packs.roll()?;
+            }
             backend.migrate_legacy()?;
         } else if backend.legacy_tree()?.is_some() {
             return Err(StoreError::ReadOnly);
@@ -261,9 +244,14 @@ impl DiskBackend {
         let mut batch: Vec<(RawId, Vec<u8>)> = Vec::new();
         let mut bytes = 0;
         for entry in old.iter() {
-            let (k, v) = entry.map_err(self.engine())?;
+            let (k, v) = entry.map_err(self.sled_error())?;
+            // Any key length but an id's is corruption.
+            let id = RawId::try_from(&k[..]).map_err(|_| StoreError::BadIndexKey {
+                len: k.len(),
+                expected: 32,
+            })?;
             bytes += v.len();
-            batch.push((raw_id(&k)?, v.to_vec()));
+            batch.push((id, v.to_vec()));
             if bytes >= MIGRATE_BATCH_BYTES {
                 self.put_many(&batch)?;
                 batch.clear();
@@ -286,7 +274,7 @@ impl DiskBackend {
         }
         db.open_tree(LEGACY_OBJECTS_TREE)
             .map(Some)
-            .map_err(self.engine())
+            .map_err(self.sled_error())
     }
 
     /// Replaces the stored bytes of `id` without verification (inserting them if `id` is
@@ -348,17 +336,17 @@ impl DiskBackend {
         logged: &[u8],
     ) -> StoreResult<Result<(), RefMismatch>> {
         let d = self.database()?;
-        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.engine())
+        ref_journal::move_refs(&d.refs, &d.meta, moves, lines, logged).map_err(self.sled_error())
     }
 
     /// The ref journal (see [`DiskBackend::move_refs`]).
     pub(crate) fn ref_journal(&self) -> StoreResult<Vec<u8>> {
-        ref_journal::read(&self.database()?.meta).map_err(self.engine())
+        ref_journal::read(&self.database()?.meta).map_err(self.sled_error())
     }
 
-    /// The error mapping of this database (see [`engine`]).
-    fn engine(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
-        engine(&self.path)
+    /// The error mapping of this database (see [`sled_error`]).
+    fn sled_error(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
+        sled_error(&self.path)
     }
 
     /// Stores objects: each is looked up first; the new ones, and those whose stored copy
@@ -407,7 +395,7 @@ impl DiskBackend {
     /// `packs`, holding the refs `refs` and the ref journal `journal`, durably: the rebuild
     /// of a lost or damaged database (`Store::repair`) and of an older store's (the upgrade).
     /// `store` is the store directory, for errors.
-    pub(crate) fn build(
+    pub(crate) fn build_database(
         store: &Path,
         path: &Path,
         packs: &Path,
@@ -429,24 +417,16 @@ impl DiskBackend {
             let _ = built.cas_ref(name, None, Some(value))?;
         }
         if !journal.is_empty() {
-            ref_journal::restore(&built.database()?.meta, journal).map_err(built.engine())?;
+            let meta = &built.database()?.meta;
+            meta.insert(ref_journal::JOURNAL_KEY, journal)
+                .map_err(built.sled_error())?;
         }
         built.flush()
     }
 
-    /// Syncs the packs, writes the index files they now need, then flushes sled.
-    fn make_durable(&self) -> StoreResult<()> {
-        let (active, _) = self.packs.sync()?;
-        self.index.persist(active)?;
-        if let RefHome::Database(d) = &self.home {
-            d.db.flush().map_err(self.engine())?;
-        }
-        Ok(())
-    }
-
     /// Rebuilds every pack index file that fails its checksum (see
     /// [`Store::check_index_files`](super::Store::check_index_files)).
-    pub(crate) fn heal_index_files(&self) -> StoreResult<u64> {
+    pub(crate) fn check_index_files(&self) -> StoreResult<u64> {
         self.index.heal_once()
     }
 
@@ -514,9 +494,14 @@ impl ObjectStore for DiskBackend {
         Ok(self.index.delete(id))
     }
 
-    /// Syncs the packs, writes the index files they need, then flushes sled.
+    /// Syncs the packs, writes the index files they now need, then flushes sled.
     fn flush(&self) -> StoreResult<()> {
-        self.make_durable()
+        let active = self.packs.sync()?;
+        self.index.persist(active)?;
+        if let RefHome::Database(d) = &self.home {
+            d.db.flush().map_err(self.sled_error())?;
+        }
+        Ok(())
     }
 
     /// See the `reclaim` module.
@@ -534,7 +519,8 @@ impl RefStore for DiskBackend {
                 return Ok(at.ok().map(|i| refs[i].1.clone()));
             }
         };
-        Ok(d.refs.get(name).map_err(self.engine())?.map(|v| v.to_vec()))
+        let value = d.refs.get(name).map_err(self.sled_error())?;
+        Ok(value.map(|v| v.to_vec()))
     }
 
     fn cas_ref(
@@ -547,7 +533,7 @@ impl RefStore for DiskBackend {
             .database()?
             .refs
             .compare_and_swap(name, expected, new)
-            .map_err(self.engine())?
+            .map_err(self.sled_error())?
             .map_err(|cas| cas.current.map(|v| v.to_vec())))
     }
 
@@ -566,7 +552,7 @@ impl RefStore for DiskBackend {
         d.refs
             .scan_prefix(prefix)
             .map(|entry| {
-                let (name, value) = entry.map_err(self.engine())?;
+                let (name, value) = entry.map_err(self.sled_error())?;
                 let name =
                     String::from_utf8(name.to_vec()).map_err(|e| StoreError::BadRefName {
                         name: e.into_bytes(),
@@ -580,7 +566,7 @@ impl RefStore for DiskBackend {
 impl Backend for DiskBackend {
     fn size_on_disk(&self) -> StoreResult<u64> {
         match &self.home {
-            RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.engine())?
+            RefHome::Database(d) => Ok(d.db.size_on_disk().map_err(self.sled_error())?
                 + self.index.size_on_disk()
                 + self.packs.total_size()?),
             RefHome::Recorded { size, .. } => Ok(*size),

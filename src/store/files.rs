@@ -17,16 +17,11 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
     }
 }
 
-/// Make the entries of directory `dir` durable (a no-op where directories cannot be opened
-/// as files).
+/// Make the entries of directory `dir` durable.
 pub(crate) fn sync_dir(dir: &Path) -> StoreResult<()> {
-    #[cfg(unix)]
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(io_err(dir))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
+        .map_err(io_err(dir))
 }
 
 /// Removes directory `dir` and everything in it, if it is there.
@@ -70,7 +65,7 @@ pub(crate) fn is_temp_name(file_name: &str) -> bool {
 /// a mix, and after a crash `path` holds one of the two whole. On failure the temporary
 /// file is removed and `path` is untouched.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> StoreResult<()> {
-    replace_file(path, bytes, true)
+    replace_with(path, true, SHARED, &mut |f| f.write_all(bytes))
 }
 
 /// As [`write_atomically`], for a file only its owner may read (mode 0600 from the moment it
@@ -84,7 +79,7 @@ pub(crate) fn write_atomically_private(path: &Path, bytes: &[u8]) -> StoreResult
 /// shows a torn one to a reader. Every command that closes the store publishes one, so the
 /// syncs would cost every command milliseconds for nothing.
 pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> StoreResult<()> {
-    replace_file(path, bytes, false)
+    replace_with(path, false, SHARED, &mut |f| f.write_all(bytes))
 }
 
 /// As [`write_cache_file`], for a file written piece by piece by `fill` (through a buffer)
@@ -105,10 +100,6 @@ pub(crate) fn write_cache_file_with(
     })
 }
 
-fn replace_file(path: &Path, bytes: &[u8], durable: bool) -> StoreResult<()> {
-    replace_with(path, durable, SHARED, &mut |f| f.write_all(bytes))
-}
-
 /// Permission bits a new file is created with: readable by all (less the umask), or by its
 /// owner only.
 const SHARED: u32 = 0o666;
@@ -120,10 +111,10 @@ fn replace_with(
     mode: u32,
     fill: &mut dyn FnMut(&mut File) -> io::Result<()>,
 ) -> StoreResult<()> {
-    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(dir) => dir,
-        None => Path::new("."),
-    };
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if let Err(e) = fs::create_dir_all(dir) {
         // Say plainly when something other than a directory is in the way.
         let e = match fs::metadata(dir) {
@@ -138,10 +129,7 @@ fn replace_with(
     let tmp = temp_path(path);
     let mut open = fs::OpenOptions::new();
     open.write(true).create(true).truncate(true);
-    #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut open, mode);
-    #[cfg(not(unix))]
-    let _ = mode;
     let written = open
         .open(&tmp)
         .and_then(|mut f| {

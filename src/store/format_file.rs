@@ -13,13 +13,10 @@ use super::{StoreError, StoreResult};
 pub const FORMAT_FILE: &str = "FORMAT";
 /// The store format version this build writes and reads.
 pub const FORMAT_VERSION: u32 = 4;
-/// The oldest format version this build opens, moving its objects into packs and
-/// rewriting FORMAT: objects inside sled, no `packs/` directory.
+/// The oldest format version this build opens: objects inside sled, no `packs/` directory.
+/// It and the versions after it up to [`FORMAT_VERSION`] (which kept the object index in the
+/// database) are upgraded when opened (see the `upgrade` module).
 pub(super) const LEGACY_FORMAT_VERSION: u32 = 1;
-/// The format versions whose object index was kept in the database (version 2: one sled
-/// entry per object; version 3: runs); opened, the database is rebuilt (see the `upgrade`
-/// module).
-const OLDER_FORMAT_VERSIONS: [u32; 2] = [2, 3];
 
 /// First line of every FORMAT file.
 const FORMAT_MAGIC: &str = "memoir-store";
@@ -73,10 +70,7 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<u32> {
     let found: u32 = version
         .parse()
         .map_err(|_| garbled(format!("format-version {version:?} is not a number")))?;
-    if found != FORMAT_VERSION
-        && found != LEGACY_FORMAT_VERSION
-        && !OLDER_FORMAT_VERSIONS.contains(&found)
-    {
+    if !(LEGACY_FORMAT_VERSION..=FORMAT_VERSION).contains(&found) {
         return Err(StoreError::UnsupportedVersion {
             path: path.to_path_buf(),
             found,
@@ -94,9 +88,9 @@ fn parse_format(path: &Path, text: &str) -> StoreResult<u32> {
 
 /// Read and parse the FORMAT file of store directory `path`: its format version.
 pub(super) fn read_format(path: &Path) -> StoreResult<u32> {
-    let file_path = path.join(FORMAT_FILE);
-    let file = match File::open(&file_path) {
-        Ok(f) => f,
+    let unreadable =
+        |e: io::Error| not_a_store(path, format!("cannot read {FORMAT_FILE} file: {e}"));
+    let file = match File::open(path.join(FORMAT_FILE)) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(not_a_store(
                 path,
@@ -106,17 +100,12 @@ pub(super) fn read_format(path: &Path) -> StoreResult<u32> {
                 ),
             ))
         }
-        Err(e) => {
-            return Err(not_a_store(
-                path,
-                format!("cannot read {FORMAT_FILE} file: {e}"),
-            ))
-        }
+        opened => opened.map_err(unreadable)?,
     };
     let mut bytes = Vec::new();
     file.take(FORMAT_MAX_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| not_a_store(path, format!("cannot read {FORMAT_FILE} file: {e}")))?;
+        .map_err(unreadable)?;
     if bytes.len() as u64 > FORMAT_MAX_BYTES {
         return Err(not_a_store(
             path,

@@ -1,16 +1,6 @@
 //! The [`Store`] handle: an open engine, plus for a store directory the lock on it and its
 //! head cache file. Opening and creating are in `lifecycle`; the files of the directory
-//! in `format_file`, `lock` and `head_cache`.
-//!
-//! Layout of a store directory:
-//!
-//! ```text
-//! <store>/FORMAT   metadata, written last by `create` (its presence makes it a store)
-//! <store>/LOCK     empty file; an exclusive OS lock on it means "this store is open"
-//! <store>/db/      the sled database: the refs and the ref journal
-//! <store>/packs/   pack files holding the objects' bytes, and their index files
-//! <store>/cache/   derived data (see store-format.md); `cache/head` is kept here
-//! ```
+//! (FORMAT, LOCK, `db/`, `packs/`, `cache/`) are described in store-format.md, section 1.
 
 use std::fmt;
 use std::fs::File;
@@ -21,7 +11,7 @@ use std::time::Duration;
 use super::head_cache::{self, CachedHead, HeadCacheFile};
 use super::lifecycle::log_path;
 use super::lock;
-use super::read_only::{ReadOnly, Scratch};
+use super::read_only::{ReadOnlyReason, Scratch};
 use super::reflog::{RefLog, RefNote};
 #[cfg(any(test, feature = "testing"))]
 use super::TestBackend;
@@ -67,7 +57,7 @@ struct Inner {
     reflog: Option<RefLog>,
     /// Why every write through this handle fails, when it does: the store was opened
     /// without write access, or for reading only because its disk was full.
-    read_only: Option<ReadOnly>,
+    read_only: Option<ReadOnlyReason>,
     /// The private copy of the database such a store reads, removed after the engine closed.
     _scratch: Option<Scratch>,
 }
@@ -112,24 +102,7 @@ impl Store {
     /// A handle on `engine`; `lock` and `path` are the held LOCK file and the directory of a
     /// store directory (both `None` for a store in memory).
     pub(super) fn from_parts(engine: Engine, lock: Option<File>, path: Option<PathBuf>) -> Store {
-        // A closed read publishes nothing: it changed nothing, and holds no LOCK.
-        let publishes = matches!(engine, Engine::Disk(_));
-        let reflog = path.as_deref().filter(|_| publishes).map(RefLog::new);
-        Store {
-            inner: Arc::new(Inner {
-                engine,
-                head: HeadCacheFile::new(
-                    path.as_ref()
-                        .filter(|_| publishes)
-                        .map(|p| (p.clone(), log_path(p))),
-                ),
-                _lock: lock,
-                path,
-                reflog,
-                read_only: None,
-                _scratch: None,
-            }),
-        }
+        Store::assemble(engine, lock, path, None)
     }
 
     /// A handle on `engine`, which reads the store in `path` from the private copy of its
@@ -140,30 +113,45 @@ impl Store {
         path: PathBuf,
         scratch: Scratch,
         lock: Option<File>,
-        why: ReadOnly,
+        why: ReadOnlyReason,
     ) -> Store {
+        Store::assemble(engine, lock, Some(path), Some((why, scratch)))
+    }
+
+    /// A handle that logs ref moves and publishes its cached head only when it may write
+    /// the store: an opened store, not a closed read (which holds no LOCK) nor one that
+    /// only reads (`read_only`).
+    fn assemble(
+        engine: Engine,
+        lock: Option<File>,
+        path: Option<PathBuf>,
+        read_only: Option<(ReadOnlyReason, Scratch)>,
+    ) -> Store {
+        let writer = matches!(engine, Engine::Disk(_)) && read_only.is_none();
+        let dir = path.as_deref().filter(|_| writer);
+        let (read_only, scratch) = read_only.unzip();
         Store {
             inner: Arc::new(Inner {
+                head: HeadCacheFile::new(dir.map(|p| (p.to_path_buf(), log_path(p)))),
+                reflog: dir.map(RefLog::new),
                 engine,
-                head: HeadCacheFile::new(None),
                 _lock: lock,
-                path: Some(path),
-                reflog: None,
-                read_only: Some(why),
-                _scratch: Some(scratch),
+                path,
+                read_only,
+                _scratch: scratch,
             }),
         }
     }
 
     /// Fails on a handle that only reads: [`StoreError::ReadOnly`], or
     /// [`StoreError::DiskFull`] when the disk's being full is why.
-    fn writable(&self) -> StoreResult<()> {
+    fn check_writable(&self) -> StoreResult<()> {
         if self.is_closed_read() {
             return Err(StoreError::ReadOnly);
         }
         match (self.inner.read_only, &self.inner.path) {
             (None, _) => Ok(()),
-            (Some(ReadOnly::DiskFull), Some(path)) => {
+            (Some(ReadOnlyReason::DiskFull), Some(path)) => {
                 Err(StoreError::DiskFull { path: path.clone() })
             }
             (Some(_), _) => Err(StoreError::ReadOnly),
@@ -201,7 +189,7 @@ impl Store {
     /// read through it that fails (garbage collection may delete a pack meanwhile) should
     /// be retried with the store opened.
     pub fn read_closed(path: &Path) -> Option<Store> {
-        let (_, cached) = head_cache::read_all(path, &log_path(path))?;
+        let (_, cached) = head_cache::read(path, &log_path(path))?;
         let backend = DiskBackend::open_closed(path, cached)?;
         Some(Store::from_parts(
             Engine::Closed(backend),
@@ -263,7 +251,7 @@ impl Store {
     /// (none on a handle that cannot write).
     pub fn check_index_files(&self) -> StoreResult<u64> {
         match &self.inner.engine {
-            Engine::Disk(b) => b.heal_index_files(),
+            Engine::Disk(b) => b.check_index_files(),
             _ => Ok(0),
         }
     }
@@ -272,7 +260,7 @@ impl Store {
     /// locking the store: `None` unless its file is whole and no one opened the store since
     /// it was written. A reader that uses it sees the store as it was at that close.
     pub fn cached_head(path: &Path) -> Option<CachedHead> {
-        head_cache::read(path, &log_path(path))
+        head_cache::read(path, &log_path(path)).map(|(head, _)| head)
     }
 
     /// The store directory (`None` for a memory store).
@@ -292,12 +280,12 @@ impl ObjectStore for Store {
     }
 
     fn put(&self, id: &RawId, bytes: &[u8]) -> StoreResult<PutOutcome> {
-        self.writable()?;
+        self.check_writable()?;
         self.backend().put(id, bytes)
     }
 
     fn put_many(&self, objects: &[(RawId, Vec<u8>)]) -> StoreResult<Vec<PutOutcome>> {
-        self.writable()?;
+        self.check_writable()?;
         self.backend().put_many(objects)
     }
 
@@ -310,12 +298,12 @@ impl ObjectStore for Store {
     }
 
     fn delete(&self, id: &RawId) -> StoreResult<bool> {
-        self.writable()?;
+        self.check_writable()?;
         self.backend().delete(id)
     }
 
     fn reclaim(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
-        self.writable()?;
+        self.check_writable()?;
         self.backend().reclaim(rule)
     }
 
@@ -346,7 +334,7 @@ impl RefStore for Store {
             expected,
             new,
         }];
-        Ok(self.moving(&one)?.map_err(|(_, current)| current))
+        Ok(self.move_refs_logged(&one)?.map_err(|(_, current)| current))
     }
 
     fn list_refs(&self, prefix: &str) -> StoreResult<Vec<(String, Vec<u8>)>> {
@@ -354,7 +342,7 @@ impl RefStore for Store {
     }
 
     fn cas_refs(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), String>> {
-        Ok(self.moving(moves)?.map_err(|(name, _)| name))
+        Ok(self.move_refs_logged(moves)?.map_err(|(name, _)| name))
     }
 }
 
@@ -363,8 +351,8 @@ impl Store {
     /// first; with a ref log, their lines replace in the ref journal, in the same
     /// transaction, those the log already holds, and are queued for the log once the moves
     /// are made. On a mismatch, the first ref that differs and its current value.
-    fn moving(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), RefMismatch>> {
-        self.writable()?;
+    fn move_refs_logged(&self, moves: &[RefMove<'_>]) -> StoreResult<Result<(), RefMismatch>> {
+        self.check_writable()?;
         self.inner.head.before_ref_change()?;
         let (Engine::Disk(backend), Some(log)) = (&self.inner.engine, &self.inner.reflog) else {
             return Ok(match self.backend().cas_refs(moves)? {
@@ -375,7 +363,7 @@ impl Store {
         let (lines, logged) = (log.lines(moves), log.logged());
         let moved = backend.move_refs(moves, &lines, &logged)?;
         if moved.is_ok() {
-            log.unjournaled(logged.len());
+            log.forget_logged(logged.len());
             log.queue(&lines);
         }
         Ok(moved)

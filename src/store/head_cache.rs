@@ -18,7 +18,7 @@ use std::sync::Mutex;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-use super::cache::{remove_cache_file, DerivedCache, CACHE_DIR};
+use super::cache::{remove_cache_file, DerivedCache};
 use super::disk_backend::Refs;
 use super::files::write_cache_file;
 use super::packs::{pack_files, PACKS_DIR};
@@ -90,31 +90,12 @@ impl CachedHead {
     }
 }
 
+/// The head cache file, relative to the store directory.
+const HEAD_FILE: &str = "cache/head";
+
 /// Where the head cache file of the store at `store_dir` lives.
 fn head_path(store_dir: &Path) -> PathBuf {
-    store_dir.join(CACHE_DIR).join(HEAD_FILE)
-}
-
-/// The head cache file, relative to the store directory.
-const HEAD_FILE_PATH: &str = "cache/head";
-/// Its name inside the cache directory.
-const HEAD_FILE: &str = "head";
-
-/// Makes the head cache file at `path` say nothing: removed, else emptied (best effort;
-/// see [`HeadCacheFile::before_ref_change`]).
-fn void(path: &Path) {
-    if remove_cache_file(path).is_err() {
-        let _ = fs::OpenOptions::new().write(true).truncate(true).open(path);
-    }
-}
-
-/// The record of the head cache file of the store at `store_dir`, whatever its
-/// fingerprint says (so also while the store is open); `None` when the file is missing or
-/// not whole.
-fn read_record(store_dir: &Path) -> Option<CachedHead> {
-    let bytes = file_bytes(store_dir)?;
-    let (_, record, _) = split(&bytes)?;
-    CachedHead::decode(record)
+    store_dir.join(HEAD_FILE)
 }
 
 /// The bytes of the head cache file of the store at `store_dir`, unless it is missing or
@@ -129,7 +110,7 @@ fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
 
 /// The fingerprint, record and the rest (refs and packs) of a head cache file's bytes, if
 /// they are whole.
-fn split(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+fn split_file(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let body_len = bytes.len().checked_sub(16)?;
     let (body, sum) = bytes.split_at(body_len);
     if xxh3_128(body).to_le_bytes() != sum || body.len() < MAGIC.len() + PRINT_LEN + 4 {
@@ -218,14 +199,18 @@ impl CachedRefs {
 pub struct HeadCache;
 
 impl HeadCache {
+    /// The record of the head cache file of the store at `dir`, whatever its fingerprint
+    /// says (so also while the store is open), if it is whole and names an object that
+    /// `live` says the store does not have.
     fn stale_record(dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<CachedHead> {
-        read_record(dir).filter(|r| !live(&r.commit) || !live(&r.root))
+        let bytes = file_bytes(dir)?;
+        CachedHead::decode(split_file(&bytes)?.1).filter(|r| !live(&r.commit) || !live(&r.root))
     }
 }
 
 impl DerivedCache for HeadCache {
     fn files(&self) -> &'static [&'static str] {
-        &[HEAD_FILE_PATH]
+        &[HEAD_FILE]
     }
 
     fn stale(&self, dir: &Path, live: &dyn Fn(&[u8]) -> bool) -> Option<String> {
@@ -257,16 +242,12 @@ fn fingerprint(file: &Path) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The cached head of the store at `store_dir`, when its file is whole and the engine's
-/// log file at `log` still has the fingerprint it records; `None` otherwise.
-pub(super) fn read(store_dir: &Path, log: &Path) -> Option<CachedHead> {
-    read_all(store_dir, log).map(|(head, _)| head)
-}
-
-/// The cached head with every ref and pack length of that close, as [`read`] trusts them.
-pub(super) fn read_all(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
+/// The cached head of the store at `store_dir` with every ref and pack length of that close,
+/// when its file is whole and the engine's log file at `log` still has the fingerprint it
+/// records; `None` otherwise.
+pub(super) fn read(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRefs)> {
     let bytes = file_bytes(store_dir)?;
-    let (print, record, more) = split(&bytes)?;
+    let (print, record, more) = split_file(&bytes)?;
     if fingerprint(log).ok()? != print {
         return None;
     }
@@ -288,8 +269,8 @@ struct State {
     version: u64,
     /// The highest version made durable by a flush.
     durable: u64,
-    /// The cached head (and every ref) given for a version.
-    noted: Option<(u64, CachedHead, Refs)>,
+    /// The cached head (and every ref) given for the current version.
+    noted: Option<(CachedHead, Refs)>,
     /// Whether this handle removed the file (it does so once, before its first ref
     /// change).
     removed: bool,
@@ -332,7 +313,13 @@ impl HeadCacheFile {
         let mut st = self.state();
         if !st.removed {
             if let Some((dir, _)) = &self.paths {
-                void(&head_path(dir));
+                let path = head_path(dir);
+                if remove_cache_file(&path).is_err() {
+                    let _ = fs::OpenOptions::new()
+                        .write(true)
+                        .truncate(true)
+                        .open(&path);
+                }
             }
             st.removed = true;
         }
@@ -352,7 +339,7 @@ impl HeadCacheFile {
     pub(super) fn note(&self, version: u64, head: CachedHead, refs: Vec<(String, Vec<u8>)>) {
         let mut st = self.state();
         if st.version == version {
-            st.noted = Some((version, head, refs));
+            st.noted = Some((head, refs));
         }
     }
 
@@ -363,10 +350,10 @@ impl HeadCacheFile {
             return;
         };
         let st = self.state();
-        let Some((v, head, refs)) = &st.noted else {
+        let Some((head, refs)) = &st.noted else {
             return;
         };
-        if *v != st.version || *v > st.durable {
+        if st.version > st.durable {
             return;
         }
         let Ok(print) = fingerprint(log) else {

@@ -3,6 +3,7 @@
 //! store without a directory. Closing is dropping the last [`Store`] handle, which closes
 //! the engine, publishes the cached head and releases the lock, in that order.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -71,13 +72,13 @@ pub(super) fn log_path(path: &Path) -> PathBuf {
 /// engine of a handle this process just closed lets go of its files from a background thread,
 /// a moment after the drop. Holding LOCK, nobody else can be there, so that moment is waited
 /// for even when the caller's lock timeout is zero.
-const ENGINE_RELEASE_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+const ENGINE_RELEASE_GRACE: Duration = Duration::from_secs(2);
 
 /// Open the sled database of a store whose LOCK is held. sled's own lock on its log file
 /// can outlive the previous holder's handle by a moment (its I/O threads drop the last
 /// reference after the LOCK is released), so a database still locked is waited for like
 /// the LOCK, within `opts.lock_timeout` (at least [`ENGINE_RELEASE_GRACE`]).
-pub(super) fn open_sled(path: &Path, opts: &OpenOptions) -> StoreResult<DiskBackend> {
+pub(super) fn open_disk_backend(path: &Path, opts: &OpenOptions) -> StoreResult<DiskBackend> {
     let wait = opts.lock_timeout.max(ENGINE_RELEASE_GRACE);
     lock::wait_while_held(path, wait, || {
         DiskBackend::open(&path.join(DB_DIR), &path.join(PACKS_DIR), opts, true)
@@ -123,6 +124,12 @@ pub(super) fn require_recovered(path: &Path, backend: DiskBackend) -> StoreResul
         path: path.to_path_buf(),
         detail: "it holds no database (its files are missing)".into(),
     })
+}
+
+/// Whether `name` is the temporary file of a FORMAT being written.
+fn is_format_temp(name: &OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
 }
 
 /// What `create` made so far, so that a failed create can remove exactly that.
@@ -200,12 +207,8 @@ impl Store {
                 names.push(entry.map_err(io_err(path))?.file_name());
             }
             if !names.is_empty() {
-                let ours = |n: &std::ffi::OsString| {
-                    HALF_MADE.iter().any(|h| n == *h)
-                        || n.to_str()
-                            .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
-                };
-                if names.iter().all(ours) {
+                let ours = |n: &OsStr| HALF_MADE.iter().any(|h| n == *h) || is_format_temp(n);
+                if names.iter().all(|n| ours(n)) {
                     return Self::finish_half_made(path, opts);
                 }
                 return Err(StoreError::NotEmpty {
@@ -236,10 +239,7 @@ impl Store {
         // A FORMAT the killed create was still writing (its temporary file).
         for entry in fs::read_dir(path).map_err(io_err(path))? {
             let name = entry.map_err(io_err(path))?.file_name();
-            if name
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("{FORMAT_FILE}.tmp.")))
-            {
+            if is_format_temp(&name) {
                 let _ = fs::remove_file(path.join(name));
             }
         }
@@ -283,7 +283,7 @@ impl Store {
         let packs_path = path.join(PACKS_DIR);
         fs::create_dir(&packs_path).map_err(io_err(&packs_path))?;
         created.packs = true;
-        let backend = open_sled(path, opts)?;
+        let backend = open_disk_backend(path, opts)?;
         backend.flush()?;
 
         created.format = true;
@@ -311,10 +311,7 @@ impl Store {
     /// The lock is per open file, so a second `open` of the same store in the same process
     /// is busy too (see the `lock` module).
     ///
-    /// An older store is upgraded (see the `upgrade` module): its database is rebuilt in the
-    /// current format beside the old one, which is set aside only once the new one is
-    /// durable and dropped once FORMAT says the current version, so no build ever sees a
-    /// store without its objects, their index or its refs.
+    /// An older store is upgraded first (see the `upgrade` module).
     pub fn open(path: &Path, opts: &OpenOptions) -> StoreResult<Store> {
         match fs::metadata(path) {
             Ok(m) if m.is_dir() => {}
@@ -353,7 +350,7 @@ impl Store {
         if version != FORMAT_VERSION {
             upgrade::rebuild(path, opts)?;
         }
-        let engine = match open_sled(path, opts) {
+        let engine = match open_disk_backend(path, opts) {
             Ok(backend) => Engine::Disk(require_recovered(path, backend)?),
             // sled writes as it opens: on a full disk the store is still read, from a copy
             // of its database elsewhere, holding the LOCK.

@@ -1,6 +1,7 @@
 //! In-memory backend: ordered maps behind read-write locks. For tests and benches; nothing
 //! survives the process.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::RwLock;
@@ -27,11 +28,7 @@ struct MemKey([u64; 4]);
 
 impl MemKey {
     fn of(id: &RawId) -> MemKey {
-        let w = |i: usize| {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&id[i * 8..i * 8 + 8]);
-            u64::from_be_bytes(b)
-        };
+        let w = |i: usize| u64::from_be_bytes(id[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         MemKey([w(0), w(1), w(2), w(3)])
     }
 
@@ -48,7 +45,7 @@ impl MemKey {
 fn put_into(map: &mut BTreeMap<MemKey, Bytes>, id: &RawId, bytes: &[u8]) -> PutOutcome {
     // One descent of the map whether the id is new or not.
     match map.entry(MemKey::of(id)) {
-        std::collections::btree_map::Entry::Occupied(mut e) => {
+        Entry::Occupied(mut e) => {
             let stored = e.get_mut();
             if stored[..] == *bytes {
                 PutOutcome::Existing
@@ -57,7 +54,7 @@ fn put_into(map: &mut BTreeMap<MemKey, Bytes>, id: &RawId, bytes: &[u8]) -> PutO
                 PutOutcome::Repaired
             }
         }
-        std::collections::btree_map::Entry::Vacant(e) => {
+        Entry::Vacant(e) => {
             e.insert(Bytes::copy_from_slice(bytes));
             PutOutcome::Written
         }

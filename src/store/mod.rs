@@ -240,13 +240,6 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-impl StoreError {
-    /// A storage engine error, keeping the engine's error as the source.
-    pub(crate) fn backend(e: impl std::error::Error + Send + Sync + 'static) -> StoreError {
-        StoreError::Backend(Box::new(e))
-    }
-}
-
 /// Result alias of the store layer.
 pub type StoreResult<T> = Result<T, StoreError>;
 

@@ -21,7 +21,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use super::files::{io_err, sync_dir};
 use super::pack_index::{self, index_path, Entry, PackIndex};
-use super::packs::{pack_files, pack_name, Location, HEADER, RECORD_HEAD};
+use super::packs::{pack_files, pack_in_store, pack_name, Location, HEADER, RECORD_HEAD};
 use super::{FileDamage, RawId, StoreError, StoreResult};
 
 /// Whether an object's bytes hash to its id: the check of a record that the object layer
@@ -145,7 +145,7 @@ fn places(records: Vec<Entry>) -> HashMap<RawId, (u64, u32)> {
 
 /// One pack as the index knows it.
 #[derive(Debug)]
-struct Pack {
+struct IndexedPack {
     /// Its index file, if it has a usable one.
     file: Option<PackIndex>,
     /// The records after what the file covers: id -> (offset, length); a later record of
@@ -158,11 +158,11 @@ struct Pack {
     end: u64,
 }
 
-impl Pack {
+impl IndexedPack {
     /// A pack read through `file` up to `end`, with no records known after it yet.
-    fn new(file: Option<PackIndex>, end: u64) -> Pack {
+    fn new(file: Option<PackIndex>, end: u64) -> IndexedPack {
         let (tail, damaged) = (HashMap::new(), HashMap::new());
-        Pack {
+        IndexedPack {
             file,
             tail,
             damaged,
@@ -187,8 +187,8 @@ impl Pack {
 /// were written.
 #[derive(Debug, Default)]
 struct State {
-    packs: BTreeMap<u32, Pack>,
-    gone: HashSet<RawId>,
+    packs: BTreeMap<u32, IndexedPack>,
+    deleted: HashSet<RawId>,
     /// Stretches of the tails read that are not records (damage, or a crash's torn record
     /// with records after it), by pack: reported by `fsck`.
     gaps: Vec<(u32, Gap)>,
@@ -234,13 +234,13 @@ impl ObjectIndex {
             let mut end = len;
             if let Some(&(start, gap_end)) = scan.gaps.last() {
                 if writable && Some(no) == newest && gap_end == len {
-                    cut(&path, start.max(HEADER))?;
+                    truncate_durably(&path, start.max(HEADER))?;
                     end = start.max(HEADER);
                     scan.gaps.pop();
                 }
             }
             state.gaps.extend(scan.gaps.into_iter().map(|g| (no, g)));
-            let mut pack = Pack::new(file, end);
+            let mut pack = IndexedPack::new(file, end);
             (pack.tail, pack.damaged) = (places(scan.records), places(scan.damaged));
             state.packs.insert(no, pack);
         }
@@ -248,7 +248,7 @@ impl ObjectIndex {
         for no in pack_index::without_pack(dir) {
             if let Some(file) = PackIndex::open(&index_path(dir, no), no) {
                 let end = file.covered();
-                state.packs.insert(no, Pack::new(Some(file), end));
+                state.packs.insert(no, IndexedPack::new(Some(file), end));
             }
         }
         let index = ObjectIndex {
@@ -258,11 +258,9 @@ impl ObjectIndex {
             writable,
             checked: AtomicBool::new(false),
         };
-        if writable {
-            if let Some(active) = newest {
-                // Best effort: a file not written now is written by a later flush.
-                let _ = index.write_files(&mut index.write(), active);
-            }
+        if let Some(active) = newest {
+            // Best effort: a file not written now is written by a later flush.
+            let _ = index.persist(active);
         }
         Ok(index)
     }
@@ -284,7 +282,7 @@ impl ObjectIndex {
                 return None;
             }
             let scan = scan_records(&read_span(&path, from, len).ok()?, from, None);
-            let mut pack = Pack::new(file, len);
+            let mut pack = IndexedPack::new(file, len);
             pack.tail = places(scan.records);
             state.packs.insert(no, pack);
         }
@@ -318,7 +316,7 @@ impl ObjectIndex {
     /// Where the record of `id` is: the newest pack holding it wins.
     pub(crate) fn find(&self, id: &RawId) -> Option<Location> {
         let st = self.read();
-        if st.gone.contains(id) {
+        if st.deleted.contains(id) {
             return None;
         }
         let at = |pack: u32, (offset, len): (u64, u32)| Location { pack, offset, len };
@@ -338,11 +336,11 @@ impl ObjectIndex {
     pub(crate) fn add(&self, places: &[(RawId, Location)]) {
         let mut st = self.write();
         for (id, loc) in places {
-            st.gone.remove(id);
+            st.deleted.remove(id);
             let pack = st
                 .packs
                 .entry(loc.pack)
-                .or_insert_with(|| Pack::new(None, HEADER));
+                .or_insert_with(|| IndexedPack::new(None, HEADER));
             pack.damaged.remove(id);
             pack.tail.insert(*id, (loc.offset, loc.len));
             pack.end = pack.end.max(loc.offset + loc.record_bytes());
@@ -353,7 +351,7 @@ impl ObjectIndex {
     pub(crate) fn delete(&self, id: &RawId) -> bool {
         let found = self.find(id).is_some();
         if found {
-            self.write().gone.insert(*id);
+            self.write().deleted.insert(*id);
         }
         found
     }
@@ -390,7 +388,7 @@ impl ObjectIndex {
         }
         let mut out: Vec<(RawId, Location)> = all
             .into_iter()
-            .filter(|(id, _)| !st.gone.contains(id))
+            .filter(|(id, _)| !st.deleted.contains(id))
             .collect();
         out.sort_unstable_by_key(|(id, _)| *id);
         Ok(out)
@@ -409,12 +407,15 @@ impl ObjectIndex {
             }
             out.extend(p.tail.keys().filter(|id| id.starts_with(prefix)));
         }
-        Ok(out.into_iter().filter(|id| !st.gone.contains(id)).collect())
+        Ok(out
+            .into_iter()
+            .filter(|id| !st.deleted.contains(id))
+            .collect())
     }
 
     /// The entries of pack `no`'s index file, checked whole against its checksum; a file
     /// that fails is replaced by a scan of the pack up to what it covered.
-    fn file_entries(&self, no: u32, p: &Pack) -> StoreResult<Vec<Entry>> {
+    fn file_entries(&self, no: u32, p: &IndexedPack) -> StoreResult<Vec<Entry>> {
         let Some(f) = &p.file else {
             return Ok(Vec::new());
         };
@@ -434,18 +435,15 @@ impl ObjectIndex {
         if !self.writable {
             return Ok(());
         }
-        self.write_files(&mut self.write(), active)
-    }
-
-    fn write_files(&self, st: &mut State, active: u32) -> StoreResult<()> {
+        let st = &mut *self.write();
         let numbers: Vec<u32> = st.packs.keys().copied().collect();
         for no in numbers {
             if !self.dir.join(pack_name(no)).exists() {
                 continue; // the index file of a pack that is gone stays as it is
             }
             let p = &st.packs[&no];
-            let holds_gone = st
-                .gone
+            let holds_deleted = st
+                .deleted
                 .iter()
                 .any(|id| p.find(id).is_some() || p.damaged.contains_key(id));
             let stale = if no == active {
@@ -453,7 +451,7 @@ impl ObjectIndex {
             } else {
                 p.file.is_none() || !p.tail.is_empty() || !p.damaged.is_empty()
             };
-            if holds_gone || stale {
+            if holds_deleted || stale {
                 let mut entries = self.file_entries(no, p)?;
                 entries.extend(p.tail.iter().map(|(id, &(o, l))| (*id, o, l)));
                 // A damaged record only where no pack has a whole copy of its object.
@@ -464,12 +462,12 @@ impl ObjectIndex {
                         .filter(|(id, _)| no_copy(id))
                         .map(|(id, &(o, l))| (*id, o, l)),
                 );
-                entries.retain(|(id, _, _)| !st.gone.contains(id));
+                entries.retain(|(id, _, _)| !st.deleted.contains(id));
                 let end = p.end;
                 self.write_file(st, no, end, entries)?;
             }
         }
-        st.gone.clear();
+        st.deleted.clear();
         Ok(())
     }
 
@@ -491,7 +489,7 @@ impl ObjectIndex {
         let pack = st
             .packs
             .entry(no)
-            .or_insert_with(|| Pack::new(None, covered));
+            .or_insert_with(|| IndexedPack::new(None, covered));
         pack.file = Some(file);
         pack.tail.clear();
         pack.damaged.clear();
@@ -556,13 +554,12 @@ impl ObjectIndex {
     /// the stretches of tails that are not records, for `fsck`.
     pub(crate) fn damaged_files(&self) -> Vec<FileDamage> {
         let st = self.read();
-        let name = |no: u32| format!("{}/{}", super::packs::PACKS_DIR, pack_name(no));
         let mut out = Vec::new();
         for (&no, p) in &st.packs {
             let Some(f) = &p.file else { continue };
             if f.entries().is_none() {
                 out.push(FileDamage {
-                    file: format!("{}.idx", name(no)),
+                    file: format!("{}.idx", pack_in_store(no)),
                     problem: "does not match its checksum; `memoir fsck --repair` rebuilds it \
                               from its pack"
                         .into(),
@@ -570,13 +567,13 @@ impl ObjectIndex {
             }
             if !self.dir.join(pack_name(no)).exists() {
                 out.push(FileDamage {
-                    file: name(no),
+                    file: pack_in_store(no),
                     problem: format!("is missing, and its index names {} objects", f.count()),
                 });
             }
         }
         out.extend(st.gaps.iter().map(|(no, (start, end))| FileDamage {
-            file: name(*no),
+            file: pack_in_store(*no),
             problem: format!(
                 "bytes {start} to {end} are not whole records (damage, or a record a crash \
                  tore); the records after them are read, and gc rewrites the pack"
@@ -596,7 +593,7 @@ impl ObjectIndex {
 }
 
 /// Cuts the pack at `path` to `len` bytes, durably.
-fn cut(path: &Path, len: u64) -> StoreResult<()> {
+fn truncate_durably(path: &Path, len: u64) -> StoreResult<()> {
     fs::OpenOptions::new()
         .write(true)
         .open(path)

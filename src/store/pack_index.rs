@@ -166,11 +166,7 @@ impl PackIndex {
         let i = search(ids, id)?;
         let n = u64::from(lo) + i as u64;
         let at = FIXED + self.count as usize * 32 + n as usize * PLACE;
-        let place = &self.map[at..at + PLACE];
-        Some((
-            u64::from_le_bytes(place[..8].try_into().expect("8 bytes")),
-            u32::from_le_bytes(place[8..].try_into().expect("4 bytes")),
-        ))
+        Some(place(&self.map[at..at + PLACE]))
     }
 
     /// The ids the index holds that start with `prefix` (non-empty), ascending.
@@ -209,15 +205,20 @@ impl PackIndex {
             ids.chunks_exact(32)
                 .zip(places.chunks_exact(PLACE))
                 .map(|(id, p)| {
-                    (
-                        id.try_into().expect("32 bytes"),
-                        u64::from_le_bytes(p[..8].try_into().expect("8 bytes")),
-                        u32::from_le_bytes(p[8..].try_into().expect("4 bytes")),
-                    )
+                    let (offset, len) = place(p);
+                    (id.try_into().expect("32 bytes"), offset, len)
                 })
                 .collect(),
         )
     }
+}
+
+/// The record offset and object length that the [`PLACE`] bytes of `p` hold.
+fn place(p: &[u8]) -> (u64, u32) {
+    (
+        u64::from_le_bytes(p[..8].try_into().expect("8 bytes")),
+        u32::from_le_bytes(p[8..PLACE].try_into().expect("4 bytes")),
+    )
 }
 
 /// The place of `id` among `ids` (ascending, 32 bytes each, all starting with `id`'s first

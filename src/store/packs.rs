@@ -94,6 +94,11 @@ pub(crate) fn pack_name(no: u32) -> String {
     format!("pack-{no:08}")
 }
 
+/// Pack `no` as a path relative to the store (`packs/pack-NNNNNNNN`), for messages.
+pub(crate) fn pack_in_store(no: u32) -> String {
+    format!("{PACKS_DIR}/{}", pack_name(no))
+}
+
 /// The pack number a file name stands for, if it names a pack.
 pub(crate) fn pack_number(name: &str) -> Option<u32> {
     let digits = name.strip_prefix("pack-")?;
@@ -118,11 +123,6 @@ pub(crate) fn pack_files(dir: &Path) -> StoreResult<Vec<(u32, PathBuf, u64)>> {
     }
     out.sort_unstable_by_key(|(no, _, _)| *no);
     Ok(out)
-}
-
-/// Every pack number in directory `dir`, ascending.
-fn list(dir: &Path) -> StoreResult<Vec<u32>> {
-    Ok(pack_files(dir)?.into_iter().map(|(no, _, _)| no).collect())
 }
 
 /// A new pack file at `path` holding just the magic.
@@ -152,8 +152,8 @@ impl Packs {
             }
         }
         let mut unsynced = Unsynced::default();
-        let (no, file, len) = match list(dir)?.last() {
-            Some(&no) => {
+        let (no, file, len) = match pack_files(dir)?.last() {
+            Some(&(no, _, _)) => {
                 let path = dir.join(pack_name(no));
                 let file = fs::OpenOptions::new()
                     .read(true)
@@ -211,11 +211,7 @@ impl Packs {
         let Some(file) = self.file(no)? else {
             return Ok(None);
         };
-        let mut len = file.metadata().map_err(io_err(&self.path(no)))?.len();
-        if let Some(limit) = self.limits.as_ref().and_then(|l| l.get(&no)) {
-            len = len.min(*limit);
-        }
-        let map = match usize::try_from(len) {
+        let map = match usize::try_from(self.readable_len(no, &file)?) {
             Ok(0) | Err(_) => return Ok(None),
             // SAFETY: packs are only appended to, never written in place; a pack is cut
             // only at its torn end, past anything a reader was given (see `object_index`);
@@ -231,13 +227,24 @@ impl Packs {
         Ok(Some(maps.entry(no).or_insert(map).clone()))
     }
 
+    /// The length of pack `no`, open as `file`, as far as it is read: a closed read reads
+    /// only up to the length its close recorded.
+    fn readable_len(&self, no: u32, file: &File) -> StoreResult<u64> {
+        let len = file.metadata().map_err(io_err(&self.path(no)))?.len();
+        let limit = self.limits.as_ref().and_then(|l| l.get(&no));
+        Ok(limit.map_or(len, |&limit| len.min(limit)))
+    }
+
     fn path(&self, no: u32) -> PathBuf {
         self.dir.join(pack_name(no))
     }
 
     /// Every pack number present, ascending.
     pub fn numbers(&self) -> StoreResult<Vec<u32>> {
-        list(&self.dir)
+        Ok(pack_files(&self.dir)?
+            .into_iter()
+            .map(|(no, _, _)| no)
+            .collect())
     }
 
     /// Bytes of pack `no` on disk (0 if it is gone).
@@ -348,7 +355,7 @@ impl Packs {
     /// there whole (cut short, another id's record, or its pack is gone): a window of the
     /// pack's map when the record lies inside it, else read by a system call.
     pub fn read(&self, id: &RawId, loc: Location) -> StoreResult<Result<Bytes, Damage>> {
-        let pack = || format!("packs/{}", pack_name(loc.pack));
+        let pack = || pack_in_store(loc.pack);
         let want = loc.record_bytes();
         let mapped = self.map(loc.pack)?.and_then(|map| {
             record_span(loc.offset, want, map.len() as u64).map(|span| map.slice(span))
@@ -383,15 +390,12 @@ impl Packs {
 
     /// The record at `loc` (head included), read by system calls.
     fn read_copy(&self, loc: Location) -> StoreResult<Result<Bytes, Damage>> {
-        let pack = format!("packs/{}", pack_name(loc.pack));
+        let pack = pack_in_store(loc.pack);
         let Some(file) = self.file(loc.pack)? else {
             return Ok(Err(Damage::PackMissing { pack }));
         };
         let want = loc.record_bytes();
-        let mut end = file.metadata().map_err(io_err(&self.path(loc.pack)))?.len();
-        if let Some(limit) = self.limits.as_ref().and_then(|l| l.get(&loc.pack)) {
-            end = end.min(*limit);
-        }
+        let end = self.readable_len(loc.pack, &file)?;
         // A damaged entry may claim up to 4 GiB: never allocate past the readable end.
         if loc.offset.saturating_add(want) > end {
             let offset = loc.offset;
@@ -440,7 +444,7 @@ impl Packs {
             return Ok(None);
         }
         Ok(Some(FileDamage {
-            file: format!("packs/{}", pack_name(no)),
+            file: pack_in_store(no),
             problem: format!(
                 "does not begin with the pack magic {} (its header is damaged); its records are \
                  still found through the index, and gc rewrites the pack",
@@ -469,13 +473,10 @@ impl Packs {
         Ok(())
     }
 
-    /// Makes every append, and every pack created or deleted, durable. Returns the active
-    /// pack and its length: every record up to there is now durable.
-    pub fn sync(&self) -> StoreResult<(u32, u64)> {
-        let end = {
-            let active = locked(&self.active);
-            (active.no, active.len)
-        };
+    /// Makes every append, and every pack created or deleted, durable. Returns the pack
+    /// that was active when the sync started.
+    pub fn sync(&self) -> StoreResult<u32> {
+        let active = self.active_no();
         let mut u = locked(&self.unsynced);
         for &no in &u.packs {
             if let Some(file) = self.file(no)? {
@@ -487,7 +488,7 @@ impl Packs {
             sync_dir(&self.dir)?;
             u.dir = false;
         }
-        Ok(end)
+        Ok(active)
     }
 
     /// Bytes of every pack together.

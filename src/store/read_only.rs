@@ -21,7 +21,7 @@ use super::{DiskBackend, OpenOptions, Store, StoreError, StoreResult};
 
 /// Why a store is read without writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ReadOnly {
+pub(super) enum ReadOnlyReason {
     /// No write access to it.
     NoWriteAccess,
     /// Its disk is full: sled could not open its database, which writes as it opens.
@@ -70,8 +70,8 @@ impl Store {
             return Err(denied);
         };
         let why = match held {
-            Some(_) => ReadOnly::DiskFull,
-            None => ReadOnly::NoWriteAccess,
+            Some(_) => ReadOnlyReason::DiskFull,
+            None => ReadOnlyReason::NoWriteAccess,
         };
         if version != FORMAT_VERSION {
             // An older store is upgraded by its first open with write access.
@@ -83,7 +83,7 @@ impl Store {
         let scratch = match copied {
             Ok(scratch) => scratch,
             // No room for the copy either: the full disk is the error to report.
-            Err(_) if why == ReadOnly::DiskFull => return Err(denied),
+            Err(_) if why == ReadOnlyReason::DiskFull => return Err(denied),
             Err(e) => return Err(e),
         };
         let backend = DiskBackend::open(&scratch.0, &path.join(PACKS_DIR), opts, false)?

@@ -58,12 +58,6 @@ pub(super) fn move_refs(
     }
 }
 
-/// Puts `journal` back as the ref journal of a new database (a rebuilt one keeps the lines
-/// the old one still held for the log).
-pub(super) fn restore(meta: &sled::Tree, journal: &[u8]) -> Result<(), sled::Error> {
-    meta.insert(JOURNAL_KEY, journal).map(|_| ())
-}
-
 /// The journal's bytes (empty when there is none).
 pub(super) fn read(meta: &sled::Tree) -> Result<Vec<u8>, sled::Error> {
     Ok(meta

@@ -125,8 +125,7 @@ impl RefLog {
 
     /// Queues `lines` (of moves made), to be written once they are durable.
     pub(super) fn queue(&self, lines: &[u8]) {
-        let mut pending = locked(&self.pending);
-        pending.extend_from_slice(lines);
+        locked(&self.pending).extend_from_slice(lines);
     }
 
     /// Whether moves are queued that the log does not hold yet.
@@ -153,7 +152,7 @@ impl RefLog {
     }
 
     /// Notes that the ref journal no longer holds the first `len` bytes of [`RefLog::logged`].
-    pub(super) fn unjournaled(&self, len: usize) {
+    pub(super) fn forget_logged(&self, len: usize) {
         locked(&self.logged).drain(..len);
     }
 

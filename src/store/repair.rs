@@ -22,11 +22,11 @@ use super::disk_backend::{salvage, Refs};
 use super::files::{io_err, remove_dir_if_present, sync_dir};
 use super::format_file::read_format;
 use super::handle::Engine;
-use super::lifecycle::{open_sled, DB_DIR};
+use super::lifecycle::{open_disk_backend, DB_DIR};
 use super::lock;
 use super::object_index::scan_pack;
 use super::pack_index::{self, index_path};
-use super::packs::{pack_files, pack_name, PACKS_DIR, RECORD_HEAD};
+use super::packs::{pack_files, pack_in_store, PACKS_DIR, RECORD_HEAD};
 use super::{reflog, DiskBackend, RawId, Store, StoreError, StoreResult};
 
 /// Where a repair builds the new database.
@@ -69,14 +69,12 @@ pub struct RepairReport {
 }
 
 impl Store {
-    /// Rebuilds the index files and the database of the store in `path` (holding its LOCK),
-    /// the database beside the old one: every record of every pack whose bytes pass
-    /// `opts.verify` is indexed (a torn or damaged stretch is stepped over, and the records
-    /// after it are found by re-synchronising on record boundaries), and every ref is set to the value the old database still holds
-    /// (when it can be read and names an object found), else to the value its last ref-log
-    /// entry gave it whose object was found. The new database then replaces the old one, which is kept as
-    /// `db.damaged`. Returns the store, open, and what was done. Refuses, changing nothing, a
-    /// store without a ref log (the refs could not be restored) or options without `verify`.
+    /// Rebuilds the index files and the database of the store in `path` (taking its LOCK),
+    /// as the module documentation says: every pack record whose bytes pass `opts.verify` is
+    /// indexed, and each ref takes the value the old database still holds when its object
+    /// was found, else the latest value the ref log gave it whose object was found. Returns
+    /// the store, open, and what was done. Refuses, changing nothing, a store without a ref
+    /// log (the refs could not be restored) or options without `verify`.
     pub fn repair(path: &Path, opts: &super::OpenOptions) -> StoreResult<(Store, RepairReport)> {
         read_format(path)?;
         let lock = lock::lock_existing(path, opts.lock_timeout)?;
@@ -98,7 +96,7 @@ impl Store {
         let mut scans = Vec::new();
         for (no, pack, len) in pack_files(&dir)? {
             let (scan, covered) = scan_pack(&pack, len, Some(verify))?;
-            let name = format!("{PACKS_DIR}/{}", pack_name(no));
+            let name = pack_in_store(no);
             if !scan.gaps.is_empty() || !scan.damaged.is_empty() {
                 report.torn_packs.push(name.clone());
             }
@@ -133,7 +131,7 @@ impl Store {
         let mut from_database = HashSet::new();
         let (old_refs, journal) = salvage(&path.join(DB_DIR)).unwrap_or_default();
         for (name, value) in old_refs {
-            if found(&value, &present) {
+            if value_present(&value, &present) {
                 from_database.insert(name.clone());
                 refs.insert(name, value);
             }
@@ -146,7 +144,7 @@ impl Store {
 
         let beside = path.join(REPAIR_DIR);
         remove_dir_if_present(&beside)?;
-        DiskBackend::build(path, &beside, &dir, opts, &refs, &journal)?;
+        DiskBackend::build_database(path, &beside, &dir, opts, &refs, &journal)?;
         let mark = beside.join(FINISHED);
         fs::File::create(&mark)
             .and_then(|f| f.sync_all())
@@ -156,7 +154,7 @@ impl Store {
         report.old_database = swap_in(path)?;
         report.refs_restored = refs.into_iter().map(|(name, _)| name).collect();
         let store = Store::from_parts(
-            Engine::Disk(open_sled(path, opts)?),
+            Engine::Disk(open_disk_backend(path, opts)?),
             Some(lock),
             Some(path.to_path_buf()),
         );
@@ -211,7 +209,7 @@ fn swap_in(path: &Path) -> StoreResult<Option<String>> {
 
 /// Whether a ref's `value` can be kept: it is not an id (an attached `HEAD`), or it names an
 /// object in `present`.
-fn found(value: &[u8], present: &HashSet<RawId>) -> bool {
+fn value_present(value: &[u8], present: &HashSet<RawId>) -> bool {
     <RawId>::try_from(value).map_or(true, |id| present.contains(&id))
 }
 
@@ -228,9 +226,10 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
     let mut refs = Vec::new();
     let mut rolled_back = Vec::new();
     for (name, values) in history {
-        let Some(last) = values.last() else { continue };
-        let Some(last) = last else { continue }; // deleted
-        if found(last, present) {
+        let Some(Some(last)) = values.last() else {
+            continue; // deleted
+        };
+        if value_present(last, present) {
             refs.push((name, last.clone()));
             continue;
         }
@@ -239,7 +238,7 @@ fn logged_refs(path: &Path, present: &HashSet<RawId>) -> StoreResult<(Refs, Vec<
         for value in values.iter().rev().skip(1) {
             match value {
                 None => break,
-                Some(v) if found(v, present) => {
+                Some(v) if value_present(v, present) => {
                     refs.push((name, v.clone()));
                     break;
                 }

@@ -34,11 +34,6 @@ const NEW_DB_DIR: &str = "db.new";
 /// Where an upgrade sets the old database aside.
 const OLD_DB_DIR: &str = "db.old";
 
-/// Whether `p` exists (a dangling link counts).
-fn exists(p: &Path) -> bool {
-    p.symlink_metadata().is_ok()
-}
-
 /// Finishes or undoes an upgrade of the store at `path` (FORMAT version `version`) that a
 /// crash cut short; a no-op when none was under way. The caller holds the LOCK.
 pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
@@ -48,11 +43,11 @@ pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
         path.join(DB_DIR),
     );
     let mut changed = false;
-    if exists(&new) {
+    if new.symlink_metadata().is_ok() {
         remove_dir_if_present(&new)?;
         changed = true;
     }
-    if exists(&old) {
+    if old.symlink_metadata().is_ok() {
         if version != FORMAT_VERSION {
             remove_dir_if_present(&db)?;
             fs::rename(&old, &db).map_err(io_err(&old))?;
@@ -73,12 +68,12 @@ pub(super) fn settle(path: &Path, version: u32) -> StoreResult<()> {
 pub(super) fn rebuild(path: &Path, opts: &OpenOptions) -> StoreResult<()> {
     let packs = path.join(PACKS_DIR);
     let (refs, journal) = {
-        let old = super::lifecycle::open_sled(path, opts)?;
+        let old = super::lifecycle::open_disk_backend(path, opts)?;
         (old.list_refs("")?, old.ref_journal()?)
     };
     remove_old_pack_indexes(path);
     let new = path.join(NEW_DB_DIR);
-    DiskBackend::build(path, &new, &packs, opts, &refs, &journal)?;
+    DiskBackend::build_database(path, &new, &packs, opts, &refs, &journal)?;
     let (db, old) = (path.join(DB_DIR), path.join(OLD_DB_DIR));
     fs::rename(&db, &old).map_err(io_err(&db))?;
     fs::rename(&new, &db).map_err(io_err(&new))?;

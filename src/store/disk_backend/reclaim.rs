@@ -4,9 +4,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::DiskBackend;
 use crate::store::packs::{Location, HEADER, RECORD_HEAD};
-#[cfg(doc)]
-use crate::store::ObjectStore;
-use crate::store::{RawId, Reclaim, ReclaimReport, StoreResult};
+use crate::store::{ObjectStore, RawId, Reclaim, ReclaimReport, StoreResult};
 
 /// Records copied per pack write while reclaiming space.
 const MOVE_BATCH: usize = 4096;
@@ -22,15 +20,6 @@ enum Verdict {
 }
 
 impl DiskBackend {
-    /// Every index entry, grouped by the pack it points into.
-    fn entries_by_pack(&self) -> StoreResult<HashMap<u32, Vec<(RawId, Location)>>> {
-        let mut out: HashMap<u32, Vec<(RawId, Location)>> = HashMap::new();
-        for (id, loc) in self.index.entries()? {
-            out.entry(loc.pack).or_default().push((id, loc));
-        }
-        Ok(out)
-    }
-
     /// Whether [`ObjectStore::reclaim`] under `rule` rewrites pack `no`, into which the
     /// index points at `live`. A pack whose records are all live is clean. One with dead
     /// bytes is rewritten when `rule` says so by their share, when it does not begin with
@@ -76,19 +65,21 @@ impl DiskBackend {
         })
     }
 
-    /// [`ObjectStore::reclaim`]: rewrites the packs `rule` picks among those holding bytes no index entry points at
-    /// (deleted objects, extra copies, a tail torn by a crash), the active pack included:
-    /// the records the index points into those packs are copied to a new pack, the copies
-    /// are synced (and, being newer, are what the index finds), and only then are the old
-    /// packs and their index files deleted. A crash part way leaves every object readable
-    /// from one copy or the other, and whatever it leaves behind is rewritten by the next
-    /// call. The copy list comes from the index, never from parsing the old packs, so a torn
-    /// record cannot hide the live records after it. See `DiskBackend::must_rewrite` for
-    /// which packs are picked; a pack kept with dead bytes gets its index file rewritten
-    /// from its live records, so that no read finds the objects it no longer has.
+    /// [`ObjectStore::reclaim`]: the records the index finds in the packs
+    /// `DiskBackend::must_rewrite` picks (the active one included) are copied to a new
+    /// pack and synced (being newer, they are what the index finds); only then are the old
+    /// packs and their index files deleted, so a crash part way leaves every object readable
+    /// from one copy or the other. The copy list comes from the index, never from parsing
+    /// the old packs, so a torn record cannot hide the live records after it. A pack kept
+    /// with dead bytes gets its index file rewritten from its live records, so that no read
+    /// finds the objects it no longer has.
     pub(super) fn reclaim_packs(&self, rule: Reclaim) -> StoreResult<ReclaimReport> {
-        self.make_durable()?;
-        let mut by_pack = self.entries_by_pack()?;
+        self.flush()?;
+        // Every index entry, grouped by the pack it points into.
+        let mut by_pack: HashMap<u32, Vec<(RawId, Location)>> = HashMap::new();
+        for (id, loc) in self.index.entries()? {
+            by_pack.entry(loc.pack).or_default().push((id, loc));
+        }
         let mut report = ReclaimReport::default();
         let mut victims = Vec::new();
         let mut kept = Vec::new();
@@ -134,7 +125,7 @@ impl DiskBackend {
                 .collect();
             self.index.add(&places);
         }
-        self.make_durable()?;
+        self.flush()?;
         report.packs_rewritten = victims.len() as u64;
         for no in victims {
             // The index file first: a pack left without one is read whole at the next
