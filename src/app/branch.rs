@@ -128,8 +128,7 @@ impl Memoir {
             Some(rev) => self.resolve_rev(&repo, rev)?,
             None => repo.head_commit()?,
         };
-        let mut update = RefUpdate::logged_as(format!("branch: created {name}"));
-        repo.update_refs(update.create_branch(name, at))?;
+        repo.create_branch(name, &at)?;
         Ok(BranchCreateOutcome {
             success: true,
             branch: name.to_string(),
@@ -159,8 +158,7 @@ impl Memoir {
                 "branch '{name}' is not merged into HEAD; use -D to delete it anyway"
             )));
         }
-        let mut update = RefUpdate::logged_as(format!("branch: deleted {name}"));
-        repo.update_refs(update.delete_branch(name, tip))?;
+        repo.delete_branch(name, &tip)?;
         Ok(BranchDeleteOutcome {
             success: true,
             deleted: name.to_string(),

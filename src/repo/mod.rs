@@ -406,7 +406,7 @@ impl Repo {
             .collect()
     }
 
-    /// Creates branch `name` at commit `at`.
+    /// Creates branch `name` at commit `at`, as one [`RefUpdate`] logged `branch: created`.
     pub fn create_branch(&self, name: &str, at: &ObjectId) -> RepoResult<()> {
         let mut update = RefUpdate::logged_as(format!("branch: created {name}"));
         self.update_refs(update.create_branch(name, *at))
