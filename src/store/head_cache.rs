@@ -108,8 +108,8 @@ fn file_bytes(store_dir: &Path) -> Option<Vec<u8>> {
     fs::read(&path).ok()
 }
 
-/// The fingerprint, record and the rest (refs and packs) of a head cache file's bytes, if
-/// they are whole.
+/// A head cache file's bytes, if whole, split into the fingerprint, the record, and the
+/// refs and packs that follow it.
 fn split_file(bytes: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let body_len = bytes.len().checked_sub(16)?;
     let (body, sum) = bytes.split_at(body_len);
@@ -251,9 +251,9 @@ pub(super) fn read(store_dir: &Path, log: &Path) -> Option<(CachedHead, CachedRe
     if fingerprint(log).ok()? != print {
         return None;
     }
-    let mut rest = CachedRefs::decode(more)?;
-    rest.print = print.to_vec();
-    Some((CachedHead::decode(record)?, rest))
+    let mut refs = CachedRefs::decode(more)?;
+    refs.print = print.to_vec();
+    Some((CachedHead::decode(record)?, refs))
 }
 
 /// Whether the engine's log file at `log` still has fingerprint `print`: nobody opened the
@@ -369,12 +369,12 @@ impl HeadCacheFile {
         w.extend_from_slice(&print);
         w.extend_from_slice(&(record.len() as u32).to_le_bytes());
         w.extend_from_slice(&record);
-        let rest = CachedRefs {
+        let closed = CachedRefs {
             refs: refs.clone(),
             packs,
             print: Vec::new(),
         };
-        rest.encode(&mut w);
+        closed.encode(&mut w);
         if w.len() as u64 + 16 > MAX_BYTES {
             return;
         }
